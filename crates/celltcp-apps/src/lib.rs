@@ -1,0 +1,1 @@
+//! Applications: bulk transfer, iperf-like TCP/UDP tests, ping

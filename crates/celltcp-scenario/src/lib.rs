@@ -1,0 +1,1 @@
+//! Scenario configuration, topology builder, run loop and metrics

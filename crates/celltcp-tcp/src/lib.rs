@@ -1,0 +1,1 @@
+//! A sans-IO TCP endpoint with pluggable congestion control (NewReno, CUBIC, BBR)
