@@ -1,1 +1,16 @@
-//! Wired network: packets with real header sizes, links, queues, loss models, Mahimahi trace links, IPv4 fragmentation, pcap, static routing
+//! # celltcp-net
+//!
+//! The wired network every scenario is built from, as sans-IO pieces that the run loop drives:
+//!
+//! - [`packet`]: IPv4 packets with TCP/UDP/ICMP bodies and their real header sizes.
+//! - [`frag`]: IPv4 fragmentation and reassembly (RFC 791).
+//! - [`queue`]: drop-tail, RED (Floyd & Jacobson 1993) and CoDel (RFC 8289) queues.
+//! - [`loss`]: Bernoulli and Gilbert–Elliott loss models.
+//! - [`link`]: point-to-point links with rate, propagation delay and MTU.
+//! - [`trace_link`]: trace-driven links in the Mahimahi format.
+//! - [`pcap`]: libpcap files with real IPv4/TCP/UDP headers.
+//! - [`routing`]: static shortest-path routing over a small graph of hosts and routers.
+
+pub mod packet;
+
+pub use packet::*;

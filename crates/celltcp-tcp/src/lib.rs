@@ -1,1 +1,7 @@
-//! A sans-IO TCP endpoint with pluggable congestion control (NewReno, CUBIC, BBR)
+//! # celltcp-tcp
+//!
+//! A sans-IO TCP endpoint and its congestion controls.
+//!
+//! - [`cc`]: the [`cc::Controller`] trait and one file per algorithm (NewReno, CUBIC, BBR).
+
+pub mod cc;

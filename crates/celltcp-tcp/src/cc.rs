@@ -1,0 +1,234 @@
+//! The congestion-control interface and its algorithms, one file each.
+//!
+//! The sender owns the loss detection, recovery and RTT machinery (RFC 6675, RFC 6582, RFC 6298)
+//! and tells its controller what happened through the small, event-named [`Controller`] trait; the
+//! controller owns its state (cwnd, ssthresh, filters) and the sender asks it for [`Controller::window`]
+//! and [`Controller::pacing_rate`]. A controller never writes socket fields.
+//!
+//! Dispatch is a closed enum, [`AnyCc`], selected by the `Copy` [`CcKind`] that parses from the
+//! names users write (`"newreno"`, `"cubic"`, `"bbr"`).
+//!
+//! Units: windows and byte counts are bytes; rates are bytes per second; times are [`SimTime`].
+
+use celltcp_engine::{SimDuration, SimTime};
+
+// H1 adds: pub mod bbr; pub mod cubic; pub mod hystart;
+pub mod newreno;
+#[cfg(test)]
+pub mod test_sender;
+
+/// One delivery-rate sample, computed by the sender per
+/// draft-cheng-iccrg-delivery-rate-estimation-02 §3.3 when an ACK newly delivers data.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct RateSample {
+    /// `delivered / interval`, bytes per second (0 when `interval` is zero).
+    pub delivery_rate: f64,
+    /// Bytes delivered over `interval` (`C.delivered - P.delivered`).
+    pub delivered: u64,
+    /// `P.delivered`: the connection's delivered count when the newest acknowledged packet was sent.
+    pub prior_delivered: u64,
+    /// `max(send_elapsed, ack_elapsed)`.
+    pub interval: SimDuration,
+    /// The RTT of the newest packet acknowledged by this ACK.
+    pub rtt: SimDuration,
+    /// True when the sample was taken while the sender was application-limited.
+    pub is_app_limited: bool,
+    /// Bytes in flight when the newest acknowledged packet was sent.
+    pub tx_in_flight: u64,
+    /// Bytes newly marked lost by this ACK.
+    pub newly_lost: u64,
+}
+
+/// What an ACK did, as the controller sees it.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Ack {
+    /// Bytes newly acknowledged (cumulatively or by SACK) by this ACK.
+    pub acked_bytes: u64,
+    /// Bytes in flight before this ACK was processed.
+    pub prior_in_flight: u64,
+    /// Bytes in flight after it.
+    pub bytes_in_flight: u64,
+    /// The RTT sample this ACK gave (RFC 7323 timestamps or Karn-safe timing), if any.
+    pub rtt: Option<SimDuration>,
+    /// The smoothed RTT (RFC 6298) after this ACK.
+    pub srtt: SimDuration,
+    /// The minimum RTT seen by the connection.
+    pub min_rtt: SimDuration,
+    /// Total bytes delivered by the connection so far (`C.delivered`).
+    pub delivered: u64,
+    /// The delivery-rate sample, when this ACK delivered data.
+    pub rate: Option<RateSample>,
+    /// True while the sender is in fast recovery (the controller should not grow cwnd:
+    /// RFC 5681 §3.2 / RFC 6675 §5).
+    pub in_recovery: bool,
+    /// True when the sender did not fill the window before this ACK (RFC 7661 / Linux
+    /// `tcp_is_cwnd_limited`): loss-based controls do not grow cwnd then.
+    pub app_limited: bool,
+    /// Sender MSS in bytes.
+    pub mss: u32,
+}
+
+/// A loss detected by duplicate ACKs or SACK: the start of one congestion event
+/// (one per window of data, RFC 5681 §3.2 / RFC 6675 §5).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct CongestionEvent {
+    /// Bytes in flight when the loss was detected (FlightSize of RFC 5681 eq. 4).
+    pub bytes_in_flight: u64,
+    /// When the lost segment was sent.
+    pub lost_sent_at: SimTime,
+    /// True for an ECN echo (RFC 3168 §6.1.2) rather than a loss.
+    pub ecn: bool,
+    pub mss: u32,
+}
+
+/// A snapshot of controller state for time series.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct CcMetrics {
+    pub cwnd_bytes: u64,
+    pub ssthresh_bytes: u64,
+    /// Bytes per second, when the controller paces.
+    pub pacing_rate: Option<f64>,
+    /// Algorithm state as a small integer (e.g. BBR mode), for traces.
+    pub state: u8,
+}
+
+/// A congestion controller. Every method takes `now` first; defaults are no-ops where that is
+/// safe.
+pub trait Controller {
+    /// A segment of `bytes` left the sender with `bytes_in_flight` outstanding after it.
+    fn on_sent(&mut self, _now: SimTime, _bytes: u64, _bytes_in_flight: u64) {}
+    /// An ACK acknowledged new data (cumulatively or by SACK).
+    fn on_ack(&mut self, now: SimTime, ack: &Ack);
+    /// Loss detected by duplicate ACKs/SACK (or an ECN echo): fast retransmit and recovery
+    /// begin. Called once per congestion event.
+    fn on_congestion_event(&mut self, now: SimTime, ev: &CongestionEvent);
+    /// Fast recovery ended (the recovery point was cumulatively acknowledged).
+    fn on_recovery_exit(&mut self, _now: SimTime) {}
+    /// The retransmission timer expired (RFC 5681 §3.1 eq. 4, cwnd to the loss window).
+    fn on_rto(&mut self, now: SimTime, bytes_in_flight: u64, mss: u32);
+    /// The last congestion event was spurious (e.g. detected with timestamps, RFC 3522): undo it.
+    fn on_spurious(&mut self, _now: SimTime) {}
+    /// The congestion window in bytes.
+    fn window(&self) -> u64;
+    /// The slow-start threshold in bytes (`u64::MAX` when unset).
+    fn ssthresh(&self) -> u64;
+    /// The pacing rate in bytes per second, or `None` to send as the window allows.
+    fn pacing_rate(&self) -> Option<f64> {
+        None
+    }
+    fn metrics(&self) -> CcMetrics {
+        CcMetrics { cwnd_bytes: self.window(), ssthresh_bytes: self.ssthresh(), pacing_rate: self.pacing_rate(), state: 0 }
+    }
+}
+
+/// Which congestion control a flow uses; what users and Python see.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CcKind {
+    NewReno,
+    Cubic,
+    Bbr,
+}
+
+impl CcKind {
+    pub const ALL: [CcKind; 3] = [CcKind::NewReno, CcKind::Cubic, CcKind::Bbr];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            CcKind::NewReno => "newreno",
+            CcKind::Cubic => "cubic",
+            CcKind::Bbr => "bbr",
+        }
+    }
+
+    /// One line per algorithm, for `celltcp list cc`.
+    pub fn describe(self) -> &'static str {
+        match self {
+            CcKind::NewReno => "NewReno: AIMD slow start / congestion avoidance (RFC 5681, RFC 6582)",
+            CcKind::Cubic => "CUBIC: cubic window growth with Reno-friendly region and HyStart++ (RFC 9438, RFC 9406)",
+            CcKind::Bbr => "BBR v1: model-based, paced at the estimated bottleneck bandwidth (Cardwell et al. 2016)",
+        }
+    }
+}
+
+impl std::str::FromStr for CcKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.to_ascii_lowercase().as_str() {
+            "newreno" | "reno" => Ok(CcKind::NewReno),
+            "cubic" => Ok(CcKind::Cubic),
+            "bbr" | "bbr1" | "bbrv1" => Ok(CcKind::Bbr),
+            _ => Err(format!("expected one of newreno, cubic, bbr; got {s:?}")),
+        }
+    }
+}
+
+impl std::fmt::Display for CcKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Closed-enum dispatch over the algorithms.
+#[derive(Clone, Debug)]
+pub enum AnyCc {
+    NewReno(newreno::NewReno),
+}
+
+impl AnyCc {
+    /// A controller of `kind` with its default configuration, for a sender with `mss` and an
+    /// initial window of `initial_cwnd_pkts` segments (RFC 6928: 10).
+    pub fn new(kind: CcKind, mss: u32, initial_cwnd_pkts: u32, now: SimTime) -> Self {
+        match kind {
+            CcKind::NewReno => AnyCc::NewReno(newreno::NewReno::new(newreno::NewRenoConfig::default(), mss, initial_cwnd_pkts)),
+            CcKind::Cubic | CcKind::Bbr => todo!("cubic/bbr: being written"),
+        }
+    }
+
+    pub fn kind(&self) -> CcKind {
+        match self {
+            AnyCc::NewReno(_) => CcKind::NewReno,
+        }
+    }
+}
+
+macro_rules! dispatch {
+    ($self:ident, $c:ident => $e:expr) => {
+        match $self {
+            AnyCc::NewReno($c) => $e,
+        }
+    };
+}
+
+impl Controller for AnyCc {
+    fn on_sent(&mut self, now: SimTime, bytes: u64, in_flight: u64) {
+        dispatch!(self, c => c.on_sent(now, bytes, in_flight))
+    }
+    fn on_ack(&mut self, now: SimTime, ack: &Ack) {
+        dispatch!(self, c => c.on_ack(now, ack))
+    }
+    fn on_congestion_event(&mut self, now: SimTime, ev: &CongestionEvent) {
+        dispatch!(self, c => c.on_congestion_event(now, ev))
+    }
+    fn on_recovery_exit(&mut self, now: SimTime) {
+        dispatch!(self, c => c.on_recovery_exit(now))
+    }
+    fn on_rto(&mut self, now: SimTime, in_flight: u64, mss: u32) {
+        dispatch!(self, c => c.on_rto(now, in_flight, mss))
+    }
+    fn on_spurious(&mut self, now: SimTime) {
+        dispatch!(self, c => c.on_spurious(now))
+    }
+    fn window(&self) -> u64 {
+        dispatch!(self, c => c.window())
+    }
+    fn ssthresh(&self) -> u64 {
+        dispatch!(self, c => c.ssthresh())
+    }
+    fn pacing_rate(&self) -> Option<f64> {
+        dispatch!(self, c => c.pacing_rate())
+    }
+    fn metrics(&self) -> CcMetrics {
+        dispatch!(self, c => c.metrics())
+    }
+}
