@@ -1,1 +1,86 @@
-//! Scenario configuration, topology builder, run loop and metrics
+//! # celltcp-scenario
+//!
+//! The "helper" layer: from a TOML scenario to a finished run.
+//!
+//! - [`config`]: the serde [`config::Config`] and `--set` overrides; [`units`]: `"10Mbps"`,
+//!   `"25ms"`, `"64KB"`.
+//! - [`plan`]: semantic validation and resolution (nodes, link directions, routes, flows).
+//! - `world`: the topology and the event loop (one `match` over plain-data events).
+//! - `summary`: `summary.json` and the time-series tables.
+//! - [`output`]: what a run returns, as columns.
+
+pub mod config;
+pub mod error;
+pub mod output;
+pub mod plan;
+mod summary;
+pub mod units;
+mod world;
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+pub use error::ScenarioError;
+pub use output::{Column, ColumnData, RunOutput, Table};
+
+/// The celltcp version (the crates share one).
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// The embedded default scenario that `celltcp demo` runs.
+pub const DEMO_SCENARIO: &str = include_str!("demo.toml");
+
+/// Options of one run.
+#[derive(Clone, Debug, Default)]
+pub struct RunOptions {
+    /// Overrides the scenario's `seed`.
+    pub seed: Option<u64>,
+    /// Directory for files the run writes (pcap); none are written without it.
+    pub out_dir: Option<PathBuf>,
+    /// Directory relative paths in the scenario (traces) are resolved against.
+    pub base_dir: Option<PathBuf>,
+}
+
+fn load(text: &str, overrides: &[String], seed: Option<u64>, base_dir: Option<&std::path::Path>) -> Result<(config::Config, plan::Plan, String), ScenarioError> {
+    let text = config::apply_overrides(text, overrides)?;
+    let mut cfg = config::parse(&text)?;
+    if let Some(s) = seed {
+        cfg.seed = s;
+    }
+    let p = plan::plan(&text, &cfg, base_dir)?;
+    Ok((cfg, p, text))
+}
+
+/// Parses and validates a scenario; returns the configuration as it would run.
+pub fn validate(text: &str, overrides: &[String], seed: Option<u64>) -> Result<serde_json::Value, ScenarioError> {
+    let (cfg, _, _) = load(text, overrides, seed, None)?;
+    serde_json::to_value(&cfg).map_err(|e| ScenarioError::new("", e.to_string()))
+}
+
+/// Runs a scenario. `progress(fraction)` is called every 65536 events; returning false aborts
+/// the run with an error (nothing is returned).
+pub fn run(text: &str, overrides: &[String], opts: &RunOptions, progress: &mut dyn FnMut(f64) -> bool) -> Result<RunOutput, ScenarioError> {
+    let (cfg, plan, _) = load(text, overrides, opts.seed, opts.base_dir.as_deref())?;
+    let config = serde_json::to_value(&cfg).map_err(|e| ScenarioError::new("", e.to_string()))?;
+    let mut w = world::World::build(&cfg, plan, cfg.seed, opts.out_dir.as_deref())
+        .map_err(|e| ScenarioError::new("", format!("cannot create output files: {e}")))?;
+    let t0 = Instant::now();
+    if !w.run(progress) {
+        return Err(ScenarioError::new("", "run interrupted"));
+    }
+    let wall = t0.elapsed().as_secs_f64();
+    Ok(RunOutput {
+        config,
+        seed: cfg.seed,
+        summary: summary::summary(&w),
+        events: w.events_processed(),
+        sim_time_s: cfg.duration.0.as_secs_f64(),
+        wall_time_s: wall,
+        timeseries: summary::tables(&w),
+        files: w.files.clone(),
+    })
+}
+
+/// The congestion controls, `(name, one-line description)`.
+pub fn list_cc() -> Vec<(&'static str, &'static str)> {
+    celltcp_tcp::cc::CcKind::ALL.iter().map(|k| (k.name(), k.describe())).collect()
+}

@@ -1,0 +1,559 @@
+//! The scenario file: a TOML document deserialised into [`Config`] and validated before anything
+//! runs. Every key is documented in `docs/scenario.md`.
+//!
+//! Errors name the key path (`link[0].rate`), the value and what was expected, and the line of
+//! the file when it can be found. Unknown keys are errors (`deny_unknown_fields`).
+
+use std::fmt;
+
+use celltcp_tcp::cc::CcKind;
+use serde::{de, Deserialize, Deserializer, Serialize};
+
+use crate::error::ScenarioError;
+use crate::units::{Bytes, Dur, Rate};
+
+fn default_seed() -> u64 {
+    1
+}
+fn default_sample_interval() -> Dur {
+    Dur::parse("10ms").unwrap()
+}
+fn default_true() -> bool {
+    true
+}
+fn default_mtu() -> u32 {
+    1500
+}
+fn default_queue() -> QueueSpec {
+    QueueSpec::DropTail(QueueLimitSpec::Packets(100))
+}
+
+/// A whole scenario.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// Simulated duration of the run.
+    pub duration: Dur,
+    /// Run seed; `--seed` overrides it.
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    /// Interval of the time series (cwnd, queue length, …).
+    #[serde(default = "default_sample_interval")]
+    pub sample_interval: Dur,
+    /// Keep every RTT sample (for distributions); off keeps only summary statistics.
+    #[serde(default = "default_true")]
+    pub record_rtt: bool,
+    #[serde(default, rename = "node")]
+    pub nodes: Vec<NodeCfg>,
+    #[serde(default, rename = "link")]
+    pub links: Vec<LinkCfg>,
+    #[serde(default, rename = "flow")]
+    pub flows: Vec<FlowCfg>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NodeKind {
+    Host,
+    Router,
+}
+
+/// An explicitly declared node (hosts named only in links need no declaration).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NodeCfg {
+    pub name: String,
+    #[serde(default = "default_host")]
+    pub kind: NodeKind,
+    /// IPv4 address as dotted quad; default 10.0.x.y in declaration order.
+    #[serde(default)]
+    pub address: Option<String>,
+}
+fn default_host() -> NodeKind {
+    NodeKind::Host
+}
+
+/// A bidirectional point-to-point link: two independent directions with the same parameters
+/// (or `rate_reverse` / `trace_reverse` for asymmetric ones).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkCfg {
+    #[serde(default)]
+    pub name: Option<String>,
+    pub between: [String; 2],
+    /// Rate of the direction `between[0] → between[1]` (and of the reverse unless `rate_reverse`).
+    #[serde(default)]
+    pub rate: Option<Rate>,
+    #[serde(default)]
+    pub rate_reverse: Option<Rate>,
+    /// One-way propagation delay.
+    pub delay: Dur,
+    #[serde(default = "default_mtu")]
+    pub mtu: u32,
+    #[serde(default = "default_queue")]
+    pub queue: QueueSpec,
+    /// Random loss per packet, each direction independently.
+    #[serde(default)]
+    pub loss: LossSpec,
+    /// Mahimahi trace for `between[0] → between[1]` (replaces `rate` in that direction).
+    #[serde(default)]
+    pub trace: Option<String>,
+    /// Mahimahi trace for `between[1] → between[0]`.
+    #[serde(default)]
+    pub trace_reverse: Option<String>,
+    /// Write `pcap/<name>.pcap` (both directions, captured as they enter the wire).
+    #[serde(default)]
+    pub pcap: bool,
+}
+
+/// Queue discipline: `"100p"`, `"150KB"`, or a table `{ type = "red" | "codel" | "droptail", … }`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum QueueSpec {
+    DropTail(QueueLimitSpec),
+    Table(QueueTable),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum QueueLimitSpec {
+    Packets(u32),
+    Bytes(u64),
+}
+
+impl QueueLimitSpec {
+    pub fn parse(s: &str) -> Result<Self, String> {
+        let t = s.trim();
+        if let Some(n) = t.strip_suffix('p') {
+            return match n.trim().parse::<u32>() {
+                Ok(v) if v > 0 => Ok(QueueLimitSpec::Packets(v)),
+                _ => Err(format!("expected a queue limit such as \"100p\" (packets, at least 1) or \"150KB\" (bytes), got {s:?}")),
+            };
+        }
+        match Bytes::parse(t) {
+            Ok(b) if b.0 >= 1 => Ok(QueueLimitSpec::Bytes(b.0)),
+            _ => Err(format!("expected a queue limit such as \"100p\" (packets, at least 1) or \"150KB\" (bytes), got {s:?}")),
+        }
+    }
+}
+
+impl fmt::Display for QueueLimitSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            QueueLimitSpec::Packets(n) => write!(f, "{n}p"),
+            QueueLimitSpec::Bytes(b) => write!(f, "{}", Bytes(*b)),
+        }
+    }
+}
+
+impl Serialize for QueueLimitSpec {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.to_string())
+    }
+}
+
+impl<'de> Deserialize<'de> for QueueLimitSpec {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        QueueLimitSpec::parse(&s).map_err(de::Error::custom)
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum QueueType {
+    DropTail,
+    Red,
+    CoDel,
+}
+
+/// A queue described as a table. Keys that do not apply to `type` are refused at validation.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct QueueTable {
+    #[serde(rename = "type")]
+    pub kind: QueueType,
+    /// Hard limit (all types): `"100p"` or `"150KB"`. Default 100 packets (1000 for CoDel).
+    #[serde(default)]
+    pub limit: Option<QueueLimitSpec>,
+    /// RED: minimum threshold in packets (default 5).
+    #[serde(default)]
+    pub min_th: Option<f64>,
+    /// RED: maximum threshold in packets (default 15).
+    #[serde(default)]
+    pub max_th: Option<f64>,
+    /// RED: drop probability at max_th (default 0.1).
+    #[serde(default)]
+    pub max_p: Option<f64>,
+    /// RED: EWMA weight (default 0.002).
+    #[serde(default)]
+    pub w_q: Option<f64>,
+    /// RED: gentle mode (default true).
+    #[serde(default)]
+    pub gentle: Option<bool>,
+    /// RED/CoDel: mark ECN-capable packets instead of dropping (default false).
+    #[serde(default)]
+    pub ecn: Option<bool>,
+    /// CoDel: target sojourn time (default 5ms).
+    #[serde(default)]
+    pub target: Option<Dur>,
+    /// CoDel: interval (default 100ms).
+    #[serde(default)]
+    pub interval: Option<Dur>,
+}
+
+impl<'de> Deserialize<'de> for QueueSpec {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> de::Visitor<'de> for V {
+            type Value = QueueSpec;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a queue limit such as \"100p\" or \"150KB\", or a table with type = \"droptail\" | \"red\" | \"codel\"")
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<QueueSpec, E> {
+                QueueLimitSpec::parse(s).map(QueueSpec::DropTail).map_err(E::custom)
+            }
+            fn visit_map<A: de::MapAccess<'de>>(self, m: A) -> Result<QueueSpec, A::Error> {
+                QueueTable::deserialize(de::value::MapAccessDeserializer::new(m)).map(QueueSpec::Table)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// Random loss: a probability (Bernoulli), or a table
+/// `{ model = "bernoulli", p = … }` / `{ model = "gilbert-elliott", p_good_to_bad, p_bad_to_good, loss_good, loss_bad }`.
+#[derive(Clone, Debug, PartialEq, Serialize, Default)]
+#[serde(untagged)]
+pub enum LossSpec {
+    #[default]
+    None,
+    Bernoulli(f64),
+    Table(LossTable),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LossModelKind {
+    Bernoulli,
+    GilbertElliott,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LossTable {
+    pub model: LossModelKind,
+    #[serde(default)]
+    pub p: Option<f64>,
+    #[serde(default)]
+    pub p_good_to_bad: Option<f64>,
+    #[serde(default)]
+    pub p_bad_to_good: Option<f64>,
+    #[serde(default)]
+    pub loss_good: Option<f64>,
+    #[serde(default)]
+    pub loss_bad: Option<f64>,
+}
+
+impl<'de> Deserialize<'de> for LossSpec {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> de::Visitor<'de> for V {
+            type Value = LossSpec;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a loss probability between 0 and 1, or a table with model = \"bernoulli\" | \"gilbert-elliott\"")
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<LossSpec, E> {
+                Ok(if v == 0.0 { LossSpec::None } else { LossSpec::Bernoulli(v) })
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<LossSpec, E> {
+                self.visit_f64(v as f64)
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<LossSpec, E> {
+                self.visit_f64(v as f64)
+            }
+            fn visit_map<A: de::MapAccess<'de>>(self, m: A) -> Result<LossSpec, A::Error> {
+                LossTable::deserialize(de::value::MapAccessDeserializer::new(m)).map(LossSpec::Table)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AppKind {
+    Bulk,
+    Iperf,
+    Udp,
+    Ping,
+}
+
+impl AppKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            AppKind::Bulk => "bulk",
+            AppKind::Iperf => "iperf",
+            AppKind::Udp => "udp",
+            AppKind::Ping => "ping",
+        }
+    }
+}
+
+/// A flow: an application between two hosts. Keys that do not apply to its `app` are refused.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowCfg {
+    #[serde(default)]
+    pub name: Option<String>,
+    pub app: AppKind,
+    pub from: String,
+    pub to: String,
+    /// When the application starts.
+    #[serde(default)]
+    pub start: Option<Dur>,
+    // --- TCP (bulk, iperf) ---
+    #[serde(default)]
+    pub cc: Option<CcKind>,
+    /// Fixed socket buffers (both ends), like `iperf3 -w`; default: Linux-like autotuning.
+    #[serde(default)]
+    pub window: Option<Bytes>,
+    /// TCP payload bytes per segment (default 1448: 1500 MTU − 20 IP − 20 TCP − 12 timestamps).
+    #[serde(default)]
+    pub mss: Option<u32>,
+    #[serde(default)]
+    pub sack: Option<bool>,
+    #[serde(default)]
+    pub timestamps: Option<bool>,
+    #[serde(default)]
+    pub delayed_ack: Option<bool>,
+    #[serde(default)]
+    pub pacing: Option<bool>,
+    #[serde(default)]
+    pub initial_cwnd: Option<u32>,
+    #[serde(default)]
+    pub min_rto: Option<Dur>,
+    // --- bulk ---
+    /// Bytes to transfer (default: unlimited until the end of the run).
+    #[serde(default)]
+    pub bytes: Option<Bytes>,
+    // --- iperf ---
+    /// iperf test length `-t` (default: until the end of the run).
+    #[serde(default)]
+    pub duration: Option<Dur>,
+    /// iperf write size `-l` (default 128KB for TCP).
+    #[serde(default)]
+    pub length: Option<Bytes>,
+    /// iperf `-R`: the server (`to`) sends to the client (`from`).
+    #[serde(default)]
+    pub reverse: Option<bool>,
+    /// iperf report interval `-i` (default 1s) / ping interval (default 1s).
+    #[serde(default)]
+    pub interval: Option<Dur>,
+    /// iperf over UDP: `udp` flows (`-u`) take `rate` (`-b`, default 1Mbps) and `size` (`-l`, default 1448B).
+    #[serde(default)]
+    pub rate: Option<Rate>,
+    #[serde(default)]
+    pub size: Option<Bytes>,
+    /// ping: number of echo requests (default: until the end).
+    #[serde(default)]
+    pub count: Option<u32>,
+}
+
+/// Applies `key.path=value` overrides to the TOML text, keeping the rest of the file (and so
+/// its line numbers) as written. Array elements are addressed by index: `link.0.rate=20Mbps`.
+pub fn apply_overrides(text: &str, overrides: &[String]) -> Result<String, ScenarioError> {
+    if overrides.is_empty() {
+        return Ok(text.to_string());
+    }
+    let mut doc: toml_edit::DocumentMut =
+        text.parse().map_err(|e: toml_edit::TomlError| ScenarioError::new("", format!("invalid TOML: {}", e.message())).at_line(e.span().map(|s| line_of_offset(text, s.start))))?;
+    for o in overrides {
+        let (path, raw) = o
+            .split_once('=')
+            .ok_or_else(|| ScenarioError::new("--set", format!("expected key.path=value, got {o:?}")))?;
+        let path = path.trim();
+        let raw = raw.trim();
+        // a value is TOML if it parses as one (numbers, booleans, quoted strings, tables), else a bare string
+        let value: toml_edit::Value = match format!("v = {raw}").parse::<toml_edit::DocumentMut>() {
+            Ok(d) => d["v"].as_value().cloned().unwrap_or_else(|| toml_edit::Value::from(raw)),
+            Err(_) => toml_edit::Value::from(raw),
+        };
+        let parts: Vec<&str> = path.split('.').collect();
+        if parts.iter().any(|p| p.is_empty()) {
+            return Err(ScenarioError::new("--set", format!("expected key.path=value, got {o:?}")));
+        }
+        let mut item: &mut toml_edit::Item = doc.as_item_mut();
+        for (i, part) in parts.iter().enumerate() {
+            let last = i + 1 == parts.len();
+            if let Ok(idx) = part.parse::<usize>() {
+                let arr_len = item.as_array_of_tables().map(|a| a.len()).or_else(|| item.as_array().map(|a| a.len()));
+                match arr_len {
+                    Some(n) if idx < n => {}
+                    Some(n) => return Err(ScenarioError::new(path, format!("index {idx} is out of range: there are {n} entries"))),
+                    None => return Err(ScenarioError::new(path, format!("{:?} is not a list", parts[..i].join(".")))),
+                }
+                if last {
+                    return Err(ScenarioError::new(path, "cannot replace a whole list entry; name a key inside it"));
+                }
+                item = if item.is_array_of_tables() {
+                    // safe: checked above
+                    let t = item.as_array_of_tables_mut().unwrap().get_mut(idx).unwrap();
+                    // reborrow as Item through a table reference
+                    return_table_item(t, &parts[i + 1..], value.clone(), path)?;
+                    break;
+                } else {
+                    return Err(ScenarioError::new(path, "only lists of tables ([[link]], [[flow]]) can be indexed"));
+                };
+            }
+            let table = item
+                .as_table_like_mut()
+                .ok_or_else(|| ScenarioError::new(path, format!("{:?} is not a table", parts[..i].join("."))))?;
+            if last {
+                table.insert(part, toml_edit::Item::Value(value.clone()));
+                break;
+            }
+            if table.get(part).is_none() {
+                table.insert(part, toml_edit::Item::Table(toml_edit::Table::new()));
+            }
+            item = table.get_mut(part).unwrap();
+        }
+    }
+    Ok(doc.to_string())
+}
+
+fn return_table_item(t: &mut toml_edit::Table, rest: &[&str], value: toml_edit::Value, path: &str) -> Result<(), ScenarioError> {
+    let mut table: &mut dyn toml_edit::TableLike = t;
+    for (i, part) in rest.iter().enumerate() {
+        if i + 1 == rest.len() {
+            table.insert(part, toml_edit::Item::Value(value));
+            return Ok(());
+        }
+        if table.get(part).is_none() {
+            table.insert(part, toml_edit::Item::Table(toml_edit::Table::new()));
+        }
+        table = table
+            .get_mut(part)
+            .and_then(|it| it.as_table_like_mut())
+            .ok_or_else(|| ScenarioError::new(path, format!("{part:?} is not a table")))?;
+    }
+    Ok(())
+}
+
+pub(crate) fn line_of_offset(text: &str, offset: usize) -> usize {
+    text[..offset.min(text.len())].bytes().filter(|b| *b == b'\n').count() + 1
+}
+
+/// Finds the line of `key` inside the `index`-th `[[array]]` table, or of a top-level key.
+pub(crate) fn line_of_key(text: &str, array: Option<(&str, usize)>, key: &str) -> Option<usize> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut start = 0;
+    let mut end = lines.len();
+    if let Some((name, idx)) = array {
+        let header = format!("[[{name}]]");
+        let mut seen = 0;
+        let mut found = None;
+        for (i, l) in lines.iter().enumerate() {
+            if l.trim() == header {
+                if seen == idx {
+                    found = Some(i);
+                }
+                seen += 1;
+            } else if found.is_some() && l.trim_start().starts_with('[') {
+                end = i;
+                break;
+            }
+        }
+        start = found?;
+        if key.is_empty() {
+            return Some(start + 1);
+        }
+    } else if let Some(first) = lines.iter().position(|l| l.trim_start().starts_with('[')) {
+        end = first;
+    }
+    (start..end).find(|&i| {
+        let l = lines[i].trim_start();
+        l.strip_prefix(key).is_some_and(|r| r.trim_start().starts_with('='))
+    })
+    .map(|i| i + 1)
+}
+
+/// Parses and type-checks a scenario (no semantic validation yet).
+pub fn parse(text: &str) -> Result<Config, ScenarioError> {
+    let de = toml::Deserializer::new(text);
+    serde_path_to_error::deserialize::<_, Config>(de).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        let line = inner.span().map(|s| line_of_offset(text, s.start));
+        let key = if path == "." { String::new() } else { path.replace("flow[", "flow[").replace("link[", "link[") };
+        ScenarioError::new(key, inner.message().to_string()).at_line(line)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BASE: &str = r#"
+duration = "60s"
+seed = 1
+
+[[link]]
+between = ["sender", "receiver"]
+rate = "10Mbps"
+delay = "25ms"
+queue = "100p"
+loss = 0.001
+pcap = true
+
+[[flow]]
+app = "bulk"
+from = "sender"
+to = "receiver"
+cc = "newreno"
+window = "64KB"
+"#;
+
+    #[test]
+    fn the_issue_example_parses() {
+        let c = parse(BASE).unwrap();
+        assert_eq!(c.links[0].rate.unwrap().0, 10_000_000);
+        assert_eq!(c.links[0].queue, QueueSpec::DropTail(QueueLimitSpec::Packets(100)));
+        assert_eq!(c.links[0].loss, LossSpec::Bernoulli(0.001));
+        assert_eq!(c.flows[0].window.unwrap().0, 65536);
+    }
+
+    #[test]
+    fn wrong_unit_names_key_value_and_line() {
+        let bad = BASE.replace("\"10Mbps\"", "\"10Mbs\"");
+        let e = parse(&bad).unwrap_err();
+        assert_eq!(e.key, "link[0].rate");
+        assert!(e.message.contains("10Mbs"), "{e}");
+        assert_eq!(e.line, Some(7));
+    }
+
+    #[test]
+    fn unknown_key_is_refused_with_its_name() {
+        let bad = BASE.replace("pcap = true", "pcapp = true");
+        let e = parse(&bad).unwrap_err();
+        assert!(e.to_string().contains("pcapp"), "{e}");
+        assert_eq!(e.line, Some(11));
+    }
+
+    #[test]
+    fn overrides_edit_nested_keys_and_keep_lines() {
+        let t = apply_overrides(BASE, &["link.0.rate=20Mbps".into(), "flow.0.cc=cubic".into(), "duration=\"5s\"".into()]).unwrap();
+        let c = parse(&t).unwrap();
+        assert_eq!(c.links[0].rate.unwrap().0, 20_000_000);
+        assert_eq!(c.flows[0].cc, Some(CcKind::Cubic));
+        assert_eq!(c.duration.0, celltcp_engine::SimDuration::from_secs(5));
+        let e = apply_overrides(BASE, &["link.3.rate=1Mbps".into()]).unwrap_err();
+        assert!(e.message.contains("out of range"), "{e}");
+    }
+
+    #[test]
+    fn line_of_key_finds_keys_in_array_tables() {
+        assert_eq!(line_of_key(BASE, Some(("flow", 0)), "cc"), Some(17));
+        assert_eq!(line_of_key(BASE, None, "seed"), Some(3));
+        assert_eq!(line_of_key(BASE, Some(("link", 0)), "loss"), Some(10));
+    }
+}

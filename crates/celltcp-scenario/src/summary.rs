@@ -1,0 +1,250 @@
+//! `summary.json` and the time-series tables, computed from a finished [`World`].
+//! Every field is documented in `docs/outputs.md`.
+
+use serde_json::{json, Value};
+
+use crate::config::AppKind;
+use crate::output::Table;
+use crate::world::{FlowState, World};
+
+/// Percentile by linear interpolation between closest ranks (numpy's default), on sorted data.
+pub fn percentile(sorted: &[f64], p: f64) -> Option<f64> {
+    if sorted.is_empty() {
+        return None;
+    }
+    let rank = p / 100.0 * (sorted.len() - 1) as f64;
+    let lo = rank.floor() as usize;
+    let hi = rank.ceil() as usize;
+    Some(sorted[lo] + (sorted[hi] - sorted[lo]) * (rank - lo as f64))
+}
+
+fn stats(v: &[f32]) -> (Option<f64>, Option<f64>, Option<f64>, Option<f64>, Option<f64>, Option<f64>, Option<f64>) {
+    if v.is_empty() {
+        return (None, None, None, None, None, None, None);
+    }
+    let mut s: Vec<f64> = v.iter().map(|x| *x as f64).collect();
+    s.sort_by(|a, b| a.total_cmp(b));
+    let mean = s.iter().sum::<f64>() / s.len() as f64;
+    (Some(mean), percentile(&s, 50.0), percentile(&s, 95.0), percentile(&s, 99.0), s.first().copied(), s.last().copied(), None)
+}
+
+fn r(x: f64) -> Value {
+    if x.is_finite() {
+        json!(x)
+    } else {
+        Value::Null
+    }
+}
+
+fn opt(x: Option<f64>) -> Value {
+    x.map_or(Value::Null, r)
+}
+
+pub(crate) fn summary(w: &World) -> Value {
+    let end = w.end;
+    let mut flows = Vec::new();
+    for (f, fl) in w.flows.iter().enumerate() {
+        let (rtt_mean, rtt_p50, rtt_p95, rtt_p99, rtt_min, rtt_max, _) = stats(&fl.rtt_ms);
+        let (owd_mean, _, owd_p95, _, _, _, _) = stats(&fl.net.owd_ms);
+        let mut o = json!({
+            "name": fl.name,
+            "app": fl.app.name(),
+            "from": w.nodes[fl.src].name,
+            "to": w.nodes[fl.dst].name,
+            "start_s": fl.start.as_secs_f64(),
+            "rtt_mean_ms": opt(rtt_mean),
+            "rtt_p50_ms": opt(rtt_p50),
+            "rtt_p95_ms": opt(rtt_p95),
+            "rtt_p99_ms": opt(rtt_p99),
+            "rtt_min_ms": opt(rtt_min),
+            "rtt_max_ms": opt(rtt_max),
+            "rtt_samples": fl.rtt_ms.len(),
+            "owd_mean_ms": opt(owd_mean),
+            "owd_p95_ms": opt(owd_p95),
+            "jitter_ms": r(fl.net.jitter_ms()),
+        });
+        let m = o.as_object_mut().unwrap();
+        match &fl.state {
+            FlowState::Tcp { reverse, .. } => {
+                let (snd, rcv) = w.tcp_roles(f);
+                let delivered = rcv.map_or(0, |c| w.conns[c].ep.stats().bytes_delivered);
+                let done = fl.completed_at;
+                let stop = match &fl.state {
+                    FlowState::Tcp { stop_at, .. } => stop_at.map_or(end, |s| s.min(end)),
+                    _ => end,
+                };
+                let active_end = done.unwrap_or(stop);
+                let active = (active_end - fl.start).as_secs_f64();
+                let st = snd.map(|c| w.conns[c].ep.stats().clone());
+                let bytes_sent = st.as_ref().map_or(0, |s| s.bytes_sent);
+                m.insert("cc".into(), json!(fl.cc.name()));
+                m.insert("reverse".into(), json!(reverse));
+                m.insert("bytes_delivered".into(), json!(delivered));
+                m.insert("bytes_sent".into(), json!(bytes_sent));
+                m.insert("goodput_bps".into(), r(if active > 0.0 { delivered as f64 * 8.0 / active } else { 0.0 }));
+                m.insert("throughput_bps".into(), r(if active > 0.0 { bytes_sent as f64 * 8.0 / active } else { 0.0 }));
+                m.insert("active_s".into(), r(active));
+                m.insert("completed".into(), json!(done.is_some()));
+                m.insert("completion_time_s".into(), done.map_or(Value::Null, |t| json!((t - fl.start).as_secs_f64())));
+                if let Some(s) = &st {
+                    m.insert("segments_sent".into(), json!(s.segments_sent));
+                    m.insert("data_segments_sent".into(), json!(s.data_segments_sent));
+                    m.insert("retransmitted_segments".into(), json!(s.retransmitted_segments));
+                    m.insert("retransmitted_bytes".into(), json!(s.retransmitted_bytes));
+                    m.insert("timeouts".into(), json!(s.timeouts));
+                    m.insert("fast_recoveries".into(), json!(s.fast_recoveries));
+                } else {
+                    for k in ["segments_sent", "data_segments_sent", "retransmitted_segments", "retransmitted_bytes", "timeouts", "fast_recoveries"] {
+                        m.insert(k.into(), json!(0));
+                    }
+                }
+                let sent = fl.net.data_pkts_sent;
+                m.insert("data_packets_sent".into(), json!(sent));
+                m.insert("data_packets_lost".into(), json!(fl.net.data_pkts_dropped));
+                m.insert("loss_ratio".into(), r(if sent > 0 { fl.net.data_pkts_dropped as f64 / sent as f64 } else { 0.0 }));
+                if let Some(c) = snd {
+                    let s = w.conns[c].ep.sample(end);
+                    m.insert("final_cwnd_bytes".into(), json!(s.cwnd_bytes));
+                }
+            }
+            FlowState::Udp { sender, recv } => {
+                let sent = sender.next_seq;
+                let active = (end.min(sender.stop_at) - fl.start).as_secs_f64();
+                m.insert("datagrams_sent".into(), json!(sent));
+                m.insert("datagrams_received".into(), json!(recv.received));
+                m.insert("datagrams_lost".into(), json!(recv.lost(sent)));
+                m.insert("out_of_order".into(), json!(recv.out_of_order));
+                m.insert("loss_ratio".into(), r(if sent > 0 { recv.lost(sent) as f64 / sent as f64 } else { 0.0 }));
+                m.insert("bytes_sent".into(), json!(sender.sent_bytes));
+                m.insert("bytes_delivered".into(), json!(recv.received_bytes));
+                m.insert("goodput_bps".into(), r(if active > 0.0 { recv.received_bytes as f64 * 8.0 / active } else { 0.0 }));
+                m.insert("throughput_bps".into(), r(if active > 0.0 { sender.sent_bytes as f64 * 8.0 / active } else { 0.0 }));
+                m.insert("jitter_ms".into(), r(recv.jitter_ms()));
+                m.insert("retransmitted_segments".into(), json!(0));
+            }
+            FlowState::Ping { pinger } => {
+                m.insert("echo_sent".into(), json!(pinger.sent));
+                m.insert("echo_received".into(), json!(pinger.replies.len()));
+                let lost = pinger.sent as usize - pinger.replies.len();
+                m.insert("loss_ratio".into(), r(if pinger.sent > 0 { lost as f64 / pinger.sent as f64 } else { 0.0 }));
+                m.insert("retransmitted_segments".into(), json!(0));
+                m.insert("goodput_bps".into(), json!(0.0));
+            }
+        }
+        if fl.app == AppKind::Iperf {
+            if let FlowState::Tcp { meter: Some(mt), .. } = &fl.state {
+                m.insert("intervals".into(), json!(mt.reports.len()));
+            }
+        }
+        flows.push(o);
+    }
+    let secs = end.as_secs_f64();
+    let links: Vec<Value> = w
+        .dirs
+        .iter()
+        .map(|d| {
+            let ls = d.link.stats();
+            let qs = d.link.queue_stats();
+            json!({
+                "name": d.name,
+                "from": w.nodes[d.from].name,
+                "to": w.nodes[d.to].name,
+                "rate_bps": d.rate_bps,
+                "delay_ms": d.delay.as_millis_f64(),
+                "tx_packets": ls.tx_pkts,
+                "tx_bytes": ls.tx_bytes,
+                "delivered_packets": d.delivered_pkts,
+                "queue_drops": qs.dropped_pkts + d.drops_pkts.saturating_sub(qs.dropped_pkts).min(0),
+                "drops": d.drops_pkts.max(qs.dropped_pkts),
+                "lost_packets": d.lost_pkts,
+                "ecn_marked": qs.marked_pkts,
+                "utilization": r(if secs > 0.0 { ls.busy_ns as f64 * 1e-9 / secs } else { 0.0 }),
+                "throughput_bps": r(if secs > 0.0 { ls.tx_bytes as f64 * 8.0 / secs } else { 0.0 }),
+                "queue_delay_mean_ms": r(qs.mean_sojourn().as_millis_f64()),
+            })
+        })
+        .collect();
+    json!({ "flows": flows, "links": links, "duration_s": secs })
+}
+
+pub(crate) fn tables(w: &World) -> Vec<Table> {
+    let s = &w.series;
+    let mut out = vec![
+        Table::new("tcp")
+            .f64("time_s", s.tcp_time.clone())
+            .i64("flow", s.tcp_flow.clone())
+            .f64("cwnd_bytes", s.tcp_cwnd.clone())
+            .f64("ssthresh_bytes", s.tcp_ssthresh.clone())
+            .f64("srtt_ms", s.tcp_srtt_ms.clone())
+            .f64("bytes_in_flight", s.tcp_inflight.clone())
+            .f64("pacing_rate_bps", s.tcp_pacing_bps.clone())
+            .f64("delivered_bytes", s.tcp_delivered.clone()),
+        Table::new("queue")
+            .f64("time_s", s.q_time.clone())
+            .i64("link", s.q_link.clone())
+            .f64("queue_bytes", s.q_bytes.clone())
+            .f64("queue_pkts", s.q_pkts.clone()),
+    ];
+    let (mut t, mut fl, mut v) = (Vec::new(), Vec::new(), Vec::new());
+    for (i, f) in w.flows.iter().enumerate() {
+        t.extend(f.rtt_time.iter().map(|x| *x as f64));
+        v.extend(f.rtt_ms.iter().map(|x| *x as f64));
+        fl.extend(std::iter::repeat_n(i as i64, f.rtt_ms.len()));
+    }
+    out.push(Table::new("rtt").f64("time_s", t).i64("flow", fl).f64("rtt_ms", v));
+    let mut ip = (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut pg = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for (i, f) in w.flows.iter().enumerate() {
+        match &f.state {
+            FlowState::Tcp { meter: Some(m), .. } => {
+                for rep in &m.reports {
+                    ip.0.push(i as i64);
+                    ip.1.push(rep.start.as_secs_f64());
+                    ip.2.push(rep.end.as_secs_f64());
+                    ip.3.push(rep.bytes as f64);
+                    ip.4.push(rep.bits_per_second);
+                    ip.5.push(rep.retransmits as f64);
+                }
+            }
+            FlowState::Ping { pinger } => {
+                for (seq, sent, rtt) in &pinger.replies {
+                    pg.0.push(i as i64);
+                    pg.1.push(*seq as i64);
+                    pg.2.push(sent.as_secs_f64());
+                    pg.3.push(rtt.as_millis_f64());
+                }
+            }
+            _ => {}
+        }
+    }
+    if !ip.0.is_empty() {
+        out.push(
+            Table::new("iperf")
+                .i64("flow", ip.0)
+                .f64("start_s", ip.1)
+                .f64("end_s", ip.2)
+                .f64("bytes", ip.3)
+                .f64("bits_per_second", ip.4)
+                .f64("retransmits", ip.5),
+        );
+    }
+    if !pg.0.is_empty() {
+        out.push(Table::new("ping").i64("flow", pg.0).i64("seq", pg.1).f64("time_s", pg.2).f64("rtt_ms", pg.3));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentile_matches_numpy_linear() {
+        let v = [1.0, 2.0, 3.0, 4.0];
+        assert_eq!(percentile(&v, 50.0), Some(2.5));
+        assert_eq!(percentile(&v, 0.0), Some(1.0));
+        assert_eq!(percentile(&v, 100.0), Some(4.0));
+        assert!((percentile(&v, 95.0).unwrap() - 3.85).abs() < 1e-12);
+        assert_eq!(percentile(&[], 50.0), None);
+    }
+}

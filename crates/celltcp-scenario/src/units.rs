@@ -1,0 +1,211 @@
+//! Quantities written the way people write them: `"10Mbps"`, `"50ms"`, `"64KB"`, `"100p"`.
+//!
+//! - Rates are decimal SI (1 Mbps = 10^6 bit/s), as link rates always are.
+//! - Byte sizes: `B`, `KB`/`KiB`/`K` = 1024, `MB`/`MiB`/`M` = 1024², `GB`/`GiB`/`G` = 1024³ — binary,
+//!   as iperf3's `-w 64K` and Linux socket buffer sizes are; `kB` (lower-case k) is decimal 1000.
+//! - Durations: `ns`, `us`, `ms`, `s`, `min`, `h`.
+//! - Speeds: `km/h`, `m/s`.
+
+use std::fmt;
+
+use celltcp_engine::SimDuration;
+use serde::{de, Deserialize, Deserializer, Serialize, Serializer};
+
+fn split_number(s: &str) -> Option<(f64, &str)> {
+    let s = s.trim();
+    let end = s
+        .char_indices()
+        .find(|(_, c)| !(c.is_ascii_digit() || *c == '.' || *c == '-' || *c == '+' || *c == 'e' || *c == 'E'))
+        .map_or(s.len(), |(i, _)| i);
+    // "1e3ms": 'e' followed by a letter that is not a digit belongs to the unit only if no digit follows
+    let (num, unit) = s.split_at(end);
+    let v: f64 = num.parse().ok()?;
+    Some((v, unit.trim()))
+}
+
+/// A bit rate in bits per second.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Rate(pub u64);
+
+impl Rate {
+    pub fn parse(s: &str) -> Result<Rate, String> {
+        let err = || format!("expected a rate such as \"10Mbps\", \"500kbps\" or \"1Gbps\" (units bps, kbps, Mbps, Gbps), got {s:?}");
+        let (v, unit) = split_number(s).ok_or_else(err)?;
+        let mult = match unit {
+            "bps" | "bit/s" | "b/s" => 1.0,
+            "kbps" | "Kbps" | "kbit/s" | "Kbit/s" => 1e3,
+            "Mbps" | "mbps" | "Mbit/s" => 1e6,
+            "Gbps" | "gbps" | "Gbit/s" => 1e9,
+            _ => return Err(err()),
+        };
+        let bps = v * mult;
+        if !(bps.is_finite()) || bps < 1.0 {
+            return Err(format!("expected a positive rate of at least 1 bps, got {s:?}"));
+        }
+        Ok(Rate(bps.round() as u64))
+    }
+}
+
+impl fmt::Display for Rate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let v = self.0 as f64;
+        if v >= 1e9 && self.0 % 1_000_000 == 0 {
+            write!(f, "{}Gbps", v / 1e9)
+        } else if v >= 1e6 && self.0 % 1000 == 0 {
+            write!(f, "{}Mbps", v / 1e6)
+        } else if v >= 1e3 {
+            write!(f, "{}kbps", v / 1e3)
+        } else {
+            write!(f, "{}bps", self.0)
+        }
+    }
+}
+
+/// A non-negative duration.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Dur(pub SimDuration);
+
+impl Dur {
+    pub fn parse(s: &str) -> Result<Dur, String> {
+        let err = || format!("expected a duration such as \"25ms\", \"1.5s\" or \"100us\" (units ns, us, ms, s, min, h), got {s:?}");
+        let (v, unit) = split_number(s).ok_or_else(err)?;
+        let mult = match unit {
+            "ns" => 1e-9,
+            "us" | "µs" => 1e-6,
+            "ms" => 1e-3,
+            "s" => 1.0,
+            "min" => 60.0,
+            "h" => 3600.0,
+            _ => return Err(err()),
+        };
+        if !v.is_finite() || v < 0.0 {
+            return Err(format!("expected a non-negative duration, got {s:?}"));
+        }
+        Ok(Dur(SimDuration::from_secs_f64(v * mult)))
+    }
+}
+
+impl fmt::Display for Dur {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+/// A size in bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Bytes(pub u64);
+
+impl Bytes {
+    pub fn parse(s: &str) -> Result<Bytes, String> {
+        let err = || format!("expected a size such as \"1500B\", \"64KB\" or \"4MB\" (units B, KB, MB, GB = 1024-based; kB = 1000), got {s:?}");
+        let (v, unit) = split_number(s).ok_or_else(err)?;
+        let mult: f64 = match unit {
+            "B" | "" => 1.0,
+            "kB" => 1e3,
+            "K" | "KB" | "KiB" => 1024.0,
+            "M" | "MB" | "MiB" => 1024.0 * 1024.0,
+            "G" | "GB" | "GiB" => 1024.0 * 1024.0 * 1024.0,
+            _ => return Err(err()),
+        };
+        if !v.is_finite() || v < 0.0 {
+            return Err(format!("expected a non-negative size, got {s:?}"));
+        }
+        Ok(Bytes((v * mult).round() as u64))
+    }
+}
+
+impl fmt::Display for Bytes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let b = self.0;
+        if b >= 1 << 20 && b % (1 << 20) == 0 {
+            write!(f, "{}MB", b >> 20)
+        } else if b >= 1024 && b % 1024 == 0 {
+            write!(f, "{}KB", b >> 10)
+        } else {
+            write!(f, "{b}B")
+        }
+    }
+}
+
+macro_rules! serde_via_str {
+    ($t:ty, $what:literal) => {
+        impl<'de> Deserialize<'de> for $t {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                struct V;
+                impl<'de> de::Visitor<'de> for V {
+                    type Value = $t;
+                    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                        f.write_str($what)
+                    }
+                    fn visit_str<E: de::Error>(self, s: &str) -> Result<$t, E> {
+                        <$t>::parse(s).map_err(E::custom)
+                    }
+                    fn visit_i64<E: de::Error>(self, v: i64) -> Result<$t, E> {
+                        Err(E::custom(format!("expected {} with a unit, got the bare number {v}", $what)))
+                    }
+                    fn visit_u64<E: de::Error>(self, v: u64) -> Result<$t, E> {
+                        Err(E::custom(format!("expected {} with a unit, got the bare number {v}", $what)))
+                    }
+                    fn visit_f64<E: de::Error>(self, v: f64) -> Result<$t, E> {
+                        Err(E::custom(format!("expected {} with a unit, got the bare number {v}", $what)))
+                    }
+                }
+                d.deserialize_any(V)
+            }
+        }
+        impl Serialize for $t {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(&self.to_string())
+            }
+        }
+    };
+}
+
+serde_via_str!(Rate, "a rate string such as \"10Mbps\"");
+serde_via_str!(Dur, "a duration string such as \"25ms\"");
+serde_via_str!(Bytes, "a size string such as \"64KB\"");
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rates_are_decimal() {
+        assert_eq!(Rate::parse("10Mbps").unwrap().0, 10_000_000);
+        assert_eq!(Rate::parse("1.5 Gbps").unwrap().0, 1_500_000_000);
+        assert_eq!(Rate::parse("500kbps").unwrap().0, 500_000);
+        assert!(Rate::parse("10Mbs").unwrap_err().contains("10Mbs"));
+        assert!(Rate::parse("-1Mbps").is_err());
+        assert!(Rate::parse("0bps").is_err());
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(Dur::parse("25ms").unwrap().0, SimDuration::from_millis(25));
+        assert_eq!(Dur::parse("1.5s").unwrap().0, SimDuration::from_millis(1500));
+        assert_eq!(Dur::parse("40us").unwrap().0, SimDuration::from_micros(40));
+        assert!(Dur::parse("-5ms").unwrap_err().contains("non-negative"));
+        assert!(Dur::parse("5 parsecs").is_err());
+    }
+
+    #[test]
+    fn bytes_are_binary_like_iperf() {
+        assert_eq!(Bytes::parse("64KB").unwrap().0, 65536);
+        assert_eq!(Bytes::parse("64K").unwrap().0, 65536);
+        assert_eq!(Bytes::parse("4MB").unwrap().0, 4 << 20);
+        assert_eq!(Bytes::parse("1.5kB").unwrap().0, 1500);
+        assert_eq!(Bytes::parse("1500B").unwrap().0, 1500);
+        assert!(Bytes::parse("12 parsecs").is_err());
+    }
+
+    #[test]
+    fn display_round_trips() {
+        for s in ["10Mbps", "1Gbps", "500kbps"] {
+            assert_eq!(Rate::parse(s).unwrap().to_string(), s);
+        }
+        for s in ["64KB", "4MB", "1500B"] {
+            assert_eq!(Bytes::parse(s).unwrap().to_string(), s);
+        }
+        assert_eq!(Dur::parse(&Dur::parse("25ms").unwrap().to_string()).unwrap(), Dur::parse("25ms").unwrap());
+    }
+}

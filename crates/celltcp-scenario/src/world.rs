@@ -1,0 +1,820 @@
+//! The run loop: builds the topology from a [`Plan`], then pops events in `(time, seq)` order
+//! and dispatches each with one `match`. Components are addressed by index; protocol code is
+//! sans-IO (it takes `now` and returns what to send), and this file is the only place where
+//! packets move between them.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::BufWriter;
+use std::path::Path;
+
+use celltcp_apps::bulk::{BulkSender, Sink};
+use celltcp_apps::interval::IntervalMeter;
+use celltcp_apps::ping::Pinger;
+use celltcp_apps::udp::{CbrSender, UdpReceiver};
+use celltcp_engine::rng::component_id;
+use celltcp_engine::{component_rng, EventQueue, SimDuration, SimRng, SimTime};
+use celltcp_net::frag::{fragment, Reassembler};
+use celltcp_net::link::{AnyLink, Delivery, Link, LinkConfig};
+use celltcp_net::loss::LossModel;
+use celltcp_net::pcap::PcapWriter;
+use celltcp_net::queue::AnyQueue;
+use celltcp_net::trace_link::{TraceLink, TraceLinkConfig};
+use celltcp_net::{Body, IcmpEcho, Ipv4, Packet, TcpSegment, UdpDatagram};
+use celltcp_tcp::{BufSize, TcpConfig, TcpEndpoint};
+use rand::Rng;
+
+use crate::config::{AppKind, Config};
+use crate::plan::Plan;
+
+/// Events of the run loop.
+#[derive(Clone, Copy, Debug)]
+enum Ev {
+    /// A link direction finished serialising a packet (or has a delivery opportunity).
+    LinkService(u32),
+    /// A packet arrives at a node.
+    Arrive(u32, Packet),
+    /// A TCP connection's timer may be due.
+    ConnTimer(u32),
+    FlowStart(u32),
+    UdpSend(u32),
+    PingSend(u32),
+    IperfTick(u32),
+    Sample,
+}
+
+pub(crate) struct Node {
+    pub name: String,
+    pub addr: Ipv4,
+    reasm: Reassembler,
+    ident: u16,
+}
+
+pub(crate) struct LinkDir {
+    pub name: String,
+    pub link: AnyLink,
+    pub from: usize,
+    pub to: usize,
+    pub mtu: u32,
+    pub pcap: Option<usize>,
+    pub drops_pkts: u64,
+    pub drops_bytes: u64,
+    pub lost_pkts: u64,
+    pub delivered_pkts: u64,
+    pub rate_bps: Option<u64>,
+    pub delay: SimDuration,
+}
+
+/// What a TCP connection's application does.
+pub(crate) enum ConnApp {
+    Writer(BulkSender),
+    Sink(Sink),
+}
+
+pub(crate) struct Conn {
+    pub ep: TcpEndpoint,
+    node: usize,
+    remote: Ipv4,
+    local_port: u16,
+    remote_port: u16,
+    pub flow: usize,
+    pub app: ConnApp,
+    timer_at: Option<SimTime>,
+}
+
+#[derive(Clone, Copy)]
+enum PortUse {
+    /// A server waiting for the SYN of `flow`.
+    Listen(usize),
+    Conn(usize),
+    Udp(usize),
+}
+
+pub(crate) enum FlowState {
+    Tcp {
+        /// Connection ids: client (at `from`) and server (at `to`), once they exist.
+        client: Option<usize>,
+        server: Option<usize>,
+        /// True when the server sends (`iperf -R`).
+        reverse: bool,
+        meter: Option<IntervalMeter>,
+        interval: SimDuration,
+        stop_at: Option<SimTime>,
+    },
+    Udp {
+        sender: CbrSender,
+        recv: UdpReceiver,
+    },
+    Ping {
+        pinger: Pinger,
+    },
+}
+
+/// Per-flow measurements taken in the network (one-way delay, jitter, drops).
+#[derive(Default)]
+pub(crate) struct FlowNet {
+    pub owd_ms: Vec<f32>,
+    prev_transit: Option<i128>,
+    jitter_ns: f64,
+    pub data_pkts_sent: u64,
+    pub data_pkts_dropped: u64,
+    pub first_data_at: Option<SimTime>,
+    pub last_data_at: Option<SimTime>,
+}
+
+impl FlowNet {
+    /// RFC 3550 §6.4.1 interarrival jitter over the flow's data packets.
+    fn on_data_arrival(&mut self, now: SimTime, created: SimTime) {
+        let transit = now.as_nanos() as i128 - created.as_nanos() as i128;
+        self.owd_ms.push((transit as f64 * 1e-6) as f32);
+        if let Some(prev) = self.prev_transit {
+            let d = (transit - prev).abs() as f64;
+            self.jitter_ns += (d - self.jitter_ns) / 16.0;
+        }
+        self.prev_transit = Some(transit);
+        self.first_data_at.get_or_insert(now);
+        self.last_data_at = Some(now);
+    }
+    pub fn jitter_ms(&self) -> f64 {
+        self.jitter_ns * 1e-6
+    }
+}
+
+pub(crate) struct Flow {
+    pub name: String,
+    pub app: AppKind,
+    pub src: usize,
+    pub dst: usize,
+    pub start: SimTime,
+    pub state: FlowState,
+    pub net: FlowNet,
+    pub rtt_ms: Vec<f32>,
+    pub rtt_time: Vec<f32>,
+    rng: SimRng,
+    client_port: u16,
+    server_port: u16,
+    pub tcp_cfg: Option<TcpConfig>,
+    pub cc: celltcp_tcp::cc::CcKind,
+    pub completed_at: Option<SimTime>,
+    pub bytes_limit: Option<u64>,
+}
+
+/// Columnar time series being collected.
+#[derive(Default)]
+pub(crate) struct Series {
+    pub tcp_time: Vec<f64>,
+    pub tcp_flow: Vec<i64>,
+    pub tcp_cwnd: Vec<f64>,
+    pub tcp_ssthresh: Vec<f64>,
+    pub tcp_srtt_ms: Vec<f64>,
+    pub tcp_inflight: Vec<f64>,
+    pub tcp_pacing_bps: Vec<f64>,
+    pub tcp_delivered: Vec<f64>,
+    pub q_time: Vec<f64>,
+    pub q_link: Vec<i64>,
+    pub q_bytes: Vec<f64>,
+    pub q_pkts: Vec<f64>,
+}
+
+pub(crate) struct World {
+    q: EventQueue<Ev>,
+    pub nodes: Vec<Node>,
+    pub dirs: Vec<LinkDir>,
+    routes: celltcp_net::routing::Routes,
+    addr_to_node: HashMap<Ipv4, usize>,
+    ports: HashMap<(usize, u16), PortUse>,
+    pub conns: Vec<Conn>,
+    pub flows: Vec<Flow>,
+    pub pcaps: Vec<(String, PcapWriter<BufWriter<File>>)>,
+    pub series: Series,
+    pub end: SimTime,
+    sample_interval: SimDuration,
+    record_rtt: bool,
+    next_uid: u64,
+    scratch: Vec<Delivery>,
+    frag_out: Vec<Packet>,
+    rtt_scratch: Vec<SimDuration>,
+    /// Link direction scheduled for service (avoid duplicate service events).
+    link_sched: Vec<Option<SimTime>>,
+    pub files: Vec<String>,
+}
+
+impl World {
+    pub fn build(cfg: &Config, plan: Plan, seed: u64, out_dir: Option<&Path>) -> std::io::Result<World> {
+        let nodes: Vec<Node> = plan
+            .nodes
+            .iter()
+            .map(|n| Node { name: n.name.clone(), addr: n.addr, reasm: Reassembler::new(SimDuration::from_secs(30)), ident: 0 })
+            .collect();
+        let addr_to_node = nodes.iter().enumerate().map(|(i, n)| (n.addr, i)).collect();
+        let mut pcaps = Vec::new();
+        let mut files = Vec::new();
+        let mut pcap_of_link = vec![None; plan.links.len()];
+        if let Some(dir) = out_dir {
+            for (i, l) in plan.links.iter().enumerate() {
+                if l.pcap {
+                    let pdir = dir.join("pcap");
+                    std::fs::create_dir_all(&pdir)?;
+                    let fname = format!("{}.pcap", sanitize(&l.name));
+                    let w = PcapWriter::new(BufWriter::new(File::create(pdir.join(&fname))?), 0)?;
+                    pcap_of_link[i] = Some(pcaps.len());
+                    pcaps.push((l.name.clone(), w));
+                    files.push(format!("pcap/{fname}"));
+                }
+            }
+        }
+        let dirs: Vec<LinkDir> = plan
+            .dirs
+            .iter()
+            .map(|d| {
+                let rng = component_rng(seed, component_id("link", &d.name));
+                let queue = AnyQueue::new(&d.queue);
+                let loss = LossModel::new(&d.loss);
+                let link = match &d.trace {
+                    Some(ops) => AnyLink::Trace(TraceLink::new(
+                        TraceLinkConfig { opportunities_ms: ops.clone(), delay: d.delay, mtu: d.mtu },
+                        queue,
+                        loss,
+                        rng,
+                    )),
+                    None => AnyLink::Rate(Link::new(LinkConfig { rate_bps: d.rate_bps.unwrap(), delay: d.delay, mtu: d.mtu }, queue, loss, rng)),
+                };
+                LinkDir {
+                    name: d.name.clone(),
+                    link,
+                    from: d.from,
+                    to: d.to,
+                    mtu: d.mtu,
+                    pcap: pcap_of_link[d.link],
+                    drops_pkts: 0,
+                    drops_bytes: 0,
+                    lost_pkts: 0,
+                    delivered_pkts: 0,
+                    rate_bps: d.rate_bps,
+                    delay: d.delay,
+                }
+            })
+            .collect();
+        let mut q = EventQueue::new();
+        let mut ports = HashMap::new();
+        let mut flows = Vec::new();
+        let end = SimTime::ZERO + cfg.duration.0;
+        for (i, pf) in plan.flows.iter().enumerate() {
+            let f = &pf.cfg;
+            let start = SimTime::ZERO + f.start.map_or(SimDuration::ZERO, |d| d.0);
+            let client_port = 40_000 + i as u16;
+            let server_port = 5_201 + i as u16;
+            let mut tcp_cfg = None;
+            let state = match f.app {
+                AppKind::Bulk | AppKind::Iperf => {
+                    let mut c = TcpConfig { cc: pf.cc, ..TcpConfig::default() };
+                    if let Some(m) = f.mss {
+                        c.mss = m;
+                    }
+                    if let Some(w) = f.window {
+                        c.snd_buf = BufSize::Fixed(w.0);
+                        c.rcv_buf = BufSize::Fixed(w.0);
+                    }
+                    if let Some(v) = f.sack {
+                        c.sack = v;
+                    }
+                    if let Some(v) = f.timestamps {
+                        c.timestamps = v;
+                    }
+                    if let Some(v) = f.delayed_ack {
+                        c.delayed_ack = v;
+                    }
+                    if let Some(v) = f.pacing {
+                        c.pacing = v;
+                    }
+                    if let Some(v) = f.initial_cwnd {
+                        c.initial_cwnd_pkts = v;
+                    }
+                    if let Some(v) = f.min_rto {
+                        c.min_rto = v.0;
+                    }
+                    c.record_rtt_samples = cfg.record_rtt;
+                    tcp_cfg = Some(c);
+                    ports.insert((pf.dst, server_port), PortUse::Listen(i));
+                    let iperf = f.app == AppKind::Iperf;
+                    let interval = f.interval.map_or(SimDuration::from_secs(1), |d| d.0);
+                    FlowState::Tcp {
+                        client: None,
+                        server: None,
+                        reverse: f.reverse.unwrap_or(false),
+                        meter: iperf.then(|| IntervalMeter::new(start)),
+                        interval,
+                        stop_at: f.duration.map(|d| start + d.0),
+                    }
+                }
+                AppKind::Udp => {
+                    ports.insert((pf.dst, server_port), PortUse::Udp(i));
+                    let rate = f.rate.map_or(1_000_000, |r| r.0);
+                    let size = f.size.map_or(1448, |s| s.0 as u32);
+                    let stop = f.duration.map_or(end, |d| start + d.0);
+                    FlowState::Udp { sender: CbrSender::new(size, rate, stop), recv: UdpReceiver::default() }
+                }
+                AppKind::Ping => {
+                    let iv = f.interval.map_or(SimDuration::from_secs(1), |d| d.0);
+                    FlowState::Ping { pinger: Pinger::new(iv, f.count, f.size.map_or(56, |s| s.0 as u32)) }
+                }
+            };
+            q.push(start, Ev::FlowStart(i as u32));
+            flows.push(Flow {
+                name: pf.name.clone(),
+                app: f.app,
+                src: pf.src,
+                dst: pf.dst,
+                start,
+                state,
+                net: FlowNet::default(),
+                rtt_ms: Vec::new(),
+                rtt_time: Vec::new(),
+                rng: component_rng(seed, component_id("flow", &pf.name)),
+                client_port,
+                server_port,
+                tcp_cfg,
+                cc: pf.cc,
+                completed_at: None,
+                bytes_limit: f.bytes.map(|b| b.0),
+            });
+        }
+        q.push(SimTime::ZERO, Ev::Sample);
+        let ndirs = dirs.len();
+        Ok(World {
+            q,
+            nodes,
+            dirs,
+            routes: plan.routes,
+            addr_to_node,
+            ports,
+            conns: Vec::new(),
+            flows,
+            pcaps,
+            series: Series::default(),
+            end,
+            sample_interval: cfg.sample_interval.0,
+            record_rtt: cfg.record_rtt,
+            next_uid: 0,
+            scratch: Vec::new(),
+            frag_out: Vec::new(),
+            rtt_scratch: Vec::new(),
+            link_sched: vec![None; ndirs],
+            files,
+        })
+    }
+
+    pub fn events_processed(&self) -> u64 {
+        self.q.events_processed()
+    }
+
+    /// Runs until the end time; `progress(fraction)` is called every 65536 events and may
+    /// return false to abort.
+    pub fn run(&mut self, progress: &mut dyn FnMut(f64) -> bool) -> bool {
+        let end_ns = self.end.as_nanos().max(1) as f64;
+        while let Some(t) = self.q.peek_time() {
+            if t > self.end {
+                break;
+            }
+            let (now, ev) = self.q.pop().unwrap();
+            self.dispatch(now, ev);
+            if self.q.events_processed() & 0xFFFF == 0 && !progress(now.as_nanos() as f64 / end_ns) {
+                return false;
+            }
+        }
+        self.finish();
+        true
+    }
+
+    fn dispatch(&mut self, now: SimTime, ev: Ev) {
+        match ev {
+            Ev::LinkService(d) => self.link_service(now, d as usize),
+            Ev::Arrive(n, pkt) => self.arrive(now, n as usize, pkt),
+            Ev::ConnTimer(c) => {
+                let c = c as usize;
+                if self.conns[c].timer_at == Some(now) {
+                    self.conns[c].timer_at = None;
+                }
+                self.conns[c].ep.on_timeout(now);
+                self.service_conn(now, c);
+            }
+            Ev::FlowStart(f) => self.flow_start(now, f as usize),
+            Ev::UdpSend(f) => self.udp_send(now, f as usize),
+            Ev::PingSend(f) => self.ping_send(now, f as usize),
+            Ev::IperfTick(f) => self.iperf_tick(now, f as usize),
+            Ev::Sample => self.sample(now),
+        }
+    }
+
+    // ---------------------------------------------------------------- IP layer
+
+    fn alloc_packet(&mut self, now: SimTime, node: usize, dst: Ipv4, body: Body) -> Packet {
+        let n = &mut self.nodes[node];
+        n.ident = n.ident.wrapping_add(1);
+        self.next_uid += 1;
+        Packet::new(self.next_uid, n.addr, dst, n.ident, now, body)
+    }
+
+    /// Sends `pkt` from `node` towards its destination (the IP output path).
+    fn ip_output(&mut self, now: SimTime, node: usize, pkt: Packet) {
+        let Some(&dst) = self.addr_to_node.get(&pkt.dst) else { return };
+        if dst == node {
+            self.local_deliver(now, node, pkt);
+            return;
+        }
+        let Some(d) = self.routes.next_hop(node, dst) else { return };
+        let mtu = self.dirs[d].mtu;
+        if pkt.size() <= mtu {
+            self.link_enqueue(now, d, pkt);
+        } else {
+            let mut out = std::mem::take(&mut self.frag_out);
+            out.clear();
+            if fragment(pkt, mtu, &mut out).is_ok() {
+                for p in out.drain(..) {
+                    self.link_enqueue(now, d, p);
+                }
+            } else {
+                self.count_drop(d, &pkt);
+            }
+            self.frag_out = out;
+        }
+    }
+
+    fn link_enqueue(&mut self, now: SimTime, d: usize, pkt: Packet) {
+        match self.dirs[d].link.enqueue(now, pkt) {
+            Ok(Some(t)) => self.schedule_link(d, t),
+            Ok(None) => {}
+            Err(dropped) => self.count_drop(d, &dropped),
+        }
+    }
+
+    fn schedule_link(&mut self, d: usize, t: SimTime) {
+        if self.link_sched[d].is_none_or(|s| t < s) {
+            self.link_sched[d] = Some(t);
+            self.q.push(t, Ev::LinkService(d as u32));
+        }
+    }
+
+    fn count_drop(&mut self, d: usize, pkt: &Packet) {
+        self.dirs[d].drops_pkts += 1;
+        self.dirs[d].drops_bytes += pkt.size() as u64;
+        if let Some(f) = self.flow_of(pkt) {
+            if is_data(pkt) {
+                self.flows[f].net.data_pkts_dropped += 1;
+            }
+        }
+    }
+
+    fn link_service(&mut self, now: SimTime, d: usize) {
+        if self.link_sched[d] == Some(now) {
+            self.link_sched[d] = None;
+        } else if self.link_sched[d].is_some_and(|s| s < now) {
+            self.link_sched[d] = None;
+        }
+        let mut out = std::mem::take(&mut self.scratch);
+        out.clear();
+        let next = self.dirs[d].link.service(now, &mut out);
+        let to = self.dirs[d].to;
+        for del in out.drain(..) {
+            if let Some(p) = self.dirs[d].pcap {
+                let _ = self.pcaps[p].1.write_packet(del.tx_start, &del.pkt);
+            }
+            if del.lost {
+                self.dirs[d].lost_pkts += 1;
+                if let Some(f) = self.flow_of(&del.pkt) {
+                    if is_data(&del.pkt) {
+                        self.flows[f].net.data_pkts_dropped += 1;
+                    }
+                }
+            } else {
+                self.dirs[d].delivered_pkts += 1;
+                self.q.push(del.arrive_at, Ev::Arrive(to as u32, del.pkt));
+            }
+        }
+        self.scratch = out;
+        if let Some(t) = next {
+            self.schedule_link(d, t);
+        }
+    }
+
+    fn arrive(&mut self, now: SimTime, node: usize, mut pkt: Packet) {
+        if pkt.dst != self.nodes[node].addr {
+            if pkt.ttl <= 1 {
+                return;
+            }
+            pkt.ttl -= 1;
+            self.ip_output(now, node, pkt);
+            return;
+        }
+        let pkt = if pkt.frag.is_some() {
+            match self.nodes[node].reasm.push(now, pkt) {
+                Some(p) => p,
+                None => return,
+            }
+        } else {
+            pkt
+        };
+        self.local_deliver(now, node, pkt);
+    }
+
+    /// Which flow a packet belongs to, from its ports (each flow has its own port pair).
+    fn flow_of(&self, pkt: &Packet) -> Option<usize> {
+        let (sp, dp) = match &pkt.body {
+            Body::Tcp(s) => (s.src_port, s.dst_port),
+            Body::Udp(u) => (u.src_port, u.dst_port),
+            Body::Icmp(i) => return Some(i.ident as usize).filter(|f| *f < self.flows.len()),
+        };
+        let f = if (40_000..40_000 + self.flows.len() as u32).contains(&(sp as u32)) {
+            sp - 40_000
+        } else if (40_000..40_000 + self.flows.len() as u32).contains(&(dp as u32)) {
+            dp - 40_000
+        } else {
+            return None;
+        };
+        Some(f as usize)
+    }
+
+    fn local_deliver(&mut self, now: SimTime, node: usize, pkt: Packet) {
+        match pkt.body {
+            Body::Tcp(seg) => self.tcp_input(now, node, &pkt, seg),
+            Body::Udp(u) => {
+                if let Some(&PortUse::Udp(f)) = self.ports.get(&(node, u.dst_port)) {
+                    let fl = &mut self.flows[f];
+                    fl.net.on_data_arrival(now, pkt.created);
+                    if let FlowState::Udp { recv, .. } = &mut fl.state {
+                        recv.on_datagram(now, u.seq, u.sent_at, u.payload_len);
+                    }
+                }
+            }
+            Body::Icmp(icmp) => {
+                if !icmp.reply {
+                    let reply = IcmpEcho { reply: true, ..icmp };
+                    let p = self.alloc_packet(now, node, pkt.src, Body::Icmp(reply));
+                    self.ip_output(now, node, p);
+                } else if let Some(f) = Some(icmp.ident as usize).filter(|f| *f < self.flows.len()) {
+                    if let FlowState::Ping { pinger } = &mut self.flows[f].state {
+                        pinger.on_reply(now, icmp.seq, icmp.sent_at);
+                        let rtt = (now - icmp.sent_at).as_millis_f64();
+                        self.flows[f].rtt_ms.push(rtt as f32);
+                        self.flows[f].rtt_time.push(now.as_secs_f64() as f32);
+                    }
+                }
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- TCP
+
+    fn tcp_input(&mut self, now: SimTime, node: usize, pkt: &Packet, seg: TcpSegment) {
+        let Some(&pu) = self.ports.get(&(node, seg.dst_port)) else { return };
+        let c = match pu {
+            PortUse::Conn(c) => c,
+            PortUse::Listen(f) => {
+                if !seg.flags.syn() || seg.flags.ack() {
+                    return;
+                }
+                let fl = &mut self.flows[f];
+                let cfg = fl.tcp_cfg.clone().unwrap();
+                let iss: u32 = fl.rng.gen();
+                let ep = TcpEndpoint::accept(cfg, seg.dst_port, seg.src_port, iss, &seg, now);
+                let FlowState::Tcp { reverse, stop_at, .. } = &fl.state else { unreachable!() };
+                let app = if *reverse { ConnApp::Writer(BulkSender::new(fl.bytes_limit, *stop_at, self.write_chunk(f))) } else { ConnApp::Sink(Sink::default()) };
+                let c = self.conns.len();
+                self.conns.push(Conn { ep, node, remote: pkt.src, local_port: seg.dst_port, remote_port: seg.src_port, flow: f, app, timer_at: None });
+                if let FlowState::Tcp { server, .. } = &mut self.flows[f].state {
+                    *server = Some(c);
+                }
+                self.ports.insert((node, seg.dst_port), PortUse::Conn(c));
+                self.service_conn(now, c);
+                return;
+            }
+            PortUse::Udp(_) => return,
+        };
+        if seg.payload_len > 0 {
+            let f = self.conns[c].flow;
+            self.flows[f].net.on_data_arrival(now, pkt.created);
+        }
+        let ce = pkt.ecn == celltcp_net::Ecn::Ce;
+        self.conns[c].ep.on_segment(now, &seg, ce);
+        self.service_conn(now, c);
+    }
+
+    fn write_chunk(&self, f: usize) -> u64 {
+        match self.flows[f].app {
+            AppKind::Iperf => 128 * 1024,
+            _ => 64 * 1024,
+        }
+    }
+
+    /// After any change to a connection: run its application, send what it may send, and
+    /// re-arm its timer.
+    fn service_conn(&mut self, now: SimTime, c: usize) {
+        {
+            let conn = &mut self.conns[c];
+            match &mut conn.app {
+                ConnApp::Writer(w) => w.pump(now, &mut conn.ep),
+                ConnApp::Sink(s) => s.pump(now, &mut conn.ep),
+            }
+        }
+        let f = self.conns[c].flow;
+        while let Some(seg) = self.conns[c].ep.poll_transmit(now) {
+            let (node, remote) = (self.conns[c].node, self.conns[c].remote);
+            if seg.payload_len > 0 {
+                self.flows[f].net.data_pkts_sent += 1;
+            }
+            let p = self.alloc_packet(now, node, remote, Body::Tcp(seg));
+            self.ip_output(now, node, p);
+        }
+        // the sender may have room again after sending (e.g. a window update)
+        if let ConnApp::Writer(w) = &mut self.conns[c].app {
+            let conn_ep = &mut self.conns[c].ep;
+            let before = conn_ep.send_buffer_free();
+            w.pump(now, conn_ep);
+            if conn_ep.send_buffer_free() != before {
+                while let Some(seg) = self.conns[c].ep.poll_transmit(now) {
+                    let (node, remote) = (self.conns[c].node, self.conns[c].remote);
+                    if seg.payload_len > 0 {
+                        self.flows[f].net.data_pkts_sent += 1;
+                    }
+                    let p = self.alloc_packet(now, node, remote, Body::Tcp(seg));
+                    self.ip_output(now, node, p);
+                }
+            }
+        }
+        if self.record_rtt {
+            let mut v = std::mem::take(&mut self.rtt_scratch);
+            self.conns[c].ep.drain_rtt_samples(&mut v);
+            let t = now.as_secs_f64() as f32;
+            for r in v.drain(..) {
+                self.flows[f].rtt_ms.push(r.as_millis_f64() as f32);
+                self.flows[f].rtt_time.push(t);
+            }
+            self.rtt_scratch = v;
+        }
+        // completion of a finite transfer: the receiving app has read everything
+        if self.flows[f].completed_at.is_none() {
+            if let (Some(limit), ConnApp::Sink(s)) = (self.flows[f].bytes_limit, &self.conns[c].app) {
+                if s.received() >= limit {
+                    self.flows[f].completed_at = Some(now);
+                }
+            }
+        }
+        if let Some(t) = self.conns[c].ep.next_deadline() {
+            let t = t.max(now);
+            if self.conns[c].timer_at.is_none_or(|s| t < s) {
+                self.conns[c].timer_at = Some(t);
+                self.q.push(t, Ev::ConnTimer(c as u32));
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- applications
+
+    fn flow_start(&mut self, now: SimTime, f: usize) {
+        let fl = &mut self.flows[f];
+        let (src, dst_addr) = (fl.src, self.nodes[fl.dst].addr);
+        match &mut fl.state {
+            FlowState::Tcp { client, reverse, stop_at, meter, interval, .. } => {
+                let cfg = fl.tcp_cfg.clone().unwrap();
+                let iss: u32 = fl.rng.gen();
+                let ep = TcpEndpoint::connect(cfg, fl.client_port, fl.server_port, iss, now);
+                let app = if *reverse { ConnApp::Sink(Sink::default()) } else { ConnApp::Writer(BulkSender::new(fl.bytes_limit, *stop_at, 0)) };
+                let c = self.conns.len();
+                *client = Some(c);
+                let iv = *interval;
+                let has_meter = meter.is_some();
+                let port = fl.client_port;
+                self.conns.push(Conn { ep, node: src, remote: dst_addr, local_port: port, remote_port: fl.server_port, flow: f, app, timer_at: None });
+                let chunk = self.write_chunk(f);
+                if let ConnApp::Writer(w) = &mut self.conns[c].app {
+                    *w = BulkSender::new(self.flows[f].bytes_limit, stop_at_of(&self.flows[f]), chunk);
+                }
+                self.ports.insert((src, port), PortUse::Conn(c));
+                if has_meter {
+                    self.q.push(now + iv, Ev::IperfTick(f as u32));
+                }
+                self.service_conn(now, c);
+            }
+            FlowState::Udp { .. } => self.udp_send(now, f),
+            FlowState::Ping { .. } => self.ping_send(now, f),
+        }
+    }
+
+    fn udp_send(&mut self, now: SimTime, f: usize) {
+        let fl = &mut self.flows[f];
+        let FlowState::Udp { sender, .. } = &mut fl.state else { return };
+        let Some(seq) = sender.next(now) else { return };
+        let (gap, size) = (sender.gap, sender.size);
+        let d = UdpDatagram { src_port: fl.client_port, dst_port: fl.server_port, payload_len: size, seq, sent_at: now };
+        let (src, dst) = (fl.src, self.nodes[fl.dst].addr);
+        fl.net.data_pkts_sent += 1;
+        let p = self.alloc_packet(now, src, dst, Body::Udp(d));
+        self.ip_output(now, src, p);
+        self.q.push(now + gap, Ev::UdpSend(f as u32));
+    }
+
+    fn ping_send(&mut self, now: SimTime, f: usize) {
+        let fl = &mut self.flows[f];
+        let FlowState::Ping { pinger } = &mut fl.state else { return };
+        let Some(seq) = pinger.next() else { return };
+        let echo = IcmpEcho { reply: false, ident: f as u16, seq, payload_len: pinger.payload, sent_at: now };
+        let iv = pinger.interval;
+        let (src, dst) = (fl.src, self.nodes[fl.dst].addr);
+        let p = self.alloc_packet(now, src, dst, Body::Icmp(echo));
+        self.ip_output(now, src, p);
+        self.q.push(now + iv, Ev::PingSend(f as u32));
+    }
+
+    fn iperf_tick(&mut self, now: SimTime, f: usize) {
+        let (recv_bytes, retx) = self.tcp_progress(f);
+        let fl = &mut self.flows[f];
+        let FlowState::Tcp { meter: Some(m), interval, stop_at, .. } = &mut fl.state else { return };
+        m.tick(now, recv_bytes, retx);
+        let next = now + *interval;
+        if stop_at.is_none_or(|s| next <= s + SimDuration::from_millis(1)) {
+            self.q.push(next, Ev::IperfTick(f as u32));
+        }
+    }
+
+    /// (bytes read by the receiving application, sender retransmitted segments) of a TCP flow.
+    pub(crate) fn tcp_progress(&self, f: usize) -> (u64, u64) {
+        let (snd, rcv) = self.tcp_roles(f);
+        let recv = rcv.map_or(0, |c| self.conns[c].ep.stats().bytes_delivered);
+        let retx = snd.map_or(0, |c| self.conns[c].ep.stats().retransmitted_segments);
+        (recv, retx)
+    }
+
+    /// (sending connection, receiving connection) of a TCP flow.
+    pub(crate) fn tcp_roles(&self, f: usize) -> (Option<usize>, Option<usize>) {
+        match &self.flows[f].state {
+            FlowState::Tcp { client, server, reverse, .. } => {
+                if *reverse {
+                    (*server, *client)
+                } else {
+                    (*client, *server)
+                }
+            }
+            _ => (None, None),
+        }
+    }
+
+    fn sample(&mut self, now: SimTime) {
+        let t = now.as_secs_f64();
+        for f in 0..self.flows.len() {
+            let (snd, _) = self.tcp_roles(f);
+            if let Some(c) = snd {
+                let s = self.conns[c].ep.sample(now);
+                let se = &mut self.series;
+                se.tcp_time.push(t);
+                se.tcp_flow.push(f as i64);
+                se.tcp_cwnd.push(s.cwnd_bytes as f64);
+                se.tcp_ssthresh.push(s.ssthresh_bytes as f64);
+                se.tcp_srtt_ms.push(s.srtt.as_millis_f64());
+                se.tcp_inflight.push(s.bytes_in_flight as f64);
+                se.tcp_pacing_bps.push(s.pacing_rate.map_or(f64::NAN, |r| r * 8.0));
+                se.tcp_delivered.push(s.delivered_bytes as f64);
+            }
+        }
+        for (i, d) in self.dirs.iter().enumerate() {
+            let se = &mut self.series;
+            se.q_time.push(t);
+            se.q_link.push(i as i64);
+            se.q_bytes.push(d.link.queue_len_bytes() as f64);
+            se.q_pkts.push(d.link.queue_len_pkts() as f64);
+        }
+        let next = now + self.sample_interval;
+        if next <= self.end {
+            self.q.push(next, Ev::Sample);
+        }
+    }
+
+    fn finish(&mut self) {
+        for (_, w) in &mut self.pcaps {
+            let _ = w.flush();
+        }
+    }
+}
+
+fn stop_at_of(f: &Flow) -> Option<SimTime> {
+    match &f.state {
+        FlowState::Tcp { stop_at, .. } => *stop_at,
+        _ => None,
+    }
+}
+
+fn is_data(p: &Packet) -> bool {
+    match &p.body {
+        Body::Tcp(s) => s.payload_len > 0,
+        Body::Udp(_) => true,
+        Body::Icmp(_) => false,
+    }
+}
+
+fn sanitize(name: &str) -> String {
+    name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' { c } else { '_' }).collect()
+}
+
+#[allow(dead_code)]
+fn _assert_conn_fields(c: &Conn) -> (u16, u16) {
+    (c.local_port, c.remote_port)
+}
