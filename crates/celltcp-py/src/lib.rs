@@ -1,1 +1,169 @@
-//! Python bindings
+//! Python bindings: the native module `celltcp._core`.
+//!
+//! This is the only crate that depends on pyo3. It converts and nothing else: a scenario crosses
+//! as TOML text plus `key.path=value` override strings, and results come back as plain Python
+//! data, with every time-series column as one buffer (little-endian bytes that Python reads with
+//! `numpy.frombuffer`), never as one Python object per sample.
+//!
+//! `run` releases the GIL for the whole simulation. It takes the GIL back only for the moment of
+//! a progress report (every ~2^16 events), to check for pending signals (so Ctrl-C aborts the run
+//! with `KeyboardInterrupt`) and to call the user's progress callback.
+
+use std::path::PathBuf;
+
+use celltcp_scenario::{ColumnData, RunOptions, RunOutput};
+use pyo3::create_exception;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList};
+
+create_exception!(
+    celltcp._core,
+    ScenarioError,
+    PyValueError,
+    "An invalid scenario: the message names the key, the value, what was expected and the line."
+);
+
+fn scenario_err(e: celltcp_scenario::ScenarioError) -> PyErr {
+    ScenarioError::new_err(e.to_string())
+}
+
+/// A column converted off the GIL: numbers as little-endian bytes, strings as they are.
+enum Buffer {
+    Bytes(&'static str, Vec<u8>),
+    Strings(Vec<String>),
+}
+
+fn to_buffer(data: ColumnData) -> Buffer {
+    match data {
+        ColumnData::F64(v) => Buffer::Bytes("f8", v.iter().flat_map(|x| x.to_le_bytes()).collect()),
+        ColumnData::I64(v) => Buffer::Bytes("i8", v.iter().flat_map(|x| x.to_le_bytes()).collect()),
+        ColumnData::Str(v) => Buffer::Strings(v),
+    }
+}
+
+type Tables = Vec<(String, Vec<(String, Buffer)>)>;
+
+/// Everything of a `RunOutput` that is costly to convert, done without the GIL.
+fn prepare(out: RunOutput) -> (RunOutput, Tables, String, String) {
+    let mut out = out;
+    let tables = std::mem::take(&mut out.timeseries)
+        .into_iter()
+        .map(|t| {
+            let cols = t.columns.into_iter().map(|c| (c.name, to_buffer(c.data))).collect();
+            (t.name, cols)
+        })
+        .collect();
+    let config = out.config.to_string();
+    let summary = out.summary.to_string();
+    (out, tables, config, summary)
+}
+
+/// Run a scenario (TOML text) and return its results as a dict.
+///
+/// `out_dir` receives the files the run writes (pcap); `base_dir` is where relative paths in the
+/// scenario (traces) are resolved, normally the scenario file's directory.
+///
+/// Keys: `config` and `summary` (JSON text), `seed`, `events`, `sim_time_s`, `wall_time_s`,
+/// `files` (paths relative to `out_dir`), and `timeseries`:
+/// `{table: {column: (dtype, data)}}` where dtype is `"f8"` or `"i8"` with data as
+/// little-endian bytes, or `"str"` with data as a list of str.
+#[pyfunction]
+#[pyo3(signature = (scenario, *, seed=None, overrides=Vec::new(), out_dir=None, base_dir=None, progress=None))]
+fn run(
+    py: Python<'_>,
+    scenario: &str,
+    seed: Option<u64>,
+    overrides: Vec<String>,
+    out_dir: Option<PathBuf>,
+    base_dir: Option<PathBuf>,
+    progress: Option<PyObject>,
+) -> PyResult<PyObject> {
+    let opts = RunOptions { seed, out_dir, base_dir };
+    // The first Python error raised while reporting progress (KeyboardInterrupt from a signal,
+    // or an exception from the callback); it takes precedence over the abort error it causes.
+    let mut py_err: Option<PyErr> = None;
+    let result = py.allow_threads(|| {
+        let mut report = |fraction: f64| -> bool {
+            Python::with_gil(|py| {
+                let step = py.check_signals().and_then(|()| match &progress {
+                    None => Ok(true),
+                    Some(cb) => {
+                        let ret = cb.call1(py, (fraction,))?;
+                        // `None` means carry on; anything else is read as a bool.
+                        if ret.is_none(py) {
+                            Ok(true)
+                        } else {
+                            ret.is_truthy(py)
+                        }
+                    }
+                });
+                step.unwrap_or_else(|e| {
+                    py_err = Some(e);
+                    false
+                })
+            })
+        };
+        celltcp_scenario::run(scenario, &overrides, &opts, &mut report).map(prepare)
+    });
+    if let Some(e) = py_err {
+        return Err(e);
+    }
+    let (out, tables, config, summary) = result.map_err(scenario_err)?;
+
+    let d = PyDict::new(py);
+    d.set_item("config", config)?;
+    d.set_item("summary", summary)?;
+    d.set_item("seed", out.seed)?;
+    d.set_item("events", out.events)?;
+    d.set_item("sim_time_s", out.sim_time_s)?;
+    d.set_item("wall_time_s", out.wall_time_s)?;
+    d.set_item("files", PyList::new(py, &out.files)?)?;
+    let ts = PyDict::new(py);
+    for (name, cols) in tables {
+        let t = PyDict::new(py);
+        for (col, buf) in cols {
+            match buf {
+                Buffer::Bytes(dtype, bytes) => {
+                    t.set_item(col, (dtype, PyBytes::new(py, &bytes)))?;
+                }
+                Buffer::Strings(v) => t.set_item(col, ("str", PyList::new(py, v)?))?,
+            }
+        }
+        ts.set_item(name, t)?;
+    }
+    d.set_item("timeseries", ts)?;
+    Ok(d.into_any().unbind())
+}
+
+/// Validate a scenario (TOML text) and return the configuration as it would run, as JSON text.
+#[pyfunction]
+#[pyo3(signature = (scenario, *, seed=None, overrides=Vec::new()))]
+fn validate(py: Python<'_>, scenario: &str, seed: Option<u64>, overrides: Vec<String>) -> PyResult<String> {
+    py.allow_threads(|| celltcp_scenario::validate(scenario, &overrides, seed))
+        .map(|v| v.to_string())
+        .map_err(scenario_err)
+}
+
+/// The congestion controls available, as (name, one-line description) pairs.
+#[pyfunction]
+fn list_cc() -> Vec<(&'static str, &'static str)> {
+    celltcp_scenario::list_cc()
+}
+
+/// The version of the native core.
+#[pyfunction]
+fn version() -> &'static str {
+    celltcp_scenario::VERSION
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
+    m.add("DEMO_SCENARIO", celltcp_scenario::DEMO_SCENARIO)?;
+    m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(list_cc, m)?)?;
+    m.add_function(wrap_pyfunction!(version, m)?)?;
+    Ok(())
+}

@@ -157,6 +157,8 @@ pub(crate) struct Flow {
     pub cc: celltcp_tcp::cc::CcKind,
     pub completed_at: Option<SimTime>,
     pub bytes_limit: Option<u64>,
+    /// Application write size (`iperf3 -l`).
+    chunk: u64,
 }
 
 /// Columnar time series being collected.
@@ -337,6 +339,7 @@ impl World {
                 cc: pf.cc,
                 completed_at: None,
                 bytes_limit: f.bytes.map(|b| b.0),
+                chunk: f.length.map_or(if f.app == AppKind::Iperf { 128 * 1024 } else { 64 * 1024 }, |l| l.0),
             });
         }
         q.push(SimTime::ZERO, Ev::Sample);
@@ -600,10 +603,7 @@ impl World {
     }
 
     fn write_chunk(&self, f: usize) -> u64 {
-        match self.flows[f].app {
-            AppKind::Iperf => 128 * 1024,
-            _ => 64 * 1024,
-        }
+        self.flows[f].chunk
     }
 
     /// After any change to a connection: run its application, send what it may send, and

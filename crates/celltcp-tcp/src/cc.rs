@@ -12,7 +12,10 @@
 
 use celltcp_engine::{SimDuration, SimTime};
 
-// H1 adds: pub mod bbr; pub mod cubic; pub mod hystart;
+// TMP pub mod bbr;
+pub mod cubic;
+pub mod hystart;
+pub mod minmax;
 pub mod newreno;
 #[cfg(test)]
 pub mod test_sender;
@@ -173,6 +176,8 @@ impl std::fmt::Display for CcKind {
 #[derive(Clone, Debug)]
 pub enum AnyCc {
     NewReno(newreno::NewReno),
+    Cubic(cubic::Cubic),
+    //TMP Bbr(bbr::Bbr),
 }
 
 impl AnyCc {
@@ -181,13 +186,16 @@ impl AnyCc {
     pub fn new(kind: CcKind, mss: u32, initial_cwnd_pkts: u32, now: SimTime) -> Self {
         match kind {
             CcKind::NewReno => AnyCc::NewReno(newreno::NewReno::new(newreno::NewRenoConfig::default(), mss, initial_cwnd_pkts)),
-            CcKind::Cubic | CcKind::Bbr => todo!("cubic/bbr: being written"),
+            CcKind::Cubic => AnyCc::Cubic(cubic::Cubic::new(cubic::CubicConfig::default(), mss, initial_cwnd_pkts)),
+            CcKind::Bbr => todo!(),//TMP AnyCc::Bbr(bbr::Bbr::new(bbr::BbrConfig::default(), mss, initial_cwnd_pkts, now)),
         }
     }
 
     pub fn kind(&self) -> CcKind {
         match self {
             AnyCc::NewReno(_) => CcKind::NewReno,
+            AnyCc::Cubic(_) => CcKind::Cubic,
+            //TMP AnyCc::Bbr(_) => CcKind::Bbr,
         }
     }
 }
@@ -196,6 +204,8 @@ macro_rules! dispatch {
     ($self:ident, $c:ident => $e:expr) => {
         match $self {
             AnyCc::NewReno($c) => $e,
+            AnyCc::Cubic($c) => $e,
+            //TMP AnyCc::Bbr($c) => $e,
         }
     };
 }

@@ -37,12 +37,15 @@ pub struct NewReno {
     ca_acked: u64,
     /// State before the last reduction, for `on_spurious`.
     prior: (u64, u64),
+    /// An RTO fired and no new data has been acknowledged since: a further RTO is a repeated
+    /// timeout of the same segment, which holds ssthresh (RFC 5681 §3.1, note on eq. 4).
+    rto_pending: bool,
 }
 
 impl NewReno {
     pub fn new(cfg: NewRenoConfig, mss: u32, initial_cwnd_pkts: u32) -> Self {
         let mss = mss as u64;
-        NewReno { cfg, mss, cwnd: initial_cwnd_pkts as u64 * mss, ssthresh: u64::MAX, ca_acked: 0, prior: (0, 0) }
+        NewReno { cfg, mss, cwnd: initial_cwnd_pkts as u64 * mss, ssthresh: u64::MAX, ca_acked: 0, prior: (0, 0), rto_pending: false }
     }
 
     fn reduce(&mut self, flight: u64) -> u64 {
@@ -54,6 +57,9 @@ impl NewReno {
 
 impl Controller for NewReno {
     fn on_ack(&mut self, _now: SimTime, ack: &Ack) {
+        if ack.acked_bytes > 0 {
+            self.rto_pending = false;
+        }
         if ack.in_recovery || ack.app_limited || ack.acked_bytes == 0 {
             return;
         }
@@ -82,8 +88,13 @@ impl Controller for NewReno {
     }
 
     fn on_rto(&mut self, _now: SimTime, bytes_in_flight: u64, _mss: u32) {
-        // RFC 5681 §3.1 eq. 4 and "LW = 1 SMSS".
-        self.ssthresh = self.reduce(bytes_in_flight);
+        // RFC 5681 §3.1 eq. 4 and "LW = 1 SMSS". When the timer expires again before any new
+        // data is acknowledged, ssthresh is held (RFC 5681 §3.1, implementation note on eq. 4):
+        // the flight size is then the one retransmitted segment and would collapse ssthresh.
+        if !self.rto_pending {
+            self.ssthresh = self.reduce(bytes_in_flight);
+        }
+        self.rto_pending = true;
         self.cwnd = self.mss;
         self.ca_acked = 0;
     }
@@ -101,5 +112,170 @@ impl Controller for NewReno {
 
     fn ssthresh(&self) -> u64 {
         self.ssthresh
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use celltcp_engine::SimDuration;
+
+    use super::*;
+    use crate::cc::test_sender::TestSender;
+
+    const MSS: u32 = 1000;
+    const RTT: SimDuration = SimDuration::from_millis(100);
+
+    fn sender(iw: u32) -> TestSender<NewReno> {
+        TestSender::new(NewReno::new(NewRenoConfig::default(), MSS, iw), MSS, RTT)
+    }
+
+    /// Put the sender in congestion avoidance with cwnd = ssthresh = `pkts` segments.
+    fn in_ca(pkts: u64) -> TestSender<NewReno> {
+        let mut s = sender(pkts as u32 * 2);
+        s.send_window();
+        s.congestion_event(); // FlightSize = 2*pkts segments -> ssthresh = pkts
+        s.ack_all(); // acks in recovery do not grow cwnd
+        s.exit_recovery();
+        assert_eq!(s.window(), pkts * MSS as u64);
+        assert_eq!(s.cc.ssthresh(), pkts * MSS as u64);
+        s
+    }
+
+    #[test]
+    fn newreno_slow_start_doubles_per_rtt() {
+        // RFC 5681 §3.1 eq. 2 with RFC 3465 ABC (L = 2): one ACK per segment adds one SMSS,
+        // so a window of W segments acknowledged in one RTT becomes 2W.
+        let mut s = sender(10);
+        for want in [20u64, 40, 80, 160] {
+            s.run_rounds(1);
+            assert_eq!(s.window(), want * MSS as u64);
+        }
+        assert_eq!(s.cc.ssthresh(), u64::MAX);
+    }
+
+    #[test]
+    fn newreno_abc_limits_stretch_ack_to_l_segments() {
+        // RFC 3465 §2.2: during slow start cwnd += min(N, L*SMSS) with L = 2.
+        let mut s = sender(10);
+        s.send_window();
+        s.advance(RTT);
+        s.ack_stretch(5);
+        assert_eq!(s.window(), 12 * MSS as u64);
+        s.ack_stretch(1);
+        assert_eq!(s.window(), 13 * MSS as u64);
+    }
+
+    #[test]
+    fn newreno_slow_start_stops_at_ssthresh() {
+        // RFC 5681 §3.1: slow start while cwnd < ssthresh; the increase does not overshoot it,
+        // and growth continues at one SMSS per RTT above it.
+        let mut s = sender(10);
+        s.send_window();
+        s.rto(); // ssthresh = 5 SMSS, cwnd = 1 SMSS
+        assert_eq!(s.cc.ssthresh(), 5 * MSS as u64);
+        for want in [2u64, 4, 5, 6] {
+            s.run_rounds(1);
+            assert_eq!(s.window(), want * MSS as u64);
+        }
+    }
+
+    #[test]
+    fn newreno_ca_adds_one_mss_per_rtt() {
+        // RFC 5681 §3.1 eq. 3 (byte-counting form, RFC 3465 §2.1): +1 SMSS per cwnd acknowledged.
+        let mut s = in_ca(10);
+        for want in 11u64..=16 {
+            s.run_rounds(1);
+            assert_eq!(s.window(), want * MSS as u64);
+        }
+    }
+
+    #[test]
+    fn newreno_halves_on_congestion_event() {
+        // RFC 5681 eq. 4: ssthresh = max(FlightSize / 2, 2*SMSS); cwnd = ssthresh on entering
+        // recovery (RFC 6675 §5 step 4.2).
+        let mut s = sender(20);
+        s.send_window();
+        s.lose_n(1); // FlightSize at detection = 20 segments
+        assert_eq!(s.cc.ssthresh(), 10 * MSS as u64);
+        assert_eq!(s.window(), 10 * MSS as u64);
+    }
+
+    #[test]
+    fn newreno_congestion_event_floor_is_two_mss() {
+        // RFC 5681 eq. 4: the 2*SMSS floor applies when FlightSize is small.
+        let mut s = sender(10);
+        s.send(3);
+        s.lose_n(1);
+        assert_eq!(s.cc.ssthresh(), 2 * MSS as u64);
+        assert_eq!(s.window(), 2 * MSS as u64);
+    }
+
+    #[test]
+    fn newreno_rto_sets_loss_window_and_ssthresh() {
+        // RFC 5681 §3.1: after a timeout cwnd = LW = 1 SMSS and ssthresh by eq. 4.
+        let mut s = sender(16);
+        s.send_window();
+        s.rto();
+        assert_eq!(s.window(), MSS as u64);
+        assert_eq!(s.cc.ssthresh(), 8 * MSS as u64);
+    }
+
+    #[test]
+    fn newreno_repeated_rto_holds_ssthresh() {
+        // RFC 5681 §3.1, note on eq. 4: a repeated timeout of the same segment holds ssthresh.
+        // Regression: the flight size at the second expiry is the one retransmitted segment, so
+        // recomputing eq. 4 collapsed ssthresh to 2*SMSS.
+        let mut s = sender(16);
+        s.send_window();
+        s.rto();
+        s.send(1);
+        s.rto();
+        assert_eq!(s.cc.ssthresh(), 8 * MSS as u64);
+        assert_eq!(s.window(), MSS as u64);
+        // Once new data is acknowledged, a later timeout reduces again.
+        s.send(1);
+        s.advance(RTT);
+        s.ack_all();
+        s.send_window();
+        let flight = s.bytes_in_flight();
+        s.rto();
+        assert_eq!(s.cc.ssthresh(), (flight / 2).max(2 * MSS as u64));
+    }
+
+    #[test]
+    fn newreno_no_growth_when_app_limited() {
+        // RFC 7661 §4.2 / RFC 5681 §3.1: cwnd is not grown while the sender does not fill it.
+        let mut s = sender(10);
+        s.set_app_limited(Some(4));
+        s.run_rounds(5);
+        assert_eq!(s.window(), 10 * MSS as u64);
+        // Control: with the application unlimited the same rounds grow cwnd.
+        s.set_app_limited(None);
+        s.run_rounds(1);
+        assert!(s.window() > 10 * MSS as u64);
+    }
+
+    #[test]
+    fn newreno_no_growth_in_recovery() {
+        // RFC 5681 §3.2 / RFC 6675 §5: no window growth from ACKs during fast recovery.
+        let mut s = sender(20);
+        s.send_window();
+        s.lose_n(1);
+        let w = s.window();
+        s.advance(RTT);
+        s.ack_n(10);
+        assert!(s.in_recovery());
+        assert_eq!(s.window(), w);
+    }
+
+    #[test]
+    fn newreno_spurious_undo_restores_window() {
+        // RFC 3522 / RFC 4015: undo the reduction of a spurious congestion event.
+        let mut s = sender(20);
+        s.send_window();
+        s.lose_n(1);
+        s.spurious();
+        assert_eq!(s.window(), 20 * MSS as u64);
+        assert_eq!(s.cc.ssthresh(), u64::MAX);
     }
 }
