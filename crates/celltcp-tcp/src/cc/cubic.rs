@@ -1,0 +1,600 @@
+//! CUBIC congestion control (RFC 9438), with HyStart++ (RFC 9406) in the initial slow start.
+//!
+//! - Window growth (§4.2): `W_cubic(t) = C * (t - K)^3 + W_max`, `K = cbrt((W_max - cwnd_epoch) / C)`,
+//!   with `t` the time since the current congestion-avoidance epoch began and windows in segments.
+//! - Reno-friendly region (§4.3): `W_est` grows by `alpha_cubic * segments_acked / cwnd` per ACK,
+//!   `alpha_cubic = 3 (1 - beta) / (1 + beta)` until `W_est >= cwnd_prior`, then 1; when
+//!   `W_cubic(t) < W_est`, cwnd follows `W_est`.
+//! - Concave and convex regions (§4.4, §4.5): `target = W_cubic(t + RTT)` clamped to
+//!   `[cwnd, 1.5 cwnd]`, and each ACK adds `(target - cwnd) / cwnd` segments per segment acknowledged.
+//! - Multiplicative decrease (§4.6): `ssthresh = max(flight_size * beta_cubic, 2 SMSS)`,
+//!   `cwnd = ssthresh`; fast convergence (§4.7) lowers `W_max` to `cwnd (1 + beta) / 2` when a
+//!   loss comes before the previous `W_max` was regained.
+//! - Timeout (§4.8): cwnd to one segment, ssthresh as in §4.6 (held on a repeated timeout of the
+//!   same segment, RFC 5681 §3.1), and the next epoch starts with `K = 0`, `W_max = cwnd`.
+//! - Spurious congestion events (§4.9): the state saved before the reduction is restored.
+//! - Slow start is RFC 5681 §3.1 with RFC 3465 byte counting, modified by HyStart++ while
+//!   `CubicConfig::hystart` is set and no congestion event has happened yet (RFC 9406 §4.3).
+//!
+//! cwnd is not grown while the sender is not cwnd-limited (RFC 9438 §5.8 referring to RFC 7661),
+//! and the app-limited time is taken out of the epoch clock so that `t` does not run on while the
+//! window is unused (as Linux shifts its epoch on idle). No growth happens during fast recovery.
+//!
+//! The RTT in `W_cubic(t + RTT)` is the sender's smoothed RTT (RFC 9438 §4.4 "RTT is the smoothed
+//! round-trip time").
+
+use celltcp_engine::{SimDuration, SimTime};
+
+use super::hystart::{HyStart, HyStartEvent, HyStartState};
+use super::{Ack, CcMetrics, CongestionEvent, Controller};
+
+/// CUBIC parameters.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CubicConfig {
+    /// The cubic scaling constant C, in segments / s^3, > 0. RFC 9438 §5.1: 0.4.
+    pub c: f64,
+    /// The multiplicative decrease factor beta_cubic, in (0, 1). RFC 9438 §4.6: 0.7.
+    pub beta: f64,
+    /// Fast convergence (RFC 9438 §4.7). Default true.
+    pub fast_convergence: bool,
+    /// HyStart++ in the initial slow start (RFC 9406). Default true.
+    pub hystart: bool,
+    /// Appropriate Byte Counting limit L in segments per ACK during slow start, >= 1
+    /// (RFC 3465 §2.2: 2).
+    pub abc_limit_segments: u32,
+}
+
+impl Default for CubicConfig {
+    fn default() -> Self {
+        CubicConfig { c: 0.4, beta: 0.7, fast_convergence: true, hystart: true, abc_limit_segments: 2 }
+    }
+}
+
+/// State saved before a reduction, restored by a spurious-event undo (RFC 9438 §4.9).
+#[derive(Clone, Copy, Debug)]
+struct Saved {
+    cwnd: f64,
+    ssthresh: u64,
+    w_max: f64,
+    k: f64,
+    t_epoch: Option<SimTime>,
+    cwnd_epoch: f64,
+    w_est: f64,
+    cwnd_prior: f64,
+}
+
+#[derive(Clone, Debug)]
+pub struct Cubic {
+    cfg: CubicConfig,
+    mss: f64,
+    /// Congestion window in bytes (fractional: per-ACK increases are often below a byte's
+    /// worth of rounding at large windows).
+    cwnd: f64,
+    ssthresh: u64,
+    /// W_max in segments (RFC 9438 §4.1).
+    w_max: f64,
+    /// K in seconds (RFC 9438 eq. 2).
+    k: f64,
+    /// Start of the current congestion-avoidance epoch (shifted forward by app-limited time).
+    t_epoch: Option<SimTime>,
+    /// cwnd in segments when the epoch began.
+    cwnd_epoch: f64,
+    /// W_est in segments (RFC 9438 §4.3).
+    w_est: f64,
+    /// cwnd in segments before the last reduction (RFC 9438 §4.6 cwnd_prior).
+    cwnd_prior: f64,
+    /// The next epoch follows a timeout: K = 0, W_max = cwnd (RFC 9438 §4.8).
+    after_rto: bool,
+    /// An RTO fired and nothing new has been acknowledged since (RFC 5681 §3.1 note on eq. 4).
+    rto_pending: bool,
+    last_ack: Option<SimTime>,
+    hystart: HyStart,
+    saved: Option<Saved>,
+}
+
+impl Cubic {
+    pub fn new(cfg: CubicConfig, mss: u32, initial_cwnd_pkts: u32) -> Self {
+        let mss = mss as f64;
+        let mut hystart = HyStart::new();
+        if !cfg.hystart {
+            hystart.on_congestion();
+        }
+        Cubic {
+            cfg,
+            mss,
+            cwnd: initial_cwnd_pkts as f64 * mss,
+            ssthresh: u64::MAX,
+            w_max: 0.0,
+            k: 0.0,
+            t_epoch: None,
+            cwnd_epoch: 0.0,
+            w_est: 0.0,
+            cwnd_prior: 0.0,
+            after_rto: false,
+            rto_pending: false,
+            last_ack: None,
+            hystart,
+            saved: None,
+        }
+    }
+
+    /// alpha_cubic = 3 (1 - beta) / (1 + beta) (RFC 9438 §4.3 eq. 5).
+    pub fn alpha_cubic(&self) -> f64 {
+        3.0 * (1.0 - self.cfg.beta) / (1.0 + self.cfg.beta)
+    }
+
+    /// K in seconds for the current epoch.
+    pub fn k(&self) -> f64 {
+        self.k
+    }
+
+    /// W_max in segments.
+    pub fn w_max(&self) -> f64 {
+        self.w_max
+    }
+
+    /// W_est in segments.
+    pub fn w_est(&self) -> f64 {
+        self.w_est
+    }
+
+    /// Start of the current epoch, if one is running.
+    pub fn epoch_start(&self) -> Option<SimTime> {
+        self.t_epoch
+    }
+
+    pub fn hystart_state(&self) -> HyStartState {
+        self.hystart.state()
+    }
+
+    /// W_cubic(t) in segments, `t` in seconds since the epoch began (RFC 9438 eq. 1).
+    pub fn w_cubic(&self, t: f64) -> f64 {
+        self.cfg.c * (t - self.k).powi(3) + self.w_max
+    }
+
+    fn cwnd_seg(&self) -> f64 {
+        self.cwnd / self.mss
+    }
+
+    fn in_slow_start(&self) -> bool {
+        self.cwnd < self.ssthresh as f64
+    }
+
+    /// Begin a congestion-avoidance epoch (RFC 9438 §4.2; §4.8 after a timeout).
+    fn start_epoch(&mut self, now: SimTime) {
+        let w = self.cwnd_seg();
+        self.t_epoch = Some(now);
+        self.cwnd_epoch = w;
+        self.w_est = w;
+        if self.after_rto || self.w_max <= w {
+            // §4.8, and slow-start exit without a loss: K = 0 and W_max = cwnd.
+            self.w_max = w;
+            self.k = 0.0;
+        } else {
+            // §4.2 eq. 2.
+            self.k = ((self.w_max - self.cwnd_epoch) / self.cfg.c).cbrt();
+        }
+        self.after_rto = false;
+    }
+
+    fn save(&mut self) {
+        self.saved = Some(Saved {
+            cwnd: self.cwnd,
+            ssthresh: self.ssthresh,
+            w_max: self.w_max,
+            k: self.k,
+            t_epoch: self.t_epoch,
+            cwnd_epoch: self.cwnd_epoch,
+            w_est: self.w_est,
+            cwnd_prior: self.cwnd_prior,
+        });
+    }
+
+    /// RFC 9438 §4.6 ssthresh with the 2 SMSS floor, in bytes.
+    fn reduced_ssthresh(&self, flight: u64) -> f64 {
+        (flight as f64 * self.cfg.beta).max(2.0 * self.mss).floor()
+    }
+
+    fn slow_start_ack(&mut self, now: SimTime, ack: &Ack) {
+        if !self.hystart.is_done() {
+            if let Some(HyStartEvent::EnterCongestionAvoidance) = self.hystart.on_ack(ack.delivered, ack.rtt) {
+                // RFC 9406 §4.2: after CSS_ROUNDS, ssthresh = cwnd and congestion avoidance.
+                self.ssthresh = self.cwnd as u64;
+                self.cwnd = self.ssthresh as f64;
+                self.start_epoch(now);
+                return;
+            }
+        }
+        if ack.app_limited {
+            return;
+        }
+        // RFC 5681 §3.1 eq. 2 with RFC 3465 L; RFC 9406 §4.2 divides it by CSS_GROWTH_DIVISOR in CSS.
+        let limit = self.cfg.abc_limit_segments as f64 * self.mss;
+        let inc = (ack.acked_bytes as f64).min(limit) / self.hystart.growth_divisor() as f64;
+        self.cwnd = (self.cwnd + inc).min(self.ssthresh as f64);
+    }
+
+    fn congestion_avoidance_ack(&mut self, now: SimTime, ack: &Ack) {
+        if ack.app_limited {
+            // RFC 9438 §5.8: no growth when not cwnd-limited; keep the epoch clock still.
+            if let (Some(te), Some(last)) = (self.t_epoch, self.last_ack) {
+                self.t_epoch = Some(te + (now - last));
+            }
+            return;
+        }
+        let t_epoch = match self.t_epoch {
+            Some(t) => t,
+            None => {
+                self.start_epoch(now);
+                now
+            }
+        };
+        let t = (now - t_epoch).as_secs_f64();
+        let rtt = if ack.srtt > SimDuration::ZERO { ack.srtt } else { ack.rtt.unwrap_or(ack.min_rtt) };
+        let w = self.cwnd_seg();
+        let segs_acked = ack.acked_bytes as f64 / self.mss;
+
+        // §4.3: the Reno-friendly estimate.
+        let alpha = if self.w_est >= self.cwnd_prior { 1.0 } else { self.alpha_cubic() };
+        self.w_est += alpha * segs_acked / w;
+
+        if self.w_cubic(t) < self.w_est {
+            // §4.3: Reno-friendly region, cwnd = W_est (never lowered by an ACK).
+            self.cwnd = self.cwnd.max(self.w_est * self.mss);
+        } else {
+            // §4.4/§4.5: target = W_cubic(t + RTT) clamped to [cwnd, 1.5 cwnd].
+            let target = self.w_cubic(t + rtt.as_secs_f64()).clamp(w, 1.5 * w);
+            self.cwnd += (target - w) / w * ack.acked_bytes as f64;
+        }
+    }
+}
+
+impl Controller for Cubic {
+    fn on_sent(&mut self, _now: SimTime, bytes: u64, _bytes_in_flight: u64) {
+        self.hystart.on_sent(bytes);
+    }
+
+    fn on_ack(&mut self, now: SimTime, ack: &Ack) {
+        if ack.acked_bytes == 0 {
+            return;
+        }
+        self.rto_pending = false;
+        if ack.in_recovery {
+            // RFC 5681 §3.2 / RFC 6675 §5: no growth during fast recovery.
+            self.last_ack = Some(now);
+            return;
+        }
+        if self.in_slow_start() {
+            self.slow_start_ack(now, ack);
+        } else {
+            self.congestion_avoidance_ack(now, ack);
+        }
+        self.last_ack = Some(now);
+    }
+
+    fn on_congestion_event(&mut self, _now: SimTime, ev: &CongestionEvent) {
+        self.save();
+        // RFC 9406 §4.2: a congestion event in slow start or CSS ends HyStart++.
+        self.hystart.on_congestion();
+        let w = self.cwnd_seg();
+        // §4.7 fast convergence.
+        self.w_max = if self.cfg.fast_convergence && w < self.w_max { w * (1.0 + self.cfg.beta) / 2.0 } else { w };
+        self.cwnd_prior = w;
+        // §4.6 multiplicative decrease.
+        let ss = self.reduced_ssthresh(ev.bytes_in_flight);
+        self.ssthresh = ss as u64;
+        self.cwnd = ss;
+        self.t_epoch = None;
+    }
+
+    fn on_rto(&mut self, _now: SimTime, bytes_in_flight: u64, _mss: u32) {
+        self.save();
+        self.hystart.on_congestion();
+        if !self.rto_pending {
+            // §4.8: ssthresh as in §4.6; held on a repeated timeout (RFC 5681 §3.1 note on eq. 4).
+            self.cwnd_prior = self.cwnd_seg();
+            self.ssthresh = self.reduced_ssthresh(bytes_in_flight) as u64;
+        }
+        self.rto_pending = true;
+        // RFC 5681 §3.1: loss window of one segment.
+        self.cwnd = self.mss;
+        self.t_epoch = None;
+        self.after_rto = true;
+    }
+
+    fn on_spurious(&mut self, _now: SimTime) {
+        // §4.9: restore the state from before the spurious reduction.
+        if let Some(s) = self.saved.take() {
+            self.cwnd = self.cwnd.max(s.cwnd);
+            self.ssthresh = s.ssthresh;
+            self.w_max = s.w_max;
+            self.k = s.k;
+            self.t_epoch = s.t_epoch;
+            self.cwnd_epoch = s.cwnd_epoch;
+            self.w_est = s.w_est;
+            self.cwnd_prior = s.cwnd_prior;
+            self.after_rto = false;
+            self.rto_pending = false;
+        }
+    }
+
+    fn window(&self) -> u64 {
+        self.cwnd as u64
+    }
+
+    fn ssthresh(&self) -> u64 {
+        self.ssthresh
+    }
+
+    fn metrics(&self) -> CcMetrics {
+        // state: 0 slow start, 1 conservative slow start (HyStart++), 2 congestion avoidance.
+        let state = if !self.in_slow_start() {
+            2
+        } else if self.hystart.in_css() {
+            1
+        } else {
+            0
+        };
+        CcMetrics { cwnd_bytes: self.window(), ssthresh_bytes: self.ssthresh, pacing_rate: None, state }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cc::test_sender::TestSender;
+
+    const MSS: u32 = 1000;
+    const RTT: SimDuration = SimDuration::from_millis(100);
+
+    fn no_hystart() -> CubicConfig {
+        CubicConfig { hystart: false, ..CubicConfig::default() }
+    }
+
+    fn sender(cfg: CubicConfig, iw: u32, rtt: SimDuration) -> TestSender<Cubic> {
+        TestSender::new(Cubic::new(cfg, MSS, iw), MSS, rtt)
+    }
+
+    /// A sender that had a loss at a full window of `w` segments and then left recovery; the
+    /// next ACK starts the CA epoch.
+    fn after_loss_at(cfg: CubicConfig, w: u32, rtt: SimDuration) -> TestSender<Cubic> {
+        let mut s = sender(cfg, w, rtt);
+        s.send_window();
+        s.lose_n(1);
+        s.advance(rtt);
+        s.ack_all(); // still in recovery: no growth
+        s.exit_recovery();
+        s
+    }
+
+    fn pkts(s: &TestSender<Cubic>) -> f64 {
+        s.cc.cwnd / MSS as f64
+    }
+
+    #[test]
+    fn cubic_beta_0_7_on_loss() {
+        // RFC 9438 §4.6: ssthresh = flight_size * 0.7, cwnd = ssthresh; W_max = cwnd (§4.7 with
+        // no previous W_max).
+        let s = after_loss_at(no_hystart(), 100, RTT);
+        assert_eq!(s.window(), 70 * MSS as u64);
+        assert_eq!(s.cc.ssthresh(), 70 * MSS as u64);
+        assert_eq!(s.cc.w_max(), 100.0);
+    }
+
+    #[test]
+    fn cubic_loss_floor_is_two_segments() {
+        // RFC 9438 §4.6: ssthresh = max(ssthresh, 2) segments.
+        let mut s = sender(no_hystart(), 2, RTT);
+        s.send_window();
+        s.lose_n(1);
+        assert_eq!(s.cc.ssthresh(), 2 * MSS as u64);
+        assert_eq!(s.window(), 2 * MSS as u64);
+    }
+
+    #[test]
+    fn cubic_k_matches_closed_form() {
+        // RFC 9438 eq. 2: K = cbrt((W_max - cwnd_epoch) / C) = cbrt(W_max (1 - beta) / C) after a
+        // full-window loss.
+        let mut s = after_loss_at(no_hystart(), 100, RTT);
+        assert!(s.cc.epoch_start().is_none());
+        s.run_rounds(1);
+        let k = (100.0f64 * (1.0 - 0.7) / 0.4).cbrt();
+        assert!((s.cc.k() - k).abs() < 1e-12, "K {} vs {k}", s.cc.k());
+        assert!((k - 4.217).abs() < 1e-3);
+    }
+
+    #[test]
+    fn cubic_window_follows_w_cubic_over_time() {
+        // RFC 9438 eq. 1 and §4.4/4.5: cwnd tracks W(t) = C (t - K)^3 + W_max through the
+        // concave region (below W_max) and the convex one (above it). Each ACK moves cwnd toward
+        // W(t + RTT), so after the ACKs of a round arriving at time t, cwnd lies between W(t) (less
+        // the per-ACK lag, under one segment) and W(t + RTT). W_max = 1000 segments keeps the
+        // Reno-friendly estimate below W(t) for the whole run (checked), so §4.3 does not interfere.
+        let mut s = after_loss_at(no_hystart(), 1000, RTT);
+        s.run_rounds(1);
+        let t0 = s.cc.epoch_start().expect("epoch started");
+        let k = s.cc.k();
+        let (c, w_max) = (0.4, 1000.0);
+        let w = |t: f64| c * (t - k).powi(3) + w_max;
+        let rounds = (2.0 * k / RTT.as_secs_f64()) as u64;
+        let (mut below, mut above) = (false, false);
+        for _ in 0..rounds {
+            s.run_rounds(1);
+            let t = (s.now() - t0).as_secs_f64();
+            let cwnd = pkts(&s);
+            assert!(s.cc.w_est() < w(t), "t={t:.2}: left the CUBIC region");
+            assert!(cwnd >= w(t) - 1.0, "t={t:.2}: cwnd {cwnd:.2} < W(t) {:.2}", w(t));
+            assert!(cwnd <= w(t + RTT.as_secs_f64()) + 1e-9, "t={t:.2}: cwnd {cwnd:.2} > W(t+RTT) {:.2}", w(t + 0.1));
+            below |= t < k - 1.0 && cwnd < w_max - 10.0;
+            above |= t > k + 1.0 && cwnd > w_max + 10.0;
+        }
+        assert!(below && above, "the run covered both regions");
+    }
+
+    #[test]
+    fn cubic_fast_convergence() {
+        // RFC 9438 §4.7: a loss before W_max is regained sets W_max = cwnd (1 + beta) / 2.
+        for (fast, want) in [(true, 70.0 * 1.7 / 2.0), (false, 70.0)] {
+            let cfg = CubicConfig { fast_convergence: fast, ..no_hystart() };
+            let mut s = after_loss_at(cfg, 100, RTT); // W_max = 100, cwnd = 70
+            s.send_window();
+            s.lose_n(1); // second loss at cwnd 70 < W_max 100
+            assert!((s.cc.w_max() - want).abs() < 1e-9, "fast={fast}: W_max {}", s.cc.w_max());
+            assert_eq!(s.window(), 49 * MSS as u64);
+        }
+    }
+
+    #[test]
+    fn cubic_reno_friendly_region_at_short_rtt() {
+        // RFC 9438 §4.3: at a short RTT and a small window, W_cubic(t) grows more slowly than
+        // the AIMD estimate W_est, and cwnd follows W_est: alpha_cubic = 3(1-0.7)/(1+0.7) segments
+        // per RTT until W_est reaches cwnd_prior, then 1 per RTT.
+        let rtt = SimDuration::from_millis(2);
+        let mut s = after_loss_at(no_hystart(), 20, rtt); // cwnd 14, W_max 20, K = 2.47 s
+        s.run_rounds(1);
+        let t0 = s.cc.epoch_start().expect("epoch started");
+        let alpha = s.cc.alpha_cubic();
+        assert!((alpha - 0.9 / 1.7).abs() < 1e-12);
+        let mut aimd = 14.0f64;
+        for _ in 0..40 {
+            let before = pkts(&s);
+            s.run_rounds(1);
+            // One round of ACKs adds about alpha (then 1) segment to W_est.
+            aimd += if aimd >= 20.0 { 1.0 } else { alpha };
+            let t = (s.now() - t0).as_secs_f64();
+            assert!(s.cc.w_cubic(t) < s.cc.w_est(), "in the Reno-friendly region");
+            assert!(pkts(&s) >= before);
+        }
+        // Per-ACK accumulation of alpha * acked / cwnd against a growing cwnd falls a little
+        // short of alpha per round; allow one segment for it.
+        assert!(pkts(&s) >= aimd - 1.0, "cwnd {} vs AIMD {aimd}", pkts(&s));
+        assert!(pkts(&s) > 30.0);
+        let t = (s.now() - t0).as_secs_f64();
+        assert!(s.cc.w_cubic(t) < pkts(&s) / 2.0, "CUBIC alone would have stayed near cwnd_epoch");
+    }
+
+    #[test]
+    fn cubic_target_clamped_to_1_5_cwnd() {
+        // RFC 9438 §4.4: target is at most 1.5 cwnd, so one ACK adds at most half the bytes it
+        // acknowledges.
+        let mut s = after_loss_at(no_hystart(), 100, RTT);
+        s.run_rounds(1);
+        s.send_window();
+        s.advance(SimDuration::from_secs(60)); // far into the convex region
+        let before = s.cc.cwnd;
+        s.ack_n(1);
+        assert!((s.cc.cwnd - before - 0.5 * MSS as f64).abs() < 1e-6, "increase {}", s.cc.cwnd - before);
+    }
+
+    #[test]
+    fn cubic_rto_loss_window_and_ssthresh() {
+        // RFC 9438 §4.8: cwnd = 1 segment, ssthresh = flight_size * beta_cubic; the next epoch
+        // uses K = 0 and W_max = cwnd at its start even though the old W_max was larger.
+        let mut s = sender(no_hystart(), 40, RTT);
+        s.send_window();
+        s.rto();
+        assert_eq!(s.window(), MSS as u64);
+        assert_eq!(s.cc.ssthresh(), 28 * MSS as u64);
+        s.run_rounds(6); // 1, 2, 4, 8, 16, 28 (capped), then the epoch starts
+        assert!(s.cc.epoch_start().is_some());
+        assert_eq!(s.cc.k(), 0.0);
+        assert!((s.cc.w_max() - 28.0).abs() < 1e-9, "W_max {}", s.cc.w_max());
+    }
+
+    #[test]
+    fn cubic_repeated_rto_holds_ssthresh() {
+        // RFC 5681 §3.1 (note on eq. 4), used by RFC 9438 §4.8: a second timeout before any new
+        // ACK keeps ssthresh instead of computing it from the one-segment flight.
+        let mut s = sender(no_hystart(), 40, RTT);
+        s.send_window();
+        s.rto();
+        s.send(1);
+        s.rto();
+        s.send(1);
+        s.rto();
+        assert_eq!(s.cc.ssthresh(), 28 * MSS as u64);
+        assert_eq!(s.window(), MSS as u64);
+    }
+
+    #[test]
+    fn cubic_spurious_undo_restores_state() {
+        // RFC 9438 §4.9: undo restores cwnd, ssthresh, W_max and the epoch.
+        let mut s = after_loss_at(no_hystart(), 100, RTT);
+        s.run_rounds(3);
+        let (cwnd, ss, wmax, k, ep) = (s.window(), s.cc.ssthresh(), s.cc.w_max(), s.cc.k(), s.cc.epoch_start());
+        s.send_window();
+        s.lose_n(1);
+        assert!(s.window() < cwnd);
+        s.spurious();
+        assert_eq!((s.window(), s.cc.ssthresh(), s.cc.w_max(), s.cc.k(), s.cc.epoch_start()), (cwnd, ss, wmax, k, ep));
+    }
+
+    #[test]
+    fn cubic_no_growth_when_app_limited() {
+        // RFC 9438 §5.8 / RFC 7661: no growth when not cwnd-limited, in slow start and in CA;
+        // the app-limited time does not count toward t.
+        let mut s = sender(no_hystart(), 10, RTT);
+        s.set_app_limited(Some(3));
+        s.run_rounds(4);
+        assert_eq!(s.window(), 10 * MSS as u64);
+
+        let mut s = after_loss_at(no_hystart(), 100, RTT);
+        s.run_rounds(1);
+        let w = s.window();
+        let ep = s.cc.epoch_start().unwrap();
+        s.set_app_limited(Some(10));
+        s.run_rounds(20);
+        assert_eq!(s.window(), w);
+        assert_eq!(s.cc.epoch_start().unwrap(), ep + RTT * 20, "epoch shifted by the app-limited time");
+    }
+
+    #[test]
+    fn cubic_no_growth_in_recovery() {
+        // RFC 5681 §3.2 / RFC 6675 §5: ACKs during fast recovery do not grow cwnd.
+        let mut s = sender(no_hystart(), 50, RTT);
+        s.send_window();
+        s.lose_n(1);
+        let w = s.window();
+        s.advance(RTT);
+        s.ack_n(30);
+        assert!(s.in_recovery());
+        assert_eq!(s.window(), w);
+    }
+
+    #[test]
+    fn cubic_hystart_leaves_slow_start_on_rtt_increase() {
+        // RFC 9406 §4.2 inside CUBIC: an RTT rise of RttThresh enters CSS (growth / 4); after
+        // CSS_ROUNDS rounds ssthresh = cwnd. Without HyStart++ the same script stays in slow start.
+        for hystart in [true, false] {
+            let cfg = CubicConfig { hystart, ..CubicConfig::default() };
+            let mut s = sender(cfg, 10, RTT);
+            s.run_rounds(2); // cwnd 40, the 40 in flight come back at RTT 100 ms
+            s.set_rtt(SimDuration::from_millis(120)); // new segments see 120 ms >= 100 + 12.5 ms
+            s.run_for(RTT); // round 3 at 100 ms: cwnd 80, sent with the new RTT
+            assert_eq!(s.window(), 80 * MSS as u64);
+            s.run_for(SimDuration::from_millis(120)); // round 4: 80 ACKs with 120 ms samples
+            if hystart {
+                assert!(matches!(s.cc.hystart_state(), HyStartState::Css { .. }));
+                assert_eq!(s.cc.metrics().state, 1);
+                // The 8th sample triggers CSS before its own increase: 7 ACKs add a full
+                // segment, the other 73 a quarter each.
+                assert!((pkts(&s) - (80.0 + 7.0 + 73.0 / 4.0)).abs() < 1e-9, "{}", pkts(&s));
+                s.run_rounds(5);
+                assert_eq!(s.cc.hystart_state(), HyStartState::Done);
+                // ssthresh was set to cwnd at the transition; the rest of that round's ACKs grow
+                // cwnd by less than a segment in CA (K = 0: W(t + RTT) - W_max = C RTT^3).
+                assert!(s.cc.ssthresh() < u64::MAX);
+                assert!(s.window() >= s.cc.ssthresh() && s.window() < s.cc.ssthresh() + MSS as u64, "{} {}", s.window(), s.cc.ssthresh());
+                assert_eq!(s.cc.metrics().state, 2);
+                // RFC 9438 §4.2: the epoch that follows starts at W_max = cwnd with K = 0.
+                assert_eq!(s.cc.k(), 0.0);
+                assert!((s.cc.w_max() * MSS as f64 - s.cc.ssthresh() as f64).abs() < MSS as f64);
+            } else {
+                assert_eq!(s.window(), 160 * MSS as u64);
+                s.run_rounds(5);
+                assert_eq!(s.cc.ssthresh(), u64::MAX);
+            }
+        }
+    }
+}
