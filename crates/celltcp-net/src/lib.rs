@@ -11,12 +11,14 @@
 //! - [`pcap`]: libpcap files with real IPv4/TCP/UDP headers.
 //! - [`routing`]: static shortest-path routing over a small graph of hosts and routers.
 
+pub mod frag;
 pub mod link;
 pub mod loss;
 pub mod packet;
 pub mod queue;
 pub mod trace_link;
 
+pub use frag::{fragment, FragError, Reassembler, ReassemblyConfig, ReassemblyStats};
 pub use link::{AnyLink, Delivery, Link, LinkConfig, LinkStats};
 pub use loss::{LossConfig, LossModel};
 pub use packet::*;
