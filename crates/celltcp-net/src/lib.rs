@@ -15,6 +15,7 @@ pub mod frag;
 pub mod link;
 pub mod loss;
 pub mod packet;
+pub mod pcap;
 pub mod queue;
 pub mod trace_link;
 
@@ -22,5 +23,6 @@ pub use frag::{fragment, FragError, Reassembler, ReassemblyConfig, ReassemblySta
 pub use link::{AnyLink, Delivery, Link, LinkConfig, LinkStats};
 pub use loss::{LossConfig, LossModel};
 pub use packet::*;
+pub use pcap::{PcapWriter, Snaplen};
 pub use queue::{AnyQueue, Dequeued, QueueConfig, QueueLimit, QueueStats};
 pub use trace_link::{parse_mahimahi, TraceLink, TraceLinkConfig};
