@@ -17,6 +17,7 @@ pub mod loss;
 pub mod packet;
 pub mod pcap;
 pub mod queue;
+pub mod routing;
 pub mod trace_link;
 
 pub use frag::{fragment, FragError, Reassembler, ReassemblyConfig, ReassemblyStats};
@@ -25,4 +26,5 @@ pub use loss::{LossConfig, LossModel};
 pub use packet::*;
 pub use pcap::{PcapWriter, Snaplen};
 pub use queue::{AnyQueue, Dequeued, QueueConfig, QueueLimit, QueueStats};
+pub use routing::Routes;
 pub use trace_link::{parse_mahimahi, TraceLink, TraceLinkConfig};
