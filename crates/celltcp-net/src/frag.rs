@@ -366,7 +366,14 @@ mod tests {
         let (mut a, mut b) = (Vec::new(), Vec::new());
         fragment(tcp(3000, 1), 1500, &mut a).unwrap();
         fragment(tcp(2000, 2), 1500, &mut b).unwrap();
-        let udp = Packet::new(1, Ipv4::new(10, 0, 0, 1), Ipv4::new(10, 0, 0, 2), 1, SimTime::ZERO, Body::Udp(UdpDatagram { payload_len: 2000, ..Default::default() }));
+        let udp = Packet::new(
+            1,
+            Ipv4::new(10, 0, 0, 1),
+            Ipv4::new(10, 0, 0, 2),
+            1,
+            SimTime::ZERO,
+            Body::Udp(UdpDatagram { payload_len: 2000, ..Default::default() }),
+        );
         let mut c = Vec::new();
         fragment(udp, 1500, &mut c).unwrap();
         assert!(r.push(SimTime::ZERO, a[0]).is_none());

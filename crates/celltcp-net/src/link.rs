@@ -127,14 +127,15 @@ impl Link {
         // discipline sees every arrival (RED's average, CoDel's zero sojourns).
         self.queue.enqueue(now, pkt, &mut self.rng)?;
         if self.tx.is_none() {
-            Ok(self.start_next(now))
+            // A queue of one never drops at dequeue (CoDel keeps at least one MTU, RFC 8289 §5.7).
+            Ok(self.start_next(now, &mut Vec::new()))
         } else {
             Ok(None)
         }
     }
 
-    fn start_next(&mut self, now: SimTime) -> Option<SimTime> {
-        let d = self.queue.dequeue(now)?;
+    fn start_next(&mut self, now: SimTime, drops: &mut Vec<Packet>) -> Option<SimTime> {
+        let d = self.queue.dequeue_into(now, drops)?;
         let tx_end = now + SimDuration::transmission(d.pkt.size() as u64, self.cfg.rate_bps);
         self.tx = Some(InFlight { pkt: d.pkt, tx_start: now, tx_end });
         Some(tx_end)
@@ -143,7 +144,20 @@ impl Link {
     /// The packet in transmission has finished serialising (`now` is the time [`Link::enqueue`]
     /// or the previous `service` returned). Pushes it to `out`, starts the next packet, and
     /// returns when that one ends, or `None` if the link is now idle.
+    #[inline]
     pub fn service(&mut self, now: SimTime, out: &mut Vec<Delivery>) -> Option<SimTime> {
+        // Allocates only if CoDel drops a packet.
+        self.service_with_drops(now, out, &mut Vec::new())
+    }
+
+    /// As [`Link::service`], also pushing to `drops` the packets the queue dropped at dequeue
+    /// (CoDel), so callers can account them per flow.
+    pub fn service_with_drops(
+        &mut self,
+        now: SimTime,
+        out: &mut Vec<Delivery>,
+        drops: &mut Vec<Packet>,
+    ) -> Option<SimTime> {
         let Some(f) = self.tx.take() else {
             debug_assert!(false, "Link::service called while idle");
             return None;
@@ -159,8 +173,14 @@ impl Link {
             s.lost_pkts += 1;
             s.lost_bytes += size;
         }
-        out.push(Delivery { tx_start: f.tx_start, tx_end: f.tx_end, arrive_at: f.tx_end + self.cfg.delay, lost, pkt: f.pkt });
-        self.start_next(now)
+        out.push(Delivery {
+            tx_start: f.tx_start,
+            tx_end: f.tx_end,
+            arrive_at: f.tx_end + self.cfg.delay,
+            lost,
+            pkt: f.pkt,
+        });
+        self.start_next(now, drops)
     }
 
     /// Whether a packet is being serialised.
@@ -221,6 +241,18 @@ impl AnyLink {
         match self {
             AnyLink::Rate(l) => l.service(now, out),
             AnyLink::Trace(l) => l.service(now, out),
+        }
+    }
+    #[inline]
+    pub fn service_with_drops(
+        &mut self,
+        now: SimTime,
+        out: &mut Vec<Delivery>,
+        drops: &mut Vec<Packet>,
+    ) -> Option<SimTime> {
+        match self {
+            AnyLink::Rate(l) => l.service_with_drops(now, out, drops),
+            AnyLink::Trace(l) => l.service_with_drops(now, out, drops),
         }
     }
     pub fn mtu(&self) -> u32 {
@@ -371,6 +403,25 @@ mod tests {
         assert_eq!(out.len(), 20_000);
         assert_eq!(l.stats().lost_pkts, lost);
         assert!((lost as f64 / 20_000.0 - 0.1).abs() < 0.01, "{lost}");
+    }
+
+    #[test]
+    fn link_reports_codel_dequeue_drops() {
+        // RFC 8289 drops at dequeue; service_with_drops hands those packets to the caller, and
+        // every packet is either delivered or dropped exactly once.
+        let cfg = LinkConfig { rate_bps: 12_000_000, delay: SimDuration::ZERO, mtu: 1500 };
+        let q = AnyQueue::new(&QueueConfig::CoDel(crate::queue::CoDelConfig::default()));
+        let mut l = Link::new(cfg, q, LossModel::none(), component_rng(1, 5));
+        let first = (0..600).map(|i| l.enqueue(SimTime::ZERO, udp(i, 1500))).collect::<Vec<_>>()[0];
+        let (mut out, mut drops, mut next) = (Vec::new(), Vec::new(), first);
+        while let Some(t) = next {
+            next = l.service_with_drops(t, &mut out, &mut drops);
+        }
+        assert!(!drops.is_empty());
+        assert_eq!(drops.len() as u64, l.stats().queue.dropped_pkts);
+        let mut uids: Vec<u64> = out.iter().map(|d| d.pkt.uid).chain(drops.iter().map(|p| p.uid)).collect();
+        uids.sort_unstable();
+        assert_eq!(uids, (0..600).collect::<Vec<_>>());
     }
 
     #[test]

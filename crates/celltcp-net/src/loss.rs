@@ -139,7 +139,8 @@ mod tests {
         assert!((burst - 1.0 / r).abs() < 0.03 / r, "{burst} vs {}", 1.0 / r);
 
         // Partial losses in both states.
-        let cfg = LossConfig::GilbertElliott { p_good_to_bad: 0.05, p_bad_to_good: 0.2, loss_good: 0.01, loss_bad: 0.5 };
+        let cfg =
+            LossConfig::GilbertElliott { p_good_to_bad: 0.05, p_bad_to_good: 0.2, loss_good: 0.01, loss_bad: 0.5 };
         let mut m = LossModel::new(cfg);
         let rate = (0..n).filter(|_| m.lose(&mut rng)).count() as f64 / n as f64;
         let want = 0.8 * 0.01 + 0.2 * 0.5;

@@ -295,7 +295,13 @@ mod tests {
     }
 
     fn syn() -> Packet {
-        let opts = TcpOptions { mss: Some(1460), wscale: Some(7), sack_permitted: true, timestamps: Some((1, 0)), ..Default::default() };
+        let opts = TcpOptions {
+            mss: Some(1460),
+            wscale: Some(7),
+            sack_permitted: true,
+            timestamps: Some((1, 0)),
+            ..Default::default()
+        };
         let s = TcpSegment {
             src_port: 40000,
             dst_port: 5201,
@@ -344,7 +350,13 @@ mod tests {
                 for sp in [false, true] {
                     for ts in [None, Some((5, 6))] {
                         for nsack in 0..=3u8 {
-                            let mut o = TcpOptions { mss, wscale: ws, sack_permitted: sp, timestamps: ts, ..Default::default() };
+                            let mut o = TcpOptions {
+                                mss,
+                                wscale: ws,
+                                sack_permitted: sp,
+                                timestamps: ts,
+                                ..Default::default()
+                            };
                             for k in 0..nsack {
                                 o.push_sack(SackBlock { left: k as u32, right: k as u32 + 1 });
                             }
@@ -365,7 +377,14 @@ mod tests {
         // zero payload verify to 0xffff.
         let src = Ipv4::new(192, 168, 1, 10);
         let dst = Ipv4::new(8, 8, 8, 8);
-        let u = Packet::new(1, src, dst, 7, SimTime::ZERO, Body::Udp(UdpDatagram { src_port: 5000, dst_port: 5001, payload_len: 1000, ..Default::default() }));
+        let u = Packet::new(
+            1,
+            src,
+            dst,
+            7,
+            SimTime::ZERO,
+            Body::Udp(UdpDatagram { src_port: 5000, dst_port: 5001, payload_len: 1000, ..Default::default() }),
+        );
         let mut b = Vec::new();
         encode_headers(&u, &mut b);
         assert_eq!(b.len(), 28);
@@ -374,7 +393,14 @@ mod tests {
         ps.extend_from_slice(&dst.octets());
         ps.extend_from_slice(&[0, 17, 0x03, 0xf0]); // length 1008
         assert_eq!(ones_sum(&[&ps, &b[20..]]), 0xffff);
-        let i = Packet::new(1, src, dst, 7, SimTime::ZERO, Body::Icmp(IcmpEcho { reply: false, ident: 99, seq: 3, payload_len: 56, ..Default::default() }));
+        let i = Packet::new(
+            1,
+            src,
+            dst,
+            7,
+            SimTime::ZERO,
+            Body::Icmp(IcmpEcho { reply: false, ident: 99, seq: 3, payload_len: 56, ..Default::default() }),
+        );
         let mut b = Vec::new();
         encode_headers(&i, &mut b);
         assert_eq!(&b[20..22], &[8, 0]);
@@ -382,7 +408,12 @@ mod tests {
         let mut d = syn();
         let mut o = TcpOptions { timestamps: Some((77, 66)), ..Default::default() };
         o.push_sack(SackBlock { left: 10, right: 20 });
-        d.body = Body::Tcp(TcpSegment { flags: TcpFlags(TcpFlags::ACK | TcpFlags::PSH), options: o, payload_len: 1000, ..*d.tcp().unwrap() });
+        d.body = Body::Tcp(TcpSegment {
+            flags: TcpFlags(TcpFlags::ACK | TcpFlags::PSH),
+            options: o,
+            payload_len: 1000,
+            ..*d.tcp().unwrap()
+        });
         d.ecn = Ecn::Ce;
         let mut b = Vec::new();
         encode_headers(&d, &mut b);
@@ -478,7 +509,16 @@ mod tests {
         let out = std::process::Command::new("tshark")
             .args(["-r", path.to_str().unwrap(), "-T", "fields", "-E", "separator=;"])
             .args(["-e", "tcp.seq_raw", "-e", "tcp.ack_raw", "-e", "tcp.flags", "-e", "tcp.options.mss_val"])
-            .args(["-e", "tcp.window_size_value", "-e", "ip.len", "-e", "ip.checksum.status", "-e", "tcp.checksum.status"])
+            .args([
+                "-e",
+                "tcp.window_size_value",
+                "-e",
+                "ip.len",
+                "-e",
+                "ip.checksum.status",
+                "-e",
+                "tcp.checksum.status",
+            ])
             .args(["-o", "ip.check_checksum:TRUE", "-o", "tcp.check_checksum:TRUE"])
             .output()
             .unwrap();

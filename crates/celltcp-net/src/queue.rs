@@ -10,7 +10,8 @@
 //!
 //! [`QueueConfig`] is the plain-data description a scenario file holds; [`AnyQueue`] is the closed
 //! enum built from it that the links own. Dropped or rejected packets are handed back from
-//! [`AnyQueue::enqueue`]; CoDel also drops at dequeue, and those drops only show in [`QueueStats`].
+//! [`AnyQueue::enqueue`]; CoDel also drops at dequeue, which [`AnyQueue::dequeue_into`] reports
+//! (and [`QueueStats`] always counts).
 
 pub mod codel;
 pub mod droptail;
@@ -192,13 +193,23 @@ impl AnyQueue {
         }
     }
 
-    /// The next packet for the link, if any.
+    /// The next packet for the link, if any. Packets CoDel drops on the way are only counted.
     #[inline]
     pub fn dequeue(&mut self, now: SimTime) -> Option<Dequeued> {
         match self {
             AnyQueue::DropTail(q) => q.dequeue(now),
             AnyQueue::Red(q) => q.dequeue(now),
             AnyQueue::CoDel(q) => q.dequeue(now),
+        }
+    }
+
+    /// As [`AnyQueue::dequeue`], also pushing the packets dropped at dequeue (CoDel) to `drops`.
+    #[inline]
+    pub fn dequeue_into(&mut self, now: SimTime, drops: &mut Vec<Packet>) -> Option<Dequeued> {
+        match self {
+            AnyQueue::DropTail(q) => q.dequeue(now),
+            AnyQueue::Red(q) => q.dequeue(now),
+            AnyQueue::CoDel(q) => q.dequeue_into(now, drops),
         }
     }
 

@@ -172,7 +172,12 @@ impl TraceLink {
 
     /// As [`TraceLink::enqueue`], but hands back a packet the queue dropped.
     pub fn try_enqueue(&mut self, now: SimTime, pkt: Packet) -> Result<Option<SimTime>, Packet> {
-        debug_assert!(pkt.size() <= self.cfg.mtu, "packet of {} B over a {} B MTU trace link", pkt.size(), self.cfg.mtu);
+        debug_assert!(
+            pkt.size() <= self.cfg.mtu,
+            "packet of {} B over a {} B MTU trace link",
+            pkt.size(),
+            self.cfg.mtu
+        );
         self.queue.enqueue(now, pkt, &mut self.rng)?;
         if self.scheduled.is_some() {
             return Ok(None);
@@ -186,13 +191,25 @@ impl TraceLink {
 
     /// Runs the opportunities due at `now` (the time the previous call returned), pushes the
     /// packets they complete, and returns the next opportunity while packets remain.
+    #[inline]
     pub fn service(&mut self, now: SimTime, out: &mut Vec<Delivery>) -> Option<SimTime> {
+        self.service_with_drops(now, out, &mut Vec::new())
+    }
+
+    /// As [`TraceLink::service`], also pushing to `drops` the packets the queue dropped at
+    /// dequeue (CoDel).
+    pub fn service_with_drops(
+        &mut self,
+        now: SimTime,
+        out: &mut Vec<Delivery>,
+        drops: &mut Vec<Packet>,
+    ) -> Option<SimTime> {
         debug_assert_eq!(self.scheduled, Some(now), "TraceLink::service called at the wrong time");
         self.scheduled = None;
         while self.time_of(self.next) <= now {
             let t = self.time_of(self.next);
             self.next += 1;
-            self.run_opportunity(t, out);
+            self.run_opportunity(t, out, drops);
         }
         if self.tx.is_some() || !self.queue.is_empty() {
             let t = self.time_of(self.next);
@@ -203,12 +220,12 @@ impl TraceLink {
         }
     }
 
-    fn run_opportunity(&mut self, t: SimTime, out: &mut Vec<Delivery>) {
+    fn run_opportunity(&mut self, t: SimTime, out: &mut Vec<Delivery>, drops: &mut Vec<Packet>) {
         let mut budget = self.cfg.mtu;
         let mut used = false;
         while budget > 0 {
             if self.tx.is_none() {
-                let Some(d) = self.queue.dequeue(t) else { break };
+                let Some(d) = self.queue.dequeue_into(t, drops) else { break };
                 let arrived = t - d.sojourn;
                 self.tx = Some(InTransit { pkt: d.pkt, arrived, tx_start: None, remaining: d.pkt.size() });
             }

@@ -139,8 +139,9 @@ impl CoDel {
         DoDequeue { d: Some(d), ok_to_drop }
     }
 
-    fn drop(&mut self, d: &Dequeued) {
+    fn drop(&mut self, d: &Dequeued, drops: &mut Vec<Packet>) {
         self.stats.on_drop(&d.pkt);
+        drops.push(d.pkt);
     }
 
     /// Marks `d` CE if ECN is on and the packet is ECN-capable (RFC 8289 §5: "mark instead of drop").
@@ -153,8 +154,14 @@ impl CoDel {
         }
     }
 
-    /// §5.5 `dequeue`; dropped packets are counted in the stats.
+    /// §5.5 `dequeue`; dropped packets are counted in the stats only.
     pub fn dequeue(&mut self, now: SimTime) -> Option<Dequeued> {
+        // Allocates only if a packet is dropped.
+        self.dequeue_into(now, &mut Vec::new())
+    }
+
+    /// §5.5 `dequeue`, pushing the packets dropped on the way to `drops`.
+    pub fn dequeue_into(&mut self, now: SimTime, drops: &mut Vec<Packet>) -> Option<Dequeued> {
         let mut r = self.dodequeue(now);
         if self.dropping {
             if !r.ok_to_drop {
@@ -169,7 +176,7 @@ impl CoDel {
                     r.d = Some(d);
                     break;
                 }
-                self.drop(&d);
+                self.drop(&d, drops);
                 r = self.dodequeue(now);
                 if !r.ok_to_drop {
                     self.dropping = false;
@@ -183,7 +190,7 @@ impl CoDel {
                 if self.try_mark(&mut d) {
                     r.d = Some(d);
                 } else {
-                    self.drop(&d);
+                    self.drop(&d, drops);
                     r = self.dodequeue(now);
                 }
             }
