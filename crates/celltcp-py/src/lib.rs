@@ -50,7 +50,11 @@ fn prepare(out: RunOutput) -> (RunOutput, Tables, String, String) {
     let tables = std::mem::take(&mut out.timeseries)
         .into_iter()
         .map(|t| {
-            let cols = t.columns.into_iter().map(|c| (c.name, to_buffer(c.data))).collect();
+            let cols = t
+                .columns
+                .into_iter()
+                .map(|c| (c.name, to_buffer(c.data)))
+                .collect();
             (t.name, cols)
         })
         .collect();
@@ -79,7 +83,11 @@ fn run(
     base_dir: Option<PathBuf>,
     progress: Option<PyObject>,
 ) -> PyResult<PyObject> {
-    let opts = RunOptions { seed, out_dir, base_dir };
+    let opts = RunOptions {
+        seed,
+        out_dir,
+        base_dir,
+    };
     // The first Python error raised while reporting progress (KeyboardInterrupt from a signal,
     // or an exception from the callback); it takes precedence over the abort error it causes.
     let mut py_err: Option<PyErr> = None;
@@ -139,7 +147,12 @@ fn run(
 /// Validate a scenario (TOML text) and return the configuration as it would run, as JSON text.
 #[pyfunction]
 #[pyo3(signature = (scenario, *, seed=None, overrides=Vec::new()))]
-fn validate(py: Python<'_>, scenario: &str, seed: Option<u64>, overrides: Vec<String>) -> PyResult<String> {
+fn validate(
+    py: Python<'_>,
+    scenario: &str,
+    seed: Option<u64>,
+    overrides: Vec<String>,
+) -> PyResult<String> {
     py.allow_threads(|| celltcp_scenario::validate(scenario, &overrides, seed))
         .map(|v| v.to_string())
         .map_err(scenario_err)

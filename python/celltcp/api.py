@@ -1,0 +1,464 @@
+"""``celltcp.run()`` and the ``Result`` of a run.
+
+A thin layer over the native core (``celltcp._core``): it turns the scenario into TOML text and
+the keyword overrides into ``key.path=value`` strings, hands them to the core (which validates,
+simulates, and gives back whole columns), and writes the run directory::
+
+    DIR/manifest.json         configuration as run, seed, versions, wall time, events, ...
+    DIR/summary.json          per-flow and per-link metrics
+    DIR/timeseries/NAME.parquet
+    DIR/pcap/LINK.pcap        when the scenario asks for pcap
+    DIR/figures/NAME.{png,svg} with ``celltcp plot DIR`` (or ``celltcp run --plot``)
+
+The directory appears atomically: the run writes into a hidden sibling temporary directory
+that is renamed to DIR only once everything is written, and removed on any error or
+interrupt, so a failed or interrupted run leaves no half-written DIR.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import platform
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Union
+
+import numpy as np
+import pandas as pd
+
+from . import _core, _toml
+from ._core import ScenarioError
+
+__all__ = ["Result", "ScenarioError", "run", "validate", "list_cc", "load_scenario"]
+
+Scenario = Union[str, "os.PathLike[str]", Mapping[str, Any]]
+ProgressArg = Union[bool, Callable[[float], Union[bool, None]], None]
+
+MANIFEST = "manifest.json"
+SUMMARY = "summary.json"
+TIMESERIES = "timeseries"
+
+
+# ---------------------------------------------------------------------------------------------
+# Inputs
+
+
+def load_scenario(scenario: Scenario) -> tuple[str, str | None]:
+    """The TOML text of a scenario and the file it came from (None for a TOML string or dict).
+
+    ``scenario`` is a path (``str`` or ``os.PathLike``) to a TOML file, a TOML string (anything
+    with a newline or an ``=``), or a dict with the same structure as the TOML file.
+    """
+    if isinstance(scenario, Mapping):
+        return _toml.dumps(scenario), None
+    if isinstance(scenario, os.PathLike):
+        path = Path(scenario)
+        return path.read_text(encoding="utf-8"), str(path)
+    if isinstance(scenario, str):
+        if "\n" in scenario or "=" in scenario:
+            return scenario, None
+        path = Path(scenario)
+        if not path.is_file():
+            raise FileNotFoundError(f"no such scenario file: {scenario}")
+        return path.read_text(encoding="utf-8"), str(path)
+    raise TypeError(
+        f"scenario must be a path, a TOML string or a dict, not {type(scenario).__name__}"
+    )
+
+
+def _override_value(v: Any) -> str:
+    # Strings go as written ("20Mbps", "cubic"), the way `--set key=value` passes them.
+    if isinstance(v, str):
+        return v
+    return _toml.value(v)
+
+
+def overrides_list(sets: Iterable[str] = (), overrides: Mapping[str, Any] | None = None) -> list[str]:
+    """``key.path=value`` strings from ``--set`` style strings plus keyword overrides.
+
+    A keyword override uses ``__`` for the dots: ``link__0__rate="20Mbps"`` is
+    ``link.0.rate=20Mbps``.
+    """
+    out = []
+    for s in sets:
+        if not isinstance(s, str) or "=" not in s:
+            raise ScenarioError(f"override {s!r}: expected key.path=value")
+        out.append(s)
+    for k, v in (overrides or {}).items():
+        out.append(f"{k.replace('__', '.')}={_override_value(v)}")
+    return out
+
+
+def _with_file(e: ScenarioError, source: str | None) -> ScenarioError:
+    """The same error, its message prefixed with the scenario file's name."""
+    if source is None:
+        return e
+    return ScenarioError(f"{source}: {e}")
+
+
+def validate(
+    scenario: Scenario, *, seed: int | None = None, set: Sequence[str] = (), **overrides: Any
+) -> dict[str, Any]:
+    """Validate a scenario and return the configuration as it would run (defaults filled in)."""
+    text, source = load_scenario(scenario)
+    ovr = overrides_list(set, overrides)
+    try:
+        config: dict[str, Any] = json.loads(_core.validate(text, seed=seed, overrides=ovr))
+    except ScenarioError as e:
+        raise _with_file(e, source) from None
+    return config
+
+
+def list_cc() -> list[tuple[str, str]]:
+    """The congestion controls available, as (name, description) pairs."""
+    return _core.list_cc()
+
+
+# ---------------------------------------------------------------------------------------------
+# Progress
+
+
+class ProgressBar:
+    """A one-line progress bar on stderr: fraction of simulated time done, elapsed, ETA.
+
+    Stays silent for the first ``delay`` seconds, so short runs print nothing.
+    """
+
+    def __init__(self, stream: Any = None, delay: float = 2.0, width: int = 30) -> None:
+        self.stream = stream if stream is not None else sys.stderr
+        self.delay = delay
+        self.width = width
+        self.start = time.monotonic()
+        self.last_draw = 0.0
+        self.shown = False
+
+    def __call__(self, fraction: float) -> None:
+        now = time.monotonic()
+        elapsed = now - self.start
+        if elapsed < self.delay or (now - self.last_draw < 0.1 and fraction < 1.0):
+            return
+        self.last_draw = now
+        self.shown = True
+        fraction = min(max(fraction, 0.0), 1.0)
+        filled = int(round(self.width * fraction))
+        eta = elapsed * (1.0 - fraction) / fraction if fraction > 0 else float("nan")
+        self.stream.write(
+            f"\r[{'#' * filled}{'.' * (self.width - filled)}] {100 * fraction:5.1f}% sim time"
+            f"  elapsed {_fmt_s(elapsed)}  ETA {_fmt_s(eta)} "
+        )
+        self.stream.flush()
+
+    def close(self) -> None:
+        if self.shown:
+            self.stream.write("\n")
+            self.stream.flush()
+            self.shown = False
+
+
+def _fmt_s(s: float) -> str:
+    if s != s:  # NaN
+        return "--:--"
+    s = int(round(s))
+    h, rem = divmod(s, 3600)
+    m, sec = divmod(rem, 60)
+    return f"{h}:{m:02d}:{sec:02d}" if h else f"{m:02d}:{sec:02d}"
+
+
+# ---------------------------------------------------------------------------------------------
+# Columns and files
+
+
+def _columns_to_frame(cols: Mapping[str, tuple[str, Any]]) -> pd.DataFrame:
+    """A DataFrame from the core's columns: one array per column, no object per sample."""
+    data: dict[str, Any] = {}
+    for name, (dtype, buf) in cols.items():
+        if dtype in ("f8", "i8"):
+            data[name] = np.frombuffer(buf, dtype=np.dtype(dtype).newbyteorder("<"))
+        elif dtype == "str":
+            data[name] = pd.array(buf, dtype="string")
+        else:
+            raise ValueError(f"column {name}: unknown dtype {dtype!r} from the core")
+    return pd.DataFrame(data)
+
+
+def _write_parquet(path: Path, cols: Mapping[str, tuple[str, Any]]) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    arrays = []
+    names = []
+    for name, (dtype, buf) in cols.items():
+        if dtype in ("f8", "i8"):
+            arrays.append(pa.array(np.frombuffer(buf, dtype=np.dtype(dtype).newbyteorder("<"))))
+        else:
+            arrays.append(pa.array(buf, type=pa.string()))
+        names.append(name)
+    pq.write_table(pa.Table.from_arrays(arrays, names=names), path, compression="zstd")
+
+
+def _write_json(path: Path, obj: Any) -> None:
+    path.write_text(json.dumps(obj, indent=2, sort_keys=False) + "\n", encoding="utf-8")
+
+
+def _utc_now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _make_manifest(raw: Mapping[str, Any], config: Any, command: Sequence[str] | None,
+                   source: str | None, files: list[str]) -> dict[str, Any]:
+    wall = float(raw["wall_time_s"])
+    events = int(raw["events"])
+    sim = float(raw["sim_time_s"])
+    return {
+        "celltcp_version": _core.version(),
+        "seed": int(raw["seed"]),
+        "created_utc": _utc_now(),
+        "command": list(command) if command is not None else None,
+        "scenario_file": source,
+        "wall_time_s": wall,
+        "events": events,
+        "sim_time_s": sim,
+        "events_per_wall_s": events / wall if wall > 0 else None,
+        "sim_s_per_wall_s": sim / wall if wall > 0 else None,
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "files": files,
+        "config": config,
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# Result
+
+
+class Result:
+    """The result of one run, in memory or in a run directory.
+
+    ``summary`` and ``manifest`` are dicts (``summary.json`` and ``manifest.json``); ``flows`` and
+    ``links`` are DataFrames with one row per flow / link; ``timeseries(name)`` is a DataFrame
+    with one row per sample. ``dir`` is the run directory, or None for a run kept in memory.
+    """
+
+    def __init__(
+        self,
+        summary: dict[str, Any],
+        manifest: dict[str, Any],
+        dir: Path | None = None,
+        tables: dict[str, pd.DataFrame] | None = None,
+    ) -> None:
+        self.summary = summary
+        self.manifest = manifest
+        self.dir = dir
+        self._tables: dict[str, pd.DataFrame] = dict(tables or {})
+
+    @classmethod
+    def load(cls, dir: str | os.PathLike[str]) -> Result:
+        """Reopen a finished run directory (time series are read when first asked for)."""
+        d = Path(dir)
+        if not (d / MANIFEST).is_file():
+            raise FileNotFoundError(f"{d} is not a celltcp run directory (no {MANIFEST})")
+        summary = json.loads((d / SUMMARY).read_text(encoding="utf-8"))
+        manifest = json.loads((d / MANIFEST).read_text(encoding="utf-8"))
+        return cls(summary, manifest, d)
+
+    @property
+    def config(self) -> dict[str, Any]:
+        """The configuration as run."""
+        cfg: dict[str, Any] = self.manifest["config"]
+        return cfg
+
+    @property
+    def seed(self) -> int:
+        return int(self.manifest["seed"])
+
+    @property
+    def flows(self) -> pd.DataFrame:
+        """One row per flow (``summary["flows"]``)."""
+        return pd.DataFrame(self.summary.get("flows", []))
+
+    @property
+    def links(self) -> pd.DataFrame:
+        """One row per link (``summary["links"]``)."""
+        return pd.DataFrame(self.summary.get("links", []))
+
+    @property
+    def timeseries_names(self) -> list[str]:
+        """The time series this run has (``tcp``, ``queue``, ``rtt``, ...)."""
+        if self.dir is not None:
+            return sorted(p.stem for p in (self.dir / TIMESERIES).glob("*.parquet"))
+        return sorted(self._tables)
+
+    def timeseries(self, name: str) -> pd.DataFrame:
+        """One time series as a DataFrame (``flow`` / ``link`` columns index ``flows`` / ``links``)."""
+        if name not in self._tables:
+            if self.dir is None or not (self.dir / TIMESERIES / f"{name}.parquet").is_file():
+                have = ", ".join(self.timeseries_names) or "none"
+                raise KeyError(f"no time series {name!r} in this run (it has: {have})")
+            self._tables[name] = pd.read_parquet(self.dir / TIMESERIES / f"{name}.parquet")
+        return self._tables[name]
+
+    def __repr__(self) -> str:
+        where = f"dir={str(self.dir)!r}" if self.dir is not None else "in memory"
+        return (
+            f"<celltcp.Result {where} flows={len(self.summary.get('flows', []))} "
+            f"sim_time_s={self.manifest.get('sim_time_s')} seed={self.manifest.get('seed')}>"
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# Running
+
+
+def _is_replaceable_run_dir(p: Path) -> bool:
+    """Overwrite replaces only what looks like an earlier run (or an empty directory)."""
+    return p.is_dir() and ((p / MANIFEST).is_file() or not any(p.iterdir()))
+
+
+def _check_out(out: Path, overwrite: bool) -> None:
+    if out.exists() or out.is_symlink():
+        if not overwrite:
+            raise FileExistsError(f"{out} already exists (pass --overwrite, or overwrite=True, to replace it)")
+        if not _is_replaceable_run_dir(out):
+            raise FileExistsError(
+                f"{out} exists and is not a celltcp run directory; refusing to replace it"
+            )
+
+
+def _commit(tmp: Path, out: Path, overwrite: bool) -> None:
+    """Rename the finished temporary directory to ``out``, atomically replacing an old run."""
+    _check_out(out, overwrite)
+    if not out.exists():
+        os.rename(tmp, out)
+        return
+    old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
+    old.rmdir()
+    os.rename(out, old)
+    try:
+        os.rename(tmp, out)
+    except BaseException:
+        os.rename(old, out)
+        raise
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def execute(
+    scenario: Scenario,
+    *,
+    seed: int | None = None,
+    out: str | os.PathLike[str] | None = None,
+    overwrite: bool = False,
+    progress: ProgressArg = False,
+    overrides: Sequence[str] = (),
+    command: Sequence[str] | None = None,
+    finish: Callable[[Path], object] | None = None,
+) -> Result:
+    """Run a scenario; the engine behind :func:`run` and the CLI.
+
+    ``finish(tmpdir)`` is called after the results are written and before the directory is
+    committed (the CLI draws figures there), so it is part of the atomic write too.
+    """
+    text, source = load_scenario(scenario)
+    out_path = Path(out) if out is not None else None
+    if out_path is not None:
+        _check_out(out_path, overwrite)
+
+    bar: ProgressBar | None = None
+    callback: Callable[[float], bool | None] | None
+    if progress is True:
+        bar = ProgressBar()
+        callback = bar
+    elif callable(progress):
+        callback = progress
+    else:
+        callback = None
+
+    tmp: Path | None = None
+    try:
+        if out_path is not None:
+            out_path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = Path(tempfile.mkdtemp(prefix=f".{out_path.name}.tmp-", dir=out_path.parent))
+        try:
+            raw = _core.run(
+                text,
+                seed=seed,
+                overrides=list(overrides),
+                out_dir=str(tmp) if tmp is not None else None,
+                base_dir=str(Path(source).resolve().parent) if source is not None else None,
+                progress=callback,
+            )
+        except ScenarioError as e:
+            raise _with_file(e, source) from None
+        finally:
+            if bar is not None:
+                bar.close()
+
+        config = json.loads(raw["config"])
+        summary = json.loads(raw["summary"])
+        columns: dict[str, dict[str, tuple[str, Any]]] = raw["timeseries"]
+        files = [str(f) for f in raw["files"]]
+        tables = {name: _columns_to_frame(cols) for name, cols in columns.items()}
+
+        if tmp is None:
+            manifest = _make_manifest(raw, config, command, source, files)
+            return Result(summary, manifest, None, tables)
+
+        ts_dir = tmp / TIMESERIES
+        ts_dir.mkdir()
+        for name, cols in columns.items():
+            _write_parquet(ts_dir / f"{name}.parquet", cols)
+            files.append(f"{TIMESERIES}/{name}.parquet")
+        files.append(SUMMARY)
+        manifest = _make_manifest(raw, config, command, source, sorted(files))
+        _write_json(tmp / SUMMARY, summary)
+        _write_json(tmp / MANIFEST, manifest)
+        # mkdtemp makes the directory private (0700); a run directory is an ordinary one.
+        os.chmod(tmp, 0o755)
+        if finish is not None:
+            finish(tmp)
+        assert out_path is not None
+        _commit(tmp, out_path, overwrite)
+        tmp = None
+        return Result(summary, manifest, out_path, tables)
+    finally:
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def run(
+    scenario: Scenario,
+    *,
+    seed: int | None = None,
+    out: str | os.PathLike[str] | None = None,
+    overwrite: bool = False,
+    progress: ProgressArg = False,
+    set: Sequence[str] = (),
+    **overrides: Any,
+) -> Result:
+    """Run one scenario and return its :class:`Result`.
+
+    ``scenario`` is a path to a TOML file, a TOML string, or a dict with the same structure.
+    ``seed`` overrides the scenario's seed. Overrides are keyword arguments with ``__`` for the
+    dots (``link__0__rate="20Mbps"``) and/or ``set=["link.0.rate=20Mbps", ...]``.
+
+    With ``out``, the run directory is written atomically (see the module doc); an existing
+    ``out`` is refused unless ``overwrite=True``, and then replaced only if it holds an
+    earlier run. ``progress=True`` shows a progress bar on stderr for runs longer than ~2 s;
+    a callable gets the fraction of simulated time done and may return False to abort.
+
+    Raises :class:`ScenarioError` (a ``ValueError``) for an invalid scenario; the message
+    names the key, the value, what was expected and the line.
+    """
+    return execute(
+        scenario,
+        seed=seed,
+        out=out,
+        overwrite=overwrite,
+        progress=progress,
+        overrides=overrides_list(set, overrides),
+    )

@@ -1,0 +1,238 @@
+"""The ``celltcp`` command: a thin layer over :mod:`celltcp.api` and :mod:`celltcp.plots`.
+
+::
+
+    celltcp run SCENARIO.toml -o DIR [--seed N] [--set key.path=value ...] [--overwrite] [--plot]
+    celltcp demo [-o DIR] [--seed N] [--set key.path=value ...] [--overwrite]
+    celltcp plot DIR [--format png,svg]
+    celltcp validate SCENARIO.toml [--seed N] [--set key.path=value ...]
+    celltcp list cc
+    celltcp --version
+
+Exit status: 0 on success, 2 for bad input (an invalid scenario, a missing file, an existing
+DIR), 130 when interrupted. A failed or interrupted run leaves no DIR behind.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, NoReturn, TextIO
+
+from . import __version__, api
+from ._core import DEMO_SCENARIO, ScenarioError
+
+PROG = "celltcp"
+
+
+class _Terminated(Exception):
+    """SIGTERM, turned into an exception so that the temporary run directory is removed."""
+
+
+def _on_sigterm(signum: int, frame: Any) -> NoReturn:
+    raise _Terminated()
+
+
+def _formats(s: str) -> list[str]:
+    fmts = [f.strip().lower() for f in s.split(",") if f.strip()]
+    bad = [f for f in fmts if f not in ("png", "svg", "pdf")]
+    if bad or not fmts:
+        raise argparse.ArgumentTypeError(f"{s!r}: expected a comma-separated list of png, svg, pdf")
+    return fmts
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog=PROG,
+        description="celltcp: a fast, validated simulator of TCP over cellular networks.",
+    )
+    p.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    def scenario_opts(sp: argparse.ArgumentParser) -> None:
+        sp.add_argument("--seed", type=int, help="run seed (overrides the scenario's)")
+        sp.add_argument(
+            "--set",
+            dest="sets",
+            action="append",
+            default=[],
+            metavar="KEY.PATH=VALUE",
+            help="override one scenario value, e.g. --set link.0.rate=20Mbps (repeatable)",
+        )
+
+    r = sub.add_parser("run", help="run one scenario into a run directory")
+    r.add_argument("scenario", metavar="SCENARIO.toml")
+    r.add_argument("-o", "--out", required=True, metavar="DIR", help="run directory to write")
+    scenario_opts(r)
+    r.add_argument("--overwrite", action="store_true", help="replace DIR if it holds an earlier run")
+    r.add_argument("--plot", action="store_true", help="also draw the figures into DIR/figures")
+    r.add_argument("--format", type=_formats, default=["png", "svg"], help="figure formats (png,svg)")
+    r.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no result table")
+
+    d = sub.add_parser("demo", help="run the built-in demo scenario and draw its figures")
+    d.add_argument("-o", "--out", default="celltcp-demo", metavar="DIR",
+                   help="run directory (default: celltcp-demo)")
+    scenario_opts(d)
+    d.add_argument("--overwrite", action="store_true", help="replace DIR if it holds an earlier run")
+    d.add_argument("--format", type=_formats, default=["png", "svg"], help="figure formats (png,svg)")
+    d.add_argument("--show-scenario", action="store_true",
+                   help="print the demo scenario (TOML) and exit")
+    d.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no result table")
+
+    pl = sub.add_parser("plot", help="draw the figures of a finished run")
+    pl.add_argument("dir", metavar="DIR")
+    pl.add_argument("--format", type=_formats, default=["png", "svg"],
+                    help="comma-separated figure formats: png, svg, pdf (default png,svg)")
+
+    v = sub.add_parser("validate", help="check a scenario and print the configuration as run")
+    v.add_argument("scenario", metavar="SCENARIO.toml")
+    scenario_opts(v)
+
+    ls = sub.add_parser("list", help="list what is available")
+    ls.add_argument("what", choices=["cc"], help="cc: congestion controls")
+    return p
+
+
+# ---------------------------------------------------------------------------------------------
+# Output
+
+
+def _fmt(v: Any, spec: str, scale: float = 1.0) -> str:
+    if v is None or isinstance(v, bool):
+        return "-"
+    try:
+        return format(float(v) / scale, spec)
+    except (TypeError, ValueError):
+        return "-"
+
+
+def print_flow_table(result: api.Result, stream: TextIO) -> None:
+    """An iperf3-like summary: one line per flow."""
+    flows = result.summary.get("flows", [])
+    if not flows:
+        return
+    head = ["flow", "cc", "goodput Mbit/s", "retransmits", "RTT mean ms", "loss ratio"]
+    rows = []
+    for f in flows:
+        cc = f.get("cc") or f.get("app") or "-"
+        retx = f.get("retransmitted_segments", f.get("retransmits"))
+        rows.append([
+            str(f.get("name", "?")),
+            str(cc),
+            _fmt(f.get("goodput_bps"), ".2f", 1e6),
+            "-" if retx is None else str(retx),
+            _fmt(f.get("rtt_mean_ms"), ".1f"),
+            _fmt(f.get("loss_ratio"), ".4f"),
+        ])
+    widths = [max(len(h), *(len(r[k]) for r in rows)) for k, h in enumerate(head)]
+    left = {0, 1}
+
+    def line(cells: Sequence[str]) -> str:
+        return "  ".join(c.ljust(w) if k in left else c.rjust(w) for k, (c, w) in enumerate(zip(cells, widths)))
+
+    m = result.manifest
+    stream.write(
+        f"- - - - - - - - - - - - - - - - - - - - - - - - -\n"
+        f"simulated {m.get('sim_time_s', 0):g} s in {m.get('wall_time_s', 0):.2f} s wall, "
+        f"{m.get('events', 0):,} events, seed {m.get('seed')}\n"
+    )
+    stream.write(line(head) + "\n")
+    for r in rows:
+        stream.write(line(r) + "\n")
+    stream.flush()
+
+
+def _error(msg: object, code: int = 2) -> int:
+    sys.stderr.write(f"{PROG}: error: {msg}\n")
+    sys.stderr.flush()
+    return code
+
+
+# ---------------------------------------------------------------------------------------------
+# Commands
+
+
+def _run(args: argparse.Namespace, scenario: api.Scenario, argv: Sequence[str]) -> int:
+    from . import plots
+
+    out = Path(args.out)
+    plot = args.command == "demo" or args.plot
+    finish = (lambda tmp: plots.plot_run(tmp, args.format)) if plot else None
+    result = api.execute(
+        scenario,
+        seed=args.seed,
+        out=out,
+        overwrite=args.overwrite,
+        progress=not args.quiet,
+        overrides=api.overrides_list(args.sets),
+        command=[PROG, *argv],
+        finish=finish,
+    )
+    if not args.quiet:
+        print_flow_table(result, sys.stdout)
+        for f in result.manifest.get("files", []):
+            if f.startswith("pcap/"):
+                print(f"pcap: {out / f}")
+        if plot:
+            print(f"figures: {out / 'figures'}")
+        print(f"results: {out}")
+    return 0
+
+
+def _dispatch(args: argparse.Namespace, argv: Sequence[str]) -> int:
+    if args.command == "run":
+        return _run(args, Path(args.scenario), argv)
+    if args.command == "demo":
+        if args.show_scenario:
+            sys.stdout.write(DEMO_SCENARIO)
+            return 0
+        return _run(args, DEMO_SCENARIO, argv)
+    if args.command == "plot":
+        from . import plots
+
+        for path in plots.plot_run(args.dir, args.format):
+            print(path)
+        return 0
+    if args.command == "validate":
+        config = api.validate(Path(args.scenario), seed=args.seed, set=args.sets)
+        print(json.dumps(config, indent=2))
+        return 0
+    if args.command == "list":
+        ccs = api.list_cc()
+        width = max((len(n) for n, _ in ccs), default=0)
+        for name, desc in ccs:
+            print(f"{name.ljust(width)}  {desc}")
+        return 0
+    raise AssertionError(args.command)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``celltcp`` command; returns the exit status."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = _parser().parse_args(argv)
+    previous = None
+    try:
+        previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    except ValueError:  # not the main thread (main() called from a thread)
+        pass
+    try:
+        return _dispatch(args, argv)
+    except (ScenarioError, FileNotFoundError, FileExistsError, IsADirectoryError) as e:
+        return _error(e)
+    except KeyboardInterrupt:
+        sys.stderr.write(f"\n{PROG}: interrupted\n")
+        return 130
+    except _Terminated:
+        sys.stderr.write(f"\n{PROG}: terminated\n")
+        return 128 + signal.SIGTERM
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

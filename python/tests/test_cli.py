@@ -1,0 +1,204 @@
+"""The celltcp command, run as a subprocess: success, bad input (exit 2, message, no DIR),
+interrupts (no DIR), overwrite, validate, list, plot, demo."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import LONG_OVERRIDES, SMALL_TOML, cli, leftovers
+
+
+def test_run_writes_the_run_dir_and_prints_a_flow_table(small_toml: Path, tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    r = cli("run", small_toml, "-o", out, "--seed", "3", "--set", "link.1.rate=8Mbps", "--plot")
+    assert r.returncode == 0, r.stderr
+    assert (out / "manifest.json").is_file() and (out / "summary.json").is_file()
+    assert (out / "timeseries" / "tcp.parquet").is_file()
+    assert (out / "figures" / "cwnd.png").is_file() and (out / "figures" / "cwnd.svg").is_file()
+    m = json.loads((out / "manifest.json").read_text())
+    assert m["seed"] == 3
+    assert m["command"][:2] == ["celltcp", "run"] and "link.1.rate=8Mbps" in m["command"]
+    assert m["scenario_file"] == str(small_toml)
+    lines = r.stdout.splitlines()
+    header = next(line for line in lines if line.startswith("flow"))
+    for col in ["cc", "goodput Mbit/s", "retransmits", "RTT mean ms", "loss ratio"]:
+        assert col in header
+    bulk = next(line for line in lines if line.startswith("bulk"))
+    assert "cubic" in bulk
+    goodput = float(bulk.split()[2])
+    assert 1.0 < goodput <= 8.0
+    assert leftovers(tmp_path, "run") == ["run"]
+
+
+@pytest.mark.parametrize(
+    ("edit", "key"),
+    [
+        (("[[flow]]\nname = \"bulk\"", "[[flow]]\nname = \"bulk\"\ncolour = \"red\""), "colour"),
+        (("rate = \"10Mbps\"", "rate = \"10Mbs\""), "rate"),
+        (("queue = \"50KB\"", "queue = \"50KB\"\nloss = 1.5"), "loss"),
+    ],
+    ids=["unknown-key", "bad-unit", "impossible-loss"],
+)
+def test_bad_scenario_exits_2_and_leaves_no_dir(edit: tuple[str, str], key: str,
+                                                 tmp_path: Path) -> None:
+    scenario = tmp_path / "bad.toml"
+    scenario.write_text(SMALL_TOML.replace(*edit))
+    r = cli("run", scenario, "-o", tmp_path / "run")
+    assert r.returncode == 2
+    assert r.stderr.startswith("celltcp: error: ")
+    assert key in r.stderr and "line" in r.stderr and "bad.toml" in r.stderr
+    assert "Traceback" not in r.stderr
+    assert leftovers(tmp_path, "run") == []
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--set", "link.1.rate=10Mbs"],
+        ["--set", "link.7.rate=10Mbps"],
+        ["--set", "nonsense"],
+    ],
+    ids=["bad-unit", "bad-index", "no-equals"],
+)
+def test_bad_override_exits_2(args: list[str], small_toml: Path, tmp_path: Path) -> None:
+    r = cli("run", small_toml, "-o", tmp_path / "run", *args)
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.startswith("celltcp: error: ")
+    assert leftovers(tmp_path, "run") == []
+
+
+def test_missing_scenario_file_exits_2(tmp_path: Path) -> None:
+    r = cli("run", tmp_path / "nope.toml", "-o", tmp_path / "run")
+    assert r.returncode == 2
+    assert r.stderr.startswith("celltcp: error: ") and "nope.toml" in r.stderr
+    assert leftovers(tmp_path, "run") == []
+
+
+def test_usage_errors_exit_2(small_toml: Path) -> None:
+    r = cli("run", small_toml)  # no -o
+    assert r.returncode == 2 and "error: the following arguments are required: -o" in r.stderr
+    assert cli("frobnicate").returncode == 2
+
+
+def test_existing_dir_needs_overwrite(small_toml: Path, tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    assert cli("run", small_toml, "-o", out, "-q").returncode == 0
+    before = (out / "manifest.json").read_text()
+    r = cli("run", small_toml, "-o", out, "-q")
+    assert r.returncode == 2 and "--overwrite" in r.stderr
+    assert (out / "manifest.json").read_text() == before
+    r = cli("run", small_toml, "-o", out, "-q", "--overwrite", "--seed", "9")
+    assert r.returncode == 0, r.stderr
+    assert json.loads((out / "manifest.json").read_text())["seed"] == 9
+    assert leftovers(tmp_path, "run") == ["run"]
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_interrupted_run_leaves_no_dir(sig: signal.Signals, small_toml: Path,
+                                       tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    sets = [a for s in LONG_OVERRIDES for a in ("--set", s)]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "celltcp", "run", str(small_toml), "-o", str(out), *sets],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        # wait for the run to start (its temporary directory appears), then one more second
+        deadline = time.monotonic() + 30
+        while not leftovers(tmp_path, "run") and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(1.0)
+        assert proc.poll() is None, "the run ended before it could be interrupted; make it longer"
+        proc.send_signal(sig)
+        _, stderr = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode != 0
+    assert proc.returncode == (130 if sig == signal.SIGINT else 128 + signal.SIGTERM)
+    assert "Traceback" not in stderr
+    assert leftovers(tmp_path, "run") == []
+
+
+def test_validate_prints_the_config_as_run(small_toml: Path) -> None:
+    r = cli("validate", small_toml, "--seed", "4", "--set", "flow.0.cc=newreno")
+    assert r.returncode == 0, r.stderr
+    cfg = json.loads(r.stdout)
+    assert cfg["seed"] == 4
+    assert cfg["flow"][0]["cc"] == "newreno"
+
+
+def test_validate_bad_file_exits_2(tmp_path: Path) -> None:
+    p = tmp_path / "bad.toml"
+    p.write_text(SMALL_TOML.replace('"10Mbps"', '"10Mbs"'))
+    r = cli("validate", p)
+    assert r.returncode == 2 and "10Mbs" in r.stderr
+
+
+def test_list_cc() -> None:
+    r = cli("list", "cc")
+    assert r.returncode == 0
+    names = [line.split()[0] for line in r.stdout.splitlines()]
+    assert "cubic" in names and "newreno" in names
+
+
+def test_version() -> None:
+    import celltcp
+
+    r = cli("--version")
+    assert r.returncode == 0
+    assert r.stdout.strip() == f"celltcp {celltcp.__version__}"
+
+
+def test_plot_command_formats(small_toml: Path, tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    assert cli("run", small_toml, "-o", out, "-q").returncode == 0
+    assert not (out / "figures").exists()
+    r = cli("plot", out, "--format", "png")
+    assert r.returncode == 0, r.stderr
+    figs = sorted(p.name for p in (out / "figures").iterdir())
+    assert "cwnd.png" in figs and not any(f.endswith(".svg") for f in figs)
+    assert cli("plot", out, "--format", "gif").returncode == 2
+    r = cli("plot", tmp_path / "not-a-run")
+    assert r.returncode == 2 and r.stderr.startswith("celltcp: error: ")
+
+
+def test_demo_writes_figures(tmp_path: Path) -> None:
+    r = cli("demo", "-o", "demo", "--set", "duration=5s", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    figs = tmp_path / "demo" / "figures"
+    for name in ["cwnd", "throughput", "rtt_cdf", "queue", "ping"]:
+        assert (figs / f"{name}.png").is_file(), name
+        assert (figs / f"{name}.svg").is_file(), name
+    assert "results: demo" in r.stdout
+
+
+def test_demo_show_scenario() -> None:
+    import celltcp
+
+    r = cli("demo", "--show-scenario")
+    assert r.returncode == 0 and r.stdout == celltcp.DEMO_SCENARIO
+
+
+@pytest.mark.skipif(shutil.which("celltcp") is None, reason="console script not installed")
+def test_console_script(tmp_path: Path) -> None:
+    r = subprocess.run(["celltcp", "list", "cc"], capture_output=True, text=True, timeout=60,
+                       env={**os.environ})
+    assert r.returncode == 0 and "cubic" in r.stdout
+
+
+@pytest.mark.slow
+def test_full_demo(tmp_path: Path) -> None:
+    r = cli("demo", "-o", tmp_path / "demo", timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert len(list((tmp_path / "demo" / "figures").glob("*.png"))) >= 5

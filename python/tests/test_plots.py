@@ -1,0 +1,107 @@
+"""Figures: drawn from the run directory's files only, PNG + SVG, not blank, robust to flows
+without samples."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import matplotlib.image as mpimg
+import numpy as np
+import pandas as pd
+import pytest
+
+import celltcp
+from celltcp import plots
+from conftest import SMALL_TOML
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("plots") / "run"
+    celltcp.run(SMALL_TOML, out=out, link__1__loss=0.005, set=["duration=5s"])
+    return out
+
+
+def _not_blank(png: Path) -> None:
+    img = mpimg.imread(png)
+    assert img.ndim == 3 and img.shape[0] > 500 and img.shape[1] > 900  # 300 dpi
+    rgb = img[..., :3]
+    ink = (rgb < 0.9).any(axis=-1).mean()  # fraction of pixels that are not (near) white
+    assert 0.01 < ink < 0.6, f"{png.name}: {ink:.3f} of the pixels are drawn"
+    assert len(np.unique(rgb.reshape(-1, 3), axis=0)) > 10  # several colours: lines and text
+
+
+def test_figures_png_and_svg(run_dir: Path) -> None:
+    written = plots.plot_run(run_dir)
+    figs = run_dir / "figures"
+    assert all(p.parent == figs for p in written)
+    for name in ["cwnd", "throughput", "rtt_cdf", "queue", "ping"]:
+        png, svg = figs / f"{name}.png", figs / f"{name}.svg"
+        assert png in written and svg in written
+        assert png.stat().st_size > 20_000, name
+        assert svg.stat().st_size > 5_000, name
+        assert svg.read_text().lstrip().startswith("<?xml")
+        _not_blank(png)
+    # the demo-like run has no iperf flow, so no iperf figure
+    assert not (figs / "iperf.png").exists()
+
+
+def test_plots_read_only_files(run_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_run(*args: object, **kwargs: object) -> None:
+        raise AssertionError("plots must not run a simulation")
+
+    monkeypatch.setattr(celltcp._core, "run", no_run)
+    out = run_dir.parent / "only-files"
+    assert plots.plot_run(run_dir, ["svg"], outdir=out)
+
+
+def test_plots_are_deterministic(run_dir: Path, tmp_path: Path) -> None:
+    plots.plot_run(run_dir, ["svg", "png"], outdir=tmp_path / "a")
+    plots.plot_run(run_dir, ["svg", "png"], outdir=tmp_path / "b")
+    for f in sorted((tmp_path / "a").iterdir()):
+        assert f.read_bytes() == (tmp_path / "b" / f.name).read_bytes(), f.name
+
+
+def _write_run(d: Path, flows: list[dict[str, object]], tables: dict[str, pd.DataFrame]) -> None:
+    (d / "timeseries").mkdir(parents=True)
+    (d / "summary.json").write_text(json.dumps({"flows": flows, "links": [{"name": "l0"}]}))
+    (d / "manifest.json").write_text(json.dumps({"seed": 1, "config": {}}))
+    for name, df in tables.items():
+        df.to_parquet(d / "timeseries" / f"{name}.parquet")
+
+
+def test_flows_without_samples(tmp_path: Path) -> None:
+    t = np.arange(0, 2, 0.01)
+    flows = [{"name": "has-data"}, {"name": "silent"}, {"name": "late"}]
+    tcp = pd.DataFrame({
+        "time_s": t, "flow": np.zeros(t.size, dtype=np.int64),
+        "cwnd_bytes": 1e4 + 1e3 * t, "ssthresh_bytes": np.full(t.size, 2.0**63),
+        "srtt_ms": np.full(t.size, 30.0), "bytes_in_flight": np.full(t.size, 1e4),
+        "pacing_rate_bps": np.full(t.size, 1e7), "delivered_bytes": 1e6 * t,
+    })
+    # flow 2 has a single sample: no goodput can be computed from it
+    one = tcp.iloc[:1].assign(flow=2)
+    tcp = pd.concat([tcp, one], ignore_index=True)
+    empty_rtt = pd.DataFrame({"time_s": np.array([], float), "flow": np.array([], np.int64),
+                              "rtt_ms": np.array([], float)})
+    queue = pd.DataFrame({"time_s": t, "link": np.zeros(t.size, np.int64),
+                          "queue_bytes": np.zeros(t.size), "queue_pkts": np.zeros(t.size)})
+    _write_run(tmp_path / "run", flows, {"tcp": tcp, "rtt": empty_rtt, "queue": queue})
+    written = plots.plot_run(tmp_path / "run", ["png"])
+    names = sorted(p.stem for p in written)
+    # empty rtt table: the CDF falls back to srtt from the tcp series
+    assert names == ["cwnd", "queue", "rtt_cdf", "throughput"]
+
+
+def test_run_without_timeseries(tmp_path: Path) -> None:
+    _write_run(tmp_path / "run", [{"name": "f"}], {})
+    assert plots.plot_run(tmp_path / "run") == []
+
+
+def test_not_a_run_dir(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError):
+        plots.plot_run(tmp_path)
+    with pytest.raises(ValueError, match="gif"):
+        _write_run(tmp_path / "run", [], {})
+        plots.plot_run(tmp_path / "run", ["gif"])
