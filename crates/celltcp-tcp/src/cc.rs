@@ -12,7 +12,7 @@
 
 use celltcp_engine::{SimDuration, SimTime};
 
-// TMP pub mod bbr;
+pub mod bbr;
 pub mod cubic;
 pub mod hystart;
 pub mod minmax;
@@ -120,7 +120,12 @@ pub trait Controller {
         None
     }
     fn metrics(&self) -> CcMetrics {
-        CcMetrics { cwnd_bytes: self.window(), ssthresh_bytes: self.ssthresh(), pacing_rate: self.pacing_rate(), state: 0 }
+        CcMetrics {
+            cwnd_bytes: self.window(),
+            ssthresh_bytes: self.ssthresh(),
+            pacing_rate: self.pacing_rate(),
+            state: 0,
+        }
     }
 }
 
@@ -177,7 +182,7 @@ impl std::fmt::Display for CcKind {
 pub enum AnyCc {
     NewReno(newreno::NewReno),
     Cubic(cubic::Cubic),
-    //TMP Bbr(bbr::Bbr),
+    Bbr(bbr::Bbr),
 }
 
 impl AnyCc {
@@ -185,9 +190,11 @@ impl AnyCc {
     /// initial window of `initial_cwnd_pkts` segments (RFC 6928: 10).
     pub fn new(kind: CcKind, mss: u32, initial_cwnd_pkts: u32, now: SimTime) -> Self {
         match kind {
-            CcKind::NewReno => AnyCc::NewReno(newreno::NewReno::new(newreno::NewRenoConfig::default(), mss, initial_cwnd_pkts)),
+            CcKind::NewReno => {
+                AnyCc::NewReno(newreno::NewReno::new(newreno::NewRenoConfig::default(), mss, initial_cwnd_pkts))
+            }
             CcKind::Cubic => AnyCc::Cubic(cubic::Cubic::new(cubic::CubicConfig::default(), mss, initial_cwnd_pkts)),
-            CcKind::Bbr => todo!(),//TMP AnyCc::Bbr(bbr::Bbr::new(bbr::BbrConfig::default(), mss, initial_cwnd_pkts, now)),
+            CcKind::Bbr => AnyCc::Bbr(bbr::Bbr::new(bbr::BbrConfig::default(), mss, initial_cwnd_pkts, now)),
         }
     }
 
@@ -195,7 +202,7 @@ impl AnyCc {
         match self {
             AnyCc::NewReno(_) => CcKind::NewReno,
             AnyCc::Cubic(_) => CcKind::Cubic,
-            //TMP AnyCc::Bbr(_) => CcKind::Bbr,
+            AnyCc::Bbr(_) => CcKind::Bbr,
         }
     }
 }
@@ -205,7 +212,7 @@ macro_rules! dispatch {
         match $self {
             AnyCc::NewReno($c) => $e,
             AnyCc::Cubic($c) => $e,
-            //TMP AnyCc::Bbr($c) => $e,
+            AnyCc::Bbr($c) => $e,
         }
     };
 }

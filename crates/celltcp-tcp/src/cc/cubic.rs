@@ -585,7 +585,12 @@ mod tests {
                 // ssthresh was set to cwnd at the transition; the rest of that round's ACKs grow
                 // cwnd by less than a segment in CA (K = 0: W(t + RTT) - W_max = C RTT^3).
                 assert!(s.cc.ssthresh() < u64::MAX);
-                assert!(s.window() >= s.cc.ssthresh() && s.window() < s.cc.ssthresh() + MSS as u64, "{} {}", s.window(), s.cc.ssthresh());
+                assert!(
+                    s.window() >= s.cc.ssthresh() && s.window() < s.cc.ssthresh() + MSS as u64,
+                    "{} {}",
+                    s.window(),
+                    s.cc.ssthresh()
+                );
                 assert_eq!(s.cc.metrics().state, 2);
                 // RFC 9438 §4.2: the epoch that follows starts at W_max = cwnd with K = 0.
                 assert_eq!(s.cc.k(), 0.0);
@@ -596,5 +601,17 @@ mod tests {
                 assert_eq!(s.cc.ssthresh(), u64::MAX);
             }
         }
+    }
+
+    #[test]
+    fn cubic_through_any_cc() {
+        // AnyCc dispatch reaches CUBIC with RFC 9438 defaults.
+        use crate::cc::{AnyCc, CcKind};
+        let mut cc = AnyCc::new(CcKind::Cubic, MSS, 10, SimTime::ZERO);
+        assert_eq!(cc.kind(), CcKind::Cubic);
+        let ev = CongestionEvent { bytes_in_flight: 10_000, lost_sent_at: SimTime::ZERO, ecn: false, mss: MSS };
+        cc.on_congestion_event(SimTime::ZERO, &ev);
+        assert_eq!(cc.window(), 7_000);
+        assert_eq!(cc.pacing_rate(), None);
     }
 }

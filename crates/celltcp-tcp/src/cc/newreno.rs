@@ -45,7 +45,15 @@ pub struct NewReno {
 impl NewReno {
     pub fn new(cfg: NewRenoConfig, mss: u32, initial_cwnd_pkts: u32) -> Self {
         let mss = mss as u64;
-        NewReno { cfg, mss, cwnd: initial_cwnd_pkts as u64 * mss, ssthresh: u64::MAX, ca_acked: 0, prior: (0, 0), rto_pending: false }
+        NewReno {
+            cfg,
+            mss,
+            cwnd: initial_cwnd_pkts as u64 * mss,
+            ssthresh: u64::MAX,
+            ca_acked: 0,
+            prior: (0, 0),
+            rto_pending: false,
+        }
     }
 
     fn reduce(&mut self, flight: u64) -> u64 {

@@ -289,7 +289,8 @@ impl<C: Controller> TestSender<C> {
             // Not a reliable sample (draft-cheng §3.3): report it with a zero interval.
             interval = SimDuration::ZERO;
         }
-        let delivery_rate = if interval > SimDuration::ZERO { rs_delivered as f64 / interval.as_secs_f64() } else { 0.0 };
+        let delivery_rate =
+            if interval > SimDuration::ZERO { rs_delivered as f64 / interval.as_secs_f64() } else { 0.0 };
         if self.app_limited_until != 0 && self.delivered > self.app_limited_until {
             self.app_limited_until = 0;
         }
@@ -415,7 +416,10 @@ impl<C: Controller> TestSender<C> {
         loop {
             self.try_send();
             let next_ack = self.flight.front().map(|s| s.ack_at);
-            let next_send = (self.window_allows() && self.app_allows() && self.cc.pacing_rate().is_some() && self.next_send_time > self.now)
+            let next_send = (self.window_allows()
+                && self.app_allows()
+                && self.cc.pacing_rate().is_some()
+                && self.next_send_time > self.now)
                 .then_some(self.next_send_time);
             let t = match (next_ack, next_send) {
                 (Some(a), Some(b)) => a.min(b),
@@ -457,5 +461,118 @@ impl<C: Controller> TestSender<C> {
             let stopped = self.run_until(SimTime::MAX, Some(target));
             assert!(stopped, "the loop went idle before {k} rounds");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The driver itself: its rate samples and rounds must be right for the CC tests to mean
+    //! anything.
+    use super::*;
+
+    /// A fixed window of `w` bytes.
+    struct Fixed(u64);
+    impl Controller for Fixed {
+        fn on_ack(&mut self, _: SimTime, _: &Ack) {}
+        fn on_congestion_event(&mut self, _: SimTime, _: &CongestionEvent) {}
+        fn on_rto(&mut self, _: SimTime, _: u64, _: u32) {}
+        fn window(&self) -> u64 {
+            self.0
+        }
+        fn ssthresh(&self) -> u64 {
+            u64::MAX
+        }
+    }
+
+    /// Records every ACK.
+    struct Log(u64, Vec<Ack>);
+    impl Controller for Log {
+        fn on_ack(&mut self, _: SimTime, a: &Ack) {
+            self.1.push(*a);
+        }
+        fn on_congestion_event(&mut self, _: SimTime, _: &CongestionEvent) {}
+        fn on_rto(&mut self, _: SimTime, _: u64, _: u32) {}
+        fn window(&self) -> u64 {
+            self.0
+        }
+        fn ssthresh(&self) -> u64 {
+            u64::MAX
+        }
+    }
+
+    const RTT: SimDuration = SimDuration::from_millis(50);
+
+    #[test]
+    fn lockstep_round_is_one_rtt_and_rate_is_window_over_rtt() {
+        // Without a bottleneck a window of W bytes is delivered per RTT: after the first round
+        // (whose samples start from an idle connection) each sample is W / RTT.
+        let mut s = TestSender::new(Log(10_000, Vec::new()), 1000, RTT);
+        s.run_rounds(3);
+        assert_eq!(s.rounds(), 3);
+        assert_eq!(s.delivered(), 30_000);
+        assert_eq!(s.now(), SimTime::ZERO + RTT * 3);
+        let last = s.cc.1.last().unwrap();
+        let rs = last.rate.unwrap();
+        assert!((rs.delivery_rate - 10_000.0 / RTT.as_secs_f64()).abs() < 1e-6, "{}", rs.delivery_rate);
+        assert_eq!(last.rtt, Some(RTT));
+        assert_eq!(last.srtt, RTT);
+        assert!(!rs.is_app_limited && !last.app_limited);
+    }
+
+    #[test]
+    fn bottleneck_rate_samples_equal_link_rate() {
+        // With a window above the BDP the bottleneck queue never empties and every sample after
+        // the first window is the link rate (draft-cheng §3.3: the ack-rate interval).
+        let rate = 1e6; // BDP = 50 KB at 50 ms
+        let mut s = TestSender::new(Log(100_000, Vec::new()), 1000, RTT).with_bottleneck(rate);
+        s.run_for(SimDuration::from_secs(1));
+        let acks = &s.cc.1;
+        assert!(acks.len() > 500);
+        for a in &acks[200..] {
+            let r = a.rate.unwrap().delivery_rate;
+            assert!((r - rate).abs() < rate * 1e-6, "{r}");
+        }
+        // RTT samples include the standing queue: (window - BDP) / rate.
+        let rtt = acks.last().unwrap().rtt.unwrap().as_secs_f64();
+        assert!((rtt - (RTT.as_secs_f64() + 0.05)).abs() < 2e-3, "{rtt}");
+    }
+
+    #[test]
+    fn app_limited_marking_and_ack_flag() {
+        // draft-cheng §3.4: samples of data sent while the application could not fill the window
+        // are app-limited, and the ACK says the sender is not cwnd-limited (RFC 7661).
+        let mut s = TestSender::new(Log(10_000, Vec::new()), 1000, RTT);
+        s.set_app_limited(Some(3));
+        s.run_rounds(2);
+        assert_eq!(s.pkts_in_flight(), 3);
+        let a = s.cc.1.last().unwrap();
+        assert!(a.app_limited && a.rate.unwrap().is_app_limited);
+        let mut s2 = TestSender::new(Fixed(10_000), 1000, RTT);
+        s2.set_app_limited(Some(3));
+        s2.run_rounds(1);
+        assert_eq!(s2.delivered(), 3000);
+    }
+
+    #[test]
+    fn loss_and_recovery_bookkeeping() {
+        // lose_n starts one congestion event per window; recovery ends when data sent after it
+        // is acknowledged (RFC 6582 §3.2); rto clears the flight.
+        let mut s = TestSender::new(Log(10_000, Vec::new()), 1000, RTT);
+        s.send_window();
+        s.lose_n(1);
+        assert!(s.in_recovery());
+        s.lose_n(1); // same window: no second event
+        assert_eq!(s.pkts_in_flight(), 8);
+        s.advance(RTT);
+        s.ack_all();
+        assert!(s.in_recovery(), "recovery point not yet acknowledged");
+        assert_eq!(s.cc.1[0].rate.unwrap().newly_lost, 2000);
+        s.send(1);
+        s.advance(RTT);
+        s.ack_all();
+        assert!(!s.in_recovery());
+        s.send(4);
+        s.rto();
+        assert_eq!(s.bytes_in_flight(), 0);
     }
 }
