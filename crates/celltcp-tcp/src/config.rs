@@ -1,0 +1,155 @@
+//! Endpoint configuration: plain serde data with Linux-like defaults.
+//!
+//! Units: bytes for sizes, [`SimDuration`] (integer nanoseconds in serde) for times.
+
+use celltcp_engine::SimDuration;
+
+use crate::cc::CcKind;
+
+/// A socket buffer size: fixed (as `iperf3 -w` / `SO_SNDBUF`/`SO_RCVBUF` set it) or autotuned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BufSize {
+    /// A fixed size in bytes (> 0).
+    Fixed(u64),
+    /// Start at `initial` bytes and grow up to `max` bytes (`initial <= max`). For the receive
+    /// buffer this is Linux's `tcp_rcv_space_adjust` (dynamic right-sizing); for the send buffer it
+    /// is `tcp_sndbuf_expand` (about twice the congestion window).
+    Auto { initial: u64, max: u64 },
+}
+
+impl BufSize {
+    /// Linux `tcp_rmem` defaults (131072, 6 MiB), counting payload only (no skb overhead).
+    pub const RCV_DEFAULT: BufSize = BufSize::Auto {
+        initial: 128 * 1024,
+        max: 6 * 1024 * 1024,
+    };
+    /// Linux `tcp_wmem` defaults (16384, 4 MiB).
+    pub const SND_DEFAULT: BufSize = BufSize::Auto {
+        initial: 16 * 1024,
+        max: 4 * 1024 * 1024,
+    };
+
+    pub fn initial(self) -> u64 {
+        match self {
+            BufSize::Fixed(b) => b,
+            BufSize::Auto { initial, .. } => initial,
+        }
+    }
+    pub fn max(self) -> u64 {
+        match self {
+            BufSize::Fixed(b) => b,
+            BufSize::Auto { initial, max } => max.max(initial),
+        }
+    }
+    pub fn is_auto(self) -> bool {
+        matches!(self, BufSize::Auto { .. })
+    }
+}
+
+/// Configuration of one TCP endpoint.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TcpConfig {
+    /// Payload bytes per full segment (default 1448: a 1500-byte IP packet with timestamps).
+    /// Range 64..=65495. We advertise `mss + 12` in the SYN when timestamps are configured, so two
+    /// default endpoints see 1460 on the wire, as Linux does; the payload actually sent is the
+    /// smaller of our `mss` and the peer's MSS option less the negotiated option overhead.
+    pub mss: u32,
+    /// Offer SACK (RFC 2018); used only if both sides offer it.
+    pub sack: bool,
+    /// Offer timestamps (RFC 7323 §3); used only if both sides offer them.
+    pub timestamps: bool,
+    /// Offer window scaling (RFC 7323 §2); used only if both sides offer it.
+    pub window_scaling: bool,
+    /// Send buffer: bytes written by the application and not yet acknowledged.
+    pub snd_buf: BufSize,
+    /// Receive buffer: in-order unread plus out-of-order bytes; bounds the advertised window.
+    pub rcv_buf: BufSize,
+    /// Delayed ACKs (RFC 1122 §4.2.3.2, RFC 5681 §4.2): ACK every second full-sized segment or
+    /// when `delayed_ack_timeout` expires. Off: ACK every segment.
+    pub delayed_ack: bool,
+    /// The delayed-ACK timer (Linux `TCP_DELACK_MIN`: 40 ms; RFC 5681 caps it at 500 ms).
+    pub delayed_ack_timeout: SimDuration,
+    /// Initial window in segments (RFC 6928: 10).
+    pub initial_cwnd_pkts: u32,
+    /// RTO floor (Linux `TCP_RTO_MIN`: 200 ms; RFC 6298 §2.4 says 1 s).
+    pub min_rto: SimDuration,
+    /// RTO before the first RTT sample (RFC 6298 §2.1: 1 s).
+    pub initial_rto: SimDuration,
+    /// RTO ceiling (RFC 6298 §2.5 allows >= 60 s; Linux `TCP_RTO_MAX`: 120 s).
+    pub max_rto: SimDuration,
+    /// Congestion control.
+    pub cc: CcKind,
+    /// Pace when the controller does not: 2x cwnd/srtt in slow start, 1.2x in congestion
+    /// avoidance (Linux `tcp_update_pacing_rate`). A controller with a pacing rate (BBR) is always
+    /// paced at its rate.
+    pub pacing: bool,
+    /// SYN / SYN-ACK retransmissions before giving up (Linux `tcp_syn_retries`: 6).
+    pub syn_retries: u32,
+    /// Consecutive RTOs without progress before the connection is aborted (Linux `tcp_retries2`: 15).
+    pub max_retries: u32,
+    /// Duplicate-ACK threshold (RFC 5681 §3.2, RFC 6675 `DupThresh`: 3).
+    pub dupthresh: u32,
+    /// TIME-WAIT length. RFC 9293 §3.6 says 2 MSL (Linux: 60 s); we default to 1 s, long enough to
+    /// re-ACK a retransmitted FIN and short enough not to keep finished flows alive. Zero skips
+    /// TIME-WAIT.
+    pub time_wait: SimDuration,
+    /// Keep every RTT sample for [`crate::TcpEndpoint::drain_rtt_samples`] (off: one branch).
+    pub record_rtt_samples: bool,
+}
+
+impl Default for TcpConfig {
+    fn default() -> Self {
+        TcpConfig {
+            mss: 1448,
+            sack: true,
+            timestamps: true,
+            window_scaling: true,
+            snd_buf: BufSize::SND_DEFAULT,
+            rcv_buf: BufSize::RCV_DEFAULT,
+            delayed_ack: true,
+            delayed_ack_timeout: SimDuration::from_millis(40),
+            initial_cwnd_pkts: 10,
+            min_rto: SimDuration::from_millis(200),
+            initial_rto: SimDuration::from_secs(1),
+            max_rto: SimDuration::from_secs(120),
+            cc: CcKind::NewReno,
+            pacing: false,
+            syn_retries: 6,
+            max_retries: 15,
+            dupthresh: 3,
+            time_wait: SimDuration::from_secs(1),
+            record_rtt_samples: false,
+        }
+    }
+}
+
+impl TcpConfig {
+    /// The window-scale shift we offer: the smallest shift that lets the largest receive buffer be
+    /// advertised in 16 bits (RFC 7323 §2.3), at most 14.
+    pub fn wscale_shift(&self) -> u8 {
+        let max = self.rcv_buf.max();
+        let mut s = 0u8;
+        while s < 14 && (max >> s) > 65_535 {
+            s += 1;
+        }
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn config_wscale_shift_fits_max_buffer() {
+        // RFC 7323 §2.3: shift <= 14, chosen from the largest buffer.
+        let mut c = TcpConfig::default();
+        assert_eq!(c.wscale_shift(), 7); // 6 MiB >> 7 = 49152
+        c.rcv_buf = BufSize::Fixed(65_535);
+        assert_eq!(c.wscale_shift(), 0);
+        c.rcv_buf = BufSize::Fixed(1 << 40);
+        assert_eq!(c.wscale_shift(), 14);
+    }
+}

@@ -1,0 +1,1409 @@
+//! The TCP endpoint: one connection's state machine, sender and receiver, sans-IO.
+//!
+//! The caller feeds segments in ([`TcpEndpoint::on_segment`]), drains segments out
+//! ([`TcpEndpoint::poll_transmit`] until `None`) and fires timers ([`TcpEndpoint::next_deadline`],
+//! [`TcpEndpoint::on_timeout`]); nothing here reads a clock.
+//!
+//! What is modelled, with the governing text:
+//!
+//! - States and transitions of RFC 9293 §3.3.2 (no LISTEN: a passive open starts from a
+//!   received SYN), orderly close with FIN both ways, a short TIME-WAIT (see
+//!   [`TcpConfig::time_wait`]), RST received (the connection closes at once).
+//! - Handshake options (RFC 9293 §3.7.1 MSS, RFC 7323 §2 window scale and §3 timestamps,
+//!   RFC 2018 SACK-permitted), each used only if both sides offer it; SYN / SYN-ACK
+//!   retransmission with exponential backoff (RFC 6298 §5.5, Linux `tcp_syn_retries`).
+//! - Segment acceptability (RFC 9293 §3.10.7.4) and the send-window update rule with
+//!   SND.WL1/SND.WL2. Deviation: the ACK field of an unacceptable segment is still processed
+//!   (it is range-checked against SND.UNA..SND.NXT), which only matters for bidirectional data.
+//! - Sender: cwnd from the [`Controller`], flow control by the peer's window, sender SWS avoidance
+//!   (RFC 9293 §3.8.6.2.1), the persist timer and zero-window probes (RFC 9293 §3.8.6.1; probes
+//!   are Linux-style: an ACK with SEG.SEQ = SND.UNA - 1 that the peer must answer).
+//! - Segmentation ("Nagle-free bulk"): full segments are sent as soon as cwnd, the peer window
+//!   and pacing allow; a partial segment only when nothing is outstanding or the application
+//!   has closed (an approximation of Linux with Nagle off plus autocorking).
+//! - Loss recovery: with SACK, RFC 6675 (IsLost with DupThresh, pipe, NextSeg rules 1-4,
+//!   RecoveryPoint, exit on its cumulative ACK); without SACK, NewReno (RFC 6582: `recover`,
+//!   fast retransmit on the third duplicate ACK, sender-side cwnd inflation by one SMSS per
+//!   duplicate ACK, partial ACKs retransmit the next hole and deflate, a full ACK exits).
+//! - RTO (RFC 6298, see [`crate::rtt`]); on expiry everything un-SACKed is marked lost and
+//!   resent in order from SND.UNA (Linux `tcp_enter_loss`, RFC 6675 §5.1 keeps SACKed data),
+//!   the timer backs off, and `recover` is set so later duplicate ACKs do not start a second
+//!   reduction (RFC 6582 §3.2 step 1).
+//! - RTT samples: from the send time of the oldest newly acknowledged, never retransmitted
+//!   segment (as Linux does, exact to the nanosecond); when all newly acknowledged data was
+//!   retransmitted, from the timestamp echo if timestamps are on (RFC 7323 §4, 1 ms clock),
+//!   otherwise none (Karn's algorithm, RFC 6298 §3).
+//! - Delivery-rate samples (draft-cheng-iccrg-delivery-rate-estimation-02 §3) and app-limited
+//!   marking (§3.4) for every ACK that delivers data.
+//! - Pacing (Linux `tcp_update_pacing_rate` ratios, or the controller's own rate).
+//! - Receiver: see [`crate::receiver`].
+//!
+//! Not modelled: PAWS (RFC 7323 §5), DSACK, F-RTO / undo, TLP / RACK, ECN negotiation (the CE
+//! mark is counted; a hook for DCTCP), urgent data, simultaneous open, sending RST.
+
+use celltcp_engine::{SimDuration, SimTime};
+use celltcp_net::packet::{TcpFlags, TcpOptions, TcpSegment};
+
+use crate::cc::{Ack, AnyCc, CongestionEvent, Controller, RateSample};
+use crate::config::TcpConfig;
+use crate::receiver::Receiver;
+use crate::rtt::RttEstimator;
+use crate::scoreboard::{Scoreboard, SentSeg};
+use crate::seq;
+
+/// MSS assumed when the peer's SYN carries no MSS option (RFC 9293 §3.7.1: 536).
+pub const DEFAULT_PEER_MSS: u32 = 536;
+/// Bytes of timestamp option (with its NOP padding) in every segment once negotiated
+/// (RFC 7323 §3: 10 bytes, padded to 12).
+pub const TS_OPTION_BYTES: u32 = 12;
+
+/// Connection states (RFC 9293 §3.3.2). There is no LISTEN: a passive open is created from the
+/// SYN it answers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TcpState {
+    Closed,
+    SynSent,
+    SynReceived,
+    Established,
+    FinWait1,
+    FinWait2,
+    CloseWait,
+    Closing,
+    LastAck,
+    TimeWait,
+}
+
+/// The sender's loss-recovery state (Linux `icsk_ca_state`, reduced).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CaState {
+    Open = 0,
+    /// Fast recovery (RFC 6675 §5 / RFC 6582 §3.2).
+    Recovery = 1,
+    /// After an RTO, until everything outstanding then is acknowledged.
+    Loss = 2,
+}
+
+/// What the handshake settled (valid once the peer's SYN has been seen).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Negotiated {
+    /// Payload bytes per full segment we send.
+    pub mss: u32,
+    pub sack: bool,
+    pub timestamps: bool,
+    pub window_scaling: bool,
+    /// Our shift (applied to the windows we advertise).
+    pub rcv_wscale: u8,
+    /// The peer's shift (applied to the windows we receive).
+    pub snd_wscale: u8,
+}
+
+/// A cheap snapshot for time series.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TcpSample {
+    pub cwnd_bytes: u64,
+    pub ssthresh_bytes: u64,
+    /// Zero before the first RTT sample.
+    pub srtt: SimDuration,
+    pub rttvar: SimDuration,
+    pub rto: SimDuration,
+    pub bytes_in_flight: u64,
+    /// Bytes per second, when pacing.
+    pub pacing_rate: Option<f64>,
+    /// `C.delivered`: payload bytes the peer has acknowledged (cumulatively or by SACK).
+    pub delivered_bytes: u64,
+    /// SND.UNA and SND.NXT as absolute offsets from our ISN (unwrapped; the SYN is 0).
+    pub snd_una: u64,
+    pub snd_nxt: u64,
+    /// The receive window currently offered to the peer, bytes.
+    pub rcv_wnd: u64,
+    /// The controller's own state code ([`crate::cc::CcMetrics::state`]).
+    pub cc_state: u8,
+    pub ca_state: CaState,
+}
+
+/// Counters, updated inline.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct TcpStats {
+    pub segments_sent: u64,
+    pub segments_received: u64,
+    /// Segments with payload (including retransmissions).
+    pub data_segments_sent: u64,
+    /// Payload bytes sent, retransmissions included.
+    pub bytes_sent: u64,
+    pub retransmitted_segments: u64,
+    pub retransmitted_bytes: u64,
+    pub syn_retransmits: u64,
+    pub timeouts: u64,
+    pub fast_recoveries: u64,
+    /// Spurious retransmissions detected (not detected yet: no DSACK/F-RTO; always 0).
+    pub spurious: u64,
+    pub rtt_samples_count: u64,
+    pub rtt_sum: SimDuration,
+    pub rtt_min: SimDuration,
+    pub rtt_max: SimDuration,
+    pub dup_acks_received: u64,
+    /// Payload bytes cumulatively acknowledged by the peer.
+    pub bytes_acked: u64,
+    /// Payload bytes delivered in order to our application (receiver side).
+    pub bytes_delivered: u64,
+    pub ooo_segments_received: u64,
+    pub duplicate_segments_received: u64,
+    pub pure_acks_sent: u64,
+    pub window_probes_sent: u64,
+    /// Packets received with the CE mark (RFC 3168); counted only, no ECN reaction yet.
+    pub ce_received: u64,
+}
+
+/// One TCP connection endpoint.
+#[derive(Clone, Debug)]
+pub struct TcpEndpoint {
+    cfg: TcpConfig,
+    state: TcpState,
+    local_port: u16,
+    remote_port: u16,
+    iss: u32,
+    // --- negotiated (handshake)
+    mss: u32,
+    sack_ok: bool,
+    ts_ok: bool,
+    snd_wscale: u8,
+    /// Both SYNs carry (or will carry) the window-scale option (RFC 7323 §2.2).
+    wscale_ok: bool,
+    syn_pending: bool,
+    syn_tx_count: u32,
+    syn_sent_time: SimTime,
+    // --- send sequence space (absolute; our SYN is 0)
+    snd_una: u64,
+    snd_nxt: u64,
+    snd_wnd: u64,
+    max_snd_wnd: u64,
+    snd_wl1: u64,
+    snd_wl2: u64,
+    written: u64,
+    snd_buf: u64,
+    fin_queued: bool,
+    fin_end: Option<u64>,
+    fin_acked: bool,
+    sb: Scoreboard,
+    rtt: RttEstimator,
+    cc: AnyCc,
+    // --- recovery
+    ca_state: CaState,
+    recovery_point: u64,
+    /// RFC 6582 `recover`.
+    recover: u64,
+    rescue_done: bool,
+    /// The next retransmission of the first hole goes out regardless of cwnd (RFC 6675 §5 step
+    /// 4.3, RFC 6582 §3.2 steps 2 and 5: fast retransmit is not subject to the window).
+    force_rtx: bool,
+    dupacks: u32,
+    /// RFC 6582 sender-side window inflation (bytes), non-SACK fast recovery only.
+    inflation: u64,
+    retries: u32,
+    // --- delivery rate (draft-cheng §3.1)
+    delivered: u64,
+    delivered_time: SimTime,
+    first_sent_time: SimTime,
+    app_limited_until: u64,
+    cwnd_limited: bool,
+    // --- pacing
+    pacing_next: SimTime,
+    pacing_blocked: bool,
+    // --- timers
+    rto_deadline: Option<SimTime>,
+    persist_deadline: Option<SimTime>,
+    persist_backoff: u32,
+    probe_pending: bool,
+    rwnd_blocked: bool,
+    time_wait_deadline: Option<SimTime>,
+    // --- receive side
+    rcv: Receiver,
+    peer_syn_seen: bool,
+    reset: bool,
+    stats: TcpStats,
+    rtt_samples: Vec<SimDuration>,
+}
+
+impl TcpEndpoint {
+    fn new(cfg: TcpConfig, local_port: u16, remote_port: u16, iss: u32, now: SimTime) -> Self {
+        let mss = cfg.mss.max(1);
+        let snd_buf = cfg.snd_buf.initial().max(1);
+        TcpEndpoint {
+            cfg,
+            state: TcpState::Closed,
+            local_port,
+            remote_port,
+            iss,
+            mss,
+            sack_ok: false,
+            ts_ok: false,
+            snd_wscale: 0,
+            wscale_ok: false,
+            syn_pending: false,
+            syn_tx_count: 0,
+            syn_sent_time: now,
+            snd_una: 0,
+            snd_nxt: 1,
+            snd_wnd: 0,
+            max_snd_wnd: 0,
+            snd_wl1: 0,
+            snd_wl2: 0,
+            written: 0,
+            snd_buf,
+            fin_queued: false,
+            fin_end: None,
+            fin_acked: false,
+            sb: Scoreboard::default(),
+            rtt: RttEstimator::new(cfg.initial_rto, cfg.min_rto, cfg.max_rto),
+            cc: AnyCc::new(cfg.cc, mss, cfg.initial_cwnd_pkts, now),
+            ca_state: CaState::Open,
+            recovery_point: 0,
+            recover: 0,
+            rescue_done: false,
+            force_rtx: false,
+            dupacks: 0,
+            inflation: 0,
+            retries: 0,
+            delivered: 0,
+            delivered_time: now,
+            first_sent_time: now,
+            app_limited_until: 0,
+            cwnd_limited: false,
+            pacing_next: now,
+            pacing_blocked: false,
+            rto_deadline: None,
+            persist_deadline: None,
+            persist_backoff: 0,
+            probe_pending: false,
+            rwnd_blocked: false,
+            time_wait_deadline: None,
+            rcv: Receiver::new(
+                cfg.rcv_buf,
+                0,
+                mss as u64,
+                cfg.delayed_ack,
+                cfg.delayed_ack_timeout,
+            ),
+            peer_syn_seen: false,
+            reset: false,
+            stats: TcpStats::default(),
+            rtt_samples: Vec::new(),
+        }
+    }
+
+    /// Active open: a SYN is queued (RFC 9293 §3.5).
+    pub fn connect(
+        cfg: TcpConfig,
+        local_port: u16,
+        remote_port: u16,
+        iss: u32,
+        now: SimTime,
+    ) -> Self {
+        let mut e = Self::new(cfg, local_port, remote_port, iss, now);
+        e.state = TcpState::SynSent;
+        e.syn_pending = true;
+        e
+    }
+
+    /// Passive open from a received SYN: a SYN-ACK is queued.
+    pub fn accept(
+        cfg: TcpConfig,
+        local_port: u16,
+        remote_port: u16,
+        iss: u32,
+        syn: &TcpSegment,
+        now: SimTime,
+    ) -> Self {
+        let mut e = Self::new(cfg, local_port, remote_port, iss, now);
+        e.state = TcpState::SynReceived;
+        e.on_peer_syn(syn, now);
+        e.syn_pending = true;
+        e
+    }
+
+    // ================================================================== application side
+
+    /// The application writes `bytes` of (virtual) payload; returns how many fit in the send
+    /// buffer. Nothing is accepted after [`close`](Self::close).
+    pub fn write(&mut self, bytes: u64) -> u64 {
+        let open = matches!(
+            self.state,
+            TcpState::SynSent | TcpState::SynReceived | TcpState::Established | TcpState::CloseWait
+        );
+        if !open || self.fin_queued {
+            return 0;
+        }
+        let n = bytes.min(self.send_buffer_free());
+        self.written += n;
+        n
+    }
+
+    /// Free space in the send buffer (written and not yet acknowledged bytes count as used).
+    pub fn send_buffer_free(&self) -> u64 {
+        let unacked = (1 + self.written).saturating_sub(self.snd_una.max(1));
+        self.snd_buf.saturating_sub(unacked)
+    }
+
+    /// The application reads up to `max` in-order bytes. Frees receive buffer; a window update
+    /// is queued when the window can open by `min(2 MSS, buffer / 2)` (RFC 9293 §3.8.6.2.2).
+    pub fn read(&mut self, now: SimTime, max: u64) -> u64 {
+        let n = self.rcv.read(now, max);
+        self.stats.bytes_delivered += n;
+        n
+    }
+
+    /// In-order bytes waiting to be read.
+    pub fn readable(&self) -> u64 {
+        self.rcv.readable
+    }
+
+    /// Close our direction: a FIN follows all written data (RFC 9293 §3.10.4).
+    pub fn close(&mut self) {
+        match self.state {
+            TcpState::SynSent => self.enter_closed(),
+            TcpState::SynReceived | TcpState::Established => {
+                self.fin_queued = true;
+                self.state = TcpState::FinWait1;
+            }
+            TcpState::CloseWait => {
+                self.fin_queued = true;
+                self.state = TcpState::LastAck;
+            }
+            _ => {}
+        }
+    }
+
+    pub fn state(&self) -> TcpState {
+        self.state
+    }
+
+    pub fn is_closed(&self) -> bool {
+        self.state == TcpState::Closed
+    }
+
+    /// True once the peer's FIN has arrived and every byte before it has been read.
+    pub fn peer_closed(&self) -> bool {
+        self.rcv.fin_received && self.rcv.readable == 0
+    }
+
+    /// True if the connection ended with a RST or gave up retransmitting.
+    pub fn was_reset(&self) -> bool {
+        self.reset
+    }
+
+    pub fn is_established(&self) -> bool {
+        !matches!(
+            self.state,
+            TcpState::Closed | TcpState::SynSent | TcpState::SynReceived
+        )
+    }
+
+    /// Payload bytes per segment in use (after negotiation).
+    pub fn mss(&self) -> u32 {
+        self.mss
+    }
+
+    /// The options the handshake negotiated.
+    pub fn negotiated(&self) -> Negotiated {
+        Negotiated {
+            mss: self.mss,
+            sack: self.sack_ok,
+            timestamps: self.ts_ok,
+            window_scaling: self.wscale_ok,
+            rcv_wscale: self.rcv.wscale,
+            snd_wscale: self.snd_wscale,
+        }
+    }
+
+    pub fn local_port(&self) -> u16 {
+        self.local_port
+    }
+
+    pub fn remote_port(&self) -> u16 {
+        self.remote_port
+    }
+
+    pub fn config(&self) -> &TcpConfig {
+        &self.cfg
+    }
+
+    /// The current receive buffer size (grows when autotuned).
+    pub fn rcv_buf(&self) -> u64 {
+        self.rcv.buf
+    }
+
+    /// The current send buffer size (grows when autotuned).
+    pub fn snd_buf(&self) -> u64 {
+        self.snd_buf
+    }
+
+    /// The peer's advertised window (scaled), bytes.
+    pub fn snd_wnd(&self) -> u64 {
+        self.snd_wnd
+    }
+
+    pub fn ca_state(&self) -> CaState {
+        self.ca_state
+    }
+
+    pub fn controller(&self) -> &AnyCc {
+        &self.cc
+    }
+
+    pub fn stats(&self) -> &TcpStats {
+        &self.stats
+    }
+
+    /// Moves the recorded RTT samples into `out` (only recorded with
+    /// [`TcpConfig::record_rtt_samples`]).
+    pub fn drain_rtt_samples(&mut self, out: &mut Vec<SimDuration>) {
+        out.append(&mut self.rtt_samples);
+    }
+
+    pub fn sample(&self, _now: SimTime) -> TcpSample {
+        let m = self.cc.metrics();
+        TcpSample {
+            cwnd_bytes: self.cwnd(),
+            ssthresh_bytes: m.ssthresh_bytes,
+            srtt: self.rtt.srtt().unwrap_or(SimDuration::ZERO),
+            rttvar: self.rtt.rttvar(),
+            rto: self.rtt.rto(),
+            bytes_in_flight: self.sb.in_flight(),
+            pacing_rate: self.pacing_rate(),
+            delivered_bytes: self.delivered,
+            snd_una: self.snd_una,
+            snd_nxt: self.snd_nxt,
+            rcv_wnd: self.rcv.window(),
+            cc_state: m.state,
+            ca_state: self.ca_state,
+        }
+    }
+
+    // ================================================================== timers
+
+    /// The earliest time [`on_timeout`](Self::on_timeout) has something to do.
+    pub fn next_deadline(&self) -> Option<SimTime> {
+        let pace = if self.pacing_blocked {
+            Some(self.pacing_next)
+        } else {
+            None
+        };
+        [
+            self.rto_deadline,
+            self.rcv.delack_deadline,
+            self.persist_deadline,
+            self.time_wait_deadline,
+            pace,
+        ]
+        .into_iter()
+        .flatten()
+        .min()
+    }
+
+    /// Handles every timer due at `now`; harmless when none is.
+    pub fn on_timeout(&mut self, now: SimTime) {
+        if self.rcv.delack_deadline.is_some_and(|t| t <= now) {
+            // RFC 5681 §4.2: the delayed-ACK timer expired.
+            self.rcv.delack_deadline = None;
+            self.rcv.ack_now = true;
+        }
+        if self.rto_deadline.is_some_and(|t| t <= now) {
+            self.rto_deadline = None;
+            self.on_rto(now);
+        }
+        if self.persist_deadline.is_some_and(|t| t <= now) {
+            // RFC 9293 §3.8.6.1: probe the zero window, backing off like the RTO.
+            self.probe_pending = true;
+            self.persist_backoff = (self.persist_backoff + 1).min(16);
+            self.persist_deadline = Some(now + self.persist_interval());
+        }
+        if self.time_wait_deadline.is_some_and(|t| t <= now) {
+            self.enter_closed();
+        }
+        if self.pacing_blocked && self.pacing_next <= now {
+            self.pacing_blocked = false;
+        }
+    }
+
+    fn persist_interval(&self) -> SimDuration {
+        let base = self.rtt.base_rto().0;
+        SimDuration(base.saturating_mul(1 << self.persist_backoff)).min(self.cfg.max_rto)
+    }
+
+    fn on_rto(&mut self, now: SimTime) {
+        match self.state {
+            TcpState::SynSent | TcpState::SynReceived => {
+                if self.syn_tx_count > self.cfg.syn_retries {
+                    self.reset = true;
+                    self.enter_closed();
+                    return;
+                }
+                self.rtt.backoff();
+                self.syn_pending = true;
+                self.stats.syn_retransmits += 1;
+            }
+            TcpState::Closed | TcpState::TimeWait => {}
+            _ => {
+                if self.sb.is_empty() {
+                    return;
+                }
+                self.retries += 1;
+                if self.retries > self.cfg.max_retries {
+                    self.reset = true;
+                    self.enter_closed();
+                    return;
+                }
+                self.stats.timeouts += 1;
+                // RFC 5681 §3.1 eq. 4 with FlightSize; unchanged by a repeated RTO because nothing
+                // was acknowledged in between, so ssthresh holds.
+                self.cc.on_rto(now, self.sb.outstanding(), self.mss);
+                self.ca_state = CaState::Loss;
+                self.recovery_point = self.snd_nxt;
+                self.recover = self.snd_nxt;
+                self.inflation = 0;
+                self.dupacks = 0;
+                self.force_rtx = false;
+                self.sb.mark_all_lost();
+                self.rtt.backoff(); // RFC 6298 §5.5
+                self.pacing_next = now;
+                self.pacing_blocked = false;
+            }
+        }
+    }
+
+    fn enter_closed(&mut self) {
+        self.state = TcpState::Closed;
+        self.rto_deadline = None;
+        self.persist_deadline = None;
+        self.time_wait_deadline = None;
+        self.rcv.delack_deadline = None;
+        self.rcv.ack_now = false;
+        self.syn_pending = false;
+        self.probe_pending = false;
+        self.pacing_blocked = false;
+    }
+
+    fn enter_time_wait(&mut self, now: SimTime) {
+        self.state = TcpState::TimeWait;
+        self.rto_deadline = None;
+        self.persist_deadline = None;
+        if self.cfg.time_wait == SimDuration::ZERO {
+            // the final ACK still goes out on the next poll
+            self.time_wait_deadline = Some(now);
+        } else {
+            self.time_wait_deadline = Some(now + self.cfg.time_wait);
+        }
+    }
+
+    // ================================================================== helpers
+
+    /// The window used for sending: the controller's cwnd plus RFC 6582 inflation.
+    fn cwnd(&self) -> u64 {
+        self.cc.window() + self.inflation
+    }
+
+    /// RFC 7323 §4 TSval: a 1 ms clock, offset by one so that TSval is never zero.
+    fn ts_now(now: SimTime) -> u32 {
+        (now.as_nanos() / 1_000_000) as u32 + 1
+    }
+
+    /// Pacing rate in bytes per second: the controller's, else Linux's 200% / 120% of
+    /// cwnd / srtt in slow start / congestion avoidance when `pacing` is on.
+    pub fn pacing_rate(&self) -> Option<f64> {
+        if let Some(r) = self.cc.pacing_rate() {
+            return Some(r);
+        }
+        if !self.cfg.pacing {
+            return None;
+        }
+        let srtt = self.rtt.srtt()?.as_secs_f64().max(1e-6);
+        let cwnd = self.cc.window();
+        let ratio = if cwnd < self.cc.ssthresh() { 2.0 } else { 1.2 };
+        Some(ratio * cwnd as f64 / srtt)
+    }
+
+    fn record_rtt(&mut self, r: SimDuration) {
+        self.rtt.on_sample(r);
+        let s = &mut self.stats;
+        if s.rtt_samples_count == 0 {
+            s.rtt_min = r;
+            s.rtt_max = r;
+        } else {
+            s.rtt_min = s.rtt_min.min(r);
+            s.rtt_max = s.rtt_max.max(r);
+        }
+        s.rtt_samples_count += 1;
+        s.rtt_sum += r;
+        if self.cfg.record_rtt_samples {
+            self.rtt_samples.push(r);
+        }
+    }
+
+    fn on_peer_syn(&mut self, syn: &TcpSegment, now: SimTime) {
+        let o = &syn.options;
+        self.sack_ok = self.cfg.sack && o.sack_permitted;
+        self.ts_ok = self.cfg.timestamps && o.timestamps.is_some();
+        // RFC 7323 §2.2: scaling is on only if both SYNs carry the option; shift <= 14 (§2.3).
+        self.wscale_ok = self.cfg.window_scaling && o.wscale.is_some();
+        if self.wscale_ok {
+            self.snd_wscale = o.wscale.unwrap_or(0).min(14);
+            self.rcv.wscale = self.cfg.wscale_shift();
+        } else {
+            self.snd_wscale = 0;
+            self.rcv.wscale = 0;
+        }
+        let peer_mss = o.mss.map_or(DEFAULT_PEER_MSS, u32::from);
+        let overhead = if self.ts_ok { TS_OPTION_BYTES } else { 0 };
+        self.mss = self.cfg.mss.min(peer_mss.saturating_sub(overhead)).max(1);
+        self.rcv.on_syn(syn.seq, now);
+        self.rcv.set_mss(self.mss as u64);
+        if let Some((tsval, _)) = o.timestamps {
+            self.rcv.ts_recent = tsval;
+        }
+        // RFC 7323 §2.2: the window in a SYN is never scaled.
+        self.snd_wnd = syn.window as u64;
+        self.max_snd_wnd = self.snd_wnd;
+        self.peer_syn_seen = true;
+        // The controller was built with the configured MSS; rebuild it for the negotiated one.
+        if self.mss != self.cfg.mss {
+            self.cc = AnyCc::new(self.cfg.cc, self.mss, self.cfg.initial_cwnd_pkts, now);
+        }
+    }
+
+    // ================================================================== input
+
+    /// A segment arrived from the peer; `ce` is true when its IP header carried CE (RFC 3168).
+    pub fn on_segment(&mut self, now: SimTime, seg: &TcpSegment, ce: bool) {
+        self.stats.segments_received += 1;
+        if ce {
+            self.stats.ce_received += 1;
+        }
+        let f = seg.flags;
+        match self.state {
+            TcpState::Closed => return,
+            TcpState::SynSent => {
+                if f.rst() {
+                    if f.ack() && seq::wrap(self.iss, 1) == seg.ack {
+                        self.reset = true;
+                        self.enter_closed();
+                    }
+                    return;
+                }
+                // RFC 9293 §3.10.7.3: a SYN-ACK acknowledging our SYN.
+                if !(f.syn() && f.ack() && seg.ack == seq::wrap(self.iss, 1)) {
+                    return;
+                }
+                self.on_peer_syn(seg, now);
+                self.snd_una = 1;
+                self.handshake_rtt(now, seg);
+                self.rto_deadline = None;
+                self.state = TcpState::Established;
+                self.snd_wl1 = 0;
+                self.snd_wl2 = 1;
+                self.rcv.ack_now = true;
+                return;
+            }
+            TcpState::SynReceived => {
+                if f.rst() {
+                    self.reset = true;
+                    self.enter_closed();
+                    return;
+                }
+                if f.syn() {
+                    if !f.ack() && seg.seq == self.rcv.irs {
+                        // our SYN-ACK was lost: send it again
+                        self.syn_pending = true;
+                    }
+                    return;
+                }
+                if !f.ack() || seg.ack != seq::wrap(self.iss, 1) {
+                    return;
+                }
+                self.snd_una = 1;
+                self.handshake_rtt(now, seg);
+                self.rto_deadline = None;
+                self.state = if self.fin_queued {
+                    TcpState::FinWait1
+                } else {
+                    TcpState::Established
+                };
+                self.snd_wl1 = 0;
+                self.snd_wl2 = 1;
+                // fall through: the ACK may carry data and a window
+            }
+            _ => {}
+        }
+        if f.syn() {
+            // a retransmitted SYN-ACK: our ACK of it was lost (RFC 9293 §3.10.7.4)
+            self.rcv.ack_now = true;
+            return;
+        }
+        let seg_abs = seq::unwrap(self.rcv.irs, seg.seq, self.rcv.rcv_nxt);
+        let seg_len = seg.payload_len as u64 + f.fin() as u64;
+        let acceptable = self.rcv.acceptable(seg_abs, seg_len);
+        if f.rst() {
+            // RFC 9293 §3.10.7.4 (RFC 5961 §3 tightens this to an exact match; in-window is enough here)
+            if acceptable {
+                self.reset = true;
+                self.enter_closed();
+            }
+            return;
+        }
+        if self.state == TcpState::TimeWait {
+            // a retransmitted FIN: ACK it and restart the 2 MSL timer (RFC 9293 §3.10.7.4)
+            if f.fin() {
+                self.rcv.ack_now = true;
+                self.time_wait_deadline = Some(now + self.cfg.time_wait);
+            }
+            return;
+        }
+        // RFC 7323 §4.3: TS.Recent from segments that cover Last.ACK.sent.
+        if self.ts_ok {
+            if let Some((tsval, tsecr)) = seg.options.timestamps {
+                if seg_abs <= self.rcv.last_ack_sent
+                    && (tsval.wrapping_sub(self.rcv.ts_recent) as i32) >= 0
+                {
+                    self.rcv.ts_recent = tsval;
+                }
+                if seg.payload_len > 0 && tsecr != 0 {
+                    let ms = Self::ts_now(now).wrapping_sub(tsecr) as u64;
+                    self.rcv.rtt_measure_ts(SimDuration::from_millis(ms.max(1)));
+                }
+            }
+        }
+        if f.ack() {
+            self.process_ack(now, seg, seg_abs);
+            if self.state == TcpState::Closed {
+                return;
+            }
+        }
+        if seg_len == 0 {
+            if !acceptable {
+                // RFC 9293 §3.10.7.4: answer an unacceptable segment (e.g. a window probe) with an ACK.
+                self.rcv.ack_now = true;
+            }
+            return;
+        }
+        let receiving = matches!(
+            self.state,
+            TcpState::Established | TcpState::FinWait1 | TcpState::FinWait2
+        );
+        if !acceptable || !receiving {
+            self.stats.duplicate_segments_received += 1;
+            self.rcv.ack_now = true;
+            return;
+        }
+        let out = self
+            .rcv
+            .on_data(now, seg_abs, seg.payload_len as u64, f.fin());
+        if out.out_of_order {
+            self.stats.ooo_segments_received += 1;
+        }
+        if out.duplicate {
+            self.stats.duplicate_segments_received += 1;
+        }
+        if out.fin {
+            match self.state {
+                TcpState::Established => self.state = TcpState::CloseWait,
+                TcpState::FinWait1 => self.state = TcpState::Closing,
+                TcpState::FinWait2 => self.enter_time_wait(now),
+                _ => {}
+            }
+        }
+    }
+
+    fn handshake_rtt(&mut self, now: SimTime, seg: &TcpSegment) {
+        if self.syn_tx_count == 1 {
+            self.record_rtt(now.saturating_since(self.syn_sent_time));
+        } else if let (true, Some((_, ecr))) = (self.ts_ok, seg.options.timestamps) {
+            if ecr != 0 {
+                let ms = Self::ts_now(now).wrapping_sub(ecr) as u64;
+                self.record_rtt(SimDuration::from_millis(ms.max(1)));
+            }
+        }
+    }
+
+    fn process_ack(&mut self, now: SimTime, seg: &TcpSegment, seg_abs: u64) {
+        let ack = seq::unwrap(self.iss, seg.ack, self.snd_una);
+        if ack > self.snd_nxt {
+            // RFC 9293 §3.10.7.4: an ACK for something not yet sent: ACK and drop.
+            self.rcv.ack_now = true;
+            return;
+        }
+        if ack < self.snd_una {
+            return; // old
+        }
+        let mss = self.mss as u64;
+        let prior_in_flight = self.sb.in_flight();
+        let prior_outstanding = self.sb.outstanding();
+        // --- send window (RFC 9293 §3.10.7.4, SND.WL1/SND.WL2)
+        let wnd = (seg.window as u64) << self.snd_wscale;
+        let mut window_changed = false;
+        if self.snd_wl1 < seg_abs || (self.snd_wl1 == seg_abs && self.snd_wl2 <= ack) {
+            window_changed = wnd != self.snd_wnd;
+            self.snd_wnd = wnd;
+            self.max_snd_wnd = self.max_snd_wnd.max(wnd);
+            self.snd_wl1 = seg_abs;
+            self.snd_wl2 = ack;
+            if wnd > 0 && window_changed {
+                self.persist_deadline = None;
+                self.persist_backoff = 0;
+            }
+        }
+        // --- SACK scoreboard and delivery-rate bookkeeping
+        let mut rs = RsBuild::default();
+        let mut newly_sacked = 0u64;
+        let mut sack_rtt_from: Option<SimTime> = None;
+        let mut delivered = self.delivered;
+        if self.sack_ok {
+            for b in seg.options.sack_blocks() {
+                let l = seq::unwrap(self.iss, b.left, self.snd_una);
+                let r = seq::unwrap(self.iss, b.right, self.snd_una);
+                if r <= l || r <= ack || r > self.snd_nxt {
+                    continue; // stale, DSACK or bogus
+                }
+                self.sb.sack(l.max(ack), r, |s| {
+                    newly_sacked += s.payload();
+                    delivered += s.payload();
+                    rs.update(s, delivered, now);
+                    if !s.retransmitted {
+                        sack_rtt_from = Some(
+                            sack_rtt_from.map_or(s.sent_time, |t: SimTime| t.min(s.sent_time)),
+                        );
+                    }
+                });
+            }
+        }
+        // --- cumulative ACK
+        let newly_acked_seq = ack - self.snd_una;
+        let mut newly_acked = 0u64; // payload bytes newly delivered by the cumulative ACK
+        let mut cum_payload = 0u64;
+        let mut oldest_clean: Option<SimTime> = None;
+        let mut any_retrans = false;
+        if newly_acked_seq > 0 {
+            self.sb.cum_ack(ack, |s, newly| {
+                cum_payload += s.payload();
+                if s.retransmitted {
+                    any_retrans = true;
+                } else if oldest_clean.is_none() {
+                    oldest_clean = Some(s.sent_time);
+                }
+                if newly {
+                    newly_acked += s.payload();
+                    delivered += s.payload();
+                    rs.update(s, delivered, now);
+                }
+            });
+            self.snd_una = ack;
+            self.retries = 0;
+            self.stats.bytes_acked += cum_payload;
+        }
+        self.delivered = delivered;
+        if rs.set {
+            self.delivered_time = now;
+            self.first_sent_time = rs.sent_time;
+        }
+        if self.app_limited_until != 0 && self.delivered > self.app_limited_until {
+            self.app_limited_until = 0;
+        }
+        // --- RTT (see module doc: Linux order, RFC 7323 §4, Karn)
+        let mut rtt_sample = None;
+        if newly_acked_seq > 0 {
+            if let (Some(t), false) = (oldest_clean, any_retrans) {
+                rtt_sample = Some(now.saturating_since(t));
+            } else if let (true, Some((_, ecr))) = (self.ts_ok, seg.options.timestamps) {
+                if ecr != 0 {
+                    let ms = Self::ts_now(now).wrapping_sub(ecr) as u64;
+                    rtt_sample = Some(SimDuration::from_millis(ms.max(1)));
+                }
+            }
+        }
+        if rtt_sample.is_none() {
+            rtt_sample = sack_rtt_from.map(|t| now.saturating_since(t));
+        }
+        if let Some(r) = rtt_sample {
+            self.record_rtt(r.max(SimDuration::from_nanos(1)));
+        }
+        // --- duplicate ACKs (RFC 5681 §2; RFC 6675 §2 with SACK)
+        let is_dup = if self.sack_ok {
+            newly_acked_seq == 0 && newly_sacked > 0
+        } else {
+            newly_acked_seq == 0
+                && seg.payload_len == 0
+                && !seg.flags.fin()
+                && !window_changed
+                && prior_outstanding > 0
+        };
+        if is_dup {
+            self.dupacks += 1;
+            self.stats.dup_acks_received += 1;
+        } else if newly_acked_seq > 0 {
+            self.dupacks = 0;
+        }
+        // --- loss detection and recovery
+        let mut newly_lost = 0;
+        if self.sack_ok {
+            newly_lost = self.sb.detect_losses(self.cfg.dupthresh, mss);
+            // RFC 6675 §5: DupAcks >= DupThresh, or IsLost(HighACK + 1), starts recovery.
+            if self.ca_state == CaState::Open
+                && !self.sb.is_empty()
+                && (self.dupacks >= self.cfg.dupthresh || self.sb.front_lost())
+            {
+                newly_lost += self.sb.mark_front_lost();
+                self.enter_recovery(now, prior_outstanding);
+            }
+        } else {
+            match self.ca_state {
+                CaState::Open => {
+                    // RFC 6582 §3.2 step 2: only if the ACK covers more than `recover`.
+                    if is_dup && self.dupacks == self.cfg.dupthresh && ack > self.recover {
+                        newly_lost += self.sb.mark_front_lost();
+                        self.enter_recovery(now, prior_outstanding);
+                        // RFC 6582 §3.2 step 2: cwnd = ssthresh + 3 * SMSS.
+                        self.inflation = self.cfg.dupthresh as u64 * mss;
+                    }
+                }
+                CaState::Recovery => {
+                    if is_dup {
+                        // RFC 6582 §3.2 step 4: inflate by one SMSS per further duplicate ACK.
+                        self.inflation += mss;
+                    } else if newly_acked_seq > 0 && ack < self.recovery_point {
+                        // RFC 6582 §3.2 step 5: partial ACK: retransmit the first unacknowledged
+                        // segment, deflate by the amount acknowledged, add back one SMSS if at
+                        // least one SMSS was acknowledged.
+                        newly_lost += self.sb.mark_front_lost();
+                        self.force_rtx = true;
+                        self.inflation = self.inflation.saturating_sub(newly_acked_seq);
+                        if newly_acked_seq >= mss {
+                            self.inflation += mss;
+                        }
+                    }
+                }
+                CaState::Loss => {}
+            }
+        }
+        // --- recovery exit on the cumulative ACK of RecoveryPoint (RFC 6675 §5, RFC 6582 §3.2 step 6)
+        if self.ca_state != CaState::Open && self.snd_una >= self.recovery_point {
+            if self.ca_state == CaState::Recovery {
+                self.cc.on_recovery_exit(now);
+            }
+            self.ca_state = CaState::Open;
+            self.inflation = 0;
+            self.dupacks = 0;
+        }
+        // --- the controller
+        let acked_bytes = newly_acked + newly_sacked;
+        if acked_bytes > 0 {
+            let cwnd = self.cc.window();
+            let slow_start = cwnd < self.cc.ssthresh();
+            let cwnd_limited = self.cwnd_limited
+                || (slow_start && 2 * prior_in_flight > cwnd)
+                || prior_in_flight + mss > cwnd;
+            let rate = rs.finish(self, newly_lost);
+            let a = Ack {
+                acked_bytes,
+                prior_in_flight,
+                bytes_in_flight: self.sb.in_flight(),
+                rtt: rtt_sample,
+                srtt: self.rtt.srtt().unwrap_or(SimDuration::ZERO),
+                min_rtt: self.rtt.min_rtt(),
+                delivered: self.delivered,
+                rate,
+                in_recovery: self.ca_state == CaState::Recovery,
+                app_limited: !cwnd_limited,
+                mss: self.mss,
+            };
+            self.cc.on_ack(now, &a);
+        }
+        self.cwnd_limited = false;
+        // --- send buffer autotuning (Linux tcp_sndbuf_expand: about 2x cwnd)
+        if self.cfg.snd_buf.is_auto() {
+            let want = (2 * self.cc.window()).min(self.cfg.snd_buf.max());
+            self.snd_buf = self.snd_buf.max(want);
+        }
+        // --- RTO timer (RFC 6298 §5.2, §5.3)
+        if newly_acked_seq > 0 {
+            self.rto_deadline = if self.sb.is_empty() {
+                None
+            } else {
+                Some(now + self.rtt.rto())
+            };
+        }
+        // --- our FIN acknowledged
+        if let Some(fe) = self.fin_end {
+            if !self.fin_acked && self.snd_una >= fe {
+                self.fin_acked = true;
+                match self.state {
+                    TcpState::FinWait1 => self.state = TcpState::FinWait2,
+                    TcpState::Closing => self.enter_time_wait(now),
+                    TcpState::LastAck => self.enter_closed(),
+                    _ => {}
+                }
+            }
+        }
+    }
+
+    fn enter_recovery(&mut self, now: SimTime, flight: u64) {
+        self.ca_state = CaState::Recovery;
+        self.recovery_point = self.snd_nxt;
+        self.recover = self.snd_nxt;
+        self.rescue_done = false;
+        self.force_rtx = true;
+        self.stats.fast_recoveries += 1;
+        let lost_sent_at = self.sb.front().map_or(now, |s| s.sent_time);
+        let ev = CongestionEvent {
+            bytes_in_flight: flight,
+            lost_sent_at,
+            ecn: false,
+            mss: self.mss,
+        };
+        self.cc.on_congestion_event(now, &ev);
+    }
+
+    // ================================================================== output
+
+    /// The next segment to send at `now`, or `None`. Call until `None`.
+    pub fn poll_transmit(&mut self, now: SimTime) -> Option<TcpSegment> {
+        match self.state {
+            TcpState::Closed => return None,
+            TcpState::SynSent | TcpState::SynReceived => {
+                if self.syn_pending {
+                    return Some(self.send_syn(now));
+                }
+                if self.state == TcpState::SynSent {
+                    return None;
+                }
+            }
+            _ => {}
+        }
+        if let Some(s) = self.send_data(now) {
+            return Some(s);
+        }
+        if self.probe_pending {
+            self.probe_pending = false;
+            self.stats.window_probes_sent += 1;
+            // Linux tcp_xmit_probe_skb: an old sequence number forces the peer to answer.
+            return Some(self.build(now, self.snd_una.saturating_sub(1), 0, false));
+        }
+        if self.rcv.ack_now && self.peer_syn_seen {
+            self.stats.pure_acks_sent += 1;
+            return Some(self.build(now, self.snd_nxt, 0, false));
+        }
+        None
+    }
+
+    fn send_syn(&mut self, now: SimTime) -> TcpSegment {
+        self.syn_pending = false;
+        self.syn_tx_count += 1;
+        self.syn_sent_time = now;
+        let passive = self.state == TcpState::SynReceived;
+        let mut o = TcpOptions {
+            mss: Some(
+                (self.cfg.mss
+                    + if self.cfg.timestamps {
+                        TS_OPTION_BYTES
+                    } else {
+                        0
+                    })
+                .min(65_535) as u16,
+            ),
+            ..Default::default()
+        };
+        let tsval = Self::ts_now(now);
+        if passive {
+            // RFC 7323 §2.2 / RFC 2018 §2: answer only the options the peer offered.
+            o.wscale = self.wscale_ok.then_some(self.rcv.wscale);
+            o.sack_permitted = self.sack_ok;
+            o.timestamps = self.ts_ok.then_some((tsval, self.rcv.ts_recent));
+        } else {
+            o.wscale = self.cfg.window_scaling.then_some(self.cfg.wscale_shift());
+            o.sack_permitted = self.cfg.sack;
+            o.timestamps = self.cfg.timestamps.then_some((tsval, 0));
+        }
+        let flags = if passive {
+            TcpFlags::SYN | TcpFlags::ACK
+        } else {
+            TcpFlags::SYN
+        };
+        let seg = TcpSegment {
+            src_port: self.local_port,
+            dst_port: self.remote_port,
+            seq: self.iss,
+            ack: if passive {
+                seq::wrap(self.rcv.irs, self.rcv.rcv_nxt)
+            } else {
+                0
+            },
+            flags: TcpFlags(flags),
+            window: self.rcv.syn_window(),
+            options: o,
+            payload_len: 0,
+        };
+        if passive {
+            self.rcv.on_ack_sent();
+        }
+        if self.rto_deadline.is_none() {
+            self.rto_deadline = Some(now + self.rtt.rto());
+        }
+        self.stats.segments_sent += 1;
+        seg
+    }
+
+    /// A segment with the ACK flag, current window, timestamps and SACK blocks.
+    fn build(&mut self, now: SimTime, seq_abs: u64, payload: u32, fin: bool) -> TcpSegment {
+        let mut flags = TcpFlags::ACK;
+        if fin {
+            flags |= TcpFlags::FIN;
+        }
+        if payload > 0 {
+            flags |= TcpFlags::PSH;
+        }
+        let mut options = TcpOptions::default();
+        if self.ts_ok {
+            options.timestamps = Some((Self::ts_now(now), self.rcv.ts_recent));
+        }
+        if self.sack_ok && !self.rcv.ooo_is_empty() {
+            self.rcv.fill_sack(&mut options);
+        }
+        let window = self.rcv.advertise(true);
+        self.rcv.on_ack_sent();
+        self.stats.segments_sent += 1;
+        TcpSegment {
+            src_port: self.local_port,
+            dst_port: self.remote_port,
+            seq: seq::wrap(self.iss, seq_abs),
+            ack: seq::wrap(self.rcv.irs, self.rcv.rcv_nxt),
+            flags: TcpFlags(flags),
+            window,
+            options,
+            payload_len: payload,
+        }
+    }
+
+    /// New data that may be sent now: `(payload, fin)`. Applies the peer's window with sender
+    /// SWS avoidance (RFC 9293 §3.8.6.2.1) and the partial-segment rule (module doc).
+    fn new_data(&mut self) -> Option<(u64, bool)> {
+        let data_end = 1 + self.written;
+        let avail = data_end.saturating_sub(self.snd_nxt);
+        let mss = self.mss as u64;
+        if avail == 0 {
+            return (self.fin_queued && self.fin_end.is_none()).then_some((0, true));
+        }
+        let mut len = avail.min(mss);
+        let allowed = (self.snd_una + self.snd_wnd).saturating_sub(self.snd_nxt);
+        if len > allowed {
+            // RFC 9293 §3.8.6.2.1: send a window-limited piece only if it is at least half the
+            // largest window the peer has offered.
+            if allowed > 0 && allowed >= self.max_snd_wnd / 2 {
+                len = allowed;
+            } else {
+                self.rwnd_blocked = true;
+                return None;
+            }
+        }
+        if len < mss && len == avail && !self.fin_queued && self.sb.outstanding() > 0 {
+            return None; // wait for more data or for the flight to drain (Nagle / autocork)
+        }
+        let fin = self.fin_queued && self.snd_nxt + len == data_end;
+        Some((len, fin))
+    }
+
+    fn send_data(&mut self, now: SimTime) -> Option<TcpSegment> {
+        if !matches!(
+            self.state,
+            TcpState::Established
+                | TcpState::CloseWait
+                | TcpState::FinWait1
+                | TcpState::Closing
+                | TcpState::LastAck
+        ) {
+            return None;
+        }
+        self.rwnd_blocked = false;
+        let in_flight = self.sb.in_flight();
+        let cwnd = self.cwnd();
+        enum Pick {
+            Rtx(usize),
+            New(u64, bool),
+        }
+        // RFC 6675 §4 NextSeg: rule 1 (lost), rule 2 (new data), rules 3 and 4 in recovery.
+        let pick = if let Some(i) = self.sb.next_lost() {
+            Pick::Rtx(i)
+        } else if let Some((len, fin)) = self.new_data() {
+            Pick::New(len, fin)
+        } else if self.ca_state == CaState::Recovery && self.sack_ok {
+            if let Some(i) = self.sb.next_rule3() {
+                Pick::Rtx(i)
+            } else if !self.rescue_done && self.snd_una < self.recovery_point && !self.rwnd_blocked
+            {
+                match self.sb.rescue() {
+                    Some(i) => {
+                        self.rescue_done = true;
+                        Pick::Rtx(i)
+                    }
+                    None => return self.idle(now, in_flight, cwnd),
+                }
+            } else {
+                return self.idle(now, in_flight, cwnd);
+            }
+        } else {
+            return self.idle(now, in_flight, cwnd);
+        };
+        let len = match pick {
+            Pick::Rtx(i) => self.sb.get(i).len(),
+            Pick::New(l, f) => l + f as u64,
+        };
+        // RFC 5681 §3.1 / RFC 6675 §5 step C: send while pipe + segment <= cwnd.
+        let forced = self.force_rtx && matches!(pick, Pick::Rtx(0));
+        if in_flight > 0 && in_flight + len > cwnd && !forced {
+            self.cwnd_limited = true;
+            return None;
+        }
+        if let Some(rate) = self.pacing_rate() {
+            if now < self.pacing_next {
+                self.pacing_blocked = true;
+                return None;
+            }
+            let _ = rate;
+        }
+        // draft-cheng §3.2: a new flight starts the sampling interval afresh.
+        if in_flight == 0 {
+            self.first_sent_time = now;
+            self.delivered_time = now;
+        }
+        let (seq_abs, payload, fin) = match pick {
+            Pick::Rtx(i) => {
+                if i == 0 {
+                    self.force_rtx = false;
+                }
+                let (delivered, dt, fst, al) = (
+                    self.delivered,
+                    self.delivered_time,
+                    self.first_sent_time,
+                    self.app_limited_until != 0,
+                );
+                let s = self.sb.on_retransmit(i);
+                s.sent_time = now;
+                s.delivered = delivered;
+                s.delivered_time = dt;
+                s.first_sent_time = fst;
+                s.is_app_limited = al;
+                s.tx_in_flight = in_flight + s.len();
+                let s = *s;
+                self.stats.retransmitted_segments += 1;
+                self.stats.retransmitted_bytes += s.payload();
+                (s.start, s.payload(), s.fin)
+            }
+            Pick::New(l, fin) => {
+                let start = self.snd_nxt;
+                let end = start + l + fin as u64;
+                self.sb.push(SentSeg {
+                    start,
+                    end,
+                    fin,
+                    sent_time: now,
+                    delivered: self.delivered,
+                    delivered_time: self.delivered_time,
+                    first_sent_time: self.first_sent_time,
+                    is_app_limited: self.app_limited_until != 0,
+                    tx_in_flight: in_flight + l + fin as u64,
+                    ..Default::default()
+                });
+                self.snd_nxt = end;
+                if fin {
+                    self.fin_end = Some(end);
+                }
+                (start, l, fin)
+            }
+        };
+        if payload > 0 {
+            self.stats.data_segments_sent += 1;
+            self.stats.bytes_sent += payload;
+        }
+        self.cc.on_sent(now, payload, self.sb.in_flight());
+        // RFC 6298 §5.1
+        if self.rto_deadline.is_none() {
+            self.rto_deadline = Some(now + self.rtt.rto());
+        }
+        self.persist_deadline = None;
+        let seg = self.build(now, seq_abs, payload as u32, fin);
+        if let Some(rate) = self.pacing_rate() {
+            let wire = payload + seg.header_len() as u64;
+            let d = SimDuration::from_secs_f64(wire as f64 / rate.max(1.0));
+            self.pacing_next = self.pacing_next.max(now) + d;
+        }
+        self.pacing_blocked = false;
+        Some(seg)
+    }
+
+    /// Nothing to send: app-limited marking (draft-cheng §3.4) and the persist timer
+    /// (RFC 9293 §3.8.6.1).
+    fn idle(&mut self, now: SimTime, in_flight: u64, cwnd: u64) -> Option<TcpSegment> {
+        let unsent = (1 + self.written).saturating_sub(self.snd_nxt);
+        if unsent < self.mss as u64 && in_flight < cwnd && self.sb.lost_bytes() == 0 {
+            self.app_limited_until = (self.delivered + in_flight).max(1);
+        }
+        if self.rwnd_blocked && self.sb.is_empty() {
+            if self.persist_deadline.is_none() {
+                self.persist_deadline = Some(now + self.persist_interval());
+            }
+        } else if !self.rwnd_blocked {
+            self.persist_deadline = None;
+            self.persist_backoff = 0;
+        }
+        None
+    }
+}
+
+/// Builds one rate sample (draft-cheng-iccrg-delivery-rate-estimation-02 §3.3).
+#[derive(Default)]
+struct RsBuild {
+    set: bool,
+    prior_delivered: u64,
+    prior_time: SimTime,
+    is_app_limited: bool,
+    send_elapsed: SimDuration,
+    ack_elapsed: SimDuration,
+    sent_time: SimTime,
+    tx_in_flight: u64,
+    rtt: SimDuration,
+}
+
+impl RsBuild {
+    /// A segment was newly delivered; `delivered` is C.delivered after counting it.
+    fn update(&mut self, s: &SentSeg, _delivered: u64, now: SimTime) {
+        if !self.set || s.delivered >= self.prior_delivered {
+            self.set = true;
+            self.prior_delivered = s.delivered;
+            self.prior_time = s.delivered_time;
+            self.is_app_limited = s.is_app_limited;
+            self.send_elapsed = s.sent_time.saturating_since(s.first_sent_time);
+            self.ack_elapsed = now.saturating_since(s.delivered_time);
+            self.sent_time = s.sent_time;
+            self.tx_in_flight = s.tx_in_flight;
+            self.rtt = now.saturating_since(s.sent_time);
+        }
+    }
+
+    fn finish(&self, ep: &TcpEndpoint, newly_lost: u64) -> Option<RateSample> {
+        if !self.set {
+            return None;
+        }
+        let delivered = ep.delivered - self.prior_delivered;
+        let interval = self.send_elapsed.max(self.ack_elapsed);
+        // §3.3: an interval below min_rtt is unreliable (Linux marks the sample invalid).
+        if interval == SimDuration::ZERO || interval < ep.rtt.min_rtt() {
+            return None;
+        }
+        Some(RateSample {
+            delivery_rate: delivered as f64 / interval.as_secs_f64(),
+            delivered,
+            prior_delivered: self.prior_delivered,
+            interval,
+            rtt: self.rtt,
+            is_app_limited: self.is_app_limited,
+            tx_in_flight: self.tx_in_flight,
+            newly_lost,
+        })
+    }
+}

@@ -1,0 +1,553 @@
+//! The receive side: reassembly, SACK generation, delayed ACKs, the advertised window and
+//! receive-buffer autotuning.
+//!
+//! - Reassembly: out-of-order data is kept as sorted, disjoint ranges (no payload is stored).
+//! - SACK blocks (RFC 2018 §4): the first block holds the most recently received segment, the
+//!   others are the most recently changed ranges, as many as the option space allows.
+//! - Delayed ACK (RFC 1122 §4.2.3.2, RFC 5681 §4.2): ACK at least every second full-sized
+//!   segment, otherwise within `delayed_ack_timeout`; ACK at once for out-of-order data, for data
+//!   filling a hole (RFC 5681 §4.2), for duplicates and for a FIN.
+//! - Window (RFC 9293 §3.8.6.2): the free receive buffer, never shrinking the right edge already
+//!   advertised (§3.8.6.2.1), and moving the right edge only by at least
+//!   `min(buffer / 2, MSS)` (receiver SWS avoidance, §3.8.6.2.2). Scaled by our shift (RFC 7323
+//!   §2.3) except on SYNs.
+//! - Autotuning (Linux `tcp_rcv_space_adjust`, dynamic right-sizing): once per receiver RTT,
+//!   if the application read more than in the previous RTT, the buffer becomes about twice the
+//!   bytes read per RTT, up to the maximum. Buffers count payload only (no skb overhead).
+//! - Receiver RTT (Linux `tcp_rcv_rtt_measure[_ts]`): from echoed timestamps when negotiated,
+//!   otherwise the time to receive one window of data.
+
+use celltcp_engine::{SimDuration, SimTime};
+use celltcp_net::packet::{SackBlock, TcpOptions};
+
+use crate::config::BufSize;
+use crate::seq;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct OooRange {
+    start: u64,
+    end: u64,
+    /// Recency stamp for RFC 2018 §4 block ordering.
+    touched: u64,
+}
+
+/// What a received data segment did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RecvOutcome {
+    /// Payload bytes newly made readable in order.
+    pub in_order_bytes: u64,
+    /// The segment was out of order (above RCV.NXT).
+    pub out_of_order: bool,
+    /// The segment carried nothing new.
+    pub duplicate: bool,
+    /// The peer's FIN was consumed by this segment (RCV.NXT advanced past it).
+    pub fin: bool,
+}
+
+#[derive(Clone, Debug)]
+pub struct Receiver {
+    pub irs: u32,
+    /// Absolute RCV.NXT (the peer's SYN is 0).
+    pub rcv_nxt: u64,
+    ooo: Vec<OooRange>,
+    ooo_bytes: u64,
+    tick: u64,
+    /// In-order bytes not yet read by the application.
+    pub readable: u64,
+    /// Bytes read by the application so far.
+    pub delivered: u64,
+    /// Sequence number of the peer's FIN, once seen (possibly out of order).
+    fin_seq: Option<u64>,
+    pub fin_received: bool,
+    pub buf: u64,
+    buf_max: u64,
+    auto: bool,
+    /// Right edge of the window last advertised (RCV.NXT + RCV.WND).
+    pub rcv_adv: u64,
+    pub wscale: u8,
+    pub mss: u64,
+    // --- ACK generation
+    delayed_ack: bool,
+    delack_timeout: SimDuration,
+    bytes_unacked: u64,
+    pub ack_now: bool,
+    pub delack_deadline: Option<SimTime>,
+    /// RFC 7323 §4.3 TS.Recent and Last.ACK.sent.
+    pub ts_recent: u32,
+    pub last_ack_sent: u64,
+    // --- autotuning (Linux rcvq_space, rcv_rtt_est)
+    space: u64,
+    space_seq: u64,
+    space_time: SimTime,
+    rtt_est: SimDuration,
+    rtt_seq: u64,
+    rtt_time: SimTime,
+}
+
+impl Receiver {
+    pub fn new(
+        buf: BufSize,
+        wscale: u8,
+        mss: u64,
+        delayed_ack: bool,
+        delack_timeout: SimDuration,
+    ) -> Self {
+        Receiver {
+            irs: 0,
+            rcv_nxt: 0,
+            ooo: Vec::new(),
+            ooo_bytes: 0,
+            tick: 0,
+            readable: 0,
+            delivered: 0,
+            fin_seq: None,
+            fin_received: false,
+            buf: buf.initial(),
+            buf_max: buf.max(),
+            auto: buf.is_auto(),
+            rcv_adv: 0,
+            wscale,
+            mss,
+            delayed_ack,
+            delack_timeout,
+            bytes_unacked: 0,
+            ack_now: false,
+            delack_deadline: None,
+            ts_recent: 0,
+            last_ack_sent: 0,
+            space: 0,
+            space_seq: 0,
+            space_time: SimTime::ZERO,
+            rtt_est: SimDuration::ZERO,
+            rtt_seq: 0,
+            rtt_time: SimTime::ZERO,
+        }
+    }
+
+    /// The peer's SYN (sequence `irs`) was received: RCV.NXT = IRS + 1.
+    pub fn on_syn(&mut self, irs: u32, now: SimTime) {
+        self.irs = irs;
+        self.rcv_nxt = 1;
+        // Linux tcp_init_buffer_space: rcvq_space starts at the initial window, 10 segments.
+        self.space = (10 * self.mss).min(self.buf);
+        self.space_time = now;
+        self.space_seq = 0;
+        self.rtt_seq = 1;
+        self.rtt_time = now;
+        // the window our SYN or SYN-ACK offered, unscaled (RFC 7323 §2.2)
+        self.rcv_adv = 1 + self.syn_window() as u64;
+    }
+
+    /// The window field of a SYN or SYN-ACK: never scaled (RFC 7323 §2.2).
+    pub fn syn_window(&self) -> u16 {
+        self.buf.min(65_535) as u16
+    }
+
+    pub fn set_mss(&mut self, mss: u64) {
+        self.mss = mss;
+        self.space = (10 * mss).min(self.buf);
+    }
+
+    pub fn ooo_is_empty(&self) -> bool {
+        self.ooo.is_empty()
+    }
+
+    /// Buffered bytes (unread in-order plus out-of-order).
+    pub fn used(&self) -> u64 {
+        self.readable + self.ooo_bytes
+    }
+
+    /// The window currently offered to the peer (right edge minus RCV.NXT).
+    pub fn window(&self) -> u64 {
+        self.rcv_adv.saturating_sub(self.rcv_nxt)
+    }
+
+    /// Whether `[start, end)` (zero length allowed) is acceptable (RFC 9293 §3.10.7.4 table).
+    pub fn acceptable(&self, start: u64, len: u64) -> bool {
+        let wnd = self.window();
+        match (len, wnd) {
+            (0, 0) => start == self.rcv_nxt,
+            (0, _) => start >= self.rcv_nxt && start < self.rcv_nxt + wnd,
+            (_, 0) => false,
+            (_, _) => {
+                let end = start + len;
+                (start >= self.rcv_nxt && start < self.rcv_nxt + wnd)
+                    || (end > self.rcv_nxt && end <= self.rcv_nxt + wnd)
+            }
+        }
+    }
+
+    /// Data `[start, start + payload)` (and a FIN after it if `fin`) arrived.
+    pub fn on_data(&mut self, now: SimTime, start: u64, payload: u64, fin: bool) -> RecvOutcome {
+        let mut out = RecvOutcome::default();
+        let mut end = start + payload;
+        if fin {
+            self.fin_seq = Some(end);
+        }
+        // Trim anything beyond the advertised right edge (RFC 9293 §3.10.7.4).
+        let right = self.rcv_adv.max(self.rcv_nxt);
+        if end > right {
+            end = right;
+        }
+        let had_hole = !self.ooo.is_empty();
+        if end <= self.rcv_nxt && !(fin && self.fin_seq == Some(self.rcv_nxt) && !self.fin_received)
+        {
+            // Nothing new: answer at once (RFC 5681 §4.2 / RFC 9293: ACK an unacceptable segment).
+            out.duplicate = true;
+            self.ack_now = true;
+            return out;
+        }
+        if start <= self.rcv_nxt {
+            let before = self.rcv_nxt;
+            self.rcv_nxt = self.rcv_nxt.max(end);
+            // Pull in any out-of-order ranges now contiguous.
+            while let Some(r) = self.ooo.first().copied() {
+                if r.start > self.rcv_nxt {
+                    break;
+                }
+                self.ooo.remove(0);
+                self.ooo_bytes -= r.end - r.start;
+                self.rcv_nxt = self.rcv_nxt.max(r.end);
+            }
+            // ooo ranges overlapping rcv_nxt were removed entirely; their bytes are now in order.
+            let adv = self.rcv_nxt - before;
+            self.readable += adv;
+            out.in_order_bytes = adv;
+            if had_hole {
+                // RFC 5681 §4.2: ACK at once when a segment fills (part of) a hole.
+                self.ack_now = true;
+            } else if !self.delayed_ack {
+                self.ack_now = true;
+            } else {
+                self.bytes_unacked += adv;
+                // "at least every second full-sized segment" (RFC 5681 §4.2; Linux: > 1 rcv_mss).
+                if self.bytes_unacked >= 2 * self.mss {
+                    self.ack_now = true;
+                } else if self.delack_deadline.is_none() {
+                    self.delack_deadline = Some(now + self.delack_timeout);
+                }
+            }
+            self.rtt_measure_window(now);
+        } else {
+            out.out_of_order = true;
+            if end > start {
+                self.insert_ooo(start, end);
+            }
+            // RFC 5681 §4.2: an out-of-order segment is acknowledged at once (with SACK).
+            self.ack_now = true;
+        }
+        if let Some(f) = self.fin_seq {
+            if !self.fin_received && self.rcv_nxt == f {
+                self.rcv_nxt += 1;
+                self.fin_received = true;
+                out.fin = true;
+                self.ack_now = true;
+            }
+        }
+        out
+    }
+
+    fn insert_ooo(&mut self, start: u64, end: u64) {
+        self.tick += 1;
+        let mut s = start;
+        let mut e = end;
+        // find overlapping/adjacent ranges and merge
+        let i = self.ooo.partition_point(|r| r.end < s);
+        let mut removed = 0;
+        while i < self.ooo.len() && self.ooo[i].start <= e {
+            let r = self.ooo.remove(i);
+            s = s.min(r.start);
+            e = e.max(r.end);
+            removed += r.end - r.start;
+        }
+        self.ooo_bytes = self.ooo_bytes - removed + (e - s);
+        self.ooo.insert(
+            i,
+            OooRange {
+                start: s,
+                end: e,
+                touched: self.tick,
+            },
+        );
+    }
+
+    /// Appends up to the option space's SACK blocks in RFC 2018 §4 order.
+    pub fn fill_sack(&self, opts: &mut TcpOptions) {
+        let mut prev = u64::MAX;
+        loop {
+            // the most recently touched range not yet emitted (touched stamps are unique)
+            let best = self
+                .ooo
+                .iter()
+                .filter(|r| r.touched < prev)
+                .max_by_key(|r| r.touched);
+            let Some(r) = best else { break };
+            prev = r.touched;
+            let b = SackBlock {
+                left: seq::wrap(self.irs, r.start),
+                right: seq::wrap(self.irs, r.end),
+            };
+            if !opts.push_sack(b) {
+                break;
+            }
+        }
+    }
+
+    /// The raw window field for the next segment, updating the advertised right edge.
+    pub fn advertise(&mut self, scaled: bool) -> u16 {
+        let free = self.buf.saturating_sub(self.used());
+        let cur = self.window();
+        // RFC 9293 §3.8.6.2.2: move the right edge only by a worthwhile amount.
+        let thresh = (self.buf / 2).min(self.mss);
+        let wnd = if free >= cur + thresh || (free > cur && free == self.buf) {
+            free
+        } else {
+            cur
+        };
+        let shift = if scaled { self.wscale } else { 0 };
+        // round up so that the right edge never moves left (RFC 9293 §3.8.6.2.1)
+        let field = wnd.div_ceil(1 << shift).min(65_535);
+        self.rcv_adv = self.rcv_adv.max(self.rcv_nxt + (field << shift));
+        field as u16
+    }
+
+    /// An ACK carrying RCV.NXT is going out.
+    pub fn on_ack_sent(&mut self) {
+        self.ack_now = false;
+        self.delack_deadline = None;
+        self.bytes_unacked = 0;
+        self.last_ack_sent = self.rcv_nxt;
+    }
+
+    /// Would a window update be worth sending now (RFC 9293 §3.8.6.2.2; Linux
+    /// `tcp_cleanup_rbuf`): the window can open by at least `min(2 MSS, buffer / 2)`.
+    pub fn window_update_due(&self) -> bool {
+        let free = self.buf.saturating_sub(self.used());
+        let cur = self.window();
+        free >= cur + (2 * self.mss).min(self.buf / 2).max(1)
+    }
+
+    /// The application reads up to `max` bytes.
+    pub fn read(&mut self, now: SimTime, max: u64) -> u64 {
+        let n = self.readable.min(max);
+        self.readable -= n;
+        self.delivered += n;
+        if n > 0 && self.auto {
+            self.space_adjust(now);
+        }
+        if n > 0 && self.window_update_due() {
+            self.ack_now = true;
+        }
+        n
+    }
+
+    /// Linux `tcp_rcv_space_adjust` (DRS).
+    fn space_adjust(&mut self, now: SimTime) {
+        if self.rtt_est == SimDuration::ZERO || now.saturating_since(self.space_time) < self.rtt_est
+        {
+            return;
+        }
+        let copied = self.delivered - self.space_seq;
+        if copied > self.space {
+            let mut rcvwin = 2 * copied + 16 * self.mss;
+            let grow = rcvwin * (copied - self.space) / self.space.max(1);
+            rcvwin += 2 * grow;
+            let nb = rcvwin.min(self.buf_max);
+            if nb > self.buf {
+                self.buf = nb;
+            }
+            self.space = copied;
+        }
+        self.space_seq = self.delivered;
+        self.space_time = now;
+    }
+
+    fn rtt_sample(&mut self, s: SimDuration, win_dep: bool) {
+        let s = s.max(SimDuration::from_micros(1));
+        if self.rtt_est == SimDuration::ZERO {
+            self.rtt_est = s;
+        } else if win_dep {
+            // Linux: a window-based sample is an upper bound; keep the minimum.
+            self.rtt_est = self.rtt_est.min(s);
+        } else {
+            self.rtt_est = SimDuration((self.rtt_est.0 * 7 + s.0) / 8);
+        }
+    }
+
+    /// Linux `tcp_rcv_rtt_measure`: time to receive one window (used without timestamps).
+    fn rtt_measure_window(&mut self, now: SimTime) {
+        if self.rcv_nxt >= self.rtt_seq {
+            if self.rtt_seq > 1 {
+                self.rtt_sample(now.saturating_since(self.rtt_time), true);
+            }
+            self.rtt_seq = self.rcv_nxt + self.window().max(self.mss);
+            self.rtt_time = now;
+        }
+    }
+
+    /// Linux `tcp_rcv_rtt_measure_ts`: an echoed timestamp on a data segment.
+    pub fn rtt_measure_ts(&mut self, sample: SimDuration) {
+        self.rtt_sample(sample, false);
+    }
+
+    /// The receiver's RTT estimate (zero before any).
+    pub fn rtt_est(&self) -> SimDuration {
+        self.rtt_est
+    }
+
+    pub fn ooo_bytes(&self) -> u64 {
+        self.ooo_bytes
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MSS: u64 = 1000;
+
+    // ---------------------------------------------------------------- fixtures
+
+    /// An established receiver with a 64 kB fixed buffer that has advertised its window.
+    fn established() -> Receiver {
+        let mut r = Receiver::new(
+            BufSize::Fixed(64_000),
+            0,
+            MSS,
+            true,
+            SimDuration::from_millis(40),
+        );
+        r.on_syn(1000, SimTime::ZERO);
+        r.buf = 64_000;
+        r.advertise(false);
+        r.on_ack_sent();
+        r
+    }
+
+    fn t(ms: u64) -> SimTime {
+        SimTime::from_millis(ms)
+    }
+
+    // ---------------------------------------------------------------- in order
+
+    #[test]
+    fn receiver_delays_ack_until_second_full_segment() {
+        // RFC 5681 §4.2: ACK at least every second full-sized segment.
+        let mut r = established();
+        r.on_data(t(0), 1, MSS, false);
+        assert!(!r.ack_now);
+        assert_eq!(r.delack_deadline, Some(t(40)));
+        r.on_data(t(1), 1 + MSS, MSS, false);
+        assert!(r.ack_now);
+        assert_eq!(r.readable, 2 * MSS);
+    }
+
+    // ---------------------------------------------------------------- out of order
+
+    #[test]
+    fn receiver_sack_blocks_most_recent_first() {
+        // RFC 2018 §4: the first block reports the most recent segment, then the others by recency.
+        let mut r = established();
+        r.on_data(t(0), 1 + 2 * MSS, MSS, false); // block A
+        r.on_data(t(0), 1 + 5 * MSS, MSS, false); // block B
+        r.on_data(t(0), 1 + 8 * MSS, MSS, false); // block C
+        r.on_data(t(0), 1 + 3 * MSS, MSS, false); // extends A: A is most recent
+        assert!(r.ack_now);
+        let mut o = TcpOptions {
+            timestamps: Some((1, 1)),
+            ..Default::default()
+        };
+        r.fill_sack(&mut o);
+        let w = |a: u64| seq::wrap(1000, a);
+        assert_eq!(
+            o.sack_blocks(),
+            &[
+                SackBlock {
+                    left: w(1 + 2 * MSS),
+                    right: w(1 + 4 * MSS)
+                },
+                SackBlock {
+                    left: w(1 + 8 * MSS),
+                    right: w(1 + 9 * MSS)
+                },
+                SackBlock {
+                    left: w(1 + 5 * MSS),
+                    right: w(1 + 6 * MSS)
+                },
+            ]
+        );
+        // filling the first hole acknowledges at once and merges
+        r.on_ack_sent();
+        let out = r.on_data(t(1), 1, 2 * MSS, false);
+        assert!(r.ack_now);
+        assert_eq!(out.in_order_bytes, 4 * MSS);
+        assert_eq!(r.rcv_nxt, 1 + 4 * MSS);
+        assert_eq!(r.ooo_bytes(), 2 * MSS);
+    }
+
+    #[test]
+    fn receiver_duplicate_acked_at_once() {
+        let mut r = established();
+        r.on_data(t(0), 1, MSS, false);
+        r.on_ack_sent();
+        let out = r.on_data(t(1), 1, MSS, false);
+        assert!(out.duplicate && r.ack_now);
+    }
+
+    // ---------------------------------------------------------------- window
+
+    #[test]
+    fn receiver_window_never_shrinks_and_reopens_after_read() {
+        // RFC 9293 §3.8.6.2.1 / §3.8.6.2.2
+        let mut r = established();
+        assert_eq!(r.window(), 64_000);
+        r.on_data(t(0), 1, 64_000, false);
+        r.advertise(false);
+        assert_eq!(r.window(), 0);
+        r.read(t(1), 500);
+        assert!(
+            !r.window_update_due(),
+            "500 bytes is below min(2 MSS, buf/2)"
+        );
+        r.read(t(1), 2_000);
+        assert!(r.window_update_due() && r.ack_now);
+        assert_eq!(r.advertise(false), 2_500);
+    }
+
+    #[test]
+    fn receiver_fin_after_data_consumed_in_order() {
+        let mut r = established();
+        let o = r.on_data(t(0), 1 + MSS, 0, true); // FIN out of order
+        assert!(!o.fin);
+        let o = r.on_data(t(0), 1, MSS, false);
+        assert!(o.fin && r.fin_received);
+        assert_eq!(r.rcv_nxt, 2 + MSS);
+    }
+
+    #[test]
+    fn receiver_autotune_grows_buffer_with_delivery() {
+        // Linux tcp_rcv_space_adjust: ~2x bytes read per RTT.
+        let mut r = Receiver::new(
+            BufSize::Auto {
+                initial: 20_000,
+                max: 1_000_000,
+            },
+            0,
+            MSS,
+            true,
+            SimDuration::from_millis(40),
+        );
+        r.on_syn(0, t(0));
+        r.rtt_measure_ts(SimDuration::from_millis(10));
+        let mut seq = 1;
+        for ms in 0..100 {
+            r.advertise(false);
+            let w = r.window().min(40 * MSS);
+            r.on_data(t(ms), seq, w, false);
+            seq += w;
+            r.read(t(ms), u64::MAX);
+        }
+        assert!(r.buf > 20_000, "buffer grew to {}", r.buf);
+        assert!(r.buf <= 1_000_000);
+    }
+}

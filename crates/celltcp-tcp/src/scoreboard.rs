@@ -1,0 +1,468 @@
+//! The sender's retransmission queue and SACK scoreboard (RFC 6675 §2-§4).
+//!
+//! Every transmitted segment not yet cumulatively acknowledged is kept, in sequence order, with
+//! its SACKed / lost / retransmitted state and the delivery-rate bookkeeping of
+//! draft-cheng-iccrg-delivery-rate-estimation §3.2. Segment boundaries never change: a
+//! retransmission resends the same range.
+//!
+//! Byte counters are kept incrementally so that `pipe` (RFC 6675 §4 `SetPipe`) is O(1), computed
+//! the way Linux computes `tcp_packets_in_flight`: `outstanding - sacked - lost + retransmitted`
+//! (a lost segment leaves the pipe; its retransmission, while in flight, enters it again).
+//!
+//! Loss marking follows RFC 6675 §4 `IsLost`: a hole is lost when `DupThresh` discontiguous
+//! SACKed segments, or more than `(DupThresh - 1) * SMSS` SACKed bytes, lie above it. Marking is
+//! monotone, so a high-water mark (`lost_hint`) makes it amortised O(1) per segment.
+
+use std::collections::VecDeque;
+
+use celltcp_engine::SimTime;
+
+/// One transmitted segment. Sequence numbers are absolute offsets from the ISN ([`crate::seq`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SentSeg {
+    pub start: u64,
+    /// One past the last sequence number, including the FIN's.
+    pub end: u64,
+    pub fin: bool,
+    /// Time of the latest (re)transmission.
+    pub sent_time: SimTime,
+    /// Ever retransmitted (Karn's algorithm, RFC 6298 §3).
+    pub retransmitted: bool,
+    pub sacked: bool,
+    /// Marked lost (RFC 6675 `IsLost`, or by an RTO / NewReno retransmission decision).
+    pub lost: bool,
+    /// A retransmission of this segment is in flight (counted in pipe).
+    pub rexmit_inflight: bool,
+    /// `P.delivered`, `P.delivered_time`, `P.first_sent_time`, `P.is_app_limited` (rate draft §3.2).
+    pub delivered: u64,
+    pub delivered_time: SimTime,
+    pub first_sent_time: SimTime,
+    pub is_app_limited: bool,
+    /// Bytes in flight just after this segment was sent.
+    pub tx_in_flight: u64,
+}
+
+impl SentSeg {
+    /// Sequence space occupied.
+    #[inline]
+    pub fn len(&self) -> u64 {
+        self.end - self.start
+    }
+    /// Payload bytes (sequence space less the FIN).
+    #[inline]
+    pub fn payload(&self) -> u64 {
+        self.len() - self.fin as u64
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Scoreboard {
+    segs: VecDeque<SentSeg>,
+    outstanding: u64,
+    sacked: u64,
+    lost: u64,
+    retrans: u64,
+    highest_sacked: u64,
+    /// Every un-SACKed segment ending at or below this is already marked lost.
+    lost_hint: u64,
+    /// Lost segments awaiting retransmission start at or after this.
+    rtx_hint: u64,
+}
+
+impl Scoreboard {
+    pub fn is_empty(&self) -> bool {
+        self.segs.is_empty()
+    }
+    pub fn len(&self) -> usize {
+        self.segs.len()
+    }
+    pub fn front(&self) -> Option<&SentSeg> {
+        self.segs.front()
+    }
+    pub fn get(&self, i: usize) -> &SentSeg {
+        &self.segs[i]
+    }
+    /// Sequence space sent and not cumulatively acknowledged (FlightSize of RFC 5681).
+    pub fn outstanding(&self) -> u64 {
+        self.outstanding
+    }
+    pub fn sacked_bytes(&self) -> u64 {
+        self.sacked
+    }
+    pub fn lost_bytes(&self) -> u64 {
+        self.lost
+    }
+    pub fn retrans_bytes(&self) -> u64 {
+        self.retrans
+    }
+    pub fn highest_sacked(&self) -> u64 {
+        self.highest_sacked
+    }
+    /// RFC 6675 §4 `pipe`, Linux style.
+    #[inline]
+    pub fn in_flight(&self) -> u64 {
+        (self.outstanding + self.retrans).saturating_sub(self.sacked + self.lost)
+    }
+
+    /// A new segment was transmitted for the first time.
+    pub fn push(&mut self, seg: SentSeg) {
+        debug_assert!(self.segs.back().map_or(true, |b| b.end == seg.start));
+        self.outstanding += seg.len();
+        self.segs.push_back(seg);
+    }
+
+    fn uncount(&mut self, s: &SentSeg) {
+        let l = s.len();
+        self.outstanding -= l;
+        if s.sacked {
+            self.sacked -= l;
+        }
+        if s.lost {
+            self.lost -= l;
+        }
+        if s.rexmit_inflight {
+            self.retrans -= l;
+        }
+    }
+
+    /// Removes every segment ending at or below `ack` (a cumulative ACK), calling
+    /// `f(segment, newly_delivered)` for each: `newly_delivered` is false for segments already
+    /// SACKed. A segment only partly covered is trimmed (its front counted as delivered).
+    pub fn cum_ack(&mut self, ack: u64, mut f: impl FnMut(&SentSeg, bool)) {
+        while let Some(s) = self.segs.front().copied() {
+            if s.end <= ack {
+                self.segs.pop_front();
+                self.uncount(&s);
+                f(&s, !s.sacked);
+            } else if s.start < ack {
+                // partial: trim (happens only if the peer acknowledged inside a segment)
+                self.uncount(&s);
+                let mut head = s;
+                head.end = ack;
+                head.fin = false;
+                let mut rest = s;
+                rest.start = ack;
+                self.outstanding += rest.len();
+                if rest.sacked {
+                    self.sacked += rest.len();
+                }
+                if rest.lost {
+                    self.lost += rest.len();
+                }
+                if rest.rexmit_inflight {
+                    self.retrans += rest.len();
+                }
+                self.segs[0] = rest;
+                f(&head, !head.sacked);
+                break;
+            } else {
+                break;
+            }
+        }
+        self.lost_hint = self.lost_hint.max(ack);
+        self.rtx_hint = self.rtx_hint.max(ack);
+        self.highest_sacked = self.highest_sacked.max(ack);
+    }
+
+    /// Marks the segments wholly inside SACK block `[left, right)`, calling `f` for each newly
+    /// SACKed one (RFC 6675 §4 `Update()`). A SACKed segment is neither lost nor in flight.
+    pub fn sack(&mut self, left: u64, right: u64, mut f: impl FnMut(&SentSeg)) {
+        let mut i = self.segs.partition_point(|s| s.start < left);
+        while i < self.segs.len() && self.segs[i].end <= right {
+            let s = self.segs[i];
+            if !s.sacked {
+                let l = s.len();
+                let seg = &mut self.segs[i];
+                seg.sacked = true;
+                self.sacked += l;
+                if seg.lost {
+                    seg.lost = false;
+                    self.lost -= l;
+                }
+                if seg.rexmit_inflight {
+                    seg.rexmit_inflight = false;
+                    self.retrans -= l;
+                }
+                self.highest_sacked = self.highest_sacked.max(s.end);
+                f(&s);
+            }
+            i += 1;
+        }
+    }
+
+    fn mark_lost_at(&mut self, i: usize) -> u64 {
+        let s = &mut self.segs[i];
+        if s.sacked || s.lost {
+            return 0;
+        }
+        s.lost = true;
+        let l = s.len();
+        if s.rexmit_inflight {
+            s.rexmit_inflight = false;
+            self.retrans -= l;
+        }
+        self.lost += l;
+        self.rtx_hint = self.rtx_hint.min(s.start);
+        l
+    }
+
+    /// RFC 6675 §4 `IsLost` applied to every hole below the highest SACK; returns the bytes
+    /// newly marked lost.
+    pub fn detect_losses(&mut self, dupthresh: u32, mss: u64) -> u64 {
+        if self.highest_sacked <= self.lost_hint || self.segs.is_empty() {
+            return 0;
+        }
+        let top = self.segs.partition_point(|s| s.end <= self.highest_sacked);
+        let (mut cnt, mut bytes) = (0u32, 0u64);
+        let mut boundary = None;
+        let mut i = top;
+        while i > 0 {
+            i -= 1;
+            let s = &self.segs[i];
+            if s.end <= self.lost_hint {
+                break;
+            }
+            if s.sacked {
+                cnt += 1;
+                bytes += s.len();
+            } else if cnt >= dupthresh || bytes > (dupthresh as u64 - 1) * mss {
+                boundary = Some(i);
+                break;
+            }
+        }
+        let Some(b) = boundary else { return 0 };
+        let new_hint = self.segs[b].end;
+        let mut newly = 0;
+        let mut j = b + 1;
+        while j > 0 {
+            j -= 1;
+            if self.segs[j].end <= self.lost_hint {
+                break;
+            }
+            newly += self.mark_lost_at(j);
+        }
+        self.lost_hint = self.lost_hint.max(new_hint);
+        newly
+    }
+
+    /// Marks the first un-SACKed segment lost (fast retransmit, RFC 6675 §5 step 4.3 /
+    /// RFC 6582 §3.2 steps 2 and 5). Returns the bytes newly marked.
+    pub fn mark_front_lost(&mut self) -> u64 {
+        match self.segs.iter().position(|s| !s.sacked) {
+            Some(i) => {
+                let n = self.mark_lost_at(i);
+                if n == 0 && self.segs[i].lost && !self.segs[i].rexmit_inflight {
+                    return 0;
+                }
+                if n == 0 && self.segs[i].rexmit_inflight {
+                    // NewReno partial ACK: the retransmission itself was lost; send it again.
+                    let l = self.segs[i].len();
+                    self.segs[i].rexmit_inflight = false;
+                    self.retrans -= l;
+                    self.rtx_hint = self.rtx_hint.min(self.segs[i].start);
+                }
+                n
+            }
+            None => 0,
+        }
+    }
+
+    /// After an RTO every un-SACKed segment is lost and nothing is in flight (Linux
+    /// `tcp_enter_loss`; SACKed data is kept, RFC 6675 §5.1).
+    pub fn mark_all_lost(&mut self) {
+        for i in 0..self.segs.len() {
+            let s = &mut self.segs[i];
+            if s.rexmit_inflight {
+                s.rexmit_inflight = false;
+                self.retrans -= s.len();
+            }
+            if !s.sacked && !s.lost {
+                s.lost = true;
+                self.lost += s.len();
+            }
+        }
+        if let Some(b) = self.segs.back() {
+            self.lost_hint = self.lost_hint.max(b.end);
+        }
+        self.rtx_hint = self.segs.front().map_or(self.rtx_hint, |s| s.start);
+    }
+
+    /// RFC 6675 §4 `NextSeg()` rule 1: the first lost, un-SACKed segment not yet retransmitted.
+    pub fn next_lost(&mut self) -> Option<usize> {
+        if self.lost == 0 {
+            return None;
+        }
+        let mut i = self.segs.partition_point(|s| s.start < self.rtx_hint);
+        while i < self.segs.len() {
+            let s = &self.segs[i];
+            if s.lost && !s.sacked && !s.rexmit_inflight {
+                self.rtx_hint = s.start;
+                return Some(i);
+            }
+            if s.start >= self.lost_hint {
+                break;
+            }
+            i += 1;
+        }
+        self.rtx_hint = self.lost_hint;
+        None
+    }
+
+    /// RFC 6675 §4 `NextSeg()` rule 3: an un-SACKed hole below the highest SACK that is not
+    /// (yet) lost and never retransmitted.
+    pub fn next_rule3(&self) -> Option<usize> {
+        let i0 = self.segs.partition_point(|s| s.end <= self.lost_hint);
+        (i0..self.segs.len())
+            .take_while(|&i| self.segs[i].end <= self.highest_sacked)
+            .find(|&i| {
+                let s = &self.segs[i];
+                !s.sacked && !s.lost && !s.retransmitted
+            })
+    }
+
+    /// RFC 6675 §4 `NextSeg()` rule 4 (RescueRxt): the highest un-SACKed segment not in
+    /// retransmission.
+    pub fn rescue(&self) -> Option<usize> {
+        (0..self.segs.len()).rev().find(|&i| {
+            let s = &self.segs[i];
+            !s.sacked && !s.rexmit_inflight
+        })
+    }
+
+    /// Records a retransmission of segment `i` at `now`; the caller fills the rate fields.
+    pub fn on_retransmit(&mut self, i: usize) -> &mut SentSeg {
+        let s = &mut self.segs[i];
+        if !s.rexmit_inflight {
+            s.rexmit_inflight = true;
+            self.retrans += s.len();
+        }
+        s.retransmitted = true;
+        s
+    }
+
+    /// True when the first un-acknowledged segment is marked lost.
+    pub fn front_lost(&self) -> bool {
+        self.segs.front().is_some_and(|s| s.lost)
+    }
+
+    #[cfg(test)]
+    fn check(&self) {
+        let (mut o, mut sk, mut l, mut r) = (0, 0, 0, 0);
+        for s in &self.segs {
+            o += s.len();
+            if s.sacked {
+                sk += s.len();
+            }
+            if s.lost {
+                l += s.len();
+            }
+            if s.rexmit_inflight {
+                r += s.len();
+            }
+        }
+        assert_eq!(
+            (o, sk, l, r),
+            (self.outstanding, self.sacked, self.lost, self.retrans)
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MSS: u64 = 1000;
+
+    /// A scoreboard holding `n` full segments starting at sequence 1.
+    fn board(n: u64) -> Scoreboard {
+        let mut b = Scoreboard::default();
+        for k in 0..n {
+            b.push(SentSeg {
+                start: 1 + k * MSS,
+                end: 1 + (k + 1) * MSS,
+                ..Default::default()
+            });
+        }
+        b
+    }
+
+    fn seg_start(k: u64) -> u64 {
+        1 + k * MSS
+    }
+
+    #[test]
+    fn scoreboard_pipe_counts_outstanding() {
+        let b = board(10);
+        assert_eq!(b.in_flight(), 10 * MSS);
+        b.check();
+    }
+
+    #[test]
+    fn scoreboard_is_lost_after_dupthresh_sacked_segments() {
+        // RFC 6675 §4 IsLost: segment 0 lost once 3 segments above it are SACKed.
+        let mut b = board(10);
+        b.sack(seg_start(1), seg_start(3), |_| {});
+        assert_eq!(b.detect_losses(3, MSS), 0);
+        b.sack(seg_start(3), seg_start(4), |_| {});
+        assert_eq!(b.detect_losses(3, MSS), MSS);
+        assert!(b.front_lost());
+        assert_eq!(b.in_flight(), 10 * MSS - 3 * MSS - MSS);
+        assert_eq!(b.next_lost(), Some(0));
+        b.on_retransmit(0);
+        assert_eq!(b.next_lost(), None);
+        assert_eq!(b.in_flight(), 10 * MSS - 3 * MSS);
+        b.check();
+    }
+
+    #[test]
+    fn scoreboard_cum_ack_removes_and_reports_sacked() {
+        let mut b = board(5);
+        b.sack(seg_start(2), seg_start(3), |_| {});
+        let mut newly = vec![];
+        b.cum_ack(seg_start(3), |s, n| newly.push((s.start, n)));
+        assert_eq!(
+            newly,
+            vec![
+                (seg_start(0), true),
+                (seg_start(1), true),
+                (seg_start(2), false)
+            ]
+        );
+        assert_eq!(b.outstanding(), 2 * MSS);
+        b.check();
+    }
+
+    #[test]
+    fn scoreboard_rto_marks_all_unsacked_lost() {
+        // Linux tcp_enter_loss; RFC 6675 §5.1 keeps SACKed data.
+        let mut b = board(6);
+        b.sack(seg_start(4), seg_start(5), |_| {});
+        b.mark_all_lost();
+        assert_eq!(b.in_flight(), 0);
+        assert_eq!(b.lost_bytes(), 5 * MSS);
+        let mut order = vec![];
+        while let Some(i) = b.next_lost() {
+            order.push(b.get(i).start);
+            b.on_retransmit(i);
+        }
+        assert_eq!(
+            order,
+            vec![
+                seg_start(0),
+                seg_start(1),
+                seg_start(2),
+                seg_start(3),
+                seg_start(5)
+            ]
+        );
+        b.check();
+    }
+
+    #[test]
+    fn scoreboard_rule3_and_rescue() {
+        let mut b = board(6);
+        b.sack(seg_start(2), seg_start(3), |_| {});
+        assert_eq!(b.next_rule3(), Some(0));
+        assert_eq!(b.rescue(), Some(5));
+    }
+}

@@ -1,0 +1,158 @@
+//! Bulk transfer and loss recovery over the test wire: window-limited throughput, SACK fast
+//! recovery (RFC 6675), NewReno partial ACKs (RFC 6582), RTO and backoff (RFC 6298).
+
+mod common;
+
+use celltcp_engine::{SimDuration, SimTime};
+use celltcp_tcp::{BufSize, TcpConfig};
+use common::*;
+
+fn bulk(cfg: TcpConfig, delay_ms: u64, rate_bps: u64, bytes: u64) -> Wire {
+    let mut w = Wire::new(cfg, cfg, 7, 9, ms(delay_ms));
+    w.rate_bps = rate_bps;
+    w.queue_pkts = 1000;
+    w.to_write = bytes;
+    w
+}
+
+#[test]
+fn window_limited_transfer_achieves_window_over_rtt() {
+    // RFC 9293 §3.8.6: with a fixed 64 KiB receive window and no other limit, throughput is
+    // window / RTT.
+    let cfg = TcpConfig {
+        rcv_buf: BufSize::Fixed(65_536),
+        snd_buf: BufSize::Fixed(1 << 22),
+        ..Default::default()
+    };
+    let mut w = bulk(cfg, 25, 0, 100_000_000);
+    w.run_until(at_ms(2_000), |_| false);
+    let r0 = w.read_by_b;
+    w.run_until(at_ms(7_000), |_| false);
+    let rate = (w.read_by_b - r0) as f64 / 5.0;
+    let expect = 65_536.0 / 0.050;
+    assert!(
+        (rate / expect - 1.0).abs() < 0.03,
+        "rate {rate:.0} B/s vs window/RTT {expect:.0}"
+    );
+    assert_eq!(w.a.stats().retransmitted_segments, 0);
+}
+
+#[test]
+fn sack_single_drop_recovers_by_fast_retransmit_in_one_rtt() {
+    // RFC 6675 §5: three SACKed segments above the hole mark it lost; one retransmission, one
+    // recovery episode, no RTO.
+    let mut w = bulk(TcpConfig::default(), 20, 100_000_000, 3_000_000);
+    w.fate = drop_data(&[40]);
+    w.run_until(at_ms(20_000), |w| w.both_closed());
+    assert_eq!(w.read_by_b, 3_000_000);
+    let s = w.a.stats();
+    assert_eq!(s.retransmitted_segments, 1);
+    assert_eq!(s.fast_recoveries, 1);
+    assert_eq!(s.timeouts, 0);
+    let data = w.a_data();
+    let (t0, off, _) = data[40];
+    let (t1, _, _) = *data
+        .iter()
+        .skip(41)
+        .find(|d| d.1 == off)
+        .expect("retransmitted");
+    let delay = t1 - t0;
+    assert!(
+        delay < ms(60),
+        "retransmitted {delay} after the original (RTT 40 ms)"
+    );
+    assert!(delay >= ms(40));
+}
+
+#[test]
+fn newreno_partial_acks_repair_three_drops_in_one_window() {
+    // RFC 6582 §3.2: without SACK, one fast retransmit; each partial ACK retransmits the next
+    // hole (one per RTT); the full ACK ends recovery. No RTO, one congestion event.
+    let cfg = TcpConfig {
+        sack: false,
+        ..Default::default()
+    };
+    let mut w = bulk(cfg, 20, 100_000_000, 3_000_000);
+    w.fate = drop_data(&[40, 43, 46]);
+    w.run_until(at_ms(20_000), |w| w.both_closed());
+    assert_eq!(w.read_by_b, 3_000_000);
+    assert!(!w.a.negotiated().sack);
+    let s = w.a.stats();
+    assert_eq!(s.fast_recoveries, 1);
+    assert_eq!(s.timeouts, 0);
+    assert_eq!(s.retransmitted_segments, 3);
+    let data = w.a_data();
+    let retx: Vec<SimTime> = [40usize, 43, 46]
+        .iter()
+        .map(|&i| {
+            data.iter()
+                .skip(47)
+                .find(|d| d.1 == data[i].1)
+                .expect("retransmitted")
+                .0
+        })
+        .collect();
+    // one hole per round trip
+    assert!(
+        retx[1] - retx[0] >= ms(40) && retx[2] - retx[1] >= ms(40),
+        "{retx:?}"
+    );
+    assert!(s.dup_acks_received >= 3);
+}
+
+#[test]
+fn rto_fires_at_rfc6298_time_backs_off_and_holds() {
+    // RFC 6298 §2: RTO = max(min_rto, SRTT + max(G, 4 RTTVAR)); §5.5: doubled on each expiry;
+    // Karn (timestamps off): the backed-off RTO holds until a fresh sample.
+    let cfg = TcpConfig {
+        timestamps: false,
+        ..Default::default()
+    };
+    let mut w = bulk(cfg, 150, 0, 30_000);
+    w.close_after_write = false;
+    w.run_until(at_ms(3_000), |_| false);
+    assert_eq!(w.read_by_b, 30_000);
+    let smp = w.a.sample(w.now);
+    let expect = (smp.srtt + (smp.rttvar * 4).max(ms(1))).max(ms(200));
+    assert_eq!(smp.rto, expect);
+    assert!(smp.rto > ms(200), "formula, not the floor: {}", smp.rto);
+    // black-hole A's data from now for 2.5 RTOs' worth of backoff
+    let t0 = w.now;
+    let until = t0 + smp.rto * 7 - ms(1);
+    w.fate = Box::new(move |s, _| {
+        if s.seg.payload_len > 0 && s.time < until {
+            Fate::Drop
+        } else {
+            Fate::Deliver
+        }
+    });
+    w.to_write = 1_000;
+    let ssthresh0;
+    w.run_until(t0 + smp.rto + ms(1), |_| false);
+    ssthresh0 = w.a.sample(w.now).ssthresh_bytes;
+    w.run_until(at_ms(20_000), |w| w.read_by_b == 31_000);
+    let tx: Vec<SimTime> = w
+        .a_data()
+        .iter()
+        .filter(|d| d.1 == 30_000)
+        .map(|d| d.0)
+        .collect();
+    assert_eq!(tx[0], t0);
+    let gaps: Vec<SimDuration> = tx.windows(2).map(|p| p[1] - p[0]).collect();
+    assert_eq!(gaps[0], smp.rto);
+    assert_eq!(gaps[1], smp.rto * 2);
+    assert_eq!(gaps[2], smp.rto * 4);
+    assert_eq!(w.a.stats().timeouts, 3);
+    assert_eq!(
+        w.a.sample(w.now).ssthresh_bytes,
+        ssthresh0,
+        "repeated RTO holds ssthresh"
+    );
+    // the retransmission was acknowledged: Karn gives no sample, the backoff holds
+    assert_eq!(w.a.sample(w.now).rto, smp.rto * 8);
+    // fresh data gives a fresh sample and the RTO returns to the formula
+    w.to_write = 1_000;
+    w.run_until(w.now + ms(2_000), |w| w.read_by_b == 32_000);
+    w.run_for(ms(400));
+    assert!(w.a.sample(w.now).rto < smp.rto * 2);
+}
