@@ -190,11 +190,22 @@ impl AnyCc {
     /// initial window of `initial_cwnd_pkts` segments (RFC 6928: 10).
     pub fn new(kind: CcKind, mss: u32, initial_cwnd_pkts: u32, now: SimTime) -> Self {
         match kind {
-            CcKind::NewReno => {
-                AnyCc::NewReno(newreno::NewReno::new(newreno::NewRenoConfig::default(), mss, initial_cwnd_pkts))
-            }
-            CcKind::Cubic => AnyCc::Cubic(cubic::Cubic::new(cubic::CubicConfig::default(), mss, initial_cwnd_pkts)),
-            CcKind::Bbr => AnyCc::Bbr(bbr::Bbr::new(bbr::BbrConfig::default(), mss, initial_cwnd_pkts, now)),
+            CcKind::NewReno => AnyCc::NewReno(newreno::NewReno::new(
+                newreno::NewRenoConfig::default(),
+                mss,
+                initial_cwnd_pkts,
+            )),
+            CcKind::Cubic => AnyCc::Cubic(cubic::Cubic::new(
+                cubic::CubicConfig::default(),
+                mss,
+                initial_cwnd_pkts,
+            )),
+            CcKind::Bbr => AnyCc::Bbr(bbr::Bbr::new(
+                bbr::BbrConfig::default(),
+                mss,
+                initial_cwnd_pkts,
+                now,
+            )),
         }
     }
 

@@ -473,11 +473,11 @@ impl Bbr {
     }
 
     /// §4.2.3 BBRSetCwnd with §4.2.3.4 (recovery) and §4.2.3.5 (PROBE_RTT).
-    fn set_cwnd(&mut self, ack: &Ack, rs: &RateSample) {
+    fn set_cwnd(&mut self, ack: &Ack, newly_lost: u64) {
         let target = self.inflight(self.cwnd_gain);
         let delivered = ack.acked_bytes;
-        if rs.newly_lost > 0 {
-            self.cwnd = self.cwnd.saturating_sub(rs.newly_lost).max(self.mss);
+        if newly_lost > 0 {
+            self.cwnd = self.cwnd.saturating_sub(newly_lost).max(self.mss);
         }
         if self.packet_conservation {
             self.cwnd = self.cwnd.max(ack.bytes_in_flight + delivered);
@@ -515,16 +515,29 @@ impl Controller for Bbr {
         if self.rto_recovery_until.is_some_and(|end| ack.delivered >= end) {
             self.exit_recovery();
         }
-        let Some(rs) = ack.rate else {
+        if ack.acked_bytes == 0 && ack.rate.is_none() {
             return;
+        }
+        let rtt = match ack.rate {
+            Some(rs) if rs.rtt > SimDuration::ZERO => Some(rs.rtt),
+            _ => ack.rtt,
         };
-        let rtt = if rs.rtt > SimDuration::ZERO { Some(rs.rtt) } else { ack.rtt };
+        let newly_lost = ack.rate.map_or(0, |rs| rs.newly_lost);
 
-        // §4.3 BBRUpdateModelAndState.
-        self.update_round(&rs);
-        self.update_btlbw(&rs);
-        self.check_cycle_phase(now, ack.prior_in_flight, rs.newly_lost);
-        self.check_full_pipe(&rs);
+        // §4.3 BBRUpdateModelAndState. An ACK without a rate sample (the sender had no
+        // reliable one) still drives the state machine and cwnd, as in Linux, but cannot start a
+        // round or feed the BtlBw filter.
+        match ack.rate {
+            Some(rs) => {
+                self.update_round(&rs);
+                self.update_btlbw(&rs);
+            }
+            None => self.round_start = false,
+        }
+        self.check_cycle_phase(now, ack.prior_in_flight, newly_lost);
+        if let Some(rs) = ack.rate {
+            self.check_full_pipe(&rs);
+        }
         self.check_drain(now, ack.bytes_in_flight);
         self.update_rtprop(now, rtt);
         self.check_probe_rtt(now, ack.bytes_in_flight);
@@ -537,7 +550,7 @@ impl Controller for Bbr {
         }
         self.set_pacing_rate();
         self.set_send_quantum();
-        self.set_cwnd(ack, &rs);
+        self.set_cwnd(ack, newly_lost);
     }
 
     fn on_congestion_event(&mut self, _now: SimTime, ev: &CongestionEvent) {
@@ -1052,6 +1065,32 @@ mod tests {
             s.cc.log.iter().map(|x| (x.now, x.cwnd, x.pacing.to_bits(), x.cycle_index)).collect::<Vec<_>>()
         };
         assert_eq!(run(), run());
+    }
+
+    #[test]
+    fn bbr_ack_without_rate_sample_still_grows_cwnd() {
+        // §4.2.3.2 in STARTUP: cwnd += newly delivered on every ACK. A sender may omit the rate
+        // sample when its interval is shorter than min_rtt (draft-cheng §3.3); cwnd must still
+        // grow and the round count and BtlBw must not move. Regression: such ACKs were dropped.
+        let mut s = Script::new();
+        s.round(1e6, false);
+        let (cwnd, rounds, bw) = (s.bbr.window(), s.bbr.round_count(), s.bbr.btlbw());
+        let ack = Ack {
+            acked_bytes: 2 * MSS as u64,
+            prior_in_flight: 1_000_000,
+            bytes_in_flight: 1_000_000,
+            rtt: Some(SimDuration::from_millis(10)),
+            srtt: SimDuration::from_millis(10),
+            min_rtt: SimDuration::from_millis(10),
+            delivered: s.delivered + 2 * MSS as u64,
+            rate: None,
+            in_recovery: false,
+            app_limited: false,
+            mss: MSS,
+        };
+        s.bbr.on_ack(s.now, &ack);
+        assert_eq!(s.bbr.window(), cwnd + 2 * MSS as u64);
+        assert_eq!((s.bbr.round_count(), s.bbr.btlbw()), (rounds, bw));
     }
 
     #[test]

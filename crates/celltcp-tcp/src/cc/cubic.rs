@@ -47,7 +47,13 @@ pub struct CubicConfig {
 
 impl Default for CubicConfig {
     fn default() -> Self {
-        CubicConfig { c: 0.4, beta: 0.7, fast_convergence: true, hystart: true, abc_limit_segments: 2 }
+        CubicConfig {
+            c: 0.4,
+            beta: 0.7,
+            fast_convergence: true,
+            hystart: true,
+            abc_limit_segments: 2,
+        }
     }
 }
 
@@ -198,7 +204,9 @@ impl Cubic {
 
     fn slow_start_ack(&mut self, now: SimTime, ack: &Ack) {
         if !self.hystart.is_done() {
-            if let Some(HyStartEvent::EnterCongestionAvoidance) = self.hystart.on_ack(ack.delivered, ack.rtt) {
+            if let Some(HyStartEvent::EnterCongestionAvoidance) =
+                self.hystart.on_ack(ack.delivered, ack.rtt)
+            {
                 // RFC 9406 §4.2: after CSS_ROUNDS, ssthresh = cwnd and congestion avoidance.
                 self.ssthresh = self.cwnd as u64;
                 self.cwnd = self.ssthresh as f64;
@@ -231,12 +239,20 @@ impl Cubic {
             }
         };
         let t = (now - t_epoch).as_secs_f64();
-        let rtt = if ack.srtt > SimDuration::ZERO { ack.srtt } else { ack.rtt.unwrap_or(ack.min_rtt) };
+        let rtt = if ack.srtt > SimDuration::ZERO {
+            ack.srtt
+        } else {
+            ack.rtt.unwrap_or(ack.min_rtt)
+        };
         let w = self.cwnd_seg();
         let segs_acked = ack.acked_bytes as f64 / self.mss;
 
         // §4.3: the Reno-friendly estimate.
-        let alpha = if self.w_est >= self.cwnd_prior { 1.0 } else { self.alpha_cubic() };
+        let alpha = if self.w_est >= self.cwnd_prior {
+            1.0
+        } else {
+            self.alpha_cubic()
+        };
         self.w_est += alpha * segs_acked / w;
 
         if self.w_cubic(t) < self.w_est {
@@ -279,7 +295,11 @@ impl Controller for Cubic {
         self.hystart.on_congestion();
         let w = self.cwnd_seg();
         // §4.7 fast convergence.
-        self.w_max = if self.cfg.fast_convergence && w < self.w_max { w * (1.0 + self.cfg.beta) / 2.0 } else { w };
+        self.w_max = if self.cfg.fast_convergence && w < self.w_max {
+            w * (1.0 + self.cfg.beta) / 2.0
+        } else {
+            w
+        };
         self.cwnd_prior = w;
         // §4.6 multiplicative decrease.
         let ss = self.reduced_ssthresh(ev.bytes_in_flight);
@@ -336,7 +356,12 @@ impl Controller for Cubic {
         } else {
             0
         };
-        CcMetrics { cwnd_bytes: self.window(), ssthresh_bytes: self.ssthresh, pacing_rate: None, state }
+        CcMetrics {
+            cwnd_bytes: self.window(),
+            ssthresh_bytes: self.ssthresh,
+            pacing_rate: None,
+            state,
+        }
     }
 }
 
@@ -349,7 +374,10 @@ mod tests {
     const RTT: SimDuration = SimDuration::from_millis(100);
 
     fn no_hystart() -> CubicConfig {
-        CubicConfig { hystart: false, ..CubicConfig::default() }
+        CubicConfig {
+            hystart: false,
+            ..CubicConfig::default()
+        }
     }
 
     fn sender(cfg: CubicConfig, iw: u32, rtt: SimDuration) -> TestSender<Cubic> {
@@ -424,8 +452,16 @@ mod tests {
             let t = (s.now() - t0).as_secs_f64();
             let cwnd = pkts(&s);
             assert!(s.cc.w_est() < w(t), "t={t:.2}: left the CUBIC region");
-            assert!(cwnd >= w(t) - 1.0, "t={t:.2}: cwnd {cwnd:.2} < W(t) {:.2}", w(t));
-            assert!(cwnd <= w(t + RTT.as_secs_f64()) + 1e-9, "t={t:.2}: cwnd {cwnd:.2} > W(t+RTT) {:.2}", w(t + 0.1));
+            assert!(
+                cwnd >= w(t) - 1.0,
+                "t={t:.2}: cwnd {cwnd:.2} < W(t) {:.2}",
+                w(t)
+            );
+            assert!(
+                cwnd <= w(t + RTT.as_secs_f64()) + 1e-9,
+                "t={t:.2}: cwnd {cwnd:.2} > W(t+RTT) {:.2}",
+                w(t + 0.1)
+            );
             below |= t < k - 1.0 && cwnd < w_max - 10.0;
             above |= t > k + 1.0 && cwnd > w_max + 10.0;
         }
@@ -436,11 +472,18 @@ mod tests {
     fn cubic_fast_convergence() {
         // RFC 9438 §4.7: a loss before W_max is regained sets W_max = cwnd (1 + beta) / 2.
         for (fast, want) in [(true, 70.0 * 1.7 / 2.0), (false, 70.0)] {
-            let cfg = CubicConfig { fast_convergence: fast, ..no_hystart() };
+            let cfg = CubicConfig {
+                fast_convergence: fast,
+                ..no_hystart()
+            };
             let mut s = after_loss_at(cfg, 100, RTT); // W_max = 100, cwnd = 70
             s.send_window();
             s.lose_n(1); // second loss at cwnd 70 < W_max 100
-            assert!((s.cc.w_max() - want).abs() < 1e-9, "fast={fast}: W_max {}", s.cc.w_max());
+            assert!(
+                (s.cc.w_max() - want).abs() < 1e-9,
+                "fast={fast}: W_max {}",
+                s.cc.w_max()
+            );
             assert_eq!(s.window(), 49 * MSS as u64);
         }
     }
@@ -463,7 +506,10 @@ mod tests {
             // One round of ACKs adds about alpha (then 1) segment to W_est.
             aimd += if aimd >= 20.0 { 1.0 } else { alpha };
             let t = (s.now() - t0).as_secs_f64();
-            assert!(s.cc.w_cubic(t) < s.cc.w_est(), "in the Reno-friendly region");
+            assert!(
+                s.cc.w_cubic(t) < s.cc.w_est(),
+                "in the Reno-friendly region"
+            );
             assert!(pkts(&s) >= before);
         }
         // Per-ACK accumulation of alpha * acked / cwnd against a growing cwnd falls a little
@@ -471,7 +517,10 @@ mod tests {
         assert!(pkts(&s) >= aimd - 1.0, "cwnd {} vs AIMD {aimd}", pkts(&s));
         assert!(pkts(&s) > 30.0);
         let t = (s.now() - t0).as_secs_f64();
-        assert!(s.cc.w_cubic(t) < pkts(&s) / 2.0, "CUBIC alone would have stayed near cwnd_epoch");
+        assert!(
+            s.cc.w_cubic(t) < pkts(&s) / 2.0,
+            "CUBIC alone would have stayed near cwnd_epoch"
+        );
     }
 
     #[test]
@@ -484,7 +533,11 @@ mod tests {
         s.advance(SimDuration::from_secs(60)); // far into the convex region
         let before = s.cc.cwnd;
         s.ack_n(1);
-        assert!((s.cc.cwnd - before - 0.5 * MSS as f64).abs() < 1e-6, "increase {}", s.cc.cwnd - before);
+        assert!(
+            (s.cc.cwnd - before - 0.5 * MSS as f64).abs() < 1e-6,
+            "increase {}",
+            s.cc.cwnd - before
+        );
     }
 
     #[test]
@@ -522,12 +575,27 @@ mod tests {
         // RFC 9438 §4.9: undo restores cwnd, ssthresh, W_max and the epoch.
         let mut s = after_loss_at(no_hystart(), 100, RTT);
         s.run_rounds(3);
-        let (cwnd, ss, wmax, k, ep) = (s.window(), s.cc.ssthresh(), s.cc.w_max(), s.cc.k(), s.cc.epoch_start());
+        let (cwnd, ss, wmax, k, ep) = (
+            s.window(),
+            s.cc.ssthresh(),
+            s.cc.w_max(),
+            s.cc.k(),
+            s.cc.epoch_start(),
+        );
         s.send_window();
         s.lose_n(1);
         assert!(s.window() < cwnd);
         s.spurious();
-        assert_eq!((s.window(), s.cc.ssthresh(), s.cc.w_max(), s.cc.k(), s.cc.epoch_start()), (cwnd, ss, wmax, k, ep));
+        assert_eq!(
+            (
+                s.window(),
+                s.cc.ssthresh(),
+                s.cc.w_max(),
+                s.cc.k(),
+                s.cc.epoch_start()
+            ),
+            (cwnd, ss, wmax, k, ep)
+        );
     }
 
     #[test]
@@ -546,7 +614,11 @@ mod tests {
         s.set_app_limited(Some(10));
         s.run_rounds(20);
         assert_eq!(s.window(), w);
-        assert_eq!(s.cc.epoch_start().unwrap(), ep + RTT * 20, "epoch shifted by the app-limited time");
+        assert_eq!(
+            s.cc.epoch_start().unwrap(),
+            ep + RTT * 20,
+            "epoch shifted by the app-limited time"
+        );
     }
 
     #[test]
@@ -567,7 +639,10 @@ mod tests {
         // RFC 9406 §4.2 inside CUBIC: an RTT rise of RttThresh enters CSS (growth / 4); after
         // CSS_ROUNDS rounds ssthresh = cwnd. Without HyStart++ the same script stays in slow start.
         for hystart in [true, false] {
-            let cfg = CubicConfig { hystart, ..CubicConfig::default() };
+            let cfg = CubicConfig {
+                hystart,
+                ..CubicConfig::default()
+            };
             let mut s = sender(cfg, 10, RTT);
             s.run_rounds(2); // cwnd 40, the 40 in flight come back at RTT 100 ms
             s.set_rtt(SimDuration::from_millis(120)); // new segments see 120 ms >= 100 + 12.5 ms
@@ -579,7 +654,11 @@ mod tests {
                 assert_eq!(s.cc.metrics().state, 1);
                 // The 8th sample triggers CSS before its own increase: 7 ACKs add a full
                 // segment, the other 73 a quarter each.
-                assert!((pkts(&s) - (80.0 + 7.0 + 73.0 / 4.0)).abs() < 1e-9, "{}", pkts(&s));
+                assert!(
+                    (pkts(&s) - (80.0 + 7.0 + 73.0 / 4.0)).abs() < 1e-9,
+                    "{}",
+                    pkts(&s)
+                );
                 s.run_rounds(5);
                 assert_eq!(s.cc.hystart_state(), HyStartState::Done);
                 // ssthresh was set to cwnd at the transition; the rest of that round's ACKs grow
@@ -609,7 +688,12 @@ mod tests {
         use crate::cc::{AnyCc, CcKind};
         let mut cc = AnyCc::new(CcKind::Cubic, MSS, 10, SimTime::ZERO);
         assert_eq!(cc.kind(), CcKind::Cubic);
-        let ev = CongestionEvent { bytes_in_flight: 10_000, lost_sent_at: SimTime::ZERO, ecn: false, mss: MSS };
+        let ev = CongestionEvent {
+            bytes_in_flight: 10_000,
+            lost_sent_at: SimTime::ZERO,
+            ecn: false,
+            mss: MSS,
+        };
         cc.on_congestion_event(SimTime::ZERO, &ev);
         assert_eq!(cc.window(), 7_000);
         assert_eq!(cc.pacing_rate(), None);

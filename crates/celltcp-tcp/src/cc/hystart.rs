@@ -105,7 +105,9 @@ impl HyStart {
     /// RFC 9406 §4.2: RttThresh = max(MIN_RTT_THRESH, min(lastRoundMinRTT / MIN_RTT_DIVISOR,
     /// MAX_RTT_THRESH)).
     pub fn rtt_thresh(last_round_min_rtt: SimDuration) -> SimDuration {
-        (last_round_min_rtt / MIN_RTT_DIVISOR).min(MAX_RTT_THRESH).max(MIN_RTT_THRESH)
+        (last_round_min_rtt / MIN_RTT_DIVISOR)
+            .min(MAX_RTT_THRESH)
+            .max(MIN_RTT_THRESH)
     }
 
     /// Count `bytes` sent (advances SND.NXT for round tracking).
@@ -153,9 +155,13 @@ impl HyStart {
         match self.state {
             HyStartState::SlowStart => {
                 let last = self.last_round_min_rtt?;
-                if self.rtt_sample_count >= N_RTT_SAMPLE && current >= last + Self::rtt_thresh(last) {
+                if self.rtt_sample_count >= N_RTT_SAMPLE && current >= last + Self::rtt_thresh(last)
+                {
                     // RFC 9406 §4.2: cssBaselineMinRtt = currentRoundMinRTT; exit slow start, enter CSS.
-                    self.state = HyStartState::Css { baseline: current, rounds: 0 };
+                    self.state = HyStartState::Css {
+                        baseline: current,
+                        rounds: 0,
+                    };
                     return Some(HyStartEvent::EnterCss);
                 }
                 None
@@ -188,7 +194,10 @@ mod tests {
 
     impl Driver {
         fn new() -> Self {
-            Driver { hs: HyStart::new(), delivered: 0 }
+            Driver {
+                hs: HyStart::new(),
+                delivered: 0,
+            }
         }
         /// Send `n` segments of 1000 B, then acknowledge them with `rtt` samples; returns the
         /// events in order.
@@ -257,7 +266,13 @@ mod tests {
         let mut d = Driver::new();
         d.round(10, MS(40));
         assert_eq!(d.round(10, MS(50)), vec![HyStartEvent::EnterCss]);
-        assert_eq!(d.hs.state(), HyStartState::Css { baseline: MS(50), rounds: 0 });
+        assert_eq!(
+            d.hs.state(),
+            HyStartState::Css {
+                baseline: MS(50),
+                rounds: 0
+            }
+        );
         // A round at the baseline stays in CSS ...
         assert!(d.round(10, MS(50)).is_empty());
         assert!(d.hs.in_css());
@@ -279,7 +294,10 @@ mod tests {
             assert!(d.hs.in_css());
         }
         // The first ACK of the next round completes the 5th CSS round.
-        assert_eq!(d.round(10, MS(50)), vec![HyStartEvent::EnterCongestionAvoidance]);
+        assert_eq!(
+            d.round(10, MS(50)),
+            vec![HyStartEvent::EnterCongestionAvoidance]
+        );
         assert!(d.hs.is_done());
         assert_eq!(d.hs.on_ack(d.delivered + 1000, Some(MS(10))), None);
     }

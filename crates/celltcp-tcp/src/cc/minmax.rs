@@ -36,12 +36,22 @@ pub struct MinMax {
 impl MinMax {
     /// A running maximum over `window`.
     pub fn new_max(window: u64) -> Self {
-        MinMax { window, kind: Kind::Max, s: [Sample { t: 0, v: 0.0 }; 3], empty: true }
+        MinMax {
+            window,
+            kind: Kind::Max,
+            s: [Sample { t: 0, v: 0.0 }; 3],
+            empty: true,
+        }
     }
 
     /// A running minimum over `window`.
     pub fn new_min(window: u64) -> Self {
-        MinMax { window, kind: Kind::Min, s: [Sample { t: 0, v: 0.0 }; 3], empty: true }
+        MinMax {
+            window,
+            kind: Kind::Min,
+            s: [Sample { t: 0, v: 0.0 }; 3],
+            empty: true,
+        }
     }
 
     /// The current best (max or min) estimate; `None` before the first sample.
@@ -65,7 +75,10 @@ impl MinMax {
     /// Add sample `v` taken at time `t` (non-decreasing) and return the new estimate.
     pub fn update(&mut self, t: u64, v: f64) -> f64 {
         let val = Sample { t, v };
-        if self.empty || self.better_eq(v, self.s[0].v) || t.saturating_sub(self.s[2].t) > self.window {
+        if self.empty
+            || self.better_eq(v, self.s[0].v)
+            || t.saturating_sub(self.s[2].t) > self.window
+        {
             // A new best, or nothing left in the window: restart.
             self.s = [val; 3];
             self.empty = false;
@@ -110,7 +123,10 @@ mod tests {
 
     /// The exact windowed max by brute force over the samples with `t >= now - window`.
     fn brute_max(hist: &[(u64, f64)], now: u64, window: u64) -> f64 {
-        hist.iter().filter(|(t, _)| now - t <= window).map(|&(_, v)| v).fold(f64::MIN, f64::max)
+        hist.iter()
+            .filter(|(t, _)| now - t <= window)
+            .map(|&(_, v)| v)
+            .fold(f64::MIN, f64::max)
     }
 
     #[test]
@@ -156,11 +172,17 @@ mod tests {
         let mut hist = Vec::new();
         let mut x: u64 = 12345;
         for t in 0..500u64 {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             let v = ((x >> 33) % 1000) as f64;
             hist.push((t, v));
             let est = f.update(t, v);
-            let within: Vec<f64> = hist.iter().filter(|(s, _)| t - s <= 10).map(|&(_, v)| v).collect();
+            let within: Vec<f64> = hist
+                .iter()
+                .filter(|(s, _)| t - s <= 10)
+                .map(|&(_, v)| v)
+                .collect();
             assert!(within.contains(&est), "t={t}: {est} not from the window");
             assert!(est <= brute_max(&hist, t, 10));
         }

@@ -22,7 +22,10 @@ pub struct NewRenoConfig {
 
 impl Default for NewRenoConfig {
     fn default() -> Self {
-        NewRenoConfig { beta: 0.5, abc_limit_segments: 2 }
+        NewRenoConfig {
+            beta: 0.5,
+            abc_limit_segments: 2,
+        }
     }
 }
 
@@ -73,7 +76,9 @@ impl Controller for NewReno {
         }
         if self.cwnd < self.ssthresh {
             // RFC 5681 §3.1 eq. 2 with RFC 3465 ABC: cwnd += min(N, L*SMSS)
-            let inc = ack.acked_bytes.min(self.cfg.abc_limit_segments as u64 * self.mss);
+            let inc = ack
+                .acked_bytes
+                .min(self.cfg.abc_limit_segments as u64 * self.mss);
             self.cwnd = (self.cwnd + inc).min(self.ssthresh.max(self.cwnd));
             if self.cwnd >= self.ssthresh {
                 self.ca_acked = 0;

@@ -212,7 +212,9 @@ impl<C: Controller> TestSender<C> {
             self.delivered_time = self.now;
         }
         let depart = match self.bottleneck_bytes_per_s {
-            Some(r) => self.now.max(self.last_departure) + SimDuration::from_secs_f64(bytes as f64 / r),
+            Some(r) => {
+                self.now.max(self.last_departure) + SimDuration::from_secs_f64(bytes as f64 / r)
+            }
             None => self.now,
         };
         self.last_departure = depart;
@@ -289,8 +291,11 @@ impl<C: Controller> TestSender<C> {
             // Not a reliable sample (draft-cheng §3.3): report it with a zero interval.
             interval = SimDuration::ZERO;
         }
-        let delivery_rate =
-            if interval > SimDuration::ZERO { rs_delivered as f64 / interval.as_secs_f64() } else { 0.0 };
+        let delivery_rate = if interval > SimDuration::ZERO {
+            rs_delivered as f64 / interval.as_secs_f64()
+        } else {
+            0.0
+        };
         if self.app_limited_until != 0 && self.delivered > self.app_limited_until {
             self.app_limited_until = 0;
         }
@@ -358,7 +363,12 @@ impl<C: Controller> TestSender<C> {
     fn enter_recovery(&mut self, flight: u64, lost_sent_at: SimTime, ecn: bool) {
         self.in_recovery = true;
         self.recovery_point = self.next_seq;
-        let ev = CongestionEvent { bytes_in_flight: flight, lost_sent_at, ecn, mss: self.mss };
+        let ev = CongestionEvent {
+            bytes_in_flight: flight,
+            lost_sent_at,
+            ecn,
+            mss: self.mss,
+        };
         self.cc.on_congestion_event(self.now, &ev);
     }
 
@@ -513,7 +523,11 @@ mod tests {
         assert_eq!(s.now(), SimTime::ZERO + RTT * 3);
         let last = s.cc.1.last().unwrap();
         let rs = last.rate.unwrap();
-        assert!((rs.delivery_rate - 10_000.0 / RTT.as_secs_f64()).abs() < 1e-6, "{}", rs.delivery_rate);
+        assert!(
+            (rs.delivery_rate - 10_000.0 / RTT.as_secs_f64()).abs() < 1e-6,
+            "{}",
+            rs.delivery_rate
+        );
         assert_eq!(last.rtt, Some(RTT));
         assert_eq!(last.srtt, RTT);
         assert!(!rs.is_app_limited && !last.app_limited);
