@@ -115,21 +115,22 @@ def print_flow_table(result: api.Result, stream: TextIO) -> None:
     flows = result.summary.get("flows", [])
     if not flows:
         return
-    head = ["flow", "cc", "goodput Mbit/s", "retransmits", "RTT mean ms", "loss ratio"]
+    head = ["flow", "app", "cc", "goodput Mbit/s", "retransmits", "RTT mean ms", "loss ratio"]
     rows = []
     for f in flows:
-        cc = f.get("cc") or f.get("app") or "-"
-        retx = f.get("retransmitted_segments", f.get("retransmits"))
+        tcp = f.get("cc") is not None
+        retx = f.get("retransmitted_segments")
         rows.append([
             str(f.get("name", "?")),
-            str(cc),
-            _fmt(f.get("goodput_bps"), ".2f", 1e6),
-            "-" if retx is None else str(retx),
+            str(f.get("app", "-")),
+            str(f.get("cc") or "-"),
+            _fmt(f.get("goodput_bps"), ".2f", 1e6) if f.get("app") != "ping" else "-",
+            str(retx) if tcp and retx is not None else "-",
             _fmt(f.get("rtt_mean_ms"), ".1f"),
             _fmt(f.get("loss_ratio"), ".4f"),
         ])
     widths = [max(len(h), *(len(r[k]) for r in rows)) for k, h in enumerate(head)]
-    left = {0, 1}
+    left = {0, 1, 2}
 
     def line(cells: Sequence[str]) -> str:
         return "  ".join(c.ljust(w) if k in left else c.rjust(w) for k, (c, w) in enumerate(zip(cells, widths)))

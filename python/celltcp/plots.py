@@ -53,7 +53,9 @@ _STYLE: dict[str, Any] = {
     "lines.linewidth": 1.2,
     "axes.spines.top": False,
     "axes.spines.right": False,
-    "legend.frameon": False,
+    "legend.frameon": True,
+    "legend.framealpha": 0.85,
+    "legend.edgecolor": "0.8",
     "savefig.dpi": 300,
     "svg.fonttype": "none",
     "svg.hashsalt": "celltcp",
@@ -119,9 +121,10 @@ def _new_figure() -> tuple[Figure, Axes]:
     return fig, ax
 
 
-def _finish(fig: Figure, ax: Axes, outdir: Path, name: str, formats: Sequence[str]) -> list[Path]:
-    if ax.get_legend_handles_labels()[0]:
-        ax.legend(loc="best")
+def _finish(fig: Figure, outdir: Path, name: str, formats: Sequence[str]) -> list[Path]:
+    for ax in fig.axes:
+        if ax.get_legend() is None and ax.get_legend_handles_labels()[0]:
+            ax.legend(loc="best")
     fig.tight_layout()
     written = []
     for fmt in formats:
@@ -142,6 +145,7 @@ def _no_data(ax: Axes, what: str) -> None:
 
 
 def fig_cwnd(run: _Run) -> Figure | None:
+    """One panel per flow (shared time axis), so that sawtooths do not hide each other."""
     tcp = run.table("tcp")
     if tcp is None or "cwnd_bytes" not in tcp:
         return None
@@ -151,22 +155,27 @@ def fig_cwnd(run: _Run) -> Figure | None:
     finite_ss = ss[ss < infinite] if ss is not None else np.array([])
     top = max(max_cwnd, float(finite_ss.max()) if finite_ss.size else 0.0)
     scale, unit = _bytes_unit(top)
-    fig, ax = _new_figure()
-    for i, g in _groups(tcp, "flow"):
+    groups = list(_groups(tcp, "flow"))
+    n = len(groups)
+    fig = Figure(figsize=(_FIGSIZE[0], 1.2 + 1.5 * n) if n > 1 else _FIGSIZE)
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(n, 1, sharex=True, sharey=True, squeeze=False)[:, 0]
+    for ax, (i, g) in zip(axes, groups):
         t = g["time_s"].to_numpy(float)
         c = _color(i)
-        ax.plot(t, g["cwnd_bytes"].to_numpy(float) / scale, color=c, label=run.flow_name(i),
-                drawstyle="steps-post")
+        ax.plot(t, g["cwnd_bytes"].to_numpy(float) / scale, color=c,
+                label=f"{run.flow_name(i)} cwnd", drawstyle="steps-post")
         if "ssthresh_bytes" in g:
             s = g["ssthresh_bytes"].to_numpy(float)
             s = np.where(s >= infinite, np.nan, s)
             if np.isfinite(s).any():
                 ax.plot(t, s / scale, color=c, linestyle="--", linewidth=0.9,
-                        drawstyle="steps-post", label=f"{run.flow_name(i)} ssthresh")
-    ax.set_xlabel("time (s)")
-    ax.set_ylabel(f"cwnd ({unit})")
-    ax.set_title("Congestion window")
-    ax.set_ylim(bottom=0)
+                        drawstyle="steps-post", label="ssthresh")
+        ax.set_ylabel(f"cwnd ({unit})")
+        ax.set_ylim(bottom=0)
+        ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    axes[-1].set_xlabel("time (s)")
+    axes[0].set_title("Congestion window")
     return fig
 
 
@@ -333,5 +342,5 @@ def plot_run(
             fig = make(run)
             if fig is None:
                 continue
-            written += _finish(fig, fig.axes[0], out, name, formats)
+            written += _finish(fig, out, name, formats)
     return written

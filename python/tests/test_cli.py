@@ -33,8 +33,8 @@ def test_run_writes_the_run_dir_and_prints_a_flow_table(small_toml: Path, tmp_pa
     for col in ["cc", "goodput Mbit/s", "retransmits", "RTT mean ms", "loss ratio"]:
         assert col in header
     bulk = next(line for line in lines if line.startswith("bulk"))
-    assert "cubic" in bulk
-    goodput = float(bulk.split()[2])
+    assert bulk.split()[1:3] == ["bulk", "cubic"]
+    goodput = float(bulk.split()[3])
     assert 1.0 < goodput <= 8.0
     assert leftovers(tmp_path, "run") == ["run"]
 
