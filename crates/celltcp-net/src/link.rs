@@ -37,6 +37,19 @@ pub struct LinkConfig {
     pub mtu: u32,
 }
 
+impl LinkConfig {
+    /// Checks rate and MTU (RFC 791 §3.2: every link must carry 68-byte datagrams).
+    pub fn validate(&self) -> Result<(), String> {
+        if self.rate_bps == 0 {
+            return Err("link: rate_bps must be positive".into());
+        }
+        if self.mtu < 68 {
+            return Err(format!("link: mtu must be at least 68 bytes, got {}", self.mtu));
+        }
+        Ok(())
+    }
+}
+
 impl Default for LinkConfig {
     fn default() -> Self {
         LinkConfig { rate_bps: 100_000_000, delay: SimDuration::from_millis(1), mtu: 1500 }

@@ -26,6 +26,28 @@ pub enum LossConfig {
     GilbertElliott { p_good_to_bad: f64, p_bad_to_good: f64, loss_good: f64, loss_bad: f64 },
 }
 
+impl LossConfig {
+    /// Checks that every probability is in `[0, 1]`.
+    pub fn validate(&self) -> Result<(), String> {
+        let probs: &[(&str, f64)] = match self {
+            LossConfig::None => &[],
+            LossConfig::Bernoulli { p } => &[("p", *p)],
+            LossConfig::GilbertElliott { p_good_to_bad, p_bad_to_good, loss_good, loss_bad } => &[
+                ("p_good_to_bad", *p_good_to_bad),
+                ("p_bad_to_good", *p_bad_to_good),
+                ("loss_good", *loss_good),
+                ("loss_bad", *loss_bad),
+            ],
+        };
+        for (name, v) in probs {
+            if !(0.0..=1.0).contains(v) {
+                return Err(format!("loss: {name} must be in [0, 1], got {v}"));
+            }
+        }
+        Ok(())
+    }
+}
+
 /// A loss model's state; draws come from the caller's (the link's) random stream.
 #[derive(Clone, Debug)]
 pub struct LossModel {
@@ -91,6 +113,15 @@ impl LossModel {
 mod tests {
     use super::*;
     use celltcp_engine::component_rng;
+
+    #[test]
+    fn loss_config_validates_probabilities() {
+        // Probabilities outside [0, 1] are refused.
+        assert!(LossConfig::Bernoulli { p: 0.1 }.validate().is_ok());
+        assert!(LossConfig::Bernoulli { p: 1.1 }.validate().is_err());
+        let ge = LossConfig::GilbertElliott { p_good_to_bad: 0.1, p_bad_to_good: -0.1, loss_good: 0.0, loss_bad: 1.0 };
+        assert!(ge.validate().unwrap_err().contains("p_bad_to_good"));
+    }
 
     #[test]
     fn none_never_loses() {

@@ -56,6 +56,24 @@ pub enum QueueConfig {
     CoDel(CoDelConfig),
 }
 
+impl QueueConfig {
+    /// Checks ranges and units; the message names the offending field.
+    pub fn validate(&self) -> Result<(), String> {
+        match self {
+            QueueConfig::DropTail { limit } => validate_limit(*limit),
+            QueueConfig::Red(c) => c.validate(),
+            QueueConfig::CoDel(c) => c.validate(),
+        }
+    }
+}
+
+fn validate_limit(limit: QueueLimit) -> Result<(), String> {
+    match limit {
+        QueueLimit::Packets(0) | QueueLimit::Bytes(0) => Err("queue limit must be positive".into()),
+        _ => Ok(()),
+    }
+}
+
 impl Default for QueueConfig {
     fn default() -> Self {
         QueueConfig::DropTail { limit: QueueLimit::default() }
@@ -260,6 +278,19 @@ mod tests {
         let d = f.pop(SimTime::from_millis(5)).unwrap();
         assert_eq!(d.sojourn, SimDuration::from_millis(4));
         assert_eq!(f.len_bytes(), 200);
+    }
+
+    #[test]
+    fn configs_validate_ranges() {
+        // Defaults are valid; out-of-range parameters are refused with the field named.
+        assert!(QueueConfig::default().validate().is_ok());
+        assert!(QueueConfig::Red(RedConfig::default()).validate().is_ok());
+        assert!(QueueConfig::CoDel(CoDelConfig::default()).validate().is_ok());
+        let bad = QueueConfig::Red(RedConfig { min_th: 20.0, ..Default::default() });
+        assert!(bad.validate().unwrap_err().contains("min_th"));
+        let bad = QueueConfig::Red(RedConfig { max_p: 1.5, ..Default::default() });
+        assert!(bad.validate().unwrap_err().contains("max_p"));
+        assert!(QueueConfig::DropTail { limit: QueueLimit::Bytes(0) }.validate().is_err());
     }
 
     #[test]

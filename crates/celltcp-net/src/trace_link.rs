@@ -46,6 +46,26 @@ pub struct TraceLinkConfig {
     pub mtu: u32,
 }
 
+impl TraceLinkConfig {
+    /// Checks the schedule as [`parse_mahimahi`] does, and the MTU.
+    pub fn validate(&self) -> Result<(), String> {
+        let o = &self.opportunities_ms;
+        if o.is_empty() {
+            return Err("trace link: empty trace".into());
+        }
+        if let Some(i) = o.windows(2).position(|w| w[1] < w[0]) {
+            return Err(format!("trace link: timestamp {} at index {} decreases", o[i + 1], i + 1));
+        }
+        if o.last() == Some(&0) {
+            return Err("trace link: trace must last a non-zero time".into());
+        }
+        if self.mtu < 68 {
+            return Err(format!("trace link: mtu must be at least 68 bytes, got {}", self.mtu));
+        }
+        Ok(())
+    }
+}
+
 /// Parses a Mahimahi trace: one integer millisecond timestamp per line, non-decreasing, at least
 /// one line, ending after time zero. Errors name the 1-based line. Surrounding whitespace and a
 /// final newline are accepted; blank lines are not (as in `mm-link`).

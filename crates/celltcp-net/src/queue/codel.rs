@@ -46,6 +46,18 @@ impl Default for CoDelConfig {
     }
 }
 
+impl CoDelConfig {
+    pub fn validate(&self) -> Result<(), String> {
+        if self.limit_pkts == 0 {
+            return Err("codel: limit_pkts must be positive".into());
+        }
+        if self.target.as_nanos() == 0 || self.interval.as_nanos() == 0 {
+            return Err("codel: target and interval must be positive".into());
+        }
+        Ok(())
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct CoDel {
     pub(crate) fifo: Fifo,

@@ -65,6 +65,26 @@ impl Default for RedConfig {
     }
 }
 
+impl RedConfig {
+    /// Checks the ranges documented on the fields.
+    pub fn validate(&self) -> Result<(), String> {
+        super::validate_limit(self.limit)?;
+        if !(self.min_th >= 0.0 && self.min_th < self.max_th) {
+            return Err(format!("red: need 0 <= min_th < max_th, got {} and {}", self.min_th, self.max_th));
+        }
+        if !(self.max_p > 0.0 && self.max_p <= 1.0) {
+            return Err(format!("red: max_p must be in (0, 1], got {}", self.max_p));
+        }
+        if !(self.w_q > 0.0 && self.w_q <= 1.0) {
+            return Err(format!("red: w_q must be in (0, 1], got {}", self.w_q));
+        }
+        if self.mean_pkt_size == 0 {
+            return Err("red: mean_pkt_size must be positive".into());
+        }
+        Ok(())
+    }
+}
+
 /// What RED decided for an arriving packet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Verdict {
