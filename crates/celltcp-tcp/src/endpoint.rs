@@ -220,6 +220,8 @@ pub struct TcpEndpoint {
     rcv: Receiver,
     peer_syn_seen: bool,
     reset: bool,
+    /// A RST to send in answer to a segment that reached a closed connection: (SEQ, ACK).
+    rst_pending: Option<(u32, Option<u32>)>,
     stats: TcpStats,
     rtt_samples: Vec<SimDuration>,
 }
@@ -286,6 +288,7 @@ impl TcpEndpoint {
             ),
             peer_syn_seen: false,
             reset: false,
+            rst_pending: None,
             stats: TcpStats::default(),
             rtt_samples: Vec::new(),
         }
@@ -680,7 +683,18 @@ impl TcpEndpoint {
         }
         let f = seg.flags;
         match self.state {
-            TcpState::Closed => return,
+            TcpState::Closed => {
+                // RFC 9293 §3.10.7.1: a segment without RST reaching CLOSED is answered with
+                // a RST (e.g. a FIN retransmitted after our TIME-WAIT ended).
+                if !f.rst() && self.peer_syn_seen {
+                    self.rst_pending = Some(if f.ack() {
+                        (seg.ack, None)
+                    } else {
+                        (0, Some(seg.seq.wrapping_add(seg.seq_len())))
+                    });
+                }
+                return;
+            }
             TcpState::SynSent => {
                 if f.rst() {
                     if f.ack() && seq::wrap(self.iss, 1) == seg.ack {
@@ -742,9 +756,16 @@ impl TcpEndpoint {
         let seg_len = seg.payload_len as u64 + f.fin() as u64;
         let acceptable = self.rcv.acceptable(seg_abs, seg_len);
         if f.rst() {
-            // RFC 9293 §3.10.7.4 (RFC 5961 §3 tightens this to an exact match; in-window is enough here)
+            // RFC 9293 §3.10.7.4 (RFC 5961 §3 tightens this to an exact match; in-window is
+            // enough here). In CLOSING, LAST-ACK and TIME-WAIT the connection simply closes;
+            // elsewhere the user is told of a reset.
             if acceptable {
-                self.reset = true;
+                if !matches!(
+                    self.state,
+                    TcpState::Closing | TcpState::LastAck | TcpState::TimeWait
+                ) {
+                    self.reset = true;
+                }
                 self.enter_closed();
             }
             return;
@@ -1065,7 +1086,22 @@ impl TcpEndpoint {
     /// The next segment to send at `now`, or `None`. Call until `None`.
     pub fn poll_transmit(&mut self, now: SimTime) -> Option<TcpSegment> {
         match self.state {
-            TcpState::Closed => return None,
+            TcpState::Closed => {
+                let (seq, ack) = self.rst_pending.take()?;
+                self.stats.segments_sent += 1;
+                let mut flags = TcpFlags::RST;
+                if ack.is_some() {
+                    flags |= TcpFlags::ACK;
+                }
+                return Some(TcpSegment {
+                    src_port: self.local_port,
+                    dst_port: self.remote_port,
+                    seq,
+                    ack: ack.unwrap_or(0),
+                    flags: TcpFlags(flags),
+                    ..Default::default()
+                });
+            }
             TcpState::SynSent | TcpState::SynReceived => {
                 if self.syn_pending {
                     return Some(self.send_syn(now));
