@@ -38,7 +38,7 @@ pub struct LinkConfig {
 }
 
 impl LinkConfig {
-    /// Checks rate and MTU (RFC 791 §3.2: every link must carry 68-byte datagrams).
+    /// Checks rate and MTU (RFC 791 §3.1 "Total Length": every module must pass 68-byte datagrams).
     pub fn validate(&self) -> Result<(), String> {
         if self.rate_bps == 0 {
             return Err("link: rate_bps must be positive".into());

@@ -1,19 +1,23 @@
 //! Controlled Delay, CoDel (RFC 8289).
 //!
-//! CoDel acts at dequeue on the sojourn time of the packet leaving (§3, §4.1):
-//! - while the sojourn time stays at or above `target` (5 ms, §4.4) for a full `interval` (100 ms,
-//!   §4.5) — and more than one MTU is queued (`maxpacket`, §5.7) — it enters the dropping state
-//!   and drops the head packet;
+//! Section references below are by name, after RFC 8289's own headings: the overview ("Overview
+//! of the CoDel AQM": "Setting TARGET", "Setting INTERVAL") and the annotated pseudocode (§5:
+//! `dequeue()`, `dodequeue()`, `control_law()`).
+//!
+//! CoDel acts at dequeue on the sojourn time of the packet leaving:
+//! - while the sojourn time stays at or above `target` (5 ms, "Setting TARGET") for a full
+//!   `interval` (100 ms, "Setting INTERVAL") — and more than one maximum-size packet is queued
+//!   (`maxpacket` in `dodequeue()`) — it enters the dropping state and drops the head packet;
 //! - in the dropping state it drops again at `drop_next`, spaced by the control law
-//!   `interval / sqrt(count)` (§4.3, §5.6), until a packet's sojourn falls below `target`;
+//!   `interval / sqrt(count)` (`control_law()`), until a packet's sojourn falls below `target`;
 //! - on re-entering the dropping state soon after leaving it (within 16 intervals of the last
 //!   scheduled drop) it starts from the drop rate it reached before, `count = count − lastcount`
-//!   (§5.6, "the Linux version").
+//!   (`dequeue()`, the variant the RFC calls "the Linux version").
 //!
 //! With `ecn`, ECN-capable packets are marked CE instead of dropped and leave the queue; the
 //! dropping schedule advances as for a drop (as Linux `codel_dequeue` does). The queue also has a
-//! hard packet limit, tail-dropped at enqueue (§5.3; Linux `sch_codel` default 1000 packets).
-//! The control law uses an exact square root where Linux uses a Newton-step approximation.
+//! hard packet limit, tail-dropped at enqueue (Linux `sch_codel` default 1000 packets). The
+//! control law uses an exact square root where Linux uses a Newton-step approximation.
 
 use celltcp_engine::{SimDuration, SimTime};
 use serde::{Deserialize, Serialize};
@@ -21,15 +25,15 @@ use serde::{Deserialize, Serialize};
 use super::{mark_ce, Dequeued, Fifo, QueueLimit, QueueStats};
 use crate::packet::Packet;
 
-/// CoDel parameters (RFC 8289 §4.4–4.5, Linux `sch_codel` defaults).
+/// CoDel parameters (RFC 8289 "Setting TARGET" / "Setting INTERVAL", Linux `sch_codel` defaults).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct CoDelConfig {
     /// Hard limit in packets, tail-dropped at enqueue.
     pub limit_pkts: u32,
-    /// Acceptable standing queue delay (RFC 8289 §4.4: 5 ms).
+    /// Acceptable standing queue delay (RFC 8289 "Setting TARGET": 5 ms).
     pub target: SimDuration,
-    /// Sliding window over which the minimum sojourn must exceed `target` (§4.5: 100 ms).
+    /// Sliding window over which the minimum sojourn must exceed `target` ("Setting INTERVAL": 100 ms).
     pub interval: SimDuration,
     /// Mark ECN-capable packets instead of dropping them.
     pub ecn: bool,
@@ -63,20 +67,20 @@ pub struct CoDel {
     pub(crate) fifo: Fifo,
     pub(crate) stats: QueueStats,
     cfg: CoDelConfig,
-    /// Largest packet seen (bytes); below one such packet queued, CoDel never drops (§5.7).
+    /// Largest packet seen (bytes); below one such packet queued, CoDel never drops (`dodequeue()`).
     maxpacket: u64,
-    /// Drops (or marks) since entering the dropping state (§5.6 `count_`).
+    /// Drops (or marks) since entering the dropping state (`count_`).
     count: u32,
-    /// `count` when the dropping state was last entered (§5.6 `lastcount_`).
+    /// `count` when the dropping state was last entered (`lastcount_`).
     lastcount: u32,
     dropping: bool,
-    /// When the sojourn time will have been above target for an interval (§5.7; `None` = 0).
+    /// When the sojourn time will have been above target for an interval (`first_above_time_`; `None` = 0).
     first_above_time: Option<SimTime>,
     /// When the next drop is due in the dropping state.
     drop_next: SimTime,
 }
 
-/// One `dodequeue()` (RFC 8289 §5.7): the head packet and whether it may be dropped.
+/// One `dodequeue()` (RFC 8289 §5): the head packet and whether it may be dropped.
 struct DoDequeue {
     d: Option<Dequeued>,
     ok_to_drop: bool,
@@ -126,13 +130,13 @@ impl CoDel {
         Ok(())
     }
 
-    /// §5.6 control law: `t + interval / sqrt(count)`.
+    /// RFC 8289 `control_law()`: `t + interval / sqrt(count)`.
     fn control_law(&self, t: SimTime, count: u32) -> SimTime {
         let ns = self.cfg.interval.as_nanos() as f64 / (count.max(1) as f64).sqrt();
         t + SimDuration(ns.round() as u64)
     }
 
-    /// §5.7 `dodequeue`.
+    /// RFC 8289 `dodequeue()`.
     fn dodequeue(&mut self, now: SimTime) -> DoDequeue {
         let Some(d) = self.fifo.pop(now) else {
             self.first_above_time = None;
@@ -156,7 +160,7 @@ impl CoDel {
         drops.push(d.pkt);
     }
 
-    /// Marks `d` CE if ECN is on and the packet is ECN-capable (RFC 8289 §5: "mark instead of drop").
+    /// Marks `d` CE if ECN is on and the packet is ECN-capable (RFC 8289 §5; RFC 3168).
     fn try_mark(&mut self, d: &mut Dequeued) -> bool {
         if self.cfg.ecn && mark_ce(&mut d.pkt) {
             self.stats.marked_pkts += 1;
@@ -166,13 +170,13 @@ impl CoDel {
         }
     }
 
-    /// §5.5 `dequeue`; dropped packets are counted in the stats only.
+    /// RFC 8289 `dequeue()`; dropped packets are counted in the stats only.
     pub fn dequeue(&mut self, now: SimTime) -> Option<Dequeued> {
         // Allocates only if a packet is dropped.
         self.dequeue_into(now, &mut Vec::new())
     }
 
-    /// §5.5 `dequeue`, pushing the packets dropped on the way to `drops`.
+    /// RFC 8289 `dequeue()`, pushing the packets dropped on the way to `drops`.
     pub fn dequeue_into(&mut self, now: SimTime, drops: &mut Vec<Packet>) -> Option<Dequeued> {
         let mut r = self.dodequeue(now);
         if self.dropping {
@@ -207,7 +211,7 @@ impl CoDel {
                 }
             }
             self.dropping = true;
-            // §5.6: reuse the previous drop rate if the last dropping episode was recent.
+            // `dequeue()`: reuse the previous drop rate if the last dropping episode was recent.
             let delta = self.count.wrapping_sub(self.lastcount);
             self.count = 1;
             if delta > 1 && now.saturating_since(self.drop_next) < self.cfg.interval * 16 {
@@ -249,7 +253,7 @@ mod tests {
 
     #[test]
     fn codel_drops_nothing_below_target() {
-        // §4.4: a sojourn below target is never a reason to drop, however long it lasts.
+        // "Setting TARGET": a sojourn below target is never a reason to drop, however long it lasts.
         // Two packets a millisecond in and out over a standing backlog of 8 (far above one MTU),
         // for 10 s: every packet stays exactly 4 ms, below the 5 ms target.
         let mut q = CoDel::new(CoDelConfig::default());
@@ -268,8 +272,8 @@ mod tests {
 
     #[test]
     fn codel_enters_dropping_after_an_interval_and_follows_control_law() {
-        // §4.2/§5.7: the first drop comes one interval after the sojourn first exceeds target;
-        // §5.6: later drops at drop_next += interval / sqrt(count).
+        // `dodequeue()`: the first drop comes one interval after the sojourn first exceeds target;
+        // `control_law()`: later drops at drop_next += interval / sqrt(count).
         let mut q = CoDel::new(CoDelConfig::default());
         for i in 0..600 {
             q.enqueue(ms(0), udp(i)).unwrap();
@@ -303,7 +307,7 @@ mod tests {
 
     #[test]
     fn codel_leaves_dropping_and_reuses_count() {
-        // §5.6: leaving the dropping state when a sojourn drops below target, then re-entering
+        // `dequeue()`: leaving the dropping state when a sojourn drops below target, then re-entering
         // soon after restarts from count − lastcount instead of 1.
         let mut q = CoDel::new(CoDelConfig::default());
         for i in 0..600 {
@@ -358,7 +362,7 @@ mod tests {
 
     #[test]
     fn codel_tail_drops_at_the_packet_limit() {
-        // §5.3 / Linux sch_codel: a hard limit on queued packets, enforced at enqueue.
+        // Linux sch_codel: a hard limit on queued packets, enforced at enqueue.
         let mut q = CoDel::new(CoDelConfig { limit_pkts: 2, ..Default::default() });
         q.enqueue(ms(0), udp(0)).unwrap();
         q.enqueue(ms(0), udp(1)).unwrap();

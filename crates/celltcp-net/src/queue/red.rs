@@ -1,12 +1,12 @@
 //! Random Early Detection (S. Floyd, V. Jacobson, "Random Early Detection Gateways for Congestion
 //! Avoidance", IEEE/ACM ToN 1(4), 1993), with the "gentle" extension (Floyd 2000, as in ns-3's
-//! `RedQueueDisc` `Gentle` attribute) and ECN marking (RFC 3168 §7: an ECN-capable router marks
+//! `RedQueueDisc` `Gentle` attribute) and ECN marking (RFC 3168 §5: an ECN-capable router marks
 //! where it would have dropped).
 //!
 //! On every arrival (paper §4, Fig. 2):
 //! - the average queue size is an EWMA, `avg ← (1−w_q)·avg + w_q·q`; after an idle period of length
 //!   `t` it is first aged as if `m = t / s` small packets had arrived to an empty queue,
-//!   `avg ← (1−w_q)^m·avg`, with `s` the transmission time of a `mean_pkt_size` packet (§4, §11);
+//!   `avg ← (1−w_q)^m·avg`, with `s` the transmission time of a `mean_pkt_size` packet (§4, Fig. 2);
 //! - below `min_th` nothing happens; between `min_th` and `max_th` the packet is marked with
 //!   `p_b = max_p·(avg−min_th)/(max_th−min_th)`, spaced by the count of packets since the last mark:
 //!   `p_a = p_b / (1 − count·p_b)` (§4, §7: inter-mark gaps roughly uniform instead of geometric);
@@ -343,7 +343,7 @@ mod tests {
 
     #[test]
     fn red_ecn_marks_ect_packets_instead_of_dropping() {
-        // RFC 3168 §7: an ECN-capable RED router sets CE where it would have dropped early; Not-ECT
+        // RFC 3168 §5: an ECN-capable RED router sets CE where it would have dropped early; Not-ECT
         // packets are still dropped; forced drops above the gentle range still drop.
         let cfg = RedConfig { limit: QueueLimit::Packets(1000), max_p: 0.5, w_q: 1.0, ecn: true, ..Default::default() };
         let mut rng = component_rng(3, 3);
