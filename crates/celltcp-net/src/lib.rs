@@ -25,6 +25,6 @@ pub use link::{AnyLink, Delivery, Link, LinkConfig, LinkStats};
 pub use loss::{LossConfig, LossModel};
 pub use packet::*;
 pub use pcap::{PcapWriter, Snaplen};
-pub use queue::{AnyQueue, Dequeued, QueueConfig, QueueLimit, QueueStats};
+pub use queue::{AnyQueue, CoDelConfig, Dequeued, QueueConfig, QueueLimit, QueueStats, RedConfig};
 pub use routing::Routes;
-pub use trace_link::{parse_mahimahi, TraceLink, TraceLinkConfig};
+pub use trace_link::{parse_mahimahi, TraceLink, TraceLinkConfig, TraceStats};

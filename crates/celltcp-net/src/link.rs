@@ -268,6 +268,26 @@ impl AnyLink {
             AnyLink::Trace(l) => l.service_with_drops(now, out, drops),
         }
     }
+    /// Whether a service call is pending.
+    pub fn busy(&self) -> bool {
+        match self {
+            AnyLink::Rate(l) => l.busy(),
+            AnyLink::Trace(l) => l.busy(),
+        }
+    }
+    /// When the pending service call is due.
+    pub fn next_deadline(&self) -> Option<SimTime> {
+        match self {
+            AnyLink::Rate(l) => l.next_deadline(),
+            AnyLink::Trace(l) => l.next_deadline(),
+        }
+    }
+    pub fn queue(&self) -> &AnyQueue {
+        match self {
+            AnyLink::Rate(l) => l.queue(),
+            AnyLink::Trace(l) => l.queue(),
+        }
+    }
     pub fn mtu(&self) -> u32 {
         match self {
             AnyLink::Rate(l) => l.cfg.mtu,
@@ -435,6 +455,45 @@ mod tests {
         let mut uids: Vec<u64> = out.iter().map(|d| d.pkt.uid).chain(drops.iter().map(|p| p.uid)).collect();
         uids.sort_unstable();
         assert_eq!(uids, (0..600).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn any_link_drives_rate_and_trace_links_alike() {
+        // The same enqueue/service loop runs both kinds: 12 Mbit/s as a rate and as the trace "1"
+        // deliver 1500 B packets 1 ms apart (the trace at whole milliseconds, from 1 ms).
+        let rate = Link::new(
+            LinkConfig { rate_bps: 12_000_000, delay: SimDuration::from_millis(5), mtu: 1500 },
+            AnyQueue::new(&QueueConfig::default()),
+            LossModel::none(),
+            component_rng(1, 1),
+        );
+        let trace = TraceLink::new(
+            crate::trace_link::TraceLinkConfig {
+                opportunities_ms: vec![1],
+                delay: SimDuration::from_millis(5),
+                mtu: 1500,
+            },
+            AnyQueue::new(&QueueConfig::default()),
+            LossModel::none(),
+            component_rng(1, 2),
+        );
+        for mut l in [AnyLink::Rate(rate), AnyLink::Trace(trace)] {
+            let mut next = None;
+            for i in 0..10 {
+                next = next.or(l.enqueue(SimTime::ZERO, udp(i, 1500)));
+            }
+            assert_eq!(l.next_deadline(), next);
+            let mut out = Vec::new();
+            while let Some(t) = next {
+                next = l.service(t, &mut out);
+            }
+            let ends: Vec<SimTime> = out.iter().map(|d| d.tx_end).collect();
+            assert_eq!(ends, (1..=10).map(SimTime::from_millis).collect::<Vec<_>>());
+            assert_eq!(out[9].arrive_at, SimTime::from_millis(15));
+            assert!(!l.busy());
+            assert_eq!(l.stats().tx_bytes, 15_000);
+            assert!((l.utilisation(SimTime::from_millis(20)) - 0.5).abs() < 1e-12);
+        }
     }
 
     #[test]
