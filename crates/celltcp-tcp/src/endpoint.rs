@@ -1230,7 +1230,9 @@ impl TcpEndpoint {
         if len > allowed {
             // RFC 9293 §3.8.6.2.1: send a window-limited piece only if it is at least half the
             // largest window the peer has offered.
-            if allowed > 0 && allowed >= self.max_snd_wnd / 2 {
+            // When the persist timer fires with a small but non-zero window, send what fits
+            // (the RFC 1122 §4.2.3.4 override timeout; Linux tcp_write_wakeup).
+            if allowed > 0 && (allowed >= self.max_snd_wnd / 2 || self.probe_pending) {
                 len = allowed;
             } else {
                 self.rwnd_blocked = true;
@@ -1241,6 +1243,10 @@ impl TcpEndpoint {
             return None; // wait for more data or for the flight to drain (Nagle / autocork)
         }
         let fin = self.fin_queued && self.snd_nxt + len == data_end;
+        if len > 0 {
+            // any data segment also serves as the window probe
+            self.probe_pending = false;
+        }
         Some((len, fin))
     }
 
