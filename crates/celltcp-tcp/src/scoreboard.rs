@@ -48,6 +48,10 @@ impl SentSeg {
     pub fn len(&self) -> u64 {
         self.end - self.start
     }
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.end == self.start
+    }
     /// Payload bytes (sequence space less the FIN).
     #[inline]
     pub fn payload(&self) -> u64 {
@@ -106,7 +110,7 @@ impl Scoreboard {
 
     /// A new segment was transmitted for the first time.
     pub fn push(&mut self, seg: SentSeg) {
-        debug_assert!(self.segs.back().map_or(true, |b| b.end == seg.start));
+        debug_assert_eq!(self.segs.back().map_or(seg.start, |b| b.end), seg.start);
         self.outstanding += seg.len();
         self.segs.push_back(seg);
     }

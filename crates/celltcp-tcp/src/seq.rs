@@ -13,7 +13,7 @@ pub struct SeqNum(pub u32);
 
 impl SeqNum {
     #[inline]
-    pub fn add(self, n: u32) -> SeqNum {
+    pub fn plus(self, n: u32) -> SeqNum {
         SeqNum(self.0.wrapping_add(n))
     }
     /// `self - other` as a signed distance.
@@ -65,7 +65,7 @@ mod tests {
     fn seqnum_compares_across_wrap() {
         // RFC 9293 §3.4: 2^32 - 1 < 0 < 5 in modular order.
         let a = SeqNum(u32::MAX);
-        let b = a.add(6);
+        let b = a.plus(6);
         assert_eq!(b, SeqNum(5));
         assert!(a.lt(b) && b.gt(a) && a.le(a) && b.ge(b));
         assert_eq!(b.diff(a), 6);

@@ -127,9 +127,8 @@ fn rto_fires_at_rfc6298_time_backs_off_and_holds() {
         }
     });
     w.to_write = 1_000;
-    let ssthresh0;
     w.run_until(t0 + smp.rto + ms(1), |_| false);
-    ssthresh0 = w.a.sample(w.now).ssthresh_bytes;
+    let ssthresh0 = w.a.sample(w.now).ssthresh_bytes;
     w.run_until(at_ms(20_000), |w| w.read_by_b == 31_000);
     let tx: Vec<SimTime> = w
         .a_data()

@@ -1,0 +1,327 @@
+//! Output: choosing and building the next segment ([`TcpEndpoint::poll_transmit`]): SYN /
+//! SYN-ACK, RFC 6675 §4 `NextSeg` (lost data, new data, rules 3 and 4), the cwnd and peer-window
+//! checks with sender SWS avoidance (RFC 9293 §3.8.6.2.1), pacing, window probes and pure ACKs.
+
+use celltcp_engine::SimDuration;
+use celltcp_engine::SimTime;
+use celltcp_net::packet::{TcpFlags, TcpOptions, TcpSegment};
+
+use super::{CaState, TcpEndpoint, TcpState, TS_OPTION_BYTES};
+use crate::cc::Controller;
+use crate::scoreboard::SentSeg;
+use crate::seq;
+
+impl TcpEndpoint {
+    /// The next segment to send at `now`, or `None`. Call until `None`.
+    pub fn poll_transmit(&mut self, now: SimTime) -> Option<TcpSegment> {
+        match self.state {
+            TcpState::Closed => {
+                let (seq, ack) = self.rst_pending.take()?;
+                self.stats.segments_sent += 1;
+                let mut flags = TcpFlags::RST;
+                if ack.is_some() {
+                    flags |= TcpFlags::ACK;
+                }
+                return Some(TcpSegment {
+                    src_port: self.local_port,
+                    dst_port: self.remote_port,
+                    seq,
+                    ack: ack.unwrap_or(0),
+                    flags: TcpFlags(flags),
+                    ..Default::default()
+                });
+            }
+            TcpState::SynSent | TcpState::SynReceived => {
+                if self.syn_pending {
+                    return Some(self.send_syn(now));
+                }
+                if self.state == TcpState::SynSent {
+                    return None;
+                }
+            }
+            _ => {}
+        }
+        if let Some(s) = self.send_data(now) {
+            return Some(s);
+        }
+        if self.probe_pending {
+            self.probe_pending = false;
+            self.stats.window_probes_sent += 1;
+            // Linux tcp_xmit_probe_skb: an old sequence number forces the peer to answer.
+            return Some(self.build(now, self.snd_una.saturating_sub(1), 0, false));
+        }
+        if self.rcv.ack_now && self.peer_syn_seen {
+            self.stats.pure_acks_sent += 1;
+            return Some(self.build(now, self.snd_nxt, 0, false));
+        }
+        None
+    }
+
+    fn send_syn(&mut self, now: SimTime) -> TcpSegment {
+        self.syn_pending = false;
+        self.syn_tx_count += 1;
+        self.syn_sent_time = now;
+        let passive = self.state == TcpState::SynReceived;
+        let mut o = TcpOptions {
+            mss: Some(
+                (self.cfg.mss
+                    + if self.cfg.timestamps {
+                        TS_OPTION_BYTES
+                    } else {
+                        0
+                    })
+                .min(65_535) as u16,
+            ),
+            ..Default::default()
+        };
+        let tsval = Self::ts_now(now);
+        if passive {
+            // RFC 7323 §2.2 / RFC 2018 §2: answer only the options the peer offered.
+            o.wscale = self.wscale_ok.then_some(self.rcv.wscale);
+            o.sack_permitted = self.sack_ok;
+            o.timestamps = self.ts_ok.then_some((tsval, self.rcv.ts_recent));
+        } else {
+            o.wscale = self.cfg.window_scaling.then_some(self.cfg.wscale_shift());
+            o.sack_permitted = self.cfg.sack;
+            o.timestamps = self.cfg.timestamps.then_some((tsval, 0));
+        }
+        let flags = if passive {
+            TcpFlags::SYN | TcpFlags::ACK
+        } else {
+            TcpFlags::SYN
+        };
+        let seg = TcpSegment {
+            src_port: self.local_port,
+            dst_port: self.remote_port,
+            seq: self.iss,
+            ack: if passive {
+                seq::wrap(self.rcv.irs, self.rcv.rcv_nxt)
+            } else {
+                0
+            },
+            flags: TcpFlags(flags),
+            window: self.rcv.syn_window(),
+            options: o,
+            payload_len: 0,
+        };
+        if passive {
+            self.rcv.on_ack_sent();
+        }
+        if self.rto_deadline.is_none() {
+            self.rto_deadline = Some(now + self.rtt.rto());
+        }
+        self.stats.segments_sent += 1;
+        seg
+    }
+
+    /// A segment with the ACK flag, current window, timestamps and SACK blocks.
+    fn build(&mut self, now: SimTime, seq_abs: u64, payload: u32, fin: bool) -> TcpSegment {
+        let mut flags = TcpFlags::ACK;
+        if fin {
+            flags |= TcpFlags::FIN;
+        }
+        if payload > 0 {
+            flags |= TcpFlags::PSH;
+        }
+        let mut options = TcpOptions::default();
+        if self.ts_ok {
+            options.timestamps = Some((Self::ts_now(now), self.rcv.ts_recent));
+        }
+        if self.sack_ok && !self.rcv.ooo_is_empty() {
+            self.rcv.fill_sack(&mut options);
+        }
+        let window = self.rcv.advertise(true);
+        self.rcv.on_ack_sent();
+        self.stats.segments_sent += 1;
+        TcpSegment {
+            src_port: self.local_port,
+            dst_port: self.remote_port,
+            seq: seq::wrap(self.iss, seq_abs),
+            ack: seq::wrap(self.rcv.irs, self.rcv.rcv_nxt),
+            flags: TcpFlags(flags),
+            window,
+            options,
+            payload_len: payload,
+        }
+    }
+
+    /// New data that may be sent now: `(payload, fin)`. Applies the peer's window with sender
+    /// SWS avoidance (RFC 9293 §3.8.6.2.1) and the partial-segment rule (module doc).
+    fn new_data(&mut self) -> Option<(u64, bool)> {
+        let data_end = 1 + self.written;
+        let avail = data_end.saturating_sub(self.snd_nxt);
+        let mss = self.mss as u64;
+        if avail == 0 {
+            return (self.fin_queued && self.fin_end.is_none()).then_some((0, true));
+        }
+        let mut len = avail.min(mss);
+        let allowed = (self.snd_una + self.snd_wnd).saturating_sub(self.snd_nxt);
+        if len > allowed {
+            // RFC 9293 §3.8.6.2.1: send a window-limited piece only if it is at least half the
+            // largest window the peer has offered.
+            // When the persist timer fires with a small but non-zero window, send what fits
+            // (the RFC 1122 §4.2.3.4 override timeout; Linux tcp_write_wakeup).
+            if allowed > 0 && (allowed >= self.max_snd_wnd / 2 || self.probe_pending) {
+                len = allowed;
+            } else {
+                self.rwnd_blocked = true;
+                return None;
+            }
+        }
+        if len < mss && len == avail && !self.fin_queued && self.sb.outstanding() > 0 {
+            return None; // wait for more data or for the flight to drain (Nagle / autocork)
+        }
+        let fin = self.fin_queued && self.snd_nxt + len == data_end;
+        if len > 0 {
+            // any data segment also serves as the window probe
+            self.probe_pending = false;
+        }
+        Some((len, fin))
+    }
+
+    fn send_data(&mut self, now: SimTime) -> Option<TcpSegment> {
+        if !matches!(
+            self.state,
+            TcpState::Established
+                | TcpState::CloseWait
+                | TcpState::FinWait1
+                | TcpState::Closing
+                | TcpState::LastAck
+        ) {
+            return None;
+        }
+        self.rwnd_blocked = false;
+        let in_flight = self.sb.in_flight();
+        let cwnd = self.cwnd();
+        enum Pick {
+            Rtx(usize),
+            New(u64, bool),
+        }
+        // RFC 6675 §4 NextSeg: rule 1 (lost), rule 2 (new data), rules 3 and 4 in recovery.
+        let pick = if let Some(i) = self.sb.next_lost() {
+            Pick::Rtx(i)
+        } else if let Some((len, fin)) = self.new_data() {
+            Pick::New(len, fin)
+        } else if self.ca_state == CaState::Recovery && self.sack_ok {
+            if let Some(i) = self.sb.next_rule3() {
+                Pick::Rtx(i)
+            } else if !self.rescue_done && self.snd_una < self.recovery_point && !self.rwnd_blocked
+            {
+                match self.sb.rescue() {
+                    Some(i) => {
+                        self.rescue_done = true;
+                        Pick::Rtx(i)
+                    }
+                    None => return self.idle(now, in_flight, cwnd),
+                }
+            } else {
+                return self.idle(now, in_flight, cwnd);
+            }
+        } else {
+            return self.idle(now, in_flight, cwnd);
+        };
+        let len = match pick {
+            Pick::Rtx(i) => self.sb.get(i).len(),
+            Pick::New(l, f) => l + f as u64,
+        };
+        // RFC 5681 §3.1 / RFC 6675 §5 step C: send while pipe + segment <= cwnd.
+        let forced = self.force_rtx && matches!(pick, Pick::Rtx(0));
+        if in_flight > 0 && in_flight + len > cwnd && !forced {
+            self.cwnd_limited = true;
+            return None;
+        }
+        if let Some(rate) = self.pacing_rate() {
+            if now < self.pacing_next {
+                self.pacing_blocked = true;
+                return None;
+            }
+            let _ = rate;
+        }
+        // draft-cheng §3.2: a new flight starts the sampling interval afresh.
+        if in_flight == 0 {
+            self.first_sent_time = now;
+            self.delivered_time = now;
+        }
+        let (seq_abs, payload, fin) = match pick {
+            Pick::Rtx(i) => {
+                if i == 0 {
+                    self.force_rtx = false;
+                }
+                let (delivered, dt, fst, al) = (
+                    self.delivered,
+                    self.delivered_time,
+                    self.first_sent_time,
+                    self.app_limited_until != 0,
+                );
+                let s = self.sb.on_retransmit(i);
+                s.sent_time = now;
+                s.delivered = delivered;
+                s.delivered_time = dt;
+                s.first_sent_time = fst;
+                s.is_app_limited = al;
+                s.tx_in_flight = in_flight + s.len();
+                let s = *s;
+                self.stats.retransmitted_segments += 1;
+                self.stats.retransmitted_bytes += s.payload();
+                (s.start, s.payload(), s.fin)
+            }
+            Pick::New(l, fin) => {
+                let start = self.snd_nxt;
+                let end = start + l + fin as u64;
+                self.sb.push(SentSeg {
+                    start,
+                    end,
+                    fin,
+                    sent_time: now,
+                    delivered: self.delivered,
+                    delivered_time: self.delivered_time,
+                    first_sent_time: self.first_sent_time,
+                    is_app_limited: self.app_limited_until != 0,
+                    tx_in_flight: in_flight + l + fin as u64,
+                    ..Default::default()
+                });
+                self.snd_nxt = end;
+                if fin {
+                    self.fin_end = Some(end);
+                }
+                (start, l, fin)
+            }
+        };
+        if payload > 0 {
+            self.stats.data_segments_sent += 1;
+            self.stats.bytes_sent += payload;
+        }
+        self.cc.on_sent(now, payload, self.sb.in_flight());
+        // RFC 6298 §5.1
+        if self.rto_deadline.is_none() {
+            self.rto_deadline = Some(now + self.rtt.rto());
+        }
+        self.persist_deadline = None;
+        let seg = self.build(now, seq_abs, payload as u32, fin);
+        if let Some(rate) = self.pacing_rate() {
+            let wire = payload + seg.header_len() as u64;
+            let d = SimDuration::from_secs_f64(wire as f64 / rate.max(1.0));
+            self.pacing_next = self.pacing_next.max(now) + d;
+        }
+        self.pacing_blocked = false;
+        Some(seg)
+    }
+
+    /// Nothing to send: app-limited marking (draft-cheng §3.4) and the persist timer
+    /// (RFC 9293 §3.8.6.1).
+    fn idle(&mut self, now: SimTime, in_flight: u64, cwnd: u64) -> Option<TcpSegment> {
+        let unsent = (1 + self.written).saturating_sub(self.snd_nxt);
+        if unsent < self.mss as u64 && in_flight < cwnd && self.sb.lost_bytes() == 0 {
+            self.app_limited_until = (self.delivered + in_flight).max(1);
+        }
+        if self.rwnd_blocked && self.sb.is_empty() {
+            if self.persist_deadline.is_none() {
+                self.persist_deadline = Some(now + self.persist_interval());
+            }
+        } else if !self.rwnd_blocked {
+            self.persist_deadline = None;
+            self.persist_backoff = 0;
+        }
+        None
+    }
+}

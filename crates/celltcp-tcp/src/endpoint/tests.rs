@@ -1,0 +1,401 @@
+//! State-machine unit tests: one fixture builder per state, tests grouped under state banners
+//! (the smoltcp `socket/tcp.rs` layout). Segments are exchanged by hand with zero delay.
+
+use celltcp_engine::{SimDuration, SimTime};
+use celltcp_net::packet::{TcpFlags, TcpSegment};
+
+use super::*;
+use crate::config::BufSize;
+
+const MSS: u64 = 1448;
+
+fn cfg() -> TcpConfig {
+    TcpConfig::default()
+}
+
+fn t(ms: u64) -> SimTime {
+    SimTime::from_millis(ms)
+}
+
+fn drain(e: &mut TcpEndpoint, now: SimTime) -> Vec<TcpSegment> {
+    std::iter::from_fn(|| e.poll_transmit(now)).collect()
+}
+
+/// Two endpoints and a clock; `exchange` delivers everything both ways instantly.
+struct Pair {
+    a: TcpEndpoint,
+    b: TcpEndpoint,
+    now: SimTime,
+}
+
+impl Pair {
+    /// Delivers segments back and forth until both are quiet; returns (A's, B's) segments.
+    fn exchange(&mut self) -> (Vec<TcpSegment>, Vec<TcpSegment>) {
+        let (mut from_a, mut from_b) = (vec![], vec![]);
+        loop {
+            let sa = drain(&mut self.a, self.now);
+            let sb = drain(&mut self.b, self.now);
+            if sa.is_empty() && sb.is_empty() {
+                return (from_a, from_b);
+            }
+            for s in &sa {
+                self.b.on_segment(self.now, s, false);
+            }
+            for s in &sb {
+                self.a.on_segment(self.now, s, false);
+            }
+            from_a.extend(sa);
+            from_b.extend(sb);
+        }
+    }
+
+    /// Moves the clock, firing due timers on both sides.
+    fn advance(&mut self, d: SimDuration) {
+        self.now += d;
+        self.a.on_timeout(self.now);
+        self.b.on_timeout(self.now);
+    }
+}
+
+// ---------------------------------------------------------------- fixtures per state
+
+/// SYN-SENT: an active opener and the SYN it emitted.
+fn syn_sent(c: TcpConfig) -> (TcpEndpoint, TcpSegment) {
+    let mut a = TcpEndpoint::connect(c, 1000, 80, 100, t(0));
+    let syn = a.poll_transmit(t(0)).unwrap();
+    assert!(a.poll_transmit(t(0)).is_none());
+    (a, syn)
+}
+
+/// SYN-RECEIVED: a passive opener and its SYN-ACK (plus the client in SYN-SENT).
+fn syn_received(ca: TcpConfig, cb: TcpConfig) -> (TcpEndpoint, TcpEndpoint, TcpSegment) {
+    let (a, syn) = syn_sent(ca);
+    let mut b = TcpEndpoint::accept(cb, 80, 1000, 5000, &syn, t(0));
+    let synack = b.poll_transmit(t(0)).unwrap();
+    (a, b, synack)
+}
+
+/// ESTABLISHED on both sides.
+fn established(c: TcpConfig) -> Pair {
+    let (mut a, mut b, synack) = syn_received(c, c);
+    a.on_segment(t(1), &synack, false);
+    let ack = a.poll_transmit(t(1)).unwrap();
+    b.on_segment(t(1), &ack, false);
+    let mut p = Pair { a, b, now: t(1) };
+    p.exchange();
+    assert_eq!(
+        (p.a.state(), p.b.state()),
+        (TcpState::Established, TcpState::Established)
+    );
+    p
+}
+
+/// FIN-WAIT-2 (A) / CLOSE-WAIT (B): A closed and B acknowledged the FIN.
+fn fin_wait_2() -> Pair {
+    let mut p = established(cfg());
+    p.a.close();
+    p.exchange();
+    assert_eq!(
+        (p.a.state(), p.b.state()),
+        (TcpState::FinWait2, TcpState::CloseWait)
+    );
+    p
+}
+
+// ---------------------------------------------------------------- SYN-SENT
+
+#[test]
+fn syn_sent_offers_configured_options() {
+    let (a, syn) = syn_sent(cfg());
+    assert_eq!(a.state(), TcpState::SynSent);
+    assert!(syn.flags.syn() && !syn.flags.ack());
+    assert_eq!(syn.seq, 100);
+    assert_eq!(syn.options.mss, Some(1460));
+    assert_eq!(syn.options.wscale, Some(7));
+    assert!(syn.options.sack_permitted && syn.options.timestamps.is_some());
+    assert_eq!(
+        a.next_deadline(),
+        Some(t(1_000)),
+        "RFC 6298 §2.1: initial RTO 1 s"
+    );
+}
+
+#[test]
+fn syn_sent_gives_up_after_syn_retries() {
+    // Linux tcp_syn_retries; RFC 6298 §5.5 backoff between attempts.
+    let c = TcpConfig {
+        syn_retries: 2,
+        ..cfg()
+    };
+    let (mut a, _) = syn_sent(c);
+    let mut times = vec![];
+    while let Some(d) = a.next_deadline() {
+        a.on_timeout(d);
+        if a.poll_transmit(d).is_some() {
+            times.push(d);
+        }
+    }
+    assert_eq!(times, vec![t(1_000), t(3_000)]);
+    assert!(a.is_closed() && a.was_reset());
+}
+
+#[test]
+fn syn_sent_ignores_synack_with_wrong_ack() {
+    let (mut a, _, mut synack) = syn_received(cfg(), cfg());
+    synack.ack = synack.ack.wrapping_add(5);
+    a.on_segment(t(1), &synack, false);
+    assert_eq!(a.state(), TcpState::SynSent);
+}
+
+// ---------------------------------------------------------------- SYN-RECEIVED
+
+#[test]
+fn syn_received_answers_only_offered_options() {
+    // RFC 7323 §2.2, RFC 2018 §2
+    let ca = TcpConfig {
+        sack: false,
+        window_scaling: false,
+        ..cfg()
+    };
+    let (_, b, synack) = syn_received(ca, cfg());
+    assert!(synack.flags.syn() && synack.flags.ack());
+    assert!(!synack.options.sack_permitted && synack.options.wscale.is_none());
+    assert!(synack.options.timestamps.is_some());
+    let n = b.negotiated();
+    assert!(!n.sack && n.timestamps && !n.window_scaling);
+}
+
+#[test]
+fn syn_received_resends_synack_on_duplicate_syn() {
+    let (a, mut b, _) = syn_received(cfg(), cfg());
+    let _ = a;
+    let (_, syn) = syn_sent(cfg());
+    b.on_segment(t(5), &syn, false);
+    let again = b.poll_transmit(t(5)).unwrap();
+    assert!(again.flags.syn() && again.flags.ack());
+}
+
+#[test]
+fn syn_received_to_established_on_ack() {
+    let p = established(cfg());
+    assert!(p.a.is_established() && p.b.is_established());
+    assert_eq!(
+        p.a.sample(p.now).srtt,
+        SimDuration::from_millis(1),
+        "SYN RTT sample"
+    );
+}
+
+// ---------------------------------------------------------------- ESTABLISHED
+
+#[test]
+fn established_initial_window_is_ten_segments() {
+    // RFC 6928: IW = 10 segments.
+    let mut p = established(TcpConfig {
+        snd_buf: BufSize::Fixed(1 << 20),
+        ..cfg()
+    });
+    assert_eq!(p.a.write(1 << 20), 1 << 20);
+    let segs = drain(&mut p.a, p.now);
+    assert_eq!(segs.len(), 10);
+    assert!(segs.iter().all(|s| s.payload_len as u64 == MSS));
+    assert_eq!(p.a.sample(p.now).bytes_in_flight, 10 * MSS);
+}
+
+#[test]
+fn established_write_bounded_by_send_buffer() {
+    let mut p = established(TcpConfig {
+        snd_buf: BufSize::Fixed(10_000),
+        ..cfg()
+    });
+    assert_eq!(p.a.write(50_000), 10_000);
+    assert_eq!(p.a.send_buffer_free(), 0);
+    p.exchange();
+    p.advance(SimDuration::from_millis(40)); // the lone tail segment's delayed ACK
+    p.exchange();
+    assert_eq!(
+        p.a.send_buffer_free(),
+        10_000,
+        "acknowledged bytes free the buffer"
+    );
+}
+
+#[test]
+fn established_partial_segment_only_when_nothing_in_flight() {
+    // module doc: Nagle-like rule for sub-MSS tails.
+    let mut p = established(cfg());
+    p.a.write(MSS + 100);
+    let segs = drain(&mut p.a, p.now);
+    assert_eq!(
+        segs.iter().map(|s| s.payload_len).collect::<Vec<_>>(),
+        vec![MSS as u32]
+    );
+    // once the full segment is acknowledged the 100-byte tail goes
+    for s in &segs {
+        p.b.on_segment(p.now, s, false);
+    }
+    p.advance(SimDuration::from_millis(40)); // B's delayed ACK
+    let (from_a, _) = p.exchange();
+    assert_eq!(
+        from_a
+            .iter()
+            .filter(|s| s.payload_len > 0)
+            .map(|s| s.payload_len)
+            .collect::<Vec<_>>(),
+        vec![100]
+    );
+}
+
+#[test]
+fn established_ack_of_unsent_data_is_answered_and_ignored() {
+    // RFC 9293 §3.10.7.4: SEG.ACK > SND.NXT -> send an ACK, drop the segment.
+    let mut p = established(cfg());
+    let mut bogus = drain(&mut p.b, p.now).pop().unwrap_or_else(|| {
+        p.b.rcv.ack_now = true;
+        p.b.poll_transmit(p.now).unwrap()
+    });
+    bogus.ack = bogus.ack.wrapping_add(10_000);
+    p.a.on_segment(p.now, &bogus, false);
+    assert_eq!(p.a.sample(p.now).snd_una, 1);
+    let ack = p.a.poll_transmit(p.now).unwrap();
+    assert!(ack.flags.ack() && ack.payload_len == 0);
+}
+
+#[test]
+fn established_three_dupacks_start_newreno_fast_retransmit() {
+    // RFC 6582 §3.2 step 2 (SACK off): third duplicate ACK -> retransmit, cwnd = ssthresh + 3 SMSS.
+    let c = TcpConfig {
+        sack: false,
+        ..cfg()
+    };
+    let mut p = established(c);
+    // warm up so that B has advertised its full window (a window update is not a duplicate
+    // ACK: RFC 5681 §2 condition (e))
+    p.a.write(MSS);
+    p.exchange();
+    p.advance(SimDuration::from_millis(40));
+    p.exchange();
+    p.a.write(10 * MSS);
+    let segs = drain(&mut p.a, p.now);
+    assert_eq!(segs.len(), 10);
+    // segment 0 lost; 1..4 arrive -> B sends duplicate ACKs
+    let mut dups = vec![];
+    for s in &segs[1..4] {
+        p.b.on_segment(p.now, s, false);
+        dups.extend(drain(&mut p.b, p.now));
+    }
+    assert_eq!(dups.len(), 3);
+    assert!(dups.iter().all(|d| d.ack == segs[0].seq));
+    for (k, d) in dups.iter().enumerate() {
+        p.a.on_segment(p.now, d, false);
+        let out = drain(&mut p.a, p.now);
+        if k < 2 {
+            assert!(out.is_empty());
+        } else {
+            assert_eq!(out.len(), 1, "fast retransmit");
+            assert_eq!(out[0].seq, segs[0].seq);
+        }
+    }
+    assert_eq!(p.a.ca_state(), CaState::Recovery);
+    assert_eq!(p.a.stats().fast_recoveries, 1);
+    let s = p.a.sample(p.now);
+    assert_eq!(s.ssthresh_bytes, 5 * MSS);
+    assert_eq!(s.cwnd_bytes, 5 * MSS + 3 * MSS);
+}
+
+#[test]
+fn established_timestamps_echo_ts_recent() {
+    // RFC 7323 §4.3: TSecr echoes the TSval of the segment that advanced Last.ACK.sent.
+    let mut p = established(cfg());
+    p.now = t(50);
+    p.a.write(2 * MSS);
+    let segs = drain(&mut p.a, p.now);
+    let tsval = segs[0].options.timestamps.unwrap().0;
+    for s in &segs {
+        p.b.on_segment(t(60), s, false);
+    }
+    let ack = p.b.poll_transmit(t(60)).unwrap();
+    assert_eq!(ack.options.timestamps.unwrap().1, tsval);
+}
+
+// ---------------------------------------------------------------- closing states
+
+#[test]
+fn fin_wait_1_to_fin_wait_2_on_ack_of_fin() {
+    let p = fin_wait_2();
+    assert!(p.b.peer_closed());
+    assert!(!p.a.peer_closed());
+}
+
+#[test]
+fn fin_wait_2_to_time_wait_then_closed() {
+    // RFC 9293 §3.6; TIME-WAIT shortened to `time_wait` (1 s).
+    let mut p = fin_wait_2();
+    p.b.close();
+    assert_eq!(p.b.state(), TcpState::LastAck);
+    p.exchange();
+    assert_eq!(p.a.state(), TcpState::TimeWait);
+    assert!(p.b.is_closed());
+    assert_eq!(p.a.next_deadline(), Some(p.now + SimDuration::from_secs(1)));
+    p.advance(SimDuration::from_secs(1));
+    assert!(p.a.is_closed() && !p.a.was_reset());
+}
+
+#[test]
+fn simultaneous_close_passes_closing() {
+    let mut p = established(cfg());
+    p.a.close();
+    p.b.close();
+    let fa = drain(&mut p.a, p.now);
+    let fb = drain(&mut p.b, p.now);
+    for s in &fb {
+        p.a.on_segment(p.now, s, false);
+    }
+    for s in &fa {
+        p.b.on_segment(p.now, s, false);
+    }
+    assert_eq!(
+        (p.a.state(), p.b.state()),
+        (TcpState::Closing, TcpState::Closing)
+    );
+    p.exchange();
+    assert_eq!(
+        (p.a.state(), p.b.state()),
+        (TcpState::TimeWait, TcpState::TimeWait)
+    );
+}
+
+#[test]
+fn time_wait_reacks_retransmitted_fin() {
+    let mut p = fin_wait_2();
+    p.b.close();
+    let fin = drain(&mut p.b, p.now).pop().unwrap();
+    p.a.on_segment(p.now, &fin, false);
+    let _lost_ack = drain(&mut p.a, p.now);
+    assert_eq!(p.a.state(), TcpState::TimeWait);
+    p.a.on_segment(p.now + SimDuration::from_millis(300), &fin, false);
+    let again = drain(&mut p.a, p.now + SimDuration::from_millis(300));
+    assert_eq!(again.len(), 1);
+    assert_eq!(again[0].ack, fin.seq.wrapping_add(1));
+}
+
+// ---------------------------------------------------------------- CLOSED
+
+#[test]
+fn closed_answers_with_rst_and_peer_in_last_ack_closes_quietly() {
+    // RFC 9293 §3.10.7.1 and §3.10.7.4 (RST in LAST-ACK: close, no reset reported).
+    let mut p = fin_wait_2();
+    p.b.close();
+    let fin = drain(&mut p.b, p.now).pop().unwrap();
+    p.a.on_segment(p.now, &fin, false);
+    drain(&mut p.a, p.now); // ACK lost
+    p.advance(SimDuration::from_secs(1));
+    assert!(p.a.is_closed());
+    p.a.on_segment(p.now, &fin, false);
+    let rst = p.a.poll_transmit(p.now).unwrap();
+    assert!(rst.flags.rst());
+    assert_eq!(rst.seq, fin.ack);
+    p.b.on_segment(p.now, &rst, false);
+    assert!(p.b.is_closed() && !p.b.was_reset());
+    let _ = TcpFlags::RST;
+}
