@@ -33,13 +33,12 @@ impl BulkSender {
         if !deadline_passed {
             loop {
                 let remaining = self.limit.map_or(u64::MAX, |l| l - self.written);
-                if remaining == 0 {
+                let free = tcp.send_buffer_free();
+                if remaining == 0 || free == 0 {
                     break;
                 }
-                let want = self.chunk.min(remaining);
-                if tcp.send_buffer_free() < want {
-                    break;
-                }
+                // a blocking write of `chunk` bytes copies what fits and waits for the rest
+                let want = self.chunk.min(remaining).min(free);
                 let n = tcp.write(want);
                 self.written += n;
                 if n < want {
@@ -73,7 +72,7 @@ pub struct Sink {
 
 impl Sink {
     pub fn pump(&mut self, now: SimTime, tcp: &mut TcpEndpoint) {
-        let n = tcp.read(u64::MAX);
+        let n = tcp.read(now, u64::MAX);
         if n > 0 {
             self.received += n;
             self.last_read = Some(now);

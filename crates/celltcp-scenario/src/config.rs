@@ -382,61 +382,37 @@ pub fn apply_overrides(text: &str, overrides: &[String]) -> Result<String, Scena
         if parts.iter().any(|p| p.is_empty()) {
             return Err(ScenarioError::new("--set", format!("expected key.path=value, got {o:?}")));
         }
-        let mut item: &mut toml_edit::Item = doc.as_item_mut();
-        for (i, part) in parts.iter().enumerate() {
-            let last = i + 1 == parts.len();
-            if let Ok(idx) = part.parse::<usize>() {
-                let arr_len = item.as_array_of_tables().map(|a| a.len()).or_else(|| item.as_array().map(|a| a.len()));
-                match arr_len {
-                    Some(n) if idx < n => {}
-                    Some(n) => return Err(ScenarioError::new(path, format!("index {idx} is out of range: there are {n} entries"))),
-                    None => return Err(ScenarioError::new(path, format!("{:?} is not a list", parts[..i].join(".")))),
-                }
-                if last {
-                    return Err(ScenarioError::new(path, "cannot replace a whole list entry; name a key inside it"));
-                }
-                item = if item.is_array_of_tables() {
-                    // safe: checked above
-                    let t = item.as_array_of_tables_mut().unwrap().get_mut(idx).unwrap();
-                    // reborrow as Item through a table reference
-                    return_table_item(t, &parts[i + 1..], value.clone(), path)?;
-                    break;
-                } else {
-                    return Err(ScenarioError::new(path, "only lists of tables ([[link]], [[flow]]) can be indexed"));
-                };
-            }
-            let table = item
-                .as_table_like_mut()
-                .ok_or_else(|| ScenarioError::new(path, format!("{:?} is not a table", parts[..i].join("."))))?;
-            if last {
-                table.insert(part, toml_edit::Item::Value(value.clone()));
-                break;
-            }
-            if table.get(part).is_none() {
-                table.insert(part, toml_edit::Item::Table(toml_edit::Table::new()));
-            }
-            item = table.get_mut(part).unwrap();
-        }
+        set_path(doc.as_item_mut(), &parts, value, path)?;
     }
     Ok(doc.to_string())
 }
 
-fn return_table_item(t: &mut toml_edit::Table, rest: &[&str], value: toml_edit::Value, path: &str) -> Result<(), ScenarioError> {
-    let mut table: &mut dyn toml_edit::TableLike = t;
-    for (i, part) in rest.iter().enumerate() {
-        if i + 1 == rest.len() {
-            table.insert(part, toml_edit::Item::Value(value));
-            return Ok(());
+/// Sets `parts` (table keys and list indices) under `item` to `value`, creating tables on the way.
+fn set_path(item: &mut toml_edit::Item, parts: &[&str], value: toml_edit::Value, path: &str) -> Result<(), ScenarioError> {
+    let (head, rest) = parts.split_first().expect("non-empty path");
+    if let Ok(idx) = head.parse::<usize>() {
+        let arr = item
+            .as_array_of_tables_mut()
+            .ok_or_else(|| ScenarioError::new(path, format!("{head:?} indexes something that is not a list of tables ([[link]], [[flow]], [[node]])")))?;
+        let n = arr.len();
+        let t = arr.get_mut(idx).ok_or_else(|| ScenarioError::new(path, format!("index {idx} is out of range: there are {n} entries")))?;
+        if rest.is_empty() {
+            return Err(ScenarioError::new(path, "cannot replace a whole list entry; name a key inside it"));
         }
-        if table.get(part).is_none() {
-            table.insert(part, toml_edit::Item::Table(toml_edit::Table::new()));
-        }
-        table = table
-            .get_mut(part)
-            .and_then(|it| it.as_table_like_mut())
-            .ok_or_else(|| ScenarioError::new(path, format!("{part:?} is not a table")))?;
+        let mut it = toml_edit::Item::Table(std::mem::take(t));
+        let r = set_path(&mut it, rest, value, path);
+        *t = it.into_table().unwrap_or_default();
+        return r;
     }
-    Ok(())
+    let table = item.as_table_like_mut().ok_or_else(|| ScenarioError::new(path, format!("cannot set {head:?}: its parent is not a table")))?;
+    if rest.is_empty() {
+        table.insert(head, toml_edit::Item::Value(value));
+        return Ok(());
+    }
+    if table.get(head).is_none() {
+        table.insert(head, toml_edit::Item::Table(toml_edit::Table::new()));
+    }
+    set_path(table.get_mut(head).unwrap(), rest, value, path)
 }
 
 pub(crate) fn line_of_offset(text: &str, offset: usize) -> usize {

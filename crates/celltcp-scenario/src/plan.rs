@@ -162,8 +162,12 @@ fn queue_config(text: &str, i: usize, q: &QueueSpec) -> Result<QueueConfig, Scen
                         not_for(p, k)?;
                     }
                     let mut c = CoDelConfig::default();
-                    if let Some(l) = t.limit {
-                        c.limit = limit(l);
+                    match t.limit {
+                        Some(QueueLimitSpec::Packets(n)) => c.limit_pkts = n,
+                        Some(QueueLimitSpec::Bytes(_)) => {
+                            return Err(e("queue.limit", format!("a CoDel limit is in packets (RFC 8289 keeps a packet limit), such as \"1000p\"; got \"{}\"", t.limit.unwrap())))
+                        }
+                        None => {}
                     }
                     if let Some(v) = t.target {
                         c.target = v.0;

@@ -144,7 +144,7 @@ pub(crate) fn summary(w: &World) -> Value {
         .iter()
         .map(|d| {
             let ls = d.link.stats();
-            let qs = d.link.queue_stats();
+            let qs = ls.queue;
             json!({
                 "name": d.name,
                 "from": w.nodes[d.from].name,
@@ -154,8 +154,7 @@ pub(crate) fn summary(w: &World) -> Value {
                 "tx_packets": ls.tx_pkts,
                 "tx_bytes": ls.tx_bytes,
                 "delivered_packets": d.delivered_pkts,
-                "queue_drops": qs.dropped_pkts + d.drops_pkts.saturating_sub(qs.dropped_pkts).min(0),
-                "drops": d.drops_pkts.max(qs.dropped_pkts),
+                "drops": d.drops_pkts,
                 "lost_packets": d.lost_pkts,
                 "ecn_marked": qs.marked_pkts,
                 "utilization": r(if secs > 0.0 { ls.busy_ns as f64 * 1e-9 / secs } else { 0.0 }),

@@ -14,10 +14,10 @@ use celltcp_apps::ping::Pinger;
 use celltcp_apps::udp::{CbrSender, UdpReceiver};
 use celltcp_engine::rng::component_id;
 use celltcp_engine::{component_rng, EventQueue, SimDuration, SimRng, SimTime};
-use celltcp_net::frag::{fragment, Reassembler};
+use celltcp_net::frag::{fragment, ReassemblyConfig, Reassembler};
 use celltcp_net::link::{AnyLink, Delivery, Link, LinkConfig};
 use celltcp_net::loss::LossModel;
-use celltcp_net::pcap::PcapWriter;
+use celltcp_net::pcap::{PcapWriter, Snaplen};
 use celltcp_net::queue::AnyQueue;
 use celltcp_net::trace_link::{TraceLink, TraceLinkConfig};
 use celltcp_net::{Body, IcmpEcho, Ipv4, Packet, TcpSegment, UdpDatagram};
@@ -194,6 +194,7 @@ pub(crate) struct World {
     record_rtt: bool,
     next_uid: u64,
     scratch: Vec<Delivery>,
+    drop_scratch: Vec<Packet>,
     frag_out: Vec<Packet>,
     rtt_scratch: Vec<SimDuration>,
     /// Link direction scheduled for service (avoid duplicate service events).
@@ -206,7 +207,7 @@ impl World {
         let nodes: Vec<Node> = plan
             .nodes
             .iter()
-            .map(|n| Node { name: n.name.clone(), addr: n.addr, reasm: Reassembler::new(SimDuration::from_secs(30)), ident: 0 })
+            .map(|n| Node { name: n.name.clone(), addr: n.addr, reasm: Reassembler::new(ReassemblyConfig::default()), ident: 0 })
             .collect();
         let addr_to_node = nodes.iter().enumerate().map(|(i, n)| (n.addr, i)).collect();
         let mut pcaps = Vec::new();
@@ -218,7 +219,7 @@ impl World {
                     let pdir = dir.join("pcap");
                     std::fs::create_dir_all(&pdir)?;
                     let fname = format!("{}.pcap", sanitize(&l.name));
-                    let w = PcapWriter::new(BufWriter::new(File::create(pdir.join(&fname))?), 0)?;
+                    let w = PcapWriter::new(BufWriter::new(File::create(pdir.join(&fname))?), Snaplen::Headers)?;
                     pcap_of_link[i] = Some(pcaps.len());
                     pcaps.push((l.name.clone(), w));
                     files.push(format!("pcap/{fname}"));
@@ -231,7 +232,7 @@ impl World {
             .map(|d| {
                 let rng = component_rng(seed, component_id("link", &d.name));
                 let queue = AnyQueue::new(&d.queue);
-                let loss = LossModel::new(&d.loss);
+                let loss = LossModel::new(d.loss.clone());
                 let link = match &d.trace {
                     Some(ops) => AnyLink::Trace(TraceLink::new(
                         TraceLinkConfig { opportunities_ms: ops.clone(), delay: d.delay, mtu: d.mtu },
@@ -360,6 +361,7 @@ impl World {
             record_rtt: cfg.record_rtt,
             next_uid: 0,
             scratch: Vec::new(),
+            drop_scratch: Vec::new(),
             frag_out: Vec::new(),
             rtt_scratch: Vec::new(),
             link_sched: vec![None; ndirs],
@@ -444,7 +446,7 @@ impl World {
     }
 
     fn link_enqueue(&mut self, now: SimTime, d: usize, pkt: Packet) {
-        match self.dirs[d].link.enqueue(now, pkt) {
+        match self.dirs[d].link.try_enqueue(now, pkt) {
             Ok(Some(t)) => self.schedule_link(d, t),
             Ok(None) => {}
             Err(dropped) => self.count_drop(d, &dropped),
@@ -475,8 +477,14 @@ impl World {
             self.link_sched[d] = None;
         }
         let mut out = std::mem::take(&mut self.scratch);
+        let mut drops = std::mem::take(&mut self.drop_scratch);
         out.clear();
-        let next = self.dirs[d].link.service(now, &mut out);
+        drops.clear();
+        let next = self.dirs[d].link.service_with_drops(now, &mut out, &mut drops);
+        for p in drops.drain(..) {
+            self.count_drop(d, &p);
+        }
+        self.drop_scratch = drops;
         let to = self.dirs[d].to;
         for del in out.drain(..) {
             if let Some(p) = self.dirs[d].pcap {
@@ -626,11 +634,11 @@ impl World {
             self.ip_output(now, node, p);
         }
         // the sender may have room again after sending (e.g. a window update)
-        if let ConnApp::Writer(w) = &mut self.conns[c].app {
-            let conn_ep = &mut self.conns[c].ep;
-            let before = conn_ep.send_buffer_free();
-            w.pump(now, conn_ep);
-            if conn_ep.send_buffer_free() != before {
+        let conn = &mut self.conns[c];
+        if let ConnApp::Writer(w) = &mut conn.app {
+            let before = conn.ep.send_buffer_free();
+            w.pump(now, &mut conn.ep);
+            if conn.ep.send_buffer_free() != before {
                 while let Some(seg) = self.conns[c].ep.poll_transmit(now) {
                     let (node, remote) = (self.conns[c].node, self.conns[c].remote);
                     if seg.payload_len > 0 {

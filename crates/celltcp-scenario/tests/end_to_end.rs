@@ -77,10 +77,27 @@ start = "1s"
     let a = run_ok(text, 7);
     let b = run_ok(text, 7);
     assert_eq!(a.summary, b.summary);
-    assert_eq!(a.timeseries, b.timeseries);
+    assert_eq!(bits(&a), bits(&b), "time series differ between two runs with the same seed");
     assert_eq!(a.events, b.events);
     let c = run_ok(text, 8);
-    assert_ne!(a.timeseries, c.timeseries, "a different seed must change the random losses");
+    assert_ne!(bits(&a), bits(&c), "a different seed must change the random losses");
+    assert!(a.summary["flows"][0]["retransmitted_segments"].as_u64().unwrap() > 0);
+}
+
+/// Every time-series value as raw bits (NaN marks "not pacing" and must compare equal to itself).
+fn bits(o: &celltcp_scenario::RunOutput) -> Vec<(String, String, Vec<u64>)> {
+    let mut v = Vec::new();
+    for t in &o.timeseries {
+        for c in &t.columns {
+            let b = match &c.data {
+                ColumnData::F64(x) => x.iter().map(|f| f.to_bits()).collect(),
+                ColumnData::I64(x) => x.iter().map(|i| *i as u64).collect(),
+                ColumnData::Str(x) => x.iter().map(|s| s.len() as u64).collect(),
+            };
+            v.push((t.name.clone(), c.name.clone(), b));
+        }
+    }
+    v
 }
 
 const GOOD: &str = r#"duration = "5s"
@@ -112,7 +129,7 @@ fn bad_input_is_refused_naming_key_value_and_expectation() {
     let e = refused(&GOOD.replace("10Mbps", "10Mbs"));
     assert_eq!(e.key, "link[0].rate");
     assert!(e.message.contains("10Mbs") && e.message.contains("Mbps"), "{e}");
-    assert_eq!(e.line, Some(6));
+    assert_eq!(e.line, Some(5));
 
     let e = refused(&GOOD.replace("\"25ms\"", "\"-25ms\""));
     assert_eq!(e.key, "link[0].delay");
@@ -121,7 +138,7 @@ fn bad_input_is_refused_naming_key_value_and_expectation() {
     let e = refused(&GOOD.replace("loss = 0.001", "loss = 1.5"));
     assert_eq!(e.key, "link[0].loss");
     assert!(e.message.contains("1.5") && e.message.contains("between 0 and 1"), "{e}");
-    assert_eq!(e.line, Some(9));
+    assert_eq!(e.line, Some(8));
 
     let e = refused(&GOOD.replace("queue = \"100p\"", "queue = \"100p\"\ncolour = \"red\""));
     assert!(e.to_string().contains("colour"), "{e}");
