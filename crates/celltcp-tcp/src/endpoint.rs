@@ -564,9 +564,10 @@ impl TcpEndpoint {
                     return;
                 }
                 self.stats.timeouts += 1;
-                // RFC 5681 §3.1 eq. 4 with FlightSize; unchanged by a repeated RTO because nothing
-                // was acknowledged in between, so ssthresh holds.
-                self.cc.on_rto(now, self.sb.outstanding(), self.mss);
+                // RFC 5681 §3.1 eq. 4, FlightSize taken as the pipe before everything is marked
+                // lost (close to cwnd, as Linux's tcp_enter_loss uses). On a repeated RTO the
+                // controller holds ssthresh.
+                self.cc.on_rto(now, self.sb.in_flight(), self.mss);
                 self.ca_state = CaState::Loss;
                 self.recovery_point = self.snd_nxt;
                 self.recover = self.snd_nxt;
@@ -883,6 +884,10 @@ impl TcpEndpoint {
         let mut newly_sacked = 0u64;
         let mut sack_rtt_from: Option<SimTime> = None;
         let mut delivered = self.delivered;
+        // RFC 8985 §6.2 RACK.xmit_ts: the latest send time among segments this ACK delivered
+        // (a retransmitted segment counts only if its RTT is plausible).
+        let min_rtt = self.rtt.min_rtt();
+        let mut rack_time = SimTime::ZERO;
         if self.sack_ok {
             for b in seg.options.sack_blocks() {
                 let l = seq::unwrap(self.iss, b.left, self.snd_una);
@@ -891,6 +896,9 @@ impl TcpEndpoint {
                     continue; // stale, DSACK or bogus
                 }
                 self.sb.sack(l.max(ack), r, |s| {
+                    if !s.retransmitted || now.saturating_since(s.sent_time) >= min_rtt {
+                        rack_time = rack_time.max(s.sent_time);
+                    }
                     newly_sacked += s.payload();
                     delivered += s.payload();
                     rs.update(s, delivered, now);
@@ -901,6 +909,7 @@ impl TcpEndpoint {
                     }
                 });
             }
+            self.sb.end_sack_round();
         }
         // --- cumulative ACK
         let newly_acked_seq = ack - self.snd_una;
@@ -917,6 +926,9 @@ impl TcpEndpoint {
                     oldest_clean = Some(s.sent_time);
                 }
                 if newly {
+                    if !s.retransmitted || now.saturating_since(s.sent_time) >= min_rtt {
+                        rack_time = rack_time.max(s.sent_time);
+                    }
                     newly_acked += s.payload();
                     delivered += s.payload();
                     rs.update(s, delivered, now);
@@ -971,14 +983,18 @@ impl TcpEndpoint {
         // --- loss detection and recovery
         let mut newly_lost = 0;
         if self.sack_ok {
-            newly_lost = self.sb.detect_losses(self.cfg.dupthresh, mss);
+            if rack_time > SimTime::ZERO {
+                // RFC 8985 §6.2: reordering window min_rtt / 4.
+                newly_lost += self.sb.detect_lost_retransmits(rack_time, min_rtt / 4);
+            }
+            newly_lost += self.sb.detect_losses(self.cfg.dupthresh, mss);
             // RFC 6675 §5: DupAcks >= DupThresh, or IsLost(HighACK + 1), starts recovery.
             if self.ca_state == CaState::Open
                 && !self.sb.is_empty()
                 && (self.dupacks >= self.cfg.dupthresh || self.sb.front_lost())
             {
                 newly_lost += self.sb.mark_front_lost();
-                self.enter_recovery(now, prior_outstanding);
+                self.enter_recovery(now, prior_in_flight);
             }
         } else {
             match self.ca_state {
@@ -986,7 +1002,7 @@ impl TcpEndpoint {
                     // RFC 6582 §3.2 step 2: only if the ACK covers more than `recover`.
                     if is_dup && self.dupacks == self.cfg.dupthresh && ack > self.recover {
                         newly_lost += self.sb.mark_front_lost();
-                        self.enter_recovery(now, prior_outstanding);
+                        self.enter_recovery(now, prior_in_flight);
                         // RFC 6582 §3.2 step 2: cwnd = ssthresh + 3 * SMSS.
                         self.inflation = self.cfg.dupthresh as u64 * mss;
                     }
@@ -1071,6 +1087,9 @@ impl TcpEndpoint {
         }
     }
 
+    /// Starts fast recovery. `flight` is the pipe before the triggering ACK: FlightSize of
+    /// RFC 5681 eq. 4 less SACKed and lost data (counting SACKed data would ratchet ssthresh up
+    /// when recoveries follow each other, since new data keeps flowing during recovery).
     fn enter_recovery(&mut self, now: SimTime, flight: u64) {
         self.ca_state = CaState::Recovery;
         self.recovery_point = self.snd_nxt;

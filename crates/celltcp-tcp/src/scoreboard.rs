@@ -15,7 +15,7 @@
 
 use std::collections::VecDeque;
 
-use celltcp_engine::SimTime;
+use celltcp_engine::{SimDuration, SimTime};
 
 /// One transmitted segment. Sequence numbers are absolute offsets from the ISN ([`crate::seq`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -71,6 +71,14 @@ pub struct Scoreboard {
     lost_hint: u64,
     /// Lost segments awaiting retransmission start at or after this.
     rtx_hint: u64,
+    /// The previous ACK's SACK blocks, and the current ACK's being collected.
+    sack_cache: [(u64, u64); 4],
+    sack_cache_len: usize,
+    next_cache: [(u64, u64); 4],
+    next_cache_len: usize,
+    /// Retransmissions in send order: (segment start, send time), for lost-retransmission
+    /// detection.
+    rtx_order: VecDeque<(u64, SimTime)>,
 }
 
 impl Scoreboard {
@@ -170,11 +178,64 @@ impl Scoreboard {
 
     /// Marks the segments wholly inside SACK block `[left, right)`, calling `f` for each newly
     /// SACKed one (RFC 6675 §4 `Update()`). A SACKed segment is neither lost nor in flight.
+    ///
+    /// Only the parts of the block not covered by the previous ACK's blocks are walked (Linux
+    /// `recv_sack_cache`), so a long block that is re-reported on every ACK costs O(1); call
+    /// [`end_sack_round`](Self::end_sack_round) after each ACK.
     pub fn sack(&mut self, left: u64, right: u64, mut f: impl FnMut(&SentSeg)) {
-        let mut i = self.segs.partition_point(|s| s.start < left);
-        while i < self.segs.len() && self.segs[i].end <= right {
+        if self.next_cache_len < self.next_cache.len() {
+            self.next_cache[self.next_cache_len] = (left, right);
+            self.next_cache_len += 1;
+        }
+        let mut pieces = [(0u64, 0u64); 8];
+        pieces[0] = (left, right);
+        let mut n = 1;
+        for &(cl, cr) in &self.sack_cache[..self.sack_cache_len] {
+            let mut out = [(0u64, 0u64); 8];
+            let mut m = 0;
+            for &(pl, pr) in &pieces[..n] {
+                if cr <= pl || cl >= pr {
+                    out[m] = (pl, pr);
+                    m += 1;
+                } else {
+                    if pl < cl {
+                        out[m] = (pl, cl);
+                        m += 1;
+                    }
+                    if cr < pr {
+                        out[m] = (cr, pr);
+                        m += 1;
+                    }
+                }
+            }
+            pieces = out;
+            n = m;
+        }
+        for &(lo, hi) in &pieces[..n] {
+            self.sack_range(lo, hi, left, right, &mut f);
+        }
+    }
+
+    /// Ends one ACK's SACK processing: its blocks become the cache for the next.
+    pub fn end_sack_round(&mut self) {
+        self.sack_cache = self.next_cache;
+        self.sack_cache_len = self.next_cache_len;
+        self.next_cache_len = 0;
+    }
+
+    /// Walks the segments overlapping `[lo, hi)` and SACKs those wholly inside `[left, right)`.
+    fn sack_range(
+        &mut self,
+        lo: u64,
+        hi: u64,
+        left: u64,
+        right: u64,
+        f: &mut impl FnMut(&SentSeg),
+    ) {
+        let mut i = self.segs.partition_point(|s| s.end <= lo);
+        while i < self.segs.len() && self.segs[i].start < hi {
             let s = self.segs[i];
-            if !s.sacked {
+            if !s.sacked && s.start >= left && s.end <= right {
                 let l = s.len();
                 let seg = &mut self.segs[i];
                 seg.sacked = true;
@@ -213,6 +274,16 @@ impl Scoreboard {
     /// RFC 6675 §4 `IsLost` applied to every hole below the highest SACK; returns the bytes
     /// newly marked lost.
     pub fn detect_losses(&mut self, dupthresh: u32, mss: u64) -> u64 {
+        // Skip the run above `lost_hint` that is already SACKed or lost: keeps the walk below
+        // short when one old hole sits under a long SACKed run.
+        let mut k = self.segs.partition_point(|s| s.end <= self.lost_hint);
+        while k < self.segs.len()
+            && self.segs[k].end <= self.highest_sacked
+            && (self.segs[k].sacked || self.segs[k].lost)
+        {
+            self.lost_hint = self.segs[k].end;
+            k += 1;
+        }
         if self.highest_sacked <= self.lost_hint || self.segs.is_empty() {
             return 0;
         }
@@ -289,6 +360,7 @@ impl Scoreboard {
             self.lost_hint = self.lost_hint.max(b.end);
         }
         self.rtx_hint = self.segs.front().map_or(self.rtx_hint, |s| s.start);
+        self.rtx_order.clear();
     }
 
     /// RFC 6675 §4 `NextSeg()` rule 1: the first lost, un-SACKed segment not yet retransmitted.
@@ -333,9 +405,45 @@ impl Scoreboard {
         })
     }
 
+    /// Detects retransmissions that were lost again (RFC 6675 has no rule for this; Linux
+    /// `tcp_mark_lost_retrans`, and RACK's time order, RFC 8985 §6.2): a retransmission sent more
+    /// than `reo_wnd` before the latest-sent segment this ACK delivered is lost. The segment
+    /// stays lost and becomes eligible for NextSeg rule 1 again. Returns the bytes affected.
+    pub fn detect_lost_retransmits(
+        &mut self,
+        rack_xmit_time: SimTime,
+        reo_wnd: SimDuration,
+    ) -> u64 {
+        let mut newly = 0;
+        while let Some(&(start, sent)) = self.rtx_order.front() {
+            if sent + reo_wnd >= rack_xmit_time {
+                break;
+            }
+            self.rtx_order.pop_front();
+            let i = self.segs.partition_point(|s| s.start < start);
+            if i < self.segs.len() {
+                let s = &mut self.segs[i];
+                if s.start == start && s.rexmit_inflight && s.sent_time == sent && !s.sacked {
+                    s.rexmit_inflight = false;
+                    let l = s.len();
+                    self.retrans -= l;
+                    if !s.lost {
+                        s.lost = true;
+                        self.lost += l;
+                    }
+                    self.rtx_hint = self.rtx_hint.min(start);
+                    newly += l;
+                }
+            }
+        }
+        newly
+    }
+
     /// Records a retransmission of segment `i` at `now`; the caller fills the rate fields.
-    pub fn on_retransmit(&mut self, i: usize) -> &mut SentSeg {
+    pub fn on_retransmit(&mut self, i: usize, now: SimTime) -> &mut SentSeg {
+        self.rtx_order.push_back((self.segs[i].start, now));
         let s = &mut self.segs[i];
+        s.sent_time = now;
         if !s.rexmit_inflight {
             s.rexmit_inflight = true;
             self.retrans += s.len();
@@ -412,7 +520,7 @@ mod tests {
         assert!(b.front_lost());
         assert_eq!(b.in_flight(), 10 * MSS - 3 * MSS - MSS);
         assert_eq!(b.next_lost(), Some(0));
-        b.on_retransmit(0);
+        b.on_retransmit(0, SimTime::ZERO);
         assert_eq!(b.next_lost(), None);
         assert_eq!(b.in_flight(), 10 * MSS - 3 * MSS);
         b.check();
@@ -447,7 +555,7 @@ mod tests {
         let mut order = vec![];
         while let Some(i) = b.next_lost() {
             order.push(b.get(i).start);
-            b.on_retransmit(i);
+            b.on_retransmit(i, SimTime::ZERO);
         }
         assert_eq!(
             order,
@@ -459,6 +567,48 @@ mod tests {
                 seg_start(5)
             ]
         );
+        b.check();
+    }
+
+    #[test]
+    fn scoreboard_sack_cache_skips_rereported_blocks_but_stays_exact() {
+        // Linux recv_sack_cache: a re-reported block is not walked again.
+        let mut b = board(20);
+        let mut n = 0;
+        b.sack(seg_start(2), seg_start(5), |_| n += 1);
+        b.end_sack_round();
+        b.sack(seg_start(2), seg_start(8), |_| n += 1); // grows to the right
+        b.sack(seg_start(10), seg_start(11), |_| n += 1);
+        b.end_sack_round();
+        b.sack(seg_start(1), seg_start(8), |_| n += 1); // grows to the left
+        b.sack(seg_start(10), seg_start(11), |_| n += 1);
+        b.end_sack_round();
+        assert_eq!(n, 8);
+        assert_eq!(b.sacked_bytes(), 8 * MSS);
+        b.check();
+    }
+
+    #[test]
+    fn scoreboard_lost_retransmission_detected_by_later_delivery() {
+        // RFC 8985 §6.2 time order: segment 0's retransmission at 10 ms is lost once a segment
+        // sent at 30 ms is delivered (reordering window 5 ms).
+        let t = SimTime::from_millis;
+        let mut b = board(6);
+        b.sack(seg_start(1), seg_start(4), |_| {});
+        b.end_sack_round();
+        b.detect_losses(3, MSS);
+        let i = b.next_lost().unwrap();
+        b.on_retransmit(i, t(10));
+        assert_eq!(b.next_lost(), None);
+        assert_eq!(
+            b.detect_lost_retransmits(t(12), SimDuration::from_millis(5)),
+            0
+        );
+        assert_eq!(
+            b.detect_lost_retransmits(t(30), SimDuration::from_millis(5)),
+            MSS
+        );
+        assert_eq!(b.next_lost(), Some(0));
         b.check();
     }
 

@@ -155,3 +155,33 @@ fn rto_fires_at_rfc6298_time_backs_off_and_holds() {
     w.run_for(ms(400));
     assert!(w.a.sample(w.now).rto < smp.rto * 2);
 }
+
+#[test]
+fn every_controller_fills_a_bottleneck_with_a_bdp_queue() {
+    // Sanity of the sender/controller interface: a 20 Mbit/s, 40 ms path with a one-BDP
+    // drop-tail queue is kept busy (loss-based controls recover by SACK, BBR paces).
+    for cc in celltcp_tcp::cc::CcKind::ALL {
+        let cfg = TcpConfig {
+            cc,
+            ..Default::default()
+        };
+        let mut w = bulk(cfg, 20, 20_000_000, 200_000_000);
+        w.queue_pkts = 70;
+        w.run_until(at_ms(5_000), |_| false);
+        let r0 = w.read_by_b;
+        w.run_until(at_ms(25_000), |_| false);
+        let goodput = (w.read_by_b - r0) as f64 * 8.0 / 20.0;
+        let s = w.a.stats();
+        println!(
+            "{cc}: goodput {:.2} Mbit/s, retx {}, rto {}, fr {}, srtt {}",
+            goodput / 1e6,
+            s.retransmitted_segments,
+            s.timeouts,
+            s.fast_recoveries,
+            w.a.sample(w.now).srtt
+        );
+        // payload share of a 1500-byte packet is 1448/1500 = 96.5 %
+        assert!(goodput > 0.85 * 20e6, "{cc}: {goodput:.0} bit/s");
+        assert_eq!(s.timeouts, 0, "{cc}");
+    }
+}

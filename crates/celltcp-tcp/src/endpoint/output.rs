@@ -253,8 +253,7 @@ impl TcpEndpoint {
                     self.first_sent_time,
                     self.app_limited_until != 0,
                 );
-                let s = self.sb.on_retransmit(i);
-                s.sent_time = now;
+                let s = self.sb.on_retransmit(i, now);
                 s.delivered = delivered;
                 s.delivered_time = dt;
                 s.first_sent_time = fst;

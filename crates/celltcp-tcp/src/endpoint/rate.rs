@@ -17,12 +17,21 @@ pub(super) struct RsBuild {
     ack_elapsed: SimDuration,
     pub(super) sent_time: SimTime,
     tx_in_flight: u64,
+    /// RTT of the most recently sent, never retransmitted segment delivered (zero if none).
     rtt: SimDuration,
+    rtt_set: bool,
 }
 
 impl RsBuild {
     /// A segment was newly delivered; `delivered` is C.delivered after counting it.
     pub(super) fn update(&mut self, s: &SentSeg, _delivered: u64, now: SimTime) {
+        // The sample's RTT is Karn-safe (Linux rs->rtt_us comes from never-retransmitted data):
+        // a retransmission acknowledged early by its original's delivery would fake a tiny RTT.
+        if !s.retransmitted {
+            let d = now.saturating_since(s.sent_time);
+            self.rtt = if self.rtt_set { self.rtt.min(d) } else { d };
+            self.rtt_set = true;
+        }
         if !self.set || s.delivered >= self.prior_delivered {
             self.set = true;
             self.prior_delivered = s.delivered;
@@ -32,7 +41,6 @@ impl RsBuild {
             self.ack_elapsed = now.saturating_since(s.delivered_time);
             self.sent_time = s.sent_time;
             self.tx_in_flight = s.tx_in_flight;
-            self.rtt = now.saturating_since(s.sent_time);
         }
     }
 
