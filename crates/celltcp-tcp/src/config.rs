@@ -71,6 +71,9 @@ pub struct TcpConfig {
     pub delayed_ack: bool,
     /// The delayed-ACK timer (Linux `TCP_DELACK_MIN`: 40 ms; RFC 5681 caps it at 500 ms).
     pub delayed_ack_timeout: SimDuration,
+    /// ACK this many first in-order data segments at once (Linux "quickack" mode at connection
+    /// start, `TCP_MAX_QUICKACKS` = 16, speeds up slow start). 0 (default): plain delayed ACKs.
+    pub quickack_segments: u32,
     /// Initial window in segments (RFC 6928: 10).
     pub initial_cwnd_pkts: u32,
     /// RTO floor (Linux `TCP_RTO_MIN`: 200 ms; RFC 6298 §2.4 says 1 s).
@@ -110,6 +113,7 @@ impl Default for TcpConfig {
             rcv_buf: BufSize::RCV_DEFAULT,
             delayed_ack: true,
             delayed_ack_timeout: SimDuration::from_millis(40),
+            quickack_segments: 0,
             initial_cwnd_pkts: 10,
             min_rto: SimDuration::from_millis(200),
             initial_rto: SimDuration::from_secs(1),

@@ -25,6 +25,9 @@
 //!   RecoveryPoint, exit on its cumulative ACK); without SACK, NewReno (RFC 6582: `recover`,
 //!   fast retransmit on the third duplicate ACK, sender-side cwnd inflation by one SMSS per
 //!   duplicate ACK, partial ACKs retransmit the next hole and deflate, a full ACK exits).
+//! - Lost retransmissions (which RFC 6675 cannot see) are detected in time order as RACK does
+//!   (RFC 8985 §6.2, reordering window min_rtt / 4; Linux `tcp_mark_lost_retrans` before RACK)
+//!   and sent again within the same recovery episode, instead of waiting for the RTO.
 //! - RTO (RFC 6298, see [`crate::rtt`]); on expiry everything un-SACKed is marked lost and
 //!   resent in order from SND.UNA (Linux `tcp_enter_loss`, RFC 6675 §5.1 keeps SACKed data),
 //!   the timer backs off, and `recover` is set so later duplicate ACKs do not start a second
@@ -37,9 +40,14 @@
 //!   marking (§3.4) for every ACK that delivers data.
 //! - Pacing (Linux `tcp_update_pacing_rate` ratios, or the controller's own rate).
 //! - Receiver: see [`crate::receiver`].
+//! - A closed endpoint answers a non-RST segment with a RST (RFC 9293 §3.10.7.1), so a peer
+//!   whose last ACK was lost after our TIME-WAIT ended closes at once instead of retrying; keep
+//!   delivering to and polling closed endpoints to get this. A RST in CLOSING, LAST-ACK or
+//!   TIME-WAIT closes quietly; elsewhere [`TcpEndpoint::was_reset`] turns true.
 //!
-//! Not modelled: PAWS (RFC 7323 §5), DSACK, F-RTO / undo, TLP / RACK, ECN negotiation (the CE
-//! mark is counted; a hook for DCTCP), urgent data, simultaneous open, sending RST.
+//! Not modelled: PAWS (RFC 7323 §5), DSACK, F-RTO / undo, TLP, full RACK for original
+//! transmissions, PRR (RFC 6937; the pipe/cwnd rule of RFC 6675 is used), ECN negotiation (the CE
+//! mark is counted; a hook for DCTCP), urgent data, simultaneous open (SYN in SYN-SENT), LISTEN.
 
 use celltcp_engine::{SimDuration, SimTime};
 use celltcp_net::packet::TcpSegment;
@@ -286,13 +294,17 @@ impl TcpEndpoint {
             probe_pending: false,
             rwnd_blocked: false,
             time_wait_deadline: None,
-            rcv: Receiver::new(
-                cfg.rcv_buf,
-                0,
-                mss as u64,
-                cfg.delayed_ack,
-                cfg.delayed_ack_timeout,
-            ),
+            rcv: {
+                let mut r = Receiver::new(
+                    cfg.rcv_buf,
+                    0,
+                    mss as u64,
+                    cfg.delayed_ack,
+                    cfg.delayed_ack_timeout,
+                );
+                r.quickack = cfg.quickack_segments;
+                r
+            },
             peer_syn_seen: false,
             reset: false,
             rst_pending: None,

@@ -70,6 +70,8 @@ pub struct Receiver {
     delayed_ack: bool,
     delack_timeout: SimDuration,
     bytes_unacked: u64,
+    /// In-order segments still to be ACKed at once (Linux quickack mode).
+    pub quickack: u32,
     pub ack_now: bool,
     pub delack_deadline: Option<SimTime>,
     /// RFC 7323 §4.3 TS.Recent and Last.ACK.sent.
@@ -111,6 +113,7 @@ impl Receiver {
             delayed_ack,
             delack_timeout,
             bytes_unacked: 0,
+            quickack: 0,
             ack_now: false,
             delack_deadline: None,
             ts_recent: 0,
@@ -217,6 +220,10 @@ impl Receiver {
                 // RFC 5681 §4.2: ACK at once when a segment fills (part of) a hole.
                 self.ack_now = true;
             } else if !self.delayed_ack {
+                self.ack_now = true;
+            } else if self.quickack > 0 {
+                // Linux quickack mode: ACK at once while the counter lasts.
+                self.quickack -= 1;
                 self.ack_now = true;
             } else {
                 self.bytes_unacked += adv;
@@ -418,7 +425,6 @@ mod tests {
             SimDuration::from_millis(40),
         );
         r.on_syn(1000, SimTime::ZERO);
-        r.buf = 64_000;
         r.advertise(false);
         r.on_ack_sent();
         r
@@ -483,6 +489,18 @@ mod tests {
         assert_eq!(out.in_order_bytes, 4 * MSS);
         assert_eq!(r.rcv_nxt, 1 + 4 * MSS);
         assert_eq!(r.ooo_bytes(), 2 * MSS);
+    }
+
+    #[test]
+    fn receiver_quickack_acks_first_segments_at_once() {
+        // Linux tcp_enter_quickack_mode at connection start.
+        let mut r = established();
+        r.quickack = 2;
+        for k in 0..3 {
+            r.on_ack_sent();
+            r.on_data(t(k), 1 + k * MSS, MSS, false);
+            assert_eq!(r.ack_now, k < 2, "segment {k}");
+        }
     }
 
     #[test]

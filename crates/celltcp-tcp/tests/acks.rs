@@ -112,3 +112,20 @@ fn out_of_order_acked_at_once_with_sack_blocks_in_rfc2018_order() {
     assert_eq!(c.ack, off(6));
     assert_eq!(c.options.sack[0].left, off(7));
 }
+
+#[test]
+fn quickack_acks_first_segments_immediately() {
+    // Linux quickack mode (TCP_MAX_QUICKACKS = 16) when configured.
+    let cfg = TcpConfig {
+        quickack_segments: 16,
+        ..Default::default()
+    };
+    let mut w = Wire::new(cfg, cfg, 1, 2, ms(10));
+    w.rate_bps = 10_000_000;
+    w.to_write = 1_448 * 200;
+    w.close_after_write = false;
+    w.run_until(at_ms(5_000), |_| false);
+    let acks = w.b_acks().len() as u64;
+    // 16 ACKed singly, the other 184 in pairs
+    assert!((16 + 92..=16 + 94).contains(&acks), "{acks}");
+}
