@@ -732,6 +732,7 @@ impl TcpEndpoint {
                 self.handshake_rtt(now, seg);
                 self.rto_deadline = None;
                 self.state = TcpState::Established;
+                self.expand_sndbuf();
                 self.snd_wl1 = 0;
                 self.snd_wl2 = 1;
                 self.rcv.ack_now = true;
@@ -756,6 +757,7 @@ impl TcpEndpoint {
                 self.snd_una = 1;
                 self.handshake_rtt(now, seg);
                 self.rto_deadline = None;
+                self.expand_sndbuf();
                 self.state = if self.fin_queued {
                     TcpState::FinWait1
                 } else {
@@ -1072,11 +1074,7 @@ impl TcpEndpoint {
             self.cc.on_ack(now, &a);
         }
         self.cwnd_limited = false;
-        // --- send buffer autotuning (Linux tcp_sndbuf_expand: about 2x cwnd)
-        if self.cfg.snd_buf.is_auto() {
-            let want = (2 * self.cc.window()).min(self.cfg.snd_buf.max());
-            self.snd_buf = self.snd_buf.max(want);
-        }
+        self.expand_sndbuf();
         // --- RTO timer (RFC 6298 §5.2, §5.3)
         if newly_acked_seq > 0 {
             self.rto_deadline = if self.sb.is_empty() {
@@ -1102,6 +1100,16 @@ impl TcpEndpoint {
     /// Starts fast recovery. `flight` is the pipe before the triggering ACK: FlightSize of
     /// RFC 5681 eq. 4 less SACKed and lost data (counting SACKed data would ratchet ssthresh up
     /// when recoveries follow each other, since new data keeps flowing during recovery).
+    /// Send-buffer autotuning (Linux `tcp_sndbuf_expand`): about twice cwnd, never shrinking,
+    /// up to the maximum. Also run when the connection is established, as Linux
+    /// `tcp_init_buffer_space` does, so the initial window fits.
+    fn expand_sndbuf(&mut self) {
+        if self.cfg.snd_buf.is_auto() {
+            let want = (2 * self.cc.window()).min(self.cfg.snd_buf.max());
+            self.snd_buf = self.snd_buf.max(want);
+        }
+    }
+
     fn enter_recovery(&mut self, now: SimTime, flight: u64) {
         self.ca_state = CaState::Recovery;
         self.recovery_point = self.snd_nxt;

@@ -165,3 +165,44 @@ fn mss_1000_and_3000_segment_sizes() {
         assert_eq!(w.log[0].seg.options.mss, Some(mss as u16 + 12));
     }
 }
+
+#[test]
+fn byte_conservation_bidirectional() {
+    // Data both ways at once: piggybacked ACKs, SACK and window updates on data segments.
+    for seed in 0..60u64 {
+        let mut rng = SimRng::seed_from_u64(seed + 7_000);
+        let loss = rng.gen_range(0.0..0.08);
+        let cfg = TcpConfig {
+            sack: rng.gen_bool(0.7),
+            timestamps: rng.gen_bool(0.7),
+            rcv_buf: if rng.gen_bool(0.5) {
+                BufSize::Fixed(rng.gen_range(20_000..200_000))
+            } else {
+                BufSize::RCV_DEFAULT
+            },
+            ..Default::default()
+        };
+        let mut w = Wire::new(
+            cfg,
+            cfg,
+            rng.gen(),
+            rng.gen(),
+            SimDuration::from_micros(rng.gen_range(1_000..40_000)),
+        );
+        w.rate_bps = 20_000_000;
+        w.queue_pkts = 50;
+        w.rng = SimRng::seed_from_u64(seed);
+        w.fate = random_fate(loss, 0.01, 0.05, SimDuration::from_millis(5));
+        let (ab, ba) = (rng.gen_range(0..500_000u64), rng.gen_range(0..500_000u64));
+        w.to_write = ab;
+        w.b_to_write = ba;
+        w.run_until(at_ms(20_000_000), |w| w.both_closed());
+        let ctx = format!("seed {seed} loss {loss:.3} {cfg:?}");
+        assert_eq!((w.read_by_b, w.read_by_a), (ab, ba), "{ctx}");
+        assert_eq!(w.b_written, ba, "{ctx}");
+        assert!(
+            w.both_closed() && !w.a.was_reset() && !w.b().was_reset(),
+            "{ctx}"
+        );
+    }
+}

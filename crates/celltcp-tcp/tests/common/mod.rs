@@ -70,6 +70,10 @@ pub struct Wire {
     /// B closes once the peer has closed and everything is read.
     pub b_close_on_eof: bool,
     pub read_by_b: u64,
+    /// Bytes B's app still wants to write (bidirectional tests), and A's reads.
+    pub b_to_write: u64,
+    pub b_written: u64,
+    pub read_by_a: u64,
     timer_armed: [Option<SimTime>; 2],
     /// Byte ranges (stream offsets) that arrived at B, for the exactly-once check.
     arrived: Vec<(u64, u64)>,
@@ -112,6 +116,9 @@ impl Wire {
             b_reads: true,
             b_close_on_eof: true,
             read_by_b: 0,
+            b_to_write: 0,
+            b_written: 0,
+            read_by_a: 0,
             timer_armed: [None, None],
             arrived: Vec::new(),
             b_arrivals: Vec::new(),
@@ -191,11 +198,17 @@ impl Wire {
             if self.to_write == 0 && self.close_after_write && self.a.is_established() {
                 self.a.close();
             }
+            self.read_by_a += self.a.read(now, u64::MAX);
             if let Some(b) = self.b.as_mut() {
                 if self.b_reads {
                     self.read_by_b += b.read(now, u64::MAX);
                 }
-                if self.b_close_on_eof && b.peer_closed() {
+                if self.b_to_write > 0 {
+                    let n = b.write(self.b_to_write);
+                    self.b_to_write -= n;
+                    self.b_written += n;
+                }
+                if self.b_close_on_eof && self.b_to_write == 0 && b.peer_closed() {
                     b.close();
                 }
             }
