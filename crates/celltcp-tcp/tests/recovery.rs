@@ -185,3 +185,31 @@ fn every_controller_fills_a_bottleneck_with_a_bdp_queue() {
         assert_eq!(s.timeouts, 0, "{cc}");
     }
 }
+
+#[test]
+fn newreno_sack_throughput_follows_mathis_under_random_loss() {
+    // Mathis et al. 1997: throughput = MSS / RTT * C / sqrt(p). With RFC 3465 byte counting the
+    // delayed ACKs do not slow congestion avoidance, so C = sqrt(3/2) (b = 1). Random (Bernoulli)
+    // loss on a path with no queue; within 20 %.
+    for p in [0.005, 0.01, 0.02] {
+        let mut w = bulk(TcpConfig::default(), 25, 0, u64::MAX / 4);
+        w.fate = Box::new(move |s, rng| {
+            use rand::Rng;
+            if s.from == Side::A && s.seg.payload_len > 0 && rng.gen::<f64>() < p {
+                Fate::Drop
+            } else {
+                Fate::Deliver
+            }
+        });
+        w.run_until(at_ms(20_000), |_| false);
+        let r0 = w.read_by_b;
+        w.run_until(at_ms(120_000), |_| false);
+        let rate = (w.read_by_b - r0) as f64 / 100.0;
+        let mathis = 1448.0 / 0.050 * 1.5f64.sqrt() / p.sqrt();
+        let ratio = rate / mathis;
+        assert!(
+            (0.8..1.2).contains(&ratio),
+            "p {p}: {rate:.0} B/s vs Mathis {mathis:.0} (ratio {ratio:.2})"
+        );
+    }
+}
