@@ -28,6 +28,10 @@
 //! - Lost retransmissions (which RFC 6675 cannot see) are detected in time order as RACK does
 //!   (RFC 8985 §6.2, reordering window min_rtt / 4; Linux `tcp_mark_lost_retrans` before RACK)
 //!   and sent again within the same recovery episode, instead of waiting for the RTO.
+//! - Spurious fast retransmits and RTOs are detected with timestamps (Eifel, RFC 3522 §2: the
+//!   ACK covering the first retransmission echoes an older TSval) and undone (RFC 4015:
+//!   [`Controller::on_spurious`], the episode ends, after an RTO no go-back-N). Without
+//!   timestamps nothing is detected (no DSACK / F-RTO).
 //! - RTO (RFC 6298, see [`crate::rtt`]); on expiry everything un-SACKed is marked lost and
 //!   resent in order from SND.UNA (Linux `tcp_enter_loss`, RFC 6675 §5.1 keeps SACKed data),
 //!   the timer backs off, and `recover` is set so later duplicate ACKs do not start a second
@@ -45,7 +49,7 @@
 //!   delivering to and polling closed endpoints to get this. A RST in CLOSING, LAST-ACK or
 //!   TIME-WAIT closes quietly; elsewhere [`TcpEndpoint::was_reset`] turns true.
 //!
-//! Not modelled: PAWS (RFC 7323 §5), DSACK, F-RTO / undo, TLP, full RACK for original
+//! Not modelled: PAWS (RFC 7323 §5), DSACK, F-RTO, TLP, full RACK for original
 //! transmissions, PRR (RFC 6937; the pipe/cwnd rule of RFC 6675 is used), ECN negotiation (the CE
 //! mark is counted; a hook for DCTCP), urgent data, simultaneous open (SYN in SYN-SENT), LISTEN.
 
@@ -150,7 +154,7 @@ pub struct TcpStats {
     pub syn_retransmits: u64,
     pub timeouts: u64,
     pub fast_recoveries: u64,
-    /// Spurious retransmissions detected (not detected yet: no DSACK/F-RTO; always 0).
+    /// Recovery episodes and RTOs found spurious by Eifel detection (timestamps) and undone.
     pub spurious: u64,
     pub rtt_samples_count: u64,
     pub rtt_sum: SimDuration,
@@ -212,6 +216,10 @@ pub struct TcpEndpoint {
     /// 4.3, RFC 6582 §3.2 steps 2 and 5: fast retransmit is not subject to the window).
     force_rtx: bool,
     dupacks: u32,
+    /// Eifel detection (RFC 3522 §2): the TSval of our first retransmission in the current
+    /// recovery or loss episode, and SND.UNA when it began.
+    undo_tsval: Option<u32>,
+    undo_marker: u64,
     /// RFC 6582 sender-side window inflation (bytes), non-SACK fast recovery only.
     inflation: u64,
     retries: u32,
@@ -281,6 +289,8 @@ impl TcpEndpoint {
             rescue_done: false,
             force_rtx: false,
             dupacks: 0,
+            undo_tsval: None,
+            undo_marker: 0,
             inflation: 0,
             retries: 0,
             delivered: 0,
@@ -598,6 +608,10 @@ impl TcpEndpoint {
                 self.inflation = 0;
                 self.dupacks = 0;
                 self.force_rtx = false;
+                if self.ts_ok && self.undo_tsval.is_none() {
+                    self.undo_tsval = Some(Self::ts_now(now));
+                    self.undo_marker = self.snd_una;
+                }
                 self.sb.mark_all_lost();
                 self.rtt.backoff(); // RFC 6298 §5.5
                 self.pacing_next = now;
@@ -991,6 +1005,18 @@ impl TcpEndpoint {
         if let Some(r) = rtt_sample {
             self.record_rtt(r.max(SimDuration::from_nanos(1)));
         }
+        // --- Eifel detection (RFC 3522 §2): the first ACK covering the first retransmission
+        // echoes a TSval older than that retransmission -> the original arrived; undo.
+        if let Some(tv) = self.undo_tsval {
+            if self.ca_state != CaState::Open && self.snd_una > self.undo_marker {
+                self.undo_tsval = None;
+                if let Some((_, ecr)) = seg.options.timestamps {
+                    if ecr != 0 && (ecr.wrapping_sub(tv) as i32) < 0 {
+                        self.undo_spurious(now);
+                    }
+                }
+            }
+        }
         // --- duplicate ACKs (RFC 5681 §2; RFC 6675 §2 with SACK)
         let is_dup = if self.sack_ok {
             newly_acked_seq == 0 && newly_sacked > 0
@@ -1061,6 +1087,7 @@ impl TcpEndpoint {
             self.ca_state = CaState::Open;
             self.inflation = 0;
             self.dupacks = 0;
+            self.undo_tsval = None;
         }
         // --- the controller
         let acked_bytes = newly_acked + newly_sacked;
@@ -1123,12 +1150,31 @@ impl TcpEndpoint {
         }
     }
 
+    /// The Eifel response (RFC 4015 §2, as Linux `tcp_try_undo_recovery` / `tcp_try_undo_loss`):
+    /// the controller restores its state, the episode ends, and after a spurious RTO the data
+    /// marked lost but not yet resent is considered in flight again (no go-back-N).
+    fn undo_spurious(&mut self, now: SimTime) {
+        self.stats.spurious += 1;
+        self.cc.on_spurious(now);
+        if self.ca_state == CaState::Loss {
+            self.sb.undo_loss_marks();
+        }
+        self.ca_state = CaState::Open;
+        self.inflation = 0;
+        self.dupacks = 0;
+        self.force_rtx = false;
+    }
+
     fn enter_recovery(&mut self, now: SimTime, flight: u64) {
         self.ca_state = CaState::Recovery;
         self.recovery_point = self.snd_nxt;
         self.recover = self.snd_nxt;
         self.rescue_done = false;
         self.force_rtx = true;
+        if self.ts_ok {
+            self.undo_tsval = Some(Self::ts_now(now));
+            self.undo_marker = self.snd_una;
+        }
         self.stats.fast_recoveries += 1;
         let lost_sent_at = self.sb.front().map_or(now, |s| s.sent_time);
         let ev = CongestionEvent {

@@ -363,6 +363,20 @@ impl Scoreboard {
         self.rtx_order.clear();
     }
 
+    /// Undoes the loss marks of an RTO found spurious (RFC 4015): lost segments not yet
+    /// retransmitted are in flight again; loss marking restarts from SND.UNA.
+    pub fn undo_loss_marks(&mut self) {
+        for s in self.segs.iter_mut() {
+            if s.lost && !s.rexmit_inflight && !s.sacked {
+                s.lost = false;
+                self.lost -= s.len();
+            }
+        }
+        let front = self.segs.front().map_or(self.lost_hint, |s| s.start);
+        self.lost_hint = front;
+        self.rtx_hint = front;
+    }
+
     /// RFC 6675 §4 `NextSeg()` rule 1: the first lost, un-SACKed segment not yet retransmitted.
     pub fn next_lost(&mut self) -> Option<usize> {
         if self.lost == 0 {
@@ -609,6 +623,23 @@ mod tests {
             MSS
         );
         assert_eq!(b.next_lost(), Some(0));
+        b.check();
+    }
+
+    #[test]
+    fn scoreboard_undo_loss_marks_returns_unsent_to_flight() {
+        let mut b = board(4);
+        b.mark_all_lost();
+        let i = b.next_lost().unwrap();
+        b.on_retransmit(i, SimTime::ZERO);
+        b.undo_loss_marks();
+        assert_eq!(
+            b.lost_bytes(),
+            MSS,
+            "the retransmitted segment stays lost-and-resent"
+        );
+        assert_eq!(b.in_flight(), 4 * MSS);
+        assert_eq!(b.next_lost(), None);
         b.check();
     }
 

@@ -213,3 +213,74 @@ fn newreno_sack_throughput_follows_mathis_under_random_loss() {
         );
     }
 }
+
+#[test]
+fn spurious_fast_retransmit_from_reordering_is_undone_with_timestamps() {
+    // RFC 3522 (Eifel detection) / RFC 4015: the ACK that covers the retransmitted segment
+    // echoes the original's TSval, so the reduction is undone.
+    let mut w = bulk(TcpConfig::default(), 20, 10_000_000, 600_000);
+    w.fate = Box::new(|s, _| {
+        if s.data_idx == Some(60) {
+            Fate::Delay(ms(12))
+        } else {
+            Fate::Deliver
+        }
+    });
+    w.run_until(at_ms(20_000), |w| w.both_closed());
+    assert_eq!(w.read_by_b, 600_000);
+    let s = w.a.stats();
+    assert_eq!(s.fast_recoveries, 1);
+    assert_eq!(s.retransmitted_segments, 1);
+    assert_eq!(s.spurious, 1);
+    assert_eq!(s.timeouts, 0);
+    // without timestamps there is nothing to tell the original from the retransmission
+    let cfg = TcpConfig {
+        timestamps: false,
+        ..Default::default()
+    };
+    let mut w = bulk(cfg, 20, 10_000_000, 600_000);
+    w.fate = Box::new(|s, _| {
+        if s.data_idx == Some(60) {
+            Fate::Delay(ms(12))
+        } else {
+            Fate::Deliver
+        }
+    });
+    w.run_until(at_ms(20_000), |w| w.both_closed());
+    assert_eq!(w.a.stats().spurious, 0);
+    assert_eq!(w.a.stats().fast_recoveries, 1);
+}
+
+#[test]
+fn spurious_rto_after_a_delay_spike_is_undone_without_go_back_n() {
+    // A handover-like stall: the bottleneck serves nothing for 600 ms, then drains its queue in
+    // order. The RTO fires spuriously; Eifel (RFC 3522) sees the original's TSval echoed and the
+    // Eifel response (RFC 4015) avoids resending the whole window.
+    let run = |timestamps: bool| {
+        // receive-window limited (45 segments), so the queue never overflows: the only
+        // retransmissions are the ones the stall causes
+        let rcv_buf = BufSize::Fixed(65_536);
+        let cfg = TcpConfig {
+            timestamps,
+            delayed_ack: false,
+            rcv_buf,
+            ..Default::default()
+        };
+        let mut w = bulk(cfg, 20, 20_000_000, 20_000_000);
+        w.stall = Some((at_ms(2_000), at_ms(2_600)));
+        w.run_until(at_ms(60_000), |w| w.both_closed());
+        assert_eq!(w.read_by_b, 20_000_000);
+        *w.a.stats()
+    };
+    let with_ts = run(true);
+    assert!(with_ts.timeouts >= 1);
+    assert_eq!(with_ts.spurious, 1);
+    assert!(with_ts.retransmitted_segments <= 3, "{with_ts:?}");
+    let without = run(false);
+    assert!(without.timeouts >= 1);
+    assert_eq!(without.spurious, 0);
+    assert!(
+        without.retransmitted_segments > 10,
+        "go-back-N: {without:?}"
+    );
+}

@@ -52,6 +52,9 @@ pub struct Wire {
     /// Bottleneck A -> B in bits per second (0: infinite).
     pub rate_bps: u64,
     pub queue_pkts: usize,
+    /// The A -> B link serves nothing during `[start, end)` (a handover-like stall); packets
+    /// wait in the queue and leave in order afterwards. Needs `rate_bps > 0`.
+    pub stall: Option<(SimTime, SimTime)>,
     link_free: SimTime,
     departures: std::collections::VecDeque<SimTime>,
     q: EventQueue<Ev>,
@@ -102,6 +105,7 @@ impl Wire {
             delay,
             rate_bps: 0,
             queue_pkts: usize::MAX,
+            stall: None,
             link_free: now,
             departures: Default::default(),
             q: EventQueue::new(),
@@ -169,7 +173,12 @@ impl Wire {
                 return;
             }
             let size = (seg.header_len() + seg.payload_len + IPV4_HEADER) as u64;
-            let start = self.link_free.max(self.now);
+            let mut start = self.link_free.max(self.now);
+            if let Some((s0, s1)) = self.stall {
+                if start >= s0 && start < s1 {
+                    start = s1;
+                }
+            }
             self.link_free = start + SimDuration::transmission(size, self.rate_bps);
             self.departures.push_back(self.link_free);
             arrive = self.link_free + self.delay;
