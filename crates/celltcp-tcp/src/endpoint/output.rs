@@ -231,12 +231,10 @@ impl TcpEndpoint {
             self.cwnd_limited = true;
             return None;
         }
-        if let Some(rate) = self.pacing_rate() {
-            if now < self.pacing_next {
-                self.pacing_blocked = true;
-                return None;
-            }
-            let _ = rate;
+        // Pacing: the next segment may leave at `pacing_next` (Linux `tcp_wstamp_ns`).
+        if self.pacing_rate().is_some() && now < self.pacing_next {
+            self.pacing_blocked = true;
+            return None;
         }
         // draft-cheng §3.2: a new flight starts the sampling interval afresh.
         if in_flight == 0 {
