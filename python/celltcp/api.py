@@ -145,7 +145,9 @@ class ProgressBar:
             return
         self.last_draw = now
         self.shown = True
-        fraction = min(max(fraction, 0.0), 1.0)
+        self._draw(min(max(fraction, 0.0), 1.0), elapsed)
+
+    def _draw(self, fraction: float, elapsed: float) -> None:
         filled = int(round(self.width * fraction))
         eta = elapsed * (1.0 - fraction) / fraction if fraction > 0 else float("nan")
         self.stream.write(
@@ -154,8 +156,11 @@ class ProgressBar:
         )
         self.stream.flush()
 
-    def close(self) -> None:
+    def close(self, completed: bool = False) -> None:
+        """End the bar's line (at 100% when the run completed)."""
         if self.shown:
+            if completed:
+                self._draw(1.0, time.monotonic() - self.start)
             self.stream.write("\n")
             self.stream.flush()
             self.shown = False
@@ -383,6 +388,7 @@ def execute(
         if out_path is not None:
             out_path.parent.mkdir(parents=True, exist_ok=True)
             tmp = Path(tempfile.mkdtemp(prefix=f".{out_path.name}.tmp-", dir=out_path.parent))
+        completed = False
         try:
             raw = _core.run(
                 text,
@@ -392,11 +398,12 @@ def execute(
                 base_dir=str(Path(source).resolve().parent) if source is not None else None,
                 progress=callback,
             )
+            completed = True
         except ScenarioError as e:
             raise _with_file(e, source) from None
         finally:
             if bar is not None:
-                bar.close()
+                bar.close(completed)
 
         config = json.loads(raw["config"])
         summary = json.loads(raw["summary"])

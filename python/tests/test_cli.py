@@ -174,7 +174,7 @@ def test_plot_command_formats(small_toml: Path, tmp_path: Path) -> None:
 
 
 def test_demo_writes_figures(tmp_path: Path) -> None:
-    r = cli("demo", "-o", "demo", "--set", "duration=5s", cwd=tmp_path)
+    r = cli("demo", "-o", "demo", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     figs = tmp_path / "demo" / "figures"
     for name in ["cwnd", "throughput", "rtt_cdf", "queue", "ping"]:
@@ -195,10 +195,3 @@ def test_console_script(tmp_path: Path) -> None:
     r = subprocess.run(["celltcp", "list", "cc"], capture_output=True, text=True, timeout=60,
                        env={**os.environ})
     assert r.returncode == 0 and "cubic" in r.stdout
-
-
-@pytest.mark.slow
-def test_full_demo(tmp_path: Path) -> None:
-    r = cli("demo", "-o", tmp_path / "demo", timeout=600)
-    assert r.returncode == 0, r.stderr
-    assert len(list((tmp_path / "demo" / "figures").glob("*.png"))) >= 5
