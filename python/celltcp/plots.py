@@ -297,6 +297,9 @@ def fig_iperf(run: _Run) -> Figure | None:
     ax.set_xlabel("time (s)")
     ax.set_ylabel("throughput (Mbit/s)")
     ax.set_title("iperf interval reports")
+    top = float(ip["bits_per_second"].max()) / 1e6
+    if top > 0:
+        ax.set_ylim(0, top * 1.3)  # room for the legend above the bars
     return fig
 
 

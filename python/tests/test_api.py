@@ -267,3 +267,31 @@ def test_toml_writer_round_trips() -> None:
     del expected["link"][1]["skip"]
     assert back == expected
     assert tomllib.loads(_toml.dumps(SMALL_DICT)) == tomllib.loads(SMALL_TOML)
+
+
+def test_run_releases_the_gil() -> None:
+    import threading
+    import time
+
+    ticks = 0
+    stop = threading.Event()
+
+    def ticker() -> None:
+        nonlocal ticks
+        while not stop.is_set():
+            ticks += 1
+            time.sleep(0.005)
+
+    t = threading.Thread(target=ticker)
+    t.start()
+    try:
+        start = time.monotonic()
+        celltcp.run(SMALL_TOML, set=["duration=30s", "link.1.rate=200Mbps", "link.0.rate=1Gbps"])
+        wall = time.monotonic() - start
+    finally:
+        stop.set()
+        t.join()
+    assert wall > 0.2, "the run is too short to tell; make it longer"
+    # A thread sleeping 5 ms at a time keeps ticking while the core runs: it would barely move
+    # if the run held the GIL.
+    assert ticks > 0.3 * wall / 0.005, (ticks, wall)

@@ -106,3 +106,17 @@ def test_not_a_run_dir(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="gif"):
         _write_run(tmp_path / "run", [], {})
         plots.plot_run(tmp_path / "run", ["gif"])
+
+
+def test_iperf_and_udp_flows(tmp_path: Path) -> None:
+    scenario = SMALL_TOML.replace('name = "ping"\napp = "ping"', 'name = "voip"\napp = "udp"')
+    scenario = scenario.replace('interval = "100ms"', 'rate = "1Mbps"')
+    scenario += '\n[[flow]]\nname = "iperf"\napp = "iperf"\nfrom = "client"\nto = "server"\nreverse = true\n'
+    res = celltcp.run(scenario, out=tmp_path / "run")
+    assert list(res.flows["app"]) == ["bulk", "udp", "iperf"]
+    ip = res.timeseries("iperf")
+    assert {"flow", "start_s", "end_s", "bytes", "bits_per_second", "retransmits"} <= set(ip.columns)
+    assert set(ip["flow"]) == {2} and len(ip) >= 2
+    written = plots.plot_run(tmp_path / "run", ["png"])
+    assert tmp_path / "run" / "figures" / "iperf.png" in written
+    _not_blank(tmp_path / "run" / "figures" / "iperf.png")
