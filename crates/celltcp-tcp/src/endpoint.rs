@@ -245,8 +245,6 @@ pub struct TcpEndpoint {
     reset: bool,
     /// A RST to send in answer to a segment that reached a closed connection: (SEQ, ACK).
     rst_pending: Option<(u32, Option<u32>)>,
-    /// The latest time seen by any input, for [`TcpEndpoint::read`].
-    last_now: SimTime,
     stats: TcpStats,
     rtt_samples: Vec<SimDuration>,
 }
@@ -320,7 +318,6 @@ impl TcpEndpoint {
             peer_syn_seen: false,
             reset: false,
             rst_pending: None,
-            last_now: now,
             stats: TcpStats::default(),
             rtt_samples: Vec::new(),
         }
@@ -379,17 +376,10 @@ impl TcpEndpoint {
         self.snd_buf.saturating_sub(unacked)
     }
 
-    /// The application reads up to `max` in-order bytes. Frees receive buffer; a window update
-    /// is queued when the window can open by `min(2 MSS, buffer / 2)` (RFC 9293 §3.8.6.2.2).
-    /// Receive-buffer autotuning takes the time of the latest input (`on_segment`,
-    /// `on_timeout`, `poll_transmit`); use [`read_at`](Self::read_at) to give it explicitly.
-    pub fn read(&mut self, max: u64) -> u64 {
-        self.read_at(self.last_now, max)
-    }
-
-    /// [`read`](Self::read) at an explicit time.
-    pub fn read_at(&mut self, now: SimTime, max: u64) -> u64 {
-        self.last_now = self.last_now.max(now);
+    /// The application reads up to `max` in-order bytes at `now`. Frees receive buffer; a
+    /// window update is queued when the window can open by `min(2 MSS, buffer / 2)`
+    /// (RFC 9293 §3.8.6.2.2). `now` drives receive-buffer autotuning (once per receiver RTT).
+    pub fn read(&mut self, now: SimTime, max: u64) -> u64 {
         let n = self.rcv.read(now, max);
         self.stats.bytes_delivered += n;
         n
@@ -545,7 +535,6 @@ impl TcpEndpoint {
 
     /// Handles every timer due at `now`; harmless when none is.
     pub fn on_timeout(&mut self, now: SimTime) {
-        self.last_now = self.last_now.max(now);
         if self.rcv.delack_deadline.is_some_and(|t| t <= now) {
             // RFC 5681 §4.2: the delayed-ACK timer expired.
             self.rcv.delack_deadline = None;
@@ -723,7 +712,6 @@ impl TcpEndpoint {
 
     /// A segment arrived from the peer; `ce` is true when its IP header carried CE (RFC 3168).
     pub fn on_segment(&mut self, now: SimTime, seg: &TcpSegment, ce: bool) {
-        self.last_now = self.last_now.max(now);
         self.stats.segments_received += 1;
         if ce {
             self.stats.ce_received += 1;

@@ -37,7 +37,7 @@ fn zero_window_then_window_update_resumes() {
         "no RTO: the persist timer runs instead"
     );
     w.b_reads = true;
-    let n = w.b_mut().read_at(SimTime::from_millis(1_000), u64::MAX);
+    let n = w.b_mut().read(SimTime::from_millis(1_000), u64::MAX);
     w.read_by_b += n;
     w.run_until(at_ms(5_000), |w| w.both_closed());
     assert_eq!(w.read_by_b, 100_000);
@@ -75,7 +75,7 @@ fn persist_timer_probes_with_backoff_and_recovers_lost_window_update() {
         }
     });
     w.b_reads = true;
-    let n = w.b_mut().read_at(t, u64::MAX);
+    let n = w.b_mut().read(t, u64::MAX);
     w.read_by_b += n;
     w.run_until(at_ms(60_000), |w| w.both_closed());
     assert_eq!(w.read_by_b, 100_000);

@@ -14,7 +14,6 @@ use crate::seq;
 impl TcpEndpoint {
     /// The next segment to send at `now`, or `None`. Call until `None`.
     pub fn poll_transmit(&mut self, now: SimTime) -> Option<TcpSegment> {
-        self.last_now = self.last_now.max(now);
         match self.state {
             TcpState::Closed => {
                 let (seq, ack) = self.rst_pending.take()?;

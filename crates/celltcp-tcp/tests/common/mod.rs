@@ -207,10 +207,10 @@ impl Wire {
             if self.to_write == 0 && self.close_after_write && self.a.is_established() {
                 self.a.close();
             }
-            self.read_by_a += self.a.read(u64::MAX);
+            self.read_by_a += self.a.read(now, u64::MAX);
             if let Some(b) = self.b.as_mut() {
                 if self.b_reads {
-                    self.read_by_b += b.read(u64::MAX);
+                    self.read_by_b += b.read(now, u64::MAX);
                 }
                 if self.b_to_write > 0 {
                     let n = b.write(self.b_to_write);
