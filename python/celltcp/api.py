@@ -17,15 +17,17 @@ interrupt, so a failed or interrupted run leaves no half-written DIR.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import json
 import os
 import platform
 import shutil
+import signal
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Union
 
@@ -86,6 +88,8 @@ def overrides_list(sets: Iterable[str] = (), overrides: Mapping[str, Any] | None
     ``link.0.rate=20Mbps``.
     """
     out = []
+    if isinstance(sets, str):  # set="k=v" rather than set=["k=v"]
+        sets = [sets]
     for s in sets:
         if not isinstance(s, str) or "=" not in s:
             raise ScenarioError(f"override {s!r}: expected key.path=value")
@@ -335,8 +339,27 @@ def _check_out(out: Path, overwrite: bool) -> None:
             )
 
 
+@contextlib.contextmanager
+def _signals_deferred() -> Iterator[None]:
+    """Hold SIGINT/SIGTERM back for a few renames, so that an interrupt cannot fall between them."""
+    sigs = {signal.SIGINT, signal.SIGTERM}
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, sigs)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
 def _commit(tmp: Path, out: Path, overwrite: bool) -> None:
     """Rename the finished temporary directory to ``out``, atomically replacing an old run."""
+    with _signals_deferred():
+        _commit_now(tmp, out, overwrite)
+
+
+def _commit_now(tmp: Path, out: Path, overwrite: bool) -> None:
     _check_out(out, overwrite)
     if not out.exists():
         os.rename(tmp, out)

@@ -49,6 +49,16 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog=PROG,
         description="celltcp: a fast, validated simulator of TCP over cellular networks.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=(
+            "examples:\n"
+            "  celltcp demo                      # run the built-in demo into ./celltcp-demo\n"
+            "  celltcp run s.toml -o out --set link.0.rate=20Mbps --seed 2 --plot\n"
+            "  celltcp plot out --format png,svg,pdf\n"
+            "\n"
+            "exit status: 0 success, 2 bad input (invalid scenario, missing file, existing DIR),\n"
+            "130 interrupted. A failed or interrupted run leaves no DIR behind."
+        ),
     )
     p.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
@@ -65,7 +75,7 @@ def _parser() -> argparse.ArgumentParser:
         )
 
     r = sub.add_parser("run", help="run one scenario into a run directory")
-    r.add_argument("scenario", metavar="SCENARIO.toml")
+    r.add_argument("scenario", metavar="SCENARIO.toml", help="scenario file")
     r.add_argument("-o", "--out", required=True, metavar="DIR", help="run directory to write")
     scenario_opts(r)
     r.add_argument("--overwrite", action="store_true", help="replace DIR if it holds an earlier run")
@@ -89,7 +99,7 @@ def _parser() -> argparse.ArgumentParser:
                     help="comma-separated figure formats: png, svg, pdf (default png,svg)")
 
     v = sub.add_parser("validate", help="check a scenario and print the configuration as run")
-    v.add_argument("scenario", metavar="SCENARIO.toml")
+    v.add_argument("scenario", metavar="SCENARIO.toml", help="scenario file")
     scenario_opts(v)
 
     ls = sub.add_parser("list", help="list what is available")
