@@ -75,7 +75,7 @@ pub struct RunOutput {
     pub sim_time_s: f64,
     /// Wall-clock seconds the event loop took (measured outside the simulation core).
     pub wall_time_s: f64,
-    /// Time series: `tcp`, `queue`, `rtt`, `iperf`, `ping`, `udp` (present when non-empty).
+    /// Time series: `tcp`, `queue`, `rtt`, and `iperf` / `ping` when such flows exist.
     pub timeseries: Vec<Table>,
     /// Files written into the output directory (relative paths), e.g. `pcap/l0.pcap`.
     pub files: Vec<String>,

@@ -32,8 +32,8 @@ use crate::plan::Plan;
 enum Ev {
     /// A link direction finished serialising a packet (or has a delivery opportunity).
     LinkService(u32),
-    /// A packet arrives at a node.
-    Arrive(u32, Packet),
+    /// A packet (a slot of the packet slab) arrives at a node.
+    Arrive(u32, u32),
     /// A TCP connection's timer may be due.
     ConnTimer(u32),
     FlowStart(u32),
@@ -183,8 +183,8 @@ pub(crate) struct World {
     pub nodes: Vec<Node>,
     pub dirs: Vec<LinkDir>,
     routes: celltcp_net::routing::Routes,
-    addr_to_node: HashMap<Ipv4, usize>,
-    ports: HashMap<(usize, u16), PortUse>,
+    addr_to_node: FastMap<Ipv4, usize>,
+    ports: FastMap<(usize, u16), PortUse>,
     pub conns: Vec<Conn>,
     pub flows: Vec<Flow>,
     pub pcaps: Vec<(String, PcapWriter<BufWriter<File>>)>,
@@ -194,6 +194,9 @@ pub(crate) struct World {
     record_rtt: bool,
     next_uid: u64,
     scratch: Vec<Delivery>,
+    /// Packets in flight between links and nodes; events carry their slot, so the event queue
+    /// moves 32-byte entries rather than whole packets.
+    slab: Slab,
     drop_scratch: Vec<Packet>,
     frag_out: Vec<Packet>,
     rtt_scratch: Vec<SimDuration>,
@@ -259,7 +262,7 @@ impl World {
             })
             .collect();
         let mut q = EventQueue::new();
-        let mut ports = HashMap::new();
+        let mut ports = FastMap::default();
         let mut flows = Vec::new();
         let end = SimTime::ZERO + cfg.duration.0;
         for (i, pf) in plan.flows.iter().enumerate() {
@@ -361,6 +364,7 @@ impl World {
             record_rtt: cfg.record_rtt,
             next_uid: 0,
             scratch: Vec::new(),
+            slab: Slab::default(),
             drop_scratch: Vec::new(),
             frag_out: Vec::new(),
             rtt_scratch: Vec::new(),
@@ -388,13 +392,17 @@ impl World {
             }
         }
         self.finish();
+        progress(1.0);
         true
     }
 
     fn dispatch(&mut self, now: SimTime, ev: Ev) {
         match ev {
             Ev::LinkService(d) => self.link_service(now, d as usize),
-            Ev::Arrive(n, pkt) => self.arrive(now, n as usize, pkt),
+            Ev::Arrive(n, slot) => {
+                let pkt = self.slab.take(slot);
+                self.arrive(now, n as usize, pkt)
+            }
             Ev::ConnTimer(c) => {
                 let c = c as usize;
                 if self.conns[c].timer_at == Some(now) {
@@ -499,7 +507,8 @@ impl World {
                 }
             } else {
                 self.dirs[d].delivered_pkts += 1;
-                self.q.push(del.arrive_at, Ev::Arrive(to as u32, del.pkt));
+                let slot = self.slab.put(del.pkt);
+                self.q.push(del.arrive_at, Ev::Arrive(to as u32, slot));
             }
         }
         self.scratch = out;
@@ -802,6 +811,53 @@ impl World {
         }
     }
 }
+
+/// A free-list store of packets in propagation.
+#[derive(Default)]
+struct Slab {
+    items: Vec<Packet>,
+    free: Vec<u32>,
+}
+
+impl Slab {
+    fn put(&mut self, p: Packet) -> u32 {
+        match self.free.pop() {
+            Some(i) => {
+                self.items[i as usize] = p;
+                i
+            }
+            None => {
+                self.items.push(p);
+                (self.items.len() - 1) as u32
+            }
+        }
+    }
+    fn take(&mut self, i: u32) -> Packet {
+        self.free.push(i);
+        self.items[i as usize]
+    }
+}
+
+/// FNV-1a hashing for the small integer keys of the port and address maps (SipHash's DoS
+/// resistance buys nothing inside a simulator and costs a few percent of a run).
+#[derive(Default, Clone, Copy)]
+pub(crate) struct Fnv(u64);
+
+impl std::hash::Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = if self.0 == 0 { 0xcbf2_9ce4_8422_2325 } else { self.0 };
+        for b in bytes {
+            h ^= *b as u64;
+            h = h.wrapping_mul(0x0000_0100_0000_01B3);
+        }
+        self.0 = h;
+    }
+}
+
+type FastMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<Fnv>>;
 
 fn stop_at_of(f: &Flow) -> Option<SimTime> {
     match &f.state {
