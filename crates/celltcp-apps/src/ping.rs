@@ -19,7 +19,7 @@ impl Pinger {
     }
 
     /// The sequence number of the next request, or None when `count` is reached.
-    pub fn next(&mut self) -> Option<u16> {
+    pub fn next_request(&mut self) -> Option<u16> {
         if self.count.is_some_and(|c| self.sent >= c) {
             return None;
         }
@@ -40,7 +40,7 @@ mod tests {
     #[test]
     fn count_limits_requests() {
         let mut p = Pinger::new(SimDuration::from_secs(1), Some(3), 56);
-        assert_eq!((p.next(), p.next(), p.next(), p.next()), (Some(0), Some(1), Some(2), None));
+        assert_eq!((p.next_request(), p.next_request(), p.next_request(), p.next_request()), (Some(0), Some(1), Some(2), None));
         p.on_reply(SimTime::from_millis(50), 0, SimTime::ZERO);
         assert_eq!(p.replies[0].2, SimDuration::from_millis(50));
     }

@@ -460,7 +460,7 @@ pub fn parse(text: &str) -> Result<Config, ScenarioError> {
         let path = e.path().to_string();
         let inner = e.into_inner();
         let line = inner.span().map(|s| line_of_offset(text, s.start));
-        let key = if path == "." { String::new() } else { path.replace("flow[", "flow[").replace("link[", "link[") };
+        let key = if path == "." { String::new() } else { path };
         ScenarioError::new(key, inner.message().to_string()).at_line(line)
     })
 }

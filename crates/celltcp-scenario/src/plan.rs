@@ -276,7 +276,7 @@ pub fn plan(text: &str, cfg: &Config, base_dir: Option<&std::path::Path>) -> Res
                 delay: l.delay.0,
                 mtu: l.mtu,
                 queue: queue.clone(),
-                loss: loss.clone(),
+                loss,
             });
         }
         links.push(PlanLink { name, pcap: l.pcap, dirs: [d0, d0 + 1] });
@@ -392,7 +392,8 @@ pub fn plan(text: &str, cfg: &Config, base_dir: Option<&std::path::Path>) -> Res
             }
         }
         if let Some(s) = f.size {
-            let max = if f.app == AppKind::Udp { 65_507 } else { 65_507 };
+            // the largest UDP or ICMP payload of one IPv4 datagram: 65535 − 20 − 8
+            let max = 65_507;
             if s.0 == 0 || s.0 > max {
                 return Err(e("size", format!("expected a payload between 1 and {max} bytes, got \"{s}\"")));
             }

@@ -18,14 +18,32 @@ pub fn percentile(sorted: &[f64], p: f64) -> Option<f64> {
     Some(sorted[lo] + (sorted[hi] - sorted[lo]) * (rank - lo as f64))
 }
 
-fn stats(v: &[f32]) -> (Option<f64>, Option<f64>, Option<f64>, Option<f64>, Option<f64>, Option<f64>, Option<f64>) {
+/// Mean, p50, p95, p99, min and max of a sample.
+#[derive(Default)]
+struct Stats {
+    mean: Option<f64>,
+    p50: Option<f64>,
+    p95: Option<f64>,
+    p99: Option<f64>,
+    min: Option<f64>,
+    max: Option<f64>,
+}
+
+fn stats(v: &[f32]) -> Stats {
     if v.is_empty() {
-        return (None, None, None, None, None, None, None);
+        return Stats::default();
     }
     let mut s: Vec<f64> = v.iter().map(|x| *x as f64).collect();
     s.sort_by(|a, b| a.total_cmp(b));
     let mean = s.iter().sum::<f64>() / s.len() as f64;
-    (Some(mean), percentile(&s, 50.0), percentile(&s, 95.0), percentile(&s, 99.0), s.first().copied(), s.last().copied(), None)
+    Stats {
+        mean: Some(mean),
+        p50: percentile(&s, 50.0),
+        p95: percentile(&s, 95.0),
+        p99: percentile(&s, 99.0),
+        min: s.first().copied(),
+        max: s.last().copied(),
+    }
 }
 
 fn r(x: f64) -> Value {
@@ -44,23 +62,23 @@ pub(crate) fn summary(w: &World) -> Value {
     let end = w.end;
     let mut flows = Vec::new();
     for (f, fl) in w.flows.iter().enumerate() {
-        let (rtt_mean, rtt_p50, rtt_p95, rtt_p99, rtt_min, rtt_max, _) = stats(&fl.rtt_ms);
-        let (owd_mean, _, owd_p95, _, _, _, _) = stats(&fl.net.owd_ms);
+        let rtt = stats(&fl.rtt_ms);
+        let owd = stats(&fl.net.owd_ms);
         let mut o = json!({
             "name": fl.name,
             "app": fl.app.name(),
             "from": w.nodes[fl.src].name,
             "to": w.nodes[fl.dst].name,
             "start_s": fl.start.as_secs_f64(),
-            "rtt_mean_ms": opt(rtt_mean),
-            "rtt_p50_ms": opt(rtt_p50),
-            "rtt_p95_ms": opt(rtt_p95),
-            "rtt_p99_ms": opt(rtt_p99),
-            "rtt_min_ms": opt(rtt_min),
-            "rtt_max_ms": opt(rtt_max),
+            "rtt_mean_ms": opt(rtt.mean),
+            "rtt_p50_ms": opt(rtt.p50),
+            "rtt_p95_ms": opt(rtt.p95),
+            "rtt_p99_ms": opt(rtt.p99),
+            "rtt_min_ms": opt(rtt.min),
+            "rtt_max_ms": opt(rtt.max),
             "rtt_samples": fl.rtt_ms.len(),
-            "owd_mean_ms": opt(owd_mean),
-            "owd_p95_ms": opt(owd_p95),
+            "owd_mean_ms": opt(owd.mean),
+            "owd_p95_ms": opt(owd.p95),
             "jitter_ms": r(fl.net.jitter_ms()),
         });
         let m = o.as_object_mut().unwrap();
@@ -75,7 +93,7 @@ pub(crate) fn summary(w: &World) -> Value {
                 };
                 let active_end = done.unwrap_or(stop);
                 let active = (active_end - fl.start).as_secs_f64();
-                let st = snd.map(|c| w.conns[c].ep.stats().clone());
+                let st = snd.map(|c| *w.conns[c].ep.stats());
                 let bytes_sent = st.as_ref().map_or(0, |s| s.bytes_sent);
                 m.insert("cc".into(), json!(fl.cc.name()));
                 m.insert("reverse".into(), json!(reverse));

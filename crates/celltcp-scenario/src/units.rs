@@ -49,9 +49,9 @@ impl Rate {
 impl fmt::Display for Rate {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let v = self.0 as f64;
-        if v >= 1e9 && self.0 % 1_000_000 == 0 {
+        if v >= 1e9 && self.0.is_multiple_of(1_000_000) {
             write!(f, "{}Gbps", v / 1e9)
-        } else if v >= 1e6 && self.0 % 1000 == 0 {
+        } else if v >= 1e6 && self.0.is_multiple_of(1000) {
             write!(f, "{}Mbps", v / 1e6)
         } else if v >= 1e3 {
             write!(f, "{}kbps", v / 1e3)
@@ -117,9 +117,9 @@ impl Bytes {
 impl fmt::Display for Bytes {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let b = self.0;
-        if b >= 1 << 20 && b % (1 << 20) == 0 {
+        if b >= 1 << 20 && b.is_multiple_of(1 << 20) {
             write!(f, "{}MB", b >> 20)
-        } else if b >= 1024 && b % 1024 == 0 {
+        } else if b >= 1024 && b.is_multiple_of(1024) {
             write!(f, "{}KB", b >> 10)
         } else {
             write!(f, "{b}B")
