@@ -80,10 +80,17 @@ impl SimDuration {
         self.0 as f64 * 1e-6
     }
     /// Time to serialise `bytes` at `rate_bps` bits per second, rounded up to a nanosecond.
+    #[inline]
     pub fn transmission(bytes: u64, rate_bps: u64) -> Self {
         debug_assert!(rate_bps > 0);
-        let bits = bytes as u128 * 8 * 1_000_000_000;
-        SimDuration(bits.div_ceil(rate_bps as u128) as u64)
+        // bytes · 8e9 fits a u64 below 2^64 / 8e9 ≈ 2.3 GB, so every packet takes the 64-bit
+        // division (a 128-bit one is a library call); the result is the same either way.
+        if bytes <= u64::MAX / 8_000_000_000 {
+            SimDuration((bytes * 8_000_000_000).div_ceil(rate_bps))
+        } else {
+            let bits = bytes as u128 * 8 * 1_000_000_000;
+            SimDuration(bits.div_ceil(rate_bps as u128) as u64)
+        }
     }
     pub fn saturating_sub(self, o: SimDuration) -> Self {
         SimDuration(self.0.saturating_sub(o.0))
@@ -185,6 +192,16 @@ mod tests {
         assert_eq!(SimDuration::transmission(1500, 10_000_000), SimDuration::from_micros(1200));
         // rounds up: 1 byte at 3 bit/s = 2.666..s
         assert_eq!(SimDuration::transmission(1, 3).0, 2_666_666_667);
+        // the 64-bit and 128-bit paths agree at their boundary and beyond
+        let edge = u64::MAX / 8_000_000_000;
+        for bytes in [edge - 1, edge, edge + 1, 1 << 40] {
+            for rate in [1u64, 3, 10_000_000, 999_999_937, u64::MAX] {
+                let exact = (bytes as u128 * 8_000_000_000).div_ceil(rate as u128);
+                if exact <= u64::MAX as u128 {
+                    assert_eq!(SimDuration::transmission(bytes, rate).0 as u128, exact, "{bytes} B at {rate} bit/s");
+                }
+            }
+        }
     }
 
     #[test]
