@@ -8,12 +8,24 @@
 //! IPv4 total lengths; no layer-2 framing is added (ns-3's point-to-point PPP header is left out,
 //! as Mahimahi's links also count IP bytes).
 //!
-//! The caller (the run loop) drives it with two calls:
-//! - [`Link::enqueue`]: offers a packet; if the link was idle it starts sending at once and
-//!   returns the end of serialisation, at which the caller must call [`Link::service`].
-//! - [`Link::service`]: the packet in transmission has finished; it is pushed as a [`Delivery`]
-//!   (lost packets too, flagged, so they can be captured in a pcap), the next queued packet
-//!   starts, and its end of serialisation is returned (or `None` when the link goes idle).
+//! A packet's whole fate on the link is known when its transmission *starts*: the transmitter is
+//! free at `tx_start`, so `tx_end = tx_start + size·8/rate` and `arrive_at = tx_end + delay`, and
+//! the loss model is drawn then. The link therefore hands out a [`Delivery`] at the start of the
+//! transmission, and the run loop schedules only the arrival at the far end. The caller drives it
+//! with two calls:
+//! - [`Link::enqueue`]: offers a packet. If the transmitter is free and nothing waits, the packet
+//!   starts at once and its delivery is pushed to `out`: an idle link costs no extra event. If
+//!   the transmitter is busy, the packet waits in the queue, and when it is the first to wait the
+//!   call returns the end of the current transmission, at which the caller must call
+//!   [`Link::service`].
+//! - [`Link::service`]: the transmitter has become free; the next waiting packet starts (the
+//!   discipline dequeues it now, so CoDel/RED see transmission-start times) and its delivery is
+//!   pushed, lost packets too, flagged, so they can be captured in a pcap. It returns the end of
+//!   that transmission if more packets wait (the next service call), else `None`.
+//!
+//! So a saturated link costs one service call per packet after the first of a busy period, and
+//! a link that is idle whenever a packet arrives costs none. The queue limit counts waiting
+//! packets, not the one in transmission (as ns-3's device queue with its transmitter).
 //!
 //! [`AnyLink`] dispatches between a rate link and a [`TraceLink`] (Mahimahi trace) so callers
 //! drive both alike.
@@ -56,7 +68,7 @@ impl Default for LinkConfig {
     }
 }
 
-/// A packet that finished crossing the transmitter.
+/// A packet's transmission, produced when it starts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Delivery {
     /// First bit on the wire.
@@ -73,13 +85,13 @@ pub struct Delivery {
 /// Counters of a link direction (the queue keeps its own, see [`QueueStats`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct LinkStats {
-    /// Packets and bytes that finished serialisation, lost ones included.
+    /// Packets and bytes whose transmission started, lost ones included.
     pub tx_pkts: u64,
     pub tx_bytes: u64,
     /// Packets and bytes the loss model destroyed.
     pub lost_pkts: u64,
     pub lost_bytes: u64,
-    /// Time the transmitter spent sending completed packets, nanoseconds.
+    /// Transmission time of those packets, nanoseconds (a packet counts whole when it starts).
     pub busy_ns: u64,
     pub queue: QueueStats,
 }
@@ -95,14 +107,6 @@ impl LinkStats {
     }
 }
 
-/// The packet on the wire.
-#[derive(Clone, Copy, Debug)]
-struct InFlight {
-    pkt: Packet,
-    tx_start: SimTime,
-    tx_end: SimTime,
-}
-
 /// One direction of a point-to-point link.
 #[derive(Clone, Debug)]
 pub struct Link {
@@ -110,7 +114,11 @@ pub struct Link {
     queue: AnyQueue,
     loss: LossModel,
     rng: SimRng,
-    tx: Option<InFlight>,
+    /// Start and end of the last transmission started; the transmitter is free from `busy_until`.
+    last_start: SimTime,
+    busy_until: SimTime,
+    /// Packets wait in the queue and a [`Link::service`] call is due at `busy_until`.
+    pending: bool,
     stats: LinkStats,
 }
 
@@ -119,44 +127,78 @@ impl Link {
     pub fn new(cfg: LinkConfig, mut queue: AnyQueue, loss: LossModel, rng: SimRng) -> Self {
         assert!(cfg.rate_bps > 0, "link rate must be positive");
         queue.set_link_rate(cfg.rate_bps);
-        Link { cfg, queue, loss, rng, tx: None, stats: LinkStats::default() }
+        Link {
+            cfg,
+            queue,
+            loss,
+            rng,
+            last_start: SimTime::ZERO,
+            busy_until: SimTime::ZERO,
+            pending: false,
+            stats: LinkStats::default(),
+        }
     }
 
     pub fn config(&self) -> &LinkConfig {
         &self.cfg
     }
 
-    /// Offers a packet. Returns `Some(t)` when the link was idle and has started sending it: the
-    /// caller must call [`Link::service`] at `t`. A packet the queue drops is counted in its stats.
+    /// Offers a packet. If the transmitter is free and nothing waits, the packet starts at once
+    /// and its [`Delivery`] is pushed to `out`. Otherwise it waits in the queue, and `Some(t)` is
+    /// returned when the link newly needs a [`Link::service`] call at `t` (the end of the current
+    /// transmission). A packet the queue drops is counted in its stats.
     #[inline]
-    pub fn enqueue(&mut self, now: SimTime, pkt: Packet) -> Option<SimTime> {
-        self.try_enqueue(now, pkt).unwrap_or(None)
+    pub fn enqueue(&mut self, now: SimTime, pkt: Packet, out: &mut Vec<Delivery>) -> Option<SimTime> {
+        self.try_enqueue(now, pkt, out).unwrap_or(None)
     }
 
     /// As [`Link::enqueue`], but hands back a packet the queue dropped.
-    pub fn try_enqueue(&mut self, now: SimTime, pkt: Packet) -> Result<Option<SimTime>, Packet> {
+    pub fn try_enqueue(&mut self, now: SimTime, pkt: Packet, out: &mut Vec<Delivery>) -> Result<Option<SimTime>, Packet> {
         debug_assert!(pkt.size() <= self.cfg.mtu, "packet of {} B over a {} B MTU link", pkt.size(), self.cfg.mtu);
         // The packet passes through the queue even when the link is idle, so that every
         // discipline sees every arrival (RED's average, CoDel's zero sojourns).
         self.queue.enqueue(now, pkt, &mut self.rng)?;
-        if self.tx.is_none() {
+        if self.pending {
+            // Others wait ahead of it; the pending service call will reach it.
+            return Ok(None);
+        }
+        // Nothing was waiting, so this packet is alone in the queue.
+        if now >= self.busy_until {
             // A queue of one never drops at dequeue (CoDel keeps at least one MTU, RFC 8289 §5.7).
-            Ok(self.start_next(now, &mut Vec::new()))
-        } else {
+            self.start_next(now, out, &mut Vec::new());
             Ok(None)
+        } else {
+            self.pending = true;
+            Ok(Some(self.busy_until))
         }
     }
 
-    fn start_next(&mut self, now: SimTime, drops: &mut Vec<Packet>) -> Option<SimTime> {
-        let d = self.queue.dequeue_into(now, drops)?;
-        let tx_end = now + SimDuration::transmission(d.pkt.size() as u64, self.cfg.rate_bps);
-        self.tx = Some(InFlight { pkt: d.pkt, tx_start: now, tx_end });
-        Some(tx_end)
+    /// Dequeues the next packet (the queue may drop some first, into `drops`), starts sending it
+    /// at `now` and pushes its delivery. Returns false if the queue had nothing to send.
+    #[inline]
+    fn start_next(&mut self, now: SimTime, out: &mut Vec<Delivery>, drops: &mut Vec<Packet>) -> bool {
+        let Some(d) = self.queue.dequeue_into(now, drops) else { return false };
+        let size = d.pkt.size() as u64;
+        let tx_time = SimDuration::transmission(size, self.cfg.rate_bps);
+        let tx_end = now + tx_time;
+        let lost = self.loss.lose(&mut self.rng);
+        let s = &mut self.stats;
+        s.tx_pkts += 1;
+        s.tx_bytes += size;
+        s.busy_ns += tx_time.as_nanos();
+        if lost {
+            s.lost_pkts += 1;
+            s.lost_bytes += size;
+        }
+        self.last_start = now;
+        self.busy_until = tx_end;
+        out.push(Delivery { tx_start: now, tx_end, arrive_at: tx_end + self.cfg.delay, lost, pkt: d.pkt });
+        true
     }
 
-    /// The packet in transmission has finished serialising (`now` is the time [`Link::enqueue`]
-    /// or the previous `service` returned). Pushes it to `out`, starts the next packet, and
-    /// returns when that one ends, or `None` if the link is now idle.
+    /// The transmitter has become free (`now` is the time the previous [`Link::enqueue`] or
+    /// `service` returned). Starts the next waiting packet, pushes its delivery to `out`, and
+    /// returns when it ends if more packets wait (the next service call), or `None`.
     #[inline]
     pub fn service(&mut self, now: SimTime, out: &mut Vec<Delivery>) -> Option<SimTime> {
         // Allocates only if CoDel drops a packet.
@@ -171,38 +213,28 @@ impl Link {
         out: &mut Vec<Delivery>,
         drops: &mut Vec<Packet>,
     ) -> Option<SimTime> {
-        let Some(f) = self.tx.take() else {
-            debug_assert!(false, "Link::service called while idle");
-            return None;
-        };
-        debug_assert_eq!(now, f.tx_end, "Link::service called at the wrong time");
-        let lost = self.loss.lose(&mut self.rng);
-        let size = f.pkt.size() as u64;
-        let s = &mut self.stats;
-        s.tx_pkts += 1;
-        s.tx_bytes += size;
-        s.busy_ns += (f.tx_end - f.tx_start).as_nanos();
-        if lost {
-            s.lost_pkts += 1;
-            s.lost_bytes += size;
+        debug_assert!(self.pending, "Link::service called with nothing waiting");
+        debug_assert_eq!(now, self.busy_until, "Link::service called at the wrong time");
+        self.pending = false;
+        if self.start_next(now, out, drops) && !self.queue.is_empty() {
+            self.pending = true;
+            Some(self.busy_until)
+        } else {
+            None
         }
-        out.push(Delivery {
-            tx_start: f.tx_start,
-            tx_end: f.tx_end,
-            arrive_at: f.tx_end + self.cfg.delay,
-            lost,
-            pkt: f.pkt,
-        });
-        self.start_next(now, drops)
     }
 
-    /// Whether a packet is being serialised.
+    /// Whether packets wait for a pending service call.
     pub fn busy(&self) -> bool {
-        self.tx.is_some()
+        self.pending
     }
-    /// End of the current serialisation, if any.
+    /// When the pending service call is due, if any.
     pub fn next_deadline(&self) -> Option<SimTime> {
-        self.tx.map(|f| f.tx_end)
+        self.pending.then_some(self.busy_until)
+    }
+    /// When the transmitter is free (the end of the last transmission started).
+    pub fn busy_until(&self) -> SimTime {
+        self.busy_until
     }
     pub fn queue_len_pkts(&self) -> usize {
         self.queue.len_pkts()
@@ -213,21 +245,25 @@ impl Link {
     pub fn queue(&self) -> &AnyQueue {
         &self.queue
     }
+    /// Link counters. A packet is counted (whole transmission time in `busy_ns`) when it starts.
     pub fn stats(&self) -> LinkStats {
         LinkStats { queue: self.queue.stats(), ..self.stats }
     }
-    /// Busy fraction of `[0, now]`, counting the part of the current packet already sent.
+    /// Busy fraction of `[0, now]`: the part of the current packet not yet sent is left out.
     pub fn utilisation(&self, now: SimTime) -> f64 {
-        let partial = self.tx.map_or(0, |f| now.min(f.tx_end).saturating_since(f.tx_start).as_nanos());
+        let unsent = self.busy_until.saturating_since(now.max(self.last_start)).as_nanos();
         if now.as_nanos() == 0 {
             0.0
         } else {
-            (self.stats.busy_ns + partial) as f64 / now.as_nanos() as f64
+            (self.stats.busy_ns - unsent) as f64 / now.as_nanos() as f64
         }
     }
 }
 
-/// A rate link or a trace link, driven through the same calls.
+/// A rate link or a trace link, driven through the same calls: `enqueue` and `service` push
+/// deliveries to `out` and return the time of the next service call when one is newly needed, so
+/// exactly one service call is pending while packets wait. (A rate link delivers at transmission
+/// start, a trace link at the opportunity that completes the packet; callers treat both alike.)
 #[derive(Clone, Debug)]
 pub enum AnyLink {
     Rate(Link),
@@ -235,18 +271,21 @@ pub enum AnyLink {
 }
 
 impl AnyLink {
+    /// Offers a packet: deliveries that start at once are pushed to `out` (rate links only; a
+    /// trace link delivers at its opportunities), and `Some(t)` asks for a service call at `t`.
     #[inline]
-    pub fn enqueue(&mut self, now: SimTime, pkt: Packet) -> Option<SimTime> {
+    pub fn enqueue(&mut self, now: SimTime, pkt: Packet, out: &mut Vec<Delivery>) -> Option<SimTime> {
         match self {
-            AnyLink::Rate(l) => l.enqueue(now, pkt),
-            AnyLink::Trace(l) => l.enqueue(now, pkt),
+            AnyLink::Rate(l) => l.enqueue(now, pkt, out),
+            AnyLink::Trace(l) => l.enqueue(now, pkt, out),
         }
     }
+    /// As [`AnyLink::enqueue`], but hands back a packet the queue dropped.
     #[inline]
-    pub fn try_enqueue(&mut self, now: SimTime, pkt: Packet) -> Result<Option<SimTime>, Packet> {
+    pub fn try_enqueue(&mut self, now: SimTime, pkt: Packet, out: &mut Vec<Delivery>) -> Result<Option<SimTime>, Packet> {
         match self {
-            AnyLink::Rate(l) => l.try_enqueue(now, pkt),
-            AnyLink::Trace(l) => l.try_enqueue(now, pkt),
+            AnyLink::Rate(l) => l.try_enqueue(now, pkt, out),
+            AnyLink::Trace(l) => l.try_enqueue(now, pkt, out),
         }
     }
     #[inline]
@@ -345,7 +384,7 @@ mod tests {
         Link::new(cfg, q, LossModel::new(loss), component_rng(1, 42))
     }
 
-    /// Runs the link to idle, calling service at each returned time.
+    /// Runs the link to idle, calling service at each returned time; returns the last call's time.
     fn drain(l: &mut Link, mut next: Option<SimTime>, out: &mut Vec<Delivery>) -> SimTime {
         let mut last = SimTime::ZERO;
         while let Some(t) = next {
@@ -355,20 +394,40 @@ mod tests {
         last
     }
 
+    /// Offers `n` packets of `size` bytes at `now`; returns the service time asked for, if any.
+    fn offer(l: &mut Link, now: SimTime, n: u64, size: u32, out: &mut Vec<Delivery>) -> Option<SimTime> {
+        let mut next = None;
+        for i in 0..n {
+            let t = l.enqueue(now, udp(i, size), out);
+            assert!(t.is_none() || next.is_none(), "a second service call was asked for");
+            next = next.or(t);
+        }
+        next
+    }
+
     #[test]
     fn link_back_to_back_packets_spaced_by_transmission_time() {
         // A busy transmitter sends packet k+1 the instant packet k's last bit leaves: at 10 Mbit/s a
-        // 1500 B packet takes exactly 1.2 ms.
+        // 1500 B packet takes exactly 1.2 ms. The first packet starts at once (its delivery comes
+        // out of enqueue); the others wait, and one service call is asked for, at the first's end.
         let mut l = link(10_000_000, 5, 100, LossConfig::None);
-        let first = l.enqueue(SimTime::ZERO, udp(0, 1500));
+        let mut out = Vec::new();
+        assert_eq!(l.enqueue(SimTime::ZERO, udp(0, 1500), &mut out), None);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].tx_end, SimTime::from_micros(1200));
+        assert!(!l.busy());
+        let first = l.enqueue(SimTime::ZERO, udp(1, 1500), &mut out);
         assert_eq!(first, Some(SimTime::from_micros(1200)));
-        for i in 1..5 {
-            assert_eq!(l.enqueue(SimTime::ZERO, udp(i, 1500)), None);
+        for i in 2..5 {
+            assert_eq!(l.enqueue(SimTime::ZERO, udp(i, 1500), &mut out), None);
         }
+        assert_eq!(out.len(), 1);
         assert_eq!(l.queue_len_pkts(), 4);
         assert_eq!(l.queue_len_bytes(), 6000);
-        let mut out = Vec::new();
-        drain(&mut l, first, &mut out);
+        assert_eq!(l.next_deadline(), first);
+        // Each service call starts one packet and asks for the next call at its end.
+        let last = drain(&mut l, first, &mut out);
+        assert_eq!(last, SimTime::from_micros(4 * 1200));
         assert_eq!(out.len(), 5);
         for (k, d) in out.iter().enumerate() {
             assert_eq!(d.pkt.uid, k as u64);
@@ -376,6 +435,7 @@ mod tests {
             assert_eq!(d.tx_end, SimTime::from_micros(1200 * (k as u64 + 1)));
         }
         assert!(!l.busy());
+        assert_eq!(l.busy_until(), SimTime::from_micros(6000));
     }
 
     #[test]
@@ -384,44 +444,57 @@ mod tests {
         // packet at 1 Mbit/s takes 800 us.
         let mut l = link(1_000_000, 20, 10, LossConfig::None);
         let t0 = SimTime::from_millis(3);
-        let end = l.enqueue(t0, udp(7, 100)).unwrap();
-        assert_eq!(end, t0 + SimDuration::from_micros(800));
         let mut out = Vec::new();
-        assert_eq!(l.service(end, &mut out), None);
+        assert_eq!(l.enqueue(t0, udp(7, 100), &mut out), None);
+        let end = t0 + SimDuration::from_micros(800);
+        assert_eq!((out[0].tx_start, out[0].tx_end), (t0, end));
         assert_eq!(out[0].arrive_at, end + SimDuration::from_millis(20));
         assert!(!out[0].lost);
     }
 
     #[test]
     fn link_utilisation_counts_busy_time() {
-        // utilisation = busy_ns / elapsed: 10 packets of 1200 us each in a 24 ms window is 50%;
+        // utilisation = busy time / elapsed: 10 packets of 1200 us each in a 24 ms window is 50%;
         // a packet half sent counts half.
         let mut l = link(10_000_000, 1, 100, LossConfig::None);
         let mut out = Vec::new();
-        let first = (0..10).map(|i| l.enqueue(SimTime::ZERO, udp(i, 1500))).collect::<Vec<_>>()[0];
-        let end = drain(&mut l, first, &mut out);
-        assert_eq!(end, SimTime::from_millis(12));
+        let first = offer(&mut l, SimTime::ZERO, 10, 1500, &mut out);
+        let last = drain(&mut l, first, &mut out);
+        assert_eq!(last, SimTime::from_micros(10_800));
+        assert_eq!(l.busy_until(), SimTime::from_millis(12));
         assert_eq!(l.stats().busy_ns, 12_000_000);
         assert_eq!(l.stats().tx_bytes, 15_000);
         assert!((l.utilisation(SimTime::from_millis(24)) - 0.5).abs() < 1e-12);
         assert!((l.stats().utilisation(SimDuration::from_millis(24)) - 0.5).abs() < 1e-12);
-        l.enqueue(SimTime::from_millis(24), udp(99, 1500));
+        // The last packet is half sent at 11.4 ms: 11.4 ms of 11.4 ms busy.
+        assert!((l.utilisation(SimTime::from_micros(11_400)) - 1.0).abs() < 1e-12);
+        l.enqueue(SimTime::from_millis(24), udp(99, 1500), &mut out);
         assert!((l.utilisation(SimTime::from_micros(24_600)) - 12.6 / 24.6).abs() < 1e-12);
     }
 
     #[test]
     fn link_queue_overflow_is_dropped_not_sent() {
-        // Drop-tail behind the transmitter: with 1 in service and 2 queued, the 4th is dropped.
+        // Drop-tail behind the transmitter: with 1 in transmission and 2 waiting, the 4th is
+        // dropped; the limit counts waiting packets only.
         let mut l = link(1_000_000, 1, 2, LossConfig::None);
-        let first = l.enqueue(SimTime::ZERO, udp(0, 1000));
-        l.enqueue(SimTime::ZERO, udp(1, 1000));
-        l.enqueue(SimTime::ZERO, udp(2, 1000));
-        assert_eq!(l.try_enqueue(SimTime::ZERO, udp(3, 1000)).unwrap_err().uid, 3);
         let mut out = Vec::new();
+        assert_eq!(l.enqueue(SimTime::ZERO, udp(0, 1000), &mut out), None);
+        let first = l.enqueue(SimTime::ZERO, udp(1, 1000), &mut out);
+        l.enqueue(SimTime::ZERO, udp(2, 1000), &mut out);
+        assert_eq!(l.try_enqueue(SimTime::ZERO, udp(3, 1000), &mut out).unwrap_err().uid, 3);
         drain(&mut l, first, &mut out);
         assert_eq!(out.iter().map(|d| d.pkt.uid).collect::<Vec<_>>(), vec![0, 1, 2]);
         let s = l.stats();
         assert_eq!((s.tx_pkts, s.queue.dropped_pkts), (3, 1));
+        // Once the first has left and the second is sending, one place is free again.
+        let mut l = link(1_000_000, 1, 2, LossConfig::None);
+        let mut out = Vec::new();
+        let first = offer(&mut l, SimTime::ZERO, 3, 1000, &mut out).unwrap();
+        let next = l.service(first, &mut out);
+        assert!(l.try_enqueue(first, udp(3, 1000), &mut out).is_ok());
+        assert!(l.try_enqueue(first, udp(4, 1000), &mut out).is_err());
+        drain(&mut l, next, &mut out);
+        assert_eq!(out.len(), 4);
     }
 
     #[test]
@@ -429,8 +502,8 @@ mod tests {
         // The loss model acts on the wire: lost packets still occupy the transmitter and are pushed
         // with lost = true (for pcap), and the loss rate matches the model.
         let mut l = link(1_000_000_000, 1, 100_000, LossConfig::Bernoulli { p: 0.1 });
-        let first = (0..20_000).map(|i| l.enqueue(SimTime::ZERO, udp(i, 100))).collect::<Vec<_>>()[0];
         let mut out = Vec::new();
+        let first = offer(&mut l, SimTime::ZERO, 20_000, 100, &mut out);
         drain(&mut l, first, &mut out);
         let lost = out.iter().filter(|d| d.lost).count() as u64;
         assert_eq!(out.len(), 20_000);
@@ -445,16 +518,23 @@ mod tests {
         let cfg = LinkConfig { rate_bps: 12_000_000, delay: SimDuration::ZERO, mtu: 1500 };
         let q = AnyQueue::new(&QueueConfig::CoDel(crate::queue::CoDelConfig::default()));
         let mut l = Link::new(cfg, q, LossModel::none(), component_rng(1, 5));
-        let first = (0..600).map(|i| l.enqueue(SimTime::ZERO, udp(i, 1500))).collect::<Vec<_>>()[0];
-        let (mut out, mut drops, mut next) = (Vec::new(), Vec::new(), first);
+        let mut out = Vec::new();
+        let mut drops = Vec::new();
+        let mut next = offer(&mut l, SimTime::ZERO, 600, 1500, &mut out);
         while let Some(t) = next {
             next = l.service_with_drops(t, &mut out, &mut drops);
         }
         assert!(!drops.is_empty());
         assert_eq!(drops.len() as u64, l.stats().queue.dropped_pkts);
+        assert!(!l.busy());
+        assert!(l.queue().is_empty());
         let mut uids: Vec<u64> = out.iter().map(|d| d.pkt.uid).chain(drops.iter().map(|p| p.uid)).collect();
         uids.sort_unstable();
         assert_eq!(uids, (0..600).collect::<Vec<_>>());
+        // Back to back: each delivered packet starts when the previous one ends.
+        for w in out.windows(2) {
+            assert_eq!(w[1].tx_start, w[0].tx_end);
+        }
     }
 
     #[test]
@@ -478,12 +558,11 @@ mod tests {
             component_rng(1, 2),
         );
         for mut l in [AnyLink::Rate(rate), AnyLink::Trace(trace)] {
-            let mut next = None;
+            let (mut next, mut out) = (None, Vec::new());
             for i in 0..10 {
-                next = next.or(l.enqueue(SimTime::ZERO, udp(i, 1500)));
+                next = next.or(l.enqueue(SimTime::ZERO, udp(i, 1500), &mut out));
             }
             assert_eq!(l.next_deadline(), next);
-            let mut out = Vec::new();
             while let Some(t) = next {
                 next = l.service(t, &mut out);
             }
@@ -498,13 +577,22 @@ mod tests {
 
     #[test]
     fn link_restarts_after_idle() {
-        // After going idle, the next enqueue starts sending immediately at its own time.
+        // After going idle, the next enqueue starts sending immediately at its own time, with no
+        // service call; a packet arriving while it is sent waits for its end.
         let mut l = link(8_000_000, 0, 10, LossConfig::None);
         let mut out = Vec::new();
-        let t = l.enqueue(SimTime::ZERO, udp(0, 1000)).unwrap();
-        assert_eq!(l.service(t, &mut out), None);
-        let t2 = l.enqueue(SimTime::from_millis(10), udp(1, 1000)).unwrap();
-        assert_eq!(t2, SimTime::from_millis(11));
-        assert_eq!(l.next_deadline(), Some(t2));
+        assert_eq!(l.enqueue(SimTime::ZERO, udp(0, 1000), &mut out), None);
+        assert_eq!(out[0].tx_end, SimTime::from_millis(1));
+        assert_eq!(l.enqueue(SimTime::from_millis(10), udp(1, 1000), &mut out), None);
+        assert_eq!((out[1].tx_start, out[1].tx_end), (SimTime::from_millis(10), SimTime::from_millis(11)));
+        assert_eq!(l.next_deadline(), None);
+        let t = l.enqueue(SimTime::from_micros(10_500), udp(2, 1000), &mut out);
+        assert_eq!(t, Some(SimTime::from_millis(11)));
+        assert_eq!(l.next_deadline(), t);
+        assert_eq!(l.service(t.unwrap(), &mut out), None);
+        assert_eq!((out[2].tx_start, out[2].tx_end), (SimTime::from_millis(11), SimTime::from_millis(12)));
+        // Arriving exactly when the transmitter frees up: it starts at once.
+        assert_eq!(l.enqueue(SimTime::from_millis(12), udp(3, 1000), &mut out), None);
+        assert_eq!(out[3].tx_start, SimTime::from_millis(12));
     }
 }

@@ -20,9 +20,10 @@
 //!   `delay` later (`mm-delay` in series).
 //!
 //! The schedule is anchored at simulated time zero. The same sans-IO calls as [`crate::link::Link`]:
-//! [`TraceLink::enqueue`] returns the time of the next opportunity when the link was idle, and
-//! [`TraceLink::service`] runs the opportunities due at `now` and returns the next one while
-//! packets remain.
+//! [`TraceLink::enqueue`] returns the time of the next opportunity when the link was idle (it
+//! never delivers at once: its `out` argument, there for the common API, stays untouched), and
+//! [`TraceLink::service`] runs the opportunities due at `now`, pushes the packets they complete,
+//! and returns the next opportunity while packets remain.
 
 use celltcp_engine::{SimDuration, SimRng, SimTime};
 use serde::{Deserialize, Serialize};
@@ -186,12 +187,14 @@ impl TraceLink {
         cycles * len + within
     }
 
-    pub fn enqueue(&mut self, now: SimTime, pkt: Packet) -> Option<SimTime> {
-        self.try_enqueue(now, pkt).unwrap_or(None)
+    /// Offers a packet; returns the next opportunity when the link was idle (a service call is
+    /// then due). `out` is not used: a trace link delivers only at opportunities.
+    pub fn enqueue(&mut self, now: SimTime, pkt: Packet, out: &mut Vec<Delivery>) -> Option<SimTime> {
+        self.try_enqueue(now, pkt, out).unwrap_or(None)
     }
 
     /// As [`TraceLink::enqueue`], but hands back a packet the queue dropped.
-    pub fn try_enqueue(&mut self, now: SimTime, pkt: Packet) -> Result<Option<SimTime>, Packet> {
+    pub fn try_enqueue(&mut self, now: SimTime, pkt: Packet, _out: &mut Vec<Delivery>) -> Result<Option<SimTime>, Packet> {
         debug_assert!(
             pkt.size() <= self.cfg.mtu,
             "packet of {} B over a {} B MTU trace link",
@@ -353,7 +356,7 @@ mod tests {
             // Arrivals first at equal times (the link must not let them use that opportunity).
             match (arrival, next) {
                 (Some(a), n) if !matches!(n, Some(n) if a > n) => {
-                    if let Some(t) = l.enqueue(a, pkts[i].1) {
+                    if let Some(t) = l.enqueue(a, pkts[i].1, &mut out) {
                         next = Some(t);
                     }
                     i += 1;

@@ -30,7 +30,8 @@ use crate::plan::Plan;
 /// Events of the run loop.
 #[derive(Clone, Copy, Debug)]
 enum Ev {
-    /// A link direction finished serialising a packet (or has a delivery opportunity).
+    /// A link direction's transmitter is free and packets wait (or a trace link has a delivery
+    /// opportunity).
     LinkService(u32),
     /// A packet (a slot of the packet slab) arrives at a node.
     Arrive(u32, u32),
@@ -200,8 +201,6 @@ pub(crate) struct World {
     drop_scratch: Vec<Packet>,
     frag_out: Vec<Packet>,
     rtt_scratch: Vec<SimDuration>,
-    /// Link direction scheduled for service (avoid duplicate service events).
-    link_sched: Vec<Option<SimTime>>,
     pub files: Vec<String>,
 }
 
@@ -347,7 +346,6 @@ impl World {
             });
         }
         q.push(SimTime::ZERO, Ev::Sample);
-        let ndirs = dirs.len();
         Ok(World {
             q,
             nodes,
@@ -368,7 +366,6 @@ impl World {
             drop_scratch: Vec::new(),
             frag_out: Vec::new(),
             rtt_scratch: Vec::new(),
-            link_sched: vec![None; ndirs],
             files,
         })
     }
@@ -453,19 +450,17 @@ impl World {
         }
     }
 
+    /// Offers `pkt` to link direction `d`. A packet that starts at once comes back as a
+    /// delivery (handled as in [`World::link_service`]); a busy link may ask for a service call.
     fn link_enqueue(&mut self, now: SimTime, d: usize, pkt: Packet) {
-        match self.dirs[d].link.try_enqueue(now, pkt) {
-            Ok(Some(t)) => self.schedule_link(d, t),
+        let mut out = std::mem::take(&mut self.scratch);
+        match self.dirs[d].link.try_enqueue(now, pkt, &mut out) {
+            Ok(Some(t)) => self.q.push(t, Ev::LinkService(d as u32)),
             Ok(None) => {}
             Err(dropped) => self.count_drop(d, &dropped),
         }
-    }
-
-    fn schedule_link(&mut self, d: usize, t: SimTime) {
-        if self.link_sched[d].is_none_or(|s| t < s) {
-            self.link_sched[d] = Some(t);
-            self.q.push(t, Ev::LinkService(d as u32));
-        }
+        self.take_deliveries(d, &mut out);
+        self.scratch = out;
     }
 
     fn count_drop(&mut self, d: usize, pkt: &Packet) {
@@ -478,21 +473,31 @@ impl World {
         }
     }
 
+    /// A link direction's transmitter is free: it starts its next packet. The links ask for a
+    /// service call only when none is pending, so there is exactly one event per call.
     fn link_service(&mut self, now: SimTime, d: usize) {
-        if self.link_sched[d] == Some(now) {
-            self.link_sched[d] = None;
-        } else if self.link_sched[d].is_some_and(|s| s < now) {
-            self.link_sched[d] = None;
-        }
         let mut out = std::mem::take(&mut self.scratch);
         let mut drops = std::mem::take(&mut self.drop_scratch);
-        out.clear();
-        drops.clear();
         let next = self.dirs[d].link.service_with_drops(now, &mut out, &mut drops);
         for p in drops.drain(..) {
             self.count_drop(d, &p);
         }
         self.drop_scratch = drops;
+        self.take_deliveries(d, &mut out);
+        self.scratch = out;
+        if let Some(t) = next {
+            self.q.push(t, Ev::LinkService(d as u32));
+        }
+    }
+
+    /// Handles the transmissions a link direction started (rate links: at their start; trace
+    /// links: when complete): pcap capture at `tx_start`, loss accounting, and the arrival at the
+    /// far end. Leaves `out` empty.
+    #[inline]
+    fn take_deliveries(&mut self, d: usize, out: &mut Vec<Delivery>) {
+        if out.is_empty() {
+            return;
+        }
         let to = self.dirs[d].to;
         for del in out.drain(..) {
             if let Some(p) = self.dirs[d].pcap {
@@ -510,10 +515,6 @@ impl World {
                 let slot = self.slab.put(del.pkt);
                 self.q.push(del.arrive_at, Ev::Arrive(to as u32, slot));
             }
-        }
-        self.scratch = out;
-        if let Some(t) = next {
-            self.schedule_link(d, t);
         }
     }
 
