@@ -273,6 +273,7 @@ impl World {
             let state = match f.app {
                 AppKind::Bulk | AppKind::Iperf => {
                     let mut c = TcpConfig { cc: pf.cc, ..TcpConfig::default() };
+                    c.cc_seed = component_id("flow", &pf.name) ^ seed;
                     if let Some(m) = f.mss {
                         c.mss = m;
                     }

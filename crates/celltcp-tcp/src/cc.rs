@@ -187,8 +187,10 @@ pub enum AnyCc {
 
 impl AnyCc {
     /// A controller of `kind` with its default configuration, for a sender with `mss` and an
-    /// initial window of `initial_cwnd_pkts` segments (RFC 6928: 10).
-    pub fn new(kind: CcKind, mss: u32, initial_cwnd_pkts: u32, now: SimTime) -> Self {
+    /// initial window of `initial_cwnd_pkts` segments (RFC 6928: 10). `seed` seeds the
+    /// controller's random choices (BBR's PROBE_BW start phase; unused by NewReno and CUBIC):
+    /// give each connection its own ([`crate::TcpConfig::cc_seed`]).
+    pub fn new(kind: CcKind, mss: u32, initial_cwnd_pkts: u32, now: SimTime, seed: u64) -> Self {
         match kind {
             CcKind::NewReno => AnyCc::NewReno(newreno::NewReno::new(
                 newreno::NewRenoConfig::default(),
@@ -201,7 +203,7 @@ impl AnyCc {
                 initial_cwnd_pkts,
             )),
             CcKind::Bbr => AnyCc::Bbr(bbr::Bbr::new(
-                bbr::BbrConfig::default(),
+                bbr::BbrConfig { seed, ..bbr::BbrConfig::default() },
                 mss,
                 initial_cwnd_pkts,
                 now,

@@ -84,6 +84,11 @@ pub struct TcpConfig {
     pub max_rto: SimDuration,
     /// Congestion control.
     pub cc: CcKind,
+    /// Seed of the controller's own random choices (BBR's PROBE_BW start phase, §4.3.4.1 of
+    /// draft-cardwell-iccrg-bbr-congestion-control-00); any `u64`, default 0. Give each connection
+    /// its own (the scenario layer derives it from the run seed and the flow name) so that flows
+    /// sharing a bottleneck do not move in lock step; the same seed gives the same run.
+    pub cc_seed: u64,
     /// Pace when the controller does not: 2x cwnd/srtt in slow start, 1.2x in congestion
     /// avoidance (Linux `tcp_update_pacing_rate`). A controller with a pacing rate (BBR) is always
     /// paced at its rate.
@@ -119,6 +124,7 @@ impl Default for TcpConfig {
             initial_rto: SimDuration::from_secs(1),
             max_rto: SimDuration::from_secs(120),
             cc: CcKind::NewReno,
+            cc_seed: 0,
             pacing: false,
             syn_retries: 6,
             max_retries: 15,

@@ -280,7 +280,7 @@ impl TcpEndpoint {
             fin_acked: false,
             sb: Scoreboard::default(),
             rtt: RttEstimator::new(cfg.initial_rto, cfg.min_rto, cfg.max_rto),
-            cc: AnyCc::new(cfg.cc, mss, cfg.initial_cwnd_pkts, now),
+            cc: AnyCc::new(cfg.cc, mss, cfg.initial_cwnd_pkts, now, cfg.cc_seed),
             ca_state: CaState::Open,
             recovery_point: 0,
             recover: 0,
@@ -704,7 +704,13 @@ impl TcpEndpoint {
         self.peer_syn_seen = true;
         // The controller was built with the configured MSS; rebuild it for the negotiated one.
         if self.mss != self.cfg.mss {
-            self.cc = AnyCc::new(self.cfg.cc, self.mss, self.cfg.initial_cwnd_pkts, now);
+            self.cc = AnyCc::new(
+                self.cfg.cc,
+                self.mss,
+                self.cfg.initial_cwnd_pkts,
+                now,
+                self.cfg.cc_seed,
+            );
         }
     }
 

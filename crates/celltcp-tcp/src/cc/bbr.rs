@@ -214,6 +214,9 @@ impl Bbr {
         b
     }
 
+    pub fn config(&self) -> &BbrConfig {
+        &self.cfg
+    }
     pub fn mode(&self) -> BbrMode {
         self.mode
     }
@@ -1094,10 +1097,31 @@ mod tests {
     }
 
     #[test]
+    fn bbr_any_cc_uses_the_connection_seed() {
+        // §4.3.4.1: the PROBE_BW start phase is random per flow. AnyCc must hand the
+        // connection's seed (TcpConfig::cc_seed) to BBR. Regression: every flow got seed 0, so
+        // all BBR flows started in the same phase.
+        use crate::cc::{AnyCc, CcKind};
+        let mut phases = std::collections::BTreeSet::new();
+        for seed in 0..32u64 {
+            let AnyCc::Bbr(mut b) = AnyCc::new(CcKind::Bbr, MSS, 10, SimTime::ZERO, seed) else {
+                panic!("not BBR")
+            };
+            assert_eq!(b.config().seed, seed);
+            let mut want = Bbr::new(BbrConfig { seed, ..BbrConfig::default() }, MSS, 10, SimTime::ZERO);
+            b.enter_probe_bw(SimTime::ZERO);
+            want.enter_probe_bw(SimTime::ZERO);
+            assert_eq!(b.cycle_index(), want.cycle_index());
+            phases.insert(b.cycle_index());
+        }
+        assert!(phases.len() >= 5, "32 seeds gave start phases {phases:?}");
+    }
+
+    #[test]
     fn bbr_through_any_cc() {
         // AnyCc dispatch reaches BBR and reports its pacing and mode.
         use crate::cc::{AnyCc, CcKind};
-        let cc = AnyCc::new(CcKind::Bbr, MSS, 10, SimTime::ZERO);
+        let cc = AnyCc::new(CcKind::Bbr, MSS, 10, SimTime::ZERO, 0);
         assert_eq!(cc.kind(), CcKind::Bbr);
         assert_eq!(cc.window(), 10 * MSS as u64);
         assert_eq!(cc.metrics().state, BbrMode::Startup as u8);

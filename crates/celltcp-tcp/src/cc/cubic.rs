@@ -686,7 +686,7 @@ mod tests {
     fn cubic_through_any_cc() {
         // AnyCc dispatch reaches CUBIC with RFC 9438 defaults.
         use crate::cc::{AnyCc, CcKind};
-        let mut cc = AnyCc::new(CcKind::Cubic, MSS, 10, SimTime::ZERO);
+        let mut cc = AnyCc::new(CcKind::Cubic, MSS, 10, SimTime::ZERO, 0);
         assert_eq!(cc.kind(), CcKind::Cubic);
         let ev = CongestionEvent {
             bytes_in_flight: 10_000,

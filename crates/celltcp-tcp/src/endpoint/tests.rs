@@ -203,6 +203,28 @@ fn established_initial_window_is_ten_segments() {
 }
 
 #[test]
+fn established_controller_gets_cc_seed() {
+    // TcpConfig::cc_seed reaches the controller, also when it is rebuilt for a smaller
+    // negotiated MSS (RFC 9293 §3.7.1). Regression: AnyCc::new always used seed 0.
+    let c = TcpConfig {
+        cc: crate::cc::CcKind::Bbr,
+        cc_seed: 0xDEAD_BEEF,
+        ..cfg()
+    };
+    for peer_mss in [1448, 1000] {
+        let (mut a, b, synack) = syn_received(c, TcpConfig { mss: peer_mss, ..c });
+        a.on_segment(t(1), &synack, false);
+        assert_eq!(a.mss(), peer_mss);
+        for e in [&a, &b] {
+            match e.controller() {
+                AnyCc::Bbr(bbr) => assert_eq!(bbr.config().seed, 0xDEAD_BEEF),
+                other => panic!("{:?}", other.kind()),
+            }
+        }
+    }
+}
+
+#[test]
 fn established_write_bounded_by_send_buffer() {
     let mut p = established(TcpConfig {
         snd_buf: BufSize::Fixed(10_000),
