@@ -30,7 +30,8 @@ pub struct RateSample {
     pub delivered: u64,
     /// `P.delivered`: the connection's delivered count when the newest acknowledged packet was sent.
     pub prior_delivered: u64,
-    /// `max(send_elapsed, ack_elapsed)`.
+    /// `max(send_elapsed, ack_elapsed)`, or zero when the sample is not a reliable rate
+    /// (§3.3: shorter than min_rtt); the other fields are valid either way.
     pub interval: SimDuration,
     /// The RTT of the newest packet acknowledged by this ACK.
     pub rtt: SimDuration,
@@ -59,7 +60,8 @@ pub struct Ack {
     pub min_rtt: SimDuration,
     /// Total bytes delivered by the connection so far (`C.delivered`).
     pub delivered: u64,
-    /// The delivery-rate sample, when this ACK delivered data.
+    /// The delivery-rate sample: present whenever this ACK delivered data (an unreliable rate is
+    /// marked by a zero `interval`, not by leaving the sample out).
     pub rate: Option<RateSample>,
     /// True while the sender is in fast recovery (the controller should not grow cwnd:
     /// RFC 5681 §3.2 / RFC 6675 §5).

@@ -1091,7 +1091,7 @@ impl TcpEndpoint {
             let cwnd_limited = self.cwnd_limited
                 || (slow_start && 2 * prior_in_flight > cwnd)
                 || prior_in_flight + mss > cwnd;
-            let rate = rs.finish(self, newly_lost);
+            let rate = rs.finish(self.delivered, self.rtt.min_rtt(), newly_lost);
             let a = Ack {
                 acked_bytes,
                 prior_in_flight,

@@ -152,6 +152,9 @@ pub struct Bbr {
     // Loss recovery (§4.2.3.4).
     in_recovery: bool,
     packet_conservation: bool,
+    /// Fast recovery began before the ACK now being processed: its first round starts after
+    /// that ACK's deliveries are counted (Linux `bbr_set_cwnd_to_recover_or_restore`).
+    recovery_entry_pending: bool,
     prior_cwnd: u64,
     /// After an RTO: leave recovery once `C.delivered` reaches this.
     rto_recovery_until: Option<u64>,
@@ -203,6 +206,7 @@ impl Bbr {
             idle_restart: false,
             in_recovery: false,
             packet_conservation: false,
+            recovery_entry_pending: false,
             prior_cwnd: 0,
             rto_recovery_until: None,
             cwnd: initial_cwnd,
@@ -326,6 +330,7 @@ impl Bbr {
         if self.in_recovery {
             self.in_recovery = false;
             self.packet_conservation = false;
+            self.recovery_entry_pending = false;
             self.rto_recovery_until = None;
             self.restore_cwnd();
         }
@@ -527,15 +532,23 @@ impl Controller for Bbr {
         };
         let newly_lost = ack.rate.map_or(0, |rs| rs.newly_lost);
 
-        // §4.3 BBRUpdateModelAndState. An ACK without a rate sample (the sender had no
-        // reliable one) still drives the state machine and cwnd, as in Linux, but cannot start a
-        // round or feed the BtlBw filter.
+        // §4.3 BBRUpdateModelAndState. A sample whose rate is unreliable (zero interval,
+        // draft-cheng §3.3) still counts packet-timed rounds (§4.1.1.3 uses only
+        // P.delivered) and carries this ACK's losses, but does not feed BtlBw (§4.1.1.4). An ACK
+        // without any sample (nothing delivered) drives only the state machine and cwnd.
         match ack.rate {
             Some(rs) => {
                 self.update_round(&rs);
                 self.update_btlbw(&rs);
             }
             None => self.round_start = false,
+        }
+        if std::mem::take(&mut self.recovery_entry_pending) {
+            // §4.2.3.4: the first round of recovery runs from here (C.delivered including this
+            // ACK) and is conserved even if this ACK also closed a round. Regression: a round
+            // ending on the ACK that started recovery cancelled packet conservation at once.
+            self.next_round_delivered = ack.delivered;
+            self.packet_conservation = true;
         }
         self.check_cycle_phase(now, ack.prior_in_flight, newly_lost);
         if let Some(rs) = ack.rate {
@@ -567,6 +580,7 @@ impl Controller for Bbr {
         self.cwnd = ev.bytes_in_flight + self.mss;
         self.packet_conservation = true;
         self.next_round_delivered = self.delivered;
+        self.recovery_entry_pending = true;
     }
 
     fn on_recovery_exit(&mut self, _now: SimTime) {
@@ -1094,6 +1108,55 @@ mod tests {
         s.bbr.on_ack(s.now, &ack);
         assert_eq!(s.bbr.window(), cwnd + 2 * MSS as u64);
         assert_eq!((s.bbr.round_count(), s.bbr.btlbw()), (rounds, bw));
+    }
+
+    #[test]
+    fn bbr_invalid_rate_sample_counts_round_and_losses() {
+        // draft-cheng §3.3 marks a sample whose interval is below min_rtt as no rate (interval
+        // 0); BBR still starts the packet-timed round its P.delivered closes (§4.1.1.3) and
+        // subtracts the ACK's losses from cwnd (§4.2.3.4), but leaves BtlBw alone (§4.1.1.4).
+        // Regression: the endpoint dropped such samples, so the round and the losses were
+        // missed. The ACK also starts recovery: conservation must survive the round it closes
+        // (Linux sets it after the model update). Regression: it was cancelled on this ACK.
+        let mut s = Script::new();
+        for r in [1e6, 2e6, 4e6] {
+            s.round(r, false);
+        }
+        let ev = CongestionEvent { bytes_in_flight: 50 * MSS as u64, mss: MSS, ..Default::default() };
+        s.bbr.on_congestion_event(s.now, &ev);
+        let (rounds, bw, cwnd) = (s.bbr.round_count(), s.bbr.btlbw(), s.bbr.window());
+        let prior = s.delivered;
+        s.delivered += MSS as u64;
+        s.now += SimDuration::from_millis(1);
+        let rs = RateSample {
+            delivery_rate: 0.0,
+            delivered: MSS as u64,
+            prior_delivered: prior,
+            interval: SimDuration::ZERO,
+            rtt: SimDuration::from_millis(10),
+            is_app_limited: false,
+            tx_in_flight: 50 * MSS as u64,
+            newly_lost: 3 * MSS as u64,
+        };
+        let ack = Ack {
+            acked_bytes: MSS as u64,
+            prior_in_flight: 50 * MSS as u64,
+            bytes_in_flight: 46 * MSS as u64,
+            rtt: Some(rs.rtt),
+            srtt: rs.rtt,
+            min_rtt: rs.rtt,
+            delivered: s.delivered,
+            rate: Some(rs),
+            in_recovery: true,
+            app_limited: false,
+            mss: MSS,
+        };
+        s.bbr.on_ack(s.now, &ack);
+        assert_eq!(s.bbr.round_count(), rounds + 1, "the round ended");
+        assert_eq!(s.bbr.btlbw(), bw, "no rate, no BtlBw update");
+        // cwnd - losses, then packet conservation: at least inflight + delivered.
+        assert_eq!(s.bbr.window(), (cwnd - 3 * MSS as u64).max(47 * MSS as u64));
+        assert!(s.bbr.window() < cwnd);
     }
 
     #[test]
