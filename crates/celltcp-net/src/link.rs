@@ -119,6 +119,9 @@ pub struct Link {
     busy_until: SimTime,
     /// Packets wait in the queue and a [`Link::service`] call is due at `busy_until`.
     pending: bool,
+    /// `8e9 / rate_bps` when that is a whole number (10 Mbit/s: 800 ns a byte), else 0: the
+    /// transmission time is then a multiplication, exactly [`SimDuration::transmission`].
+    ns_per_byte: u64,
     stats: LinkStats,
 }
 
@@ -135,7 +138,18 @@ impl Link {
             last_start: SimTime::ZERO,
             busy_until: SimTime::ZERO,
             pending: false,
+            ns_per_byte: if 8_000_000_000 % cfg.rate_bps == 0 { 8_000_000_000 / cfg.rate_bps } else { 0 },
             stats: LinkStats::default(),
+        }
+    }
+
+    /// [`SimDuration::transmission`] of `bytes` at this link's rate.
+    #[inline]
+    fn tx_time(&self, bytes: u64) -> SimDuration {
+        if self.ns_per_byte != 0 {
+            SimDuration(bytes * self.ns_per_byte)
+        } else {
+            SimDuration::transmission(bytes, self.cfg.rate_bps)
         }
     }
 
@@ -179,7 +193,7 @@ impl Link {
     fn start_next(&mut self, now: SimTime, out: &mut Vec<Delivery>, drops: &mut Vec<Packet>) -> bool {
         let Some(d) = self.queue.dequeue_into(now, drops) else { return false };
         let size = d.pkt.size() as u64;
-        let tx_time = SimDuration::transmission(size, self.cfg.rate_bps);
+        let tx_time = self.tx_time(size);
         let tx_end = now + tx_time;
         let lost = self.loss.lose(&mut self.rng);
         let s = &mut self.stats;
@@ -436,6 +450,17 @@ mod tests {
         }
         assert!(!l.busy());
         assert_eq!(l.busy_until(), SimTime::from_micros(6000));
+    }
+
+    #[test]
+    fn link_transmission_time_is_exact_at_any_rate() {
+        // Rates dividing 8e9 multiply by ns per byte; others divide and round up: the same figures.
+        for rate in [1_000_000u64, 10_000_000, 100_000_000, 1_000_000_000, 7_000_000, 12_345_678, 3] {
+            let l = link(rate, 0, 10, LossConfig::None);
+            for bytes in [1u64, 40, 52, 1500, 65_535] {
+                assert_eq!(l.tx_time(bytes), SimDuration::transmission(bytes, rate), "{bytes} B at {rate}");
+            }
+        }
     }
 
     #[test]
