@@ -284,3 +284,44 @@ fn spurious_rto_after_a_delay_spike_is_undone_without_go_back_n() {
         "go-back-N: {without:?}"
     );
 }
+
+#[test]
+fn bbr_keeps_a_shallow_buffer_busy_and_rtprop_at_the_path_rtt() {
+    // Cardwell et al. 2016: BBR keeps the bottleneck busy even when the buffer holds a fraction
+    // of a BDP (here 10 packets vs a BDP of ~42, 10 Mbit/s and 50 ms), at the cost of losses.
+    // Its RTprop must stay the path's RTT: a retransmission acknowledged just after it was sent
+    // (its original had arrived) must not give a rate sample an RTT. Regression: RTprop fell to
+    // ~1 ms for a whole 10 s filter window, cwnd to ~6 packets and goodput to ~1.2 Mbit/s
+    // (83% over 60 s in the closed-form validation).
+    let cfg = TcpConfig {
+        cc: celltcp_tcp::cc::CcKind::Bbr,
+        ..Default::default()
+    };
+    let mut w = bulk(cfg, 25, 10_000_000, 1 << 40);
+    w.queue_pkts = 10;
+    let rtprop = |w: &Wire| match w.a.controller() {
+        celltcp_tcp::cc::AnyCc::Bbr(b) => b.rtprop(),
+        _ => unreachable!(),
+    };
+    let mut r0 = 0;
+    for t in (100..=15_000).step_by(100) {
+        w.run_until(at_ms(t), |_| false);
+        if let Some(r) = rtprop(&w) {
+            assert!(r >= ms(50), "RTprop {r} below the 50 ms path RTT at {t} ms");
+        }
+        if t == 2_000 {
+            r0 = w.read_by_b;
+        }
+    }
+    let goodput = (w.read_by_b - r0) as f64 * 8.0 / 13.0;
+    let s = w.a.stats();
+    println!(
+        "bbr, 10-packet buffer: goodput {:.2} Mbit/s, retx {}, rto {}, fr {}",
+        goodput / 1e6,
+        s.retransmitted_segments,
+        s.timeouts,
+        s.fast_recoveries
+    );
+    assert!(s.fast_recoveries > 0, "the shallow buffer must overflow for this test to mean anything");
+    assert!(goodput > 0.95 * 10e6 * 1448.0 / 1500.0, "goodput {goodput:.0} bit/s");
+}

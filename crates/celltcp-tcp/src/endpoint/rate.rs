@@ -113,6 +113,27 @@ mod tests {
     }
 
     #[test]
+    fn rate_sample_rtt_skips_retransmitted_segments() {
+        // Karn (RFC 6298 §3), as Linux takes rs->rtt_us only from never-retransmitted data: a
+        // retransmission acknowledged 1 ms after it was resent (the original had arrived) says
+        // nothing about the path. Regression: it became the sample's RTT and BBR's RTprop.
+        let mut b = RsBuild::default();
+        let mut clean = seg(10, 0, 0, 0);
+        clean.start = 1001;
+        clean.end = 2001;
+        let rtx = SentSeg { retransmitted: true, ..seg(59, 1000, 40, 10) };
+        b.update(&clean, 1000, SimTime::ZERO + MS(60));
+        b.update(&rtx, 2000, SimTime::ZERO + MS(60));
+        let rs = b.finish(2000, MS(50), 0).unwrap();
+        assert_eq!(rs.rtt, MS(50), "from the clean segment only");
+        assert_eq!(rs.prior_delivered, 1000, "the rate still comes from the newest segment");
+        // Only retransmitted data delivered: no RTT at all (zero).
+        let mut b = RsBuild::default();
+        b.update(&rtx, 2000, SimTime::ZERO + MS(60));
+        assert_eq!(b.finish(2000, MS(50), 0).unwrap().rtt, SimDuration::ZERO);
+    }
+
+    #[test]
     fn rate_sample_short_interval_is_reported_invalid_with_losses() {
         // §3.3: an interval below min_rtt gives no rate, but the sample (prior_delivered for
         // BBR's round counting, the losses of this ACK) must still reach the controller, with
