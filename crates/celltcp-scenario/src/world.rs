@@ -884,6 +884,25 @@ impl std::hash::Hasher for Fnv {
         }
         self.0 = h;
     }
+    // Whole integers in one step (the map keys are addresses, node indices and ports): one
+    // multiply instead of one per byte. Only lookups use these maps, never their iteration order.
+    #[inline]
+    fn write_u16(&mut self, x: u16) {
+        self.write_u64(x as u64);
+    }
+    #[inline]
+    fn write_u32(&mut self, x: u32) {
+        self.write_u64(x as u64);
+    }
+    #[inline]
+    fn write_usize(&mut self, x: usize) {
+        self.write_u64(x as u64);
+    }
+    #[inline]
+    fn write_u64(&mut self, x: u64) {
+        let h = if self.0 == 0 { 0xcbf2_9ce4_8422_2325 } else { self.0 };
+        self.0 = (h ^ x).wrapping_mul(0x0000_0100_0000_01B3);
+    }
 }
 
 type FastMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<Fnv>>;
