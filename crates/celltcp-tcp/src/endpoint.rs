@@ -32,7 +32,8 @@
 //!   ACK covering the first retransmission echoes an older TSval) and undone (RFC 4015:
 //!   [`Controller::on_spurious`], the episode ends, after an RTO no go-back-N). Without
 //!   timestamps nothing is detected (no DSACK / F-RTO).
-//! - RTO (RFC 6298, see [`crate::rtt`]); on expiry everything un-SACKed is marked lost and
+//! - RTO (RFC 6298, see [`crate::rtt`]); the timer also restarts whenever the oldest outstanding
+//!   segment is resent (Linux `tcp_xmit_retransmit_queue`); on expiry everything un-SACKed is marked lost and
 //!   resent in order from SND.UNA (Linux `tcp_enter_loss`, RFC 6675 §5.1 keeps SACKed data),
 //!   the timer backs off, and `recover` is set so later duplicate ACKs do not start a second
 //!   reduction (RFC 6582 §3.2 step 1).

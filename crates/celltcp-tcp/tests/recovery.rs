@@ -325,3 +325,41 @@ fn bbr_keeps_a_shallow_buffer_busy_and_rtprop_at_the_path_rtt() {
     assert!(s.fast_recoveries > 0, "the shallow buffer must overflow for this test to mean anything");
     assert!(goodput > 0.95 * 10e6 * 1448.0 / 1500.0, "goodput {goodput:.0} bit/s");
 }
+
+#[test]
+fn resending_the_first_hole_restarts_the_retransmission_timer() {
+    // Linux `tcp_xmit_retransmit_queue` re-arms the RTO when it resends the head of the queue:
+    // the ACK of that transmission cannot come before one RTT from then. Here the segment at
+    // offset 200 * MSS is lost on its first four transmissions; lost retransmissions are found
+    // by RACK (RFC 8985 §6.2) about one RTT apart, so the fifth transmission leaves more than
+    // 200 ms after the last cumulative ACK. Its ACK must arrive before the timer fires: no RTO.
+    // Regression: the timer armed at the last cumulative ACK (RFC 6298 §5.3) expired while the
+    // final retransmission was on its way (a needless RTO in BBR's STARTUP on a 10-packet buffer).
+    // BBR keeps the queue short (RTT near 50 ms, so RTO = its 200 ms floor) and keeps sending
+    // new data during recovery, whose SACKs reveal each lost retransmission.
+    let cfg = TcpConfig {
+        cc: celltcp_tcp::cc::CcKind::Bbr,
+        ..Default::default()
+    };
+    let mut w = bulk(cfg, 25, 10_000_000, 1 << 40);
+    let target = 2_000 * 1448u64;
+    let iss = 7u32;
+    let mut seen = 0;
+    w.fate = Box::new(move |s, _| {
+        let off = s.seg.seq.wrapping_sub(iss).wrapping_sub(1) as u64;
+        if s.from == Side::A && s.seg.payload_len > 0 && off == target {
+            seen += 1;
+            if seen <= 4 {
+                return Fate::Drop;
+            }
+        }
+        Fate::Deliver
+    });
+    w.run_until(at_ms(6_000), |_| false);
+    assert!(w.read_by_b > target);
+    let tx: Vec<SimTime> = w.a_data().iter().filter(|d| d.1 == target).map(|d| d.0).collect();
+    assert_eq!(tx.len(), 5, "{tx:?}");
+    assert!(tx[4] - tx[1] > ms(150), "the test needs a long episode: {tx:?}");
+    assert_eq!(w.a.stats().timeouts, 0);
+    assert_eq!(w.a.stats().fast_recoveries, 1);
+}

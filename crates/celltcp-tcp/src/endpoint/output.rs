@@ -244,6 +244,14 @@ impl TcpEndpoint {
             Pick::Rtx(i) => {
                 if i == 0 {
                     self.force_rtx = false;
+                    // Resending the oldest outstanding segment restarts the retransmission
+                    // timer, as Linux `tcp_xmit_retransmit_queue` does for the head of its
+                    // queue: its ACK cannot come sooner than one RTT from now, and the timer
+                    // armed at the last cumulative ACK (RFC 6298 §5.3) would otherwise expire
+                    // while a re-sent lost retransmission of it is still on its way.
+                    // Regression: BBR in STARTUP took a needless RTO 45 ms after resending the
+                    // first hole a third time.
+                    self.rto_deadline = Some(now + self.rtt.rto());
                 }
                 let (delivered, dt, fst, al) = (
                     self.delivered,
