@@ -27,6 +27,14 @@
 //! a link that is idle whenever a packet arrives costs none. The queue limit counts waiting
 //! packets, not the one in transmission (as ns-3's device queue with its transmitter).
 //!
+//! A drop-tail queue goes one step further. It does nothing at dequeue, so a packet's start is
+//! known on arrival: the end of the transmitter's backlog, `max(now, busy_until)`. Such a link
+//! keeps only the start times of the packets still waiting (to apply the limit and report the
+//! queue length, [`Link::queue_len_pkts_at`]), pushes every accepted packet's delivery from
+//! `enqueue`, and never asks for a service call; the deliveries, drops and counters are exactly
+//! those of the queued path (a test drives both with the same arrivals). RED and CoDel, which
+//! act at dequeue, keep the queued path.
+//!
 //! [`AnyLink`] dispatches between a rate link and a [`TraceLink`] (Mahimahi trace) so callers
 //! drive both alike.
 
@@ -35,7 +43,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::loss::LossModel;
 use crate::packet::Packet;
-use crate::queue::{AnyQueue, QueueStats};
+use std::collections::VecDeque;
+
+use crate::queue::{AnyQueue, QueueLimit, QueueStats};
 use crate::trace_link::TraceLink;
 
 /// A link direction's physical parameters.
@@ -114,11 +124,12 @@ pub struct Link {
     queue: AnyQueue,
     loss: LossModel,
     rng: SimRng,
-    /// Start and end of the last transmission started; the transmitter is free from `busy_until`.
-    last_start: SimTime,
+    /// End of the last transmission started: the transmitter is free from then on.
     busy_until: SimTime,
     /// Packets wait in the queue and a [`Link::service`] call is due at `busy_until`.
     pending: bool,
+    /// For a drop-tail queue: packets are scheduled at enqueue, and this replaces the queue.
+    sched: Option<Scheduled>,
     /// `8e9 / rate_bps` when that is a whole number (10 Mbit/s: 800 ns a byte), else 0: the
     /// transmission time is then a multiplication, exactly [`SimDuration::transmission`].
     ns_per_byte: u64,
@@ -130,14 +141,23 @@ impl Link {
     pub fn new(cfg: LinkConfig, mut queue: AnyQueue, loss: LossModel, rng: SimRng) -> Self {
         assert!(cfg.rate_bps > 0, "link rate must be positive");
         queue.set_link_rate(cfg.rate_bps);
+        let sched = match &queue {
+            AnyQueue::DropTail(q) => Some(Scheduled {
+                limit: q.limit(),
+                starts: VecDeque::new(),
+                bytes: 0,
+                stats: QueueStats::default(),
+            }),
+            _ => None,
+        };
         Link {
             cfg,
             queue,
             loss,
             rng,
-            last_start: SimTime::ZERO,
             busy_until: SimTime::ZERO,
             pending: false,
+            sched,
             ns_per_byte: if 8_000_000_000 % cfg.rate_bps == 0 { 8_000_000_000 / cfg.rate_bps } else { 0 },
             stats: LinkStats::default(),
         }
@@ -160,7 +180,9 @@ impl Link {
     /// Offers a packet. If the transmitter is free and nothing waits, the packet starts at once
     /// and its [`Delivery`] is pushed to `out`. Otherwise it waits in the queue, and `Some(t)` is
     /// returned when the link newly needs a [`Link::service`] call at `t` (the end of the current
-    /// transmission). A packet the queue drops is counted in its stats.
+    /// transmission). On a drop-tail link every accepted packet's delivery is pushed at once,
+    /// with its future `tx_start`, and no service call is ever asked for. A packet the queue
+    /// drops is counted in its stats.
     #[inline]
     pub fn enqueue(&mut self, now: SimTime, pkt: Packet, out: &mut Vec<Delivery>) -> Option<SimTime> {
         self.try_enqueue(now, pkt, out).unwrap_or(None)
@@ -169,6 +191,16 @@ impl Link {
     /// As [`Link::enqueue`], but hands back a packet the queue dropped.
     pub fn try_enqueue(&mut self, now: SimTime, pkt: Packet, out: &mut Vec<Delivery>) -> Result<Option<SimTime>, Packet> {
         debug_assert!(pkt.size() <= self.cfg.mtu, "packet of {} B over a {} B MTU link", pkt.size(), self.cfg.mtu);
+        if let Some(sc) = &mut self.sched {
+            // Drop-tail: the packet's start is known now (the transmitter's backlog ends at
+            // `busy_until`), and so is whether it fits behind the packets still waiting at `now`.
+            let start = now.max(self.busy_until);
+            if sc.accept(now, start, &pkt).is_err() {
+                return Err(pkt);
+            }
+            self.transmit(start, pkt, out);
+            return Ok(None);
+        }
         // The packet passes through the queue even when the link is idle, so that every
         // discipline sees every arrival (RED's average, CoDel's zero sojourns).
         self.queue.enqueue(now, pkt, &mut self.rng)?;
@@ -192,9 +224,16 @@ impl Link {
     #[inline]
     fn start_next(&mut self, now: SimTime, out: &mut Vec<Delivery>, drops: &mut Vec<Packet>) -> bool {
         let Some(d) = self.queue.dequeue_into(now, drops) else { return false };
-        let size = d.pkt.size() as u64;
+        self.transmit(now, d.pkt, out);
+        true
+    }
+
+    /// Starts sending `pkt` at `start` (the transmitter is free then) and pushes its delivery.
+    #[inline]
+    fn transmit(&mut self, start: SimTime, pkt: Packet, out: &mut Vec<Delivery>) {
+        let size = pkt.size() as u64;
         let tx_time = self.tx_time(size);
-        let tx_end = now + tx_time;
+        let tx_end = start + tx_time;
         let lost = self.loss.lose(&mut self.rng);
         let s = &mut self.stats;
         s.tx_pkts += 1;
@@ -204,10 +243,8 @@ impl Link {
             s.lost_pkts += 1;
             s.lost_bytes += size;
         }
-        self.last_start = now;
         self.busy_until = tx_end;
-        out.push(Delivery { tx_start: now, tx_end, arrive_at: tx_end + self.cfg.delay, lost, pkt: d.pkt });
-        true
+        out.push(Delivery { tx_start: start, tx_end, arrive_at: tx_end + self.cfg.delay, lost, pkt });
     }
 
     /// The transmitter has become free (`now` is the time the previous [`Link::enqueue`] or
@@ -250,27 +287,109 @@ impl Link {
     pub fn busy_until(&self) -> SimTime {
         self.busy_until
     }
+    /// Packets waiting (not the one in transmission) as of the last call to the link; see
+    /// [`Link::queue_len_pkts_at`].
     pub fn queue_len_pkts(&self) -> usize {
-        self.queue.len_pkts()
+        match &self.sched {
+            Some(sc) => sc.starts.len(),
+            None => self.queue.len_pkts(),
+        }
     }
     pub fn queue_len_bytes(&self) -> u64 {
-        self.queue.len_bytes()
+        match &self.sched {
+            Some(sc) => sc.bytes,
+            None => self.queue.len_bytes(),
+        }
     }
+    /// Packets waiting at `now` (not before the last call): a drop-tail link knows when each
+    /// scheduled packet starts, so this is exact between calls too.
+    pub fn queue_len_pkts_at(&self, now: SimTime) -> usize {
+        match &self.sched {
+            Some(sc) => sc.starts.len() - sc.starts.partition_point(|&(t, _)| t <= now),
+            None => self.queue.len_pkts(),
+        }
+    }
+    pub fn queue_len_bytes_at(&self, now: SimTime) -> u64 {
+        match &self.sched {
+            Some(sc) => {
+                let started = sc.starts.partition_point(|&(t, _)| t <= now);
+                sc.starts.range(started..).map(|&(_, b)| b as u64).sum()
+            }
+            None => self.queue.len_bytes(),
+        }
+    }
+    /// The queue discipline. A drop-tail link schedules its packets itself and leaves this one
+    /// empty: use [`Link::stats`] and the `queue_len_*` calls, which cover both.
     pub fn queue(&self) -> &AnyQueue {
         &self.queue
     }
-    /// Link counters. A packet is counted (whole transmission time in `busy_ns`) when it starts.
+    /// Link counters. A packet is counted (whole transmission time in `busy_ns`) when it starts;
+    /// on a drop-tail link, when it is accepted (its start is known then).
     pub fn stats(&self) -> LinkStats {
-        LinkStats { queue: self.queue.stats(), ..self.stats }
+        let queue = match &self.sched {
+            Some(sc) => sc.stats,
+            None => self.queue.stats(),
+        };
+        LinkStats { queue, ..self.stats }
     }
-    /// Busy fraction of `[0, now]`: the part of the current packet not yet sent is left out.
+    /// Busy fraction of `[0, now]`: the transmissions not yet done at `now` are left out (they
+    /// run back to back up to `busy_until`).
     pub fn utilisation(&self, now: SimTime) -> f64 {
-        let unsent = self.busy_until.saturating_since(now.max(self.last_start)).as_nanos();
+        let unsent = self.busy_until.saturating_since(now).as_nanos();
         if now.as_nanos() == 0 {
             0.0
         } else {
-            (self.stats.busy_ns - unsent) as f64 / now.as_nanos() as f64
+            self.stats.busy_ns.saturating_sub(unsent) as f64 / now.as_nanos() as f64
         }
+    }
+}
+
+/// The drop-tail queue of a link, kept as the start times of the accepted packets that have
+/// not started yet: a FIFO with no dequeue-time behaviour serves each packet at a time known on
+/// arrival, so the packet itself need not wait anywhere.
+#[derive(Clone, Debug)]
+struct Scheduled {
+    limit: QueueLimit,
+    /// `(tx_start, size)` of the packets waiting, in order (as of the last `accept`).
+    starts: VecDeque<(SimTime, u32)>,
+    /// Their bytes.
+    bytes: u64,
+    stats: QueueStats,
+}
+
+impl Scheduled {
+    /// Admits `pkt` arriving at `now`, to start at `start`, if it fits under the limit on top of
+    /// the packets still waiting at `now` (those starting after it), as [`crate::queue::DropTail`].
+    #[inline]
+    fn accept(&mut self, now: SimTime, start: SimTime, pkt: &Packet) -> Result<(), ()> {
+        while let Some(&(t, b)) = self.starts.front() {
+            if t > now {
+                break;
+            }
+            self.starts.pop_front();
+            self.bytes -= b as u64;
+        }
+        let size = pkt.size();
+        let fits = match self.limit {
+            QueueLimit::Packets(n) => self.starts.len() < n as usize,
+            QueueLimit::Bytes(b) => self.bytes + size as u64 <= b,
+        };
+        let s = &mut self.stats;
+        if !fits {
+            s.dropped_pkts += 1;
+            s.dropped_bytes += size as u64;
+            return Err(());
+        }
+        s.enqueued_pkts += 1;
+        s.enqueued_bytes += size as u64;
+        // Its departure from the queue is known too.
+        s.dequeued_pkts += 1;
+        s.sojourn_sum_ns += (start - now).as_nanos();
+        if start > now {
+            self.starts.push_back((start, size));
+            self.bytes += size as u64;
+        }
+        Ok(())
     }
 }
 
@@ -365,6 +484,19 @@ impl AnyLink {
             AnyLink::Trace(l) => l.queue_len_bytes(),
         }
     }
+    /// Packets waiting at `now` (see [`Link::queue_len_pkts_at`]).
+    pub fn queue_len_pkts_at(&self, now: SimTime) -> usize {
+        match self {
+            AnyLink::Rate(l) => l.queue_len_pkts_at(now),
+            AnyLink::Trace(l) => l.queue_len_pkts(),
+        }
+    }
+    pub fn queue_len_bytes_at(&self, now: SimTime) -> u64 {
+        match self {
+            AnyLink::Rate(l) => l.queue_len_bytes_at(now),
+            AnyLink::Trace(l) => l.queue_len_bytes(),
+        }
+    }
     pub fn stats(&self) -> LinkStats {
         match self {
             AnyLink::Rate(l) => l.stats(),
@@ -392,10 +524,25 @@ mod tests {
         Packet::new(uid, Ipv4::new(10, 0, 0, 1), Ipv4::new(10, 0, 0, 2), 0, SimTime::ZERO, b)
     }
 
-    fn link(rate_bps: u64, delay_ms: u64, limit: u32, loss: LossConfig) -> Link {
+    /// A drop-tail link; `scheduled = false` keeps the packets in the queue and uses service
+    /// calls, as every other discipline does, so both paths run the same checks.
+    fn link_kind(rate_bps: u64, delay_ms: u64, limit: u32, loss: LossConfig, scheduled: bool) -> Link {
         let cfg = LinkConfig { rate_bps, delay: SimDuration::from_millis(delay_ms), mtu: 1500 };
         let q = AnyQueue::new(&QueueConfig::DropTail { limit: QueueLimit::Packets(limit) });
-        Link::new(cfg, q, LossModel::new(loss), component_rng(1, 42))
+        let mut l = Link::new(cfg, q, LossModel::new(loss), component_rng(1, 42));
+        if !scheduled {
+            l.sched = None;
+        }
+        l
+    }
+
+    fn link(rate_bps: u64, delay_ms: u64, limit: u32, loss: LossConfig) -> Link {
+        link_kind(rate_bps, delay_ms, limit, loss, true)
+    }
+
+    /// Both paths of a drop-tail link.
+    fn both(rate_bps: u64, delay_ms: u64, limit: u32, loss: LossConfig) -> [Link; 2] {
+        [link_kind(rate_bps, delay_ms, limit, loss.clone(), true), link_kind(rate_bps, delay_ms, limit, loss, false)]
     }
 
     /// Runs the link to idle, calling service at each returned time; returns the last call's time.
@@ -419,37 +566,185 @@ mod tests {
         next
     }
 
+    /// Drives `l` through timed arrivals as a run loop does (service calls due at an arrival's
+    /// time run first). Returns the deliveries, the uids dropped, and the service calls made.
+    fn drive(l: &mut Link, arrivals: &[(SimTime, Packet)]) -> (Vec<Delivery>, Vec<u64>, usize) {
+        let (mut out, mut dropped, mut calls, mut next) = (Vec::new(), Vec::new(), 0, None::<SimTime>);
+        for (t, p) in arrivals {
+            while let Some(s) = next.filter(|s| s <= t) {
+                next = l.service(s, &mut out);
+                calls += 1;
+            }
+            match l.try_enqueue(*t, *p, &mut out) {
+                Ok(Some(s)) => {
+                    assert!(next.is_none(), "a second service call was asked for");
+                    next = Some(s);
+                }
+                Ok(None) => {}
+                Err(p) => dropped.push(p.uid),
+            }
+        }
+        while let Some(s) = next {
+            next = l.service(s, &mut out);
+            calls += 1;
+        }
+        (out, dropped, calls)
+    }
+
     #[test]
     fn link_back_to_back_packets_spaced_by_transmission_time() {
         // A busy transmitter sends packet k+1 the instant packet k's last bit leaves: at 10 Mbit/s a
-        // 1500 B packet takes exactly 1.2 ms. The first packet starts at once (its delivery comes
-        // out of enqueue); the others wait, and one service call is asked for, at the first's end.
-        let mut l = link(10_000_000, 5, 100, LossConfig::None);
+        // 1500 B packet takes exactly 1.2 ms.
+        for mut l in both(10_000_000, 5, 100, LossConfig::None) {
+            let mut out = Vec::new();
+            let first = offer(&mut l, SimTime::ZERO, 5, 1500, &mut out);
+            assert_eq!(l.queue_len_pkts_at(SimTime::ZERO), 4);
+            assert_eq!(l.queue_len_bytes_at(SimTime::ZERO), 6000);
+            drain(&mut l, first, &mut out);
+            assert_eq!(out.len(), 5);
+            for (k, d) in out.iter().enumerate() {
+                assert_eq!(d.pkt.uid, k as u64);
+                assert_eq!(d.tx_start, SimTime::from_micros(1200 * k as u64));
+                assert_eq!(d.tx_end, SimTime::from_micros(1200 * (k as u64 + 1)));
+            }
+            assert!(!l.busy());
+            assert_eq!(l.busy_until(), SimTime::from_micros(6000));
+            assert_eq!(l.queue_len_pkts_at(SimTime::from_micros(6000)), 0);
+        }
+    }
+
+    #[test]
+    fn link_waiting_packets_cost_one_service_call_each_unless_drop_tail() {
+        // The first packet of a burst starts inside enqueue; with a queue that acts at dequeue
+        // each waiting one needs a service call, asked for once, at the end of the one before.
+        // A drop-tail link knows every start time on arrival: all deliveries come out of
+        // enqueue, and the queue length still follows the schedule.
+        let mut l = link_kind(10_000_000, 5, 100, LossConfig::None, false);
         let mut out = Vec::new();
         assert_eq!(l.enqueue(SimTime::ZERO, udp(0, 1500), &mut out), None);
-        assert_eq!(out.len(), 1);
-        assert_eq!(out[0].tx_end, SimTime::from_micros(1200));
-        assert!(!l.busy());
-        let first = l.enqueue(SimTime::ZERO, udp(1, 1500), &mut out);
-        assert_eq!(first, Some(SimTime::from_micros(1200)));
-        for i in 2..5 {
-            assert_eq!(l.enqueue(SimTime::ZERO, udp(i, 1500), &mut out), None);
+        assert_eq!((out.len(), l.busy()), (1, false));
+        assert_eq!(l.enqueue(SimTime::ZERO, udp(1, 1500), &mut out), Some(SimTime::from_micros(1200)));
+        assert_eq!(l.enqueue(SimTime::ZERO, udp(2, 1500), &mut out), None);
+        assert_eq!((out.len(), l.queue_len_pkts()), (1, 2));
+        assert_eq!(l.next_deadline(), Some(SimTime::from_micros(1200)));
+        assert_eq!(l.service(SimTime::from_micros(1200), &mut out), Some(SimTime::from_micros(2400)));
+        assert_eq!(l.service(SimTime::from_micros(2400), &mut out), None);
+        assert_eq!(out.len(), 3);
+
+        let mut l = link(10_000_000, 5, 100, LossConfig::None);
+        let mut out = Vec::new();
+        assert_eq!(offer(&mut l, SimTime::ZERO, 3, 1500, &mut out), None);
+        assert_eq!(out.len(), 3);
+        assert_eq!(out[2].tx_start, SimTime::from_micros(2400));
+        assert_eq!(l.next_deadline(), None);
+        assert_eq!(l.queue_len_pkts_at(SimTime::from_micros(1199)), 2);
+        assert_eq!(l.queue_len_pkts_at(SimTime::from_micros(1200)), 1);
+        assert_eq!(l.queue_len_bytes_at(SimTime::from_micros(1200)), 1500);
+    }
+
+    #[test]
+    fn drop_tail_schedule_matches_the_queued_path_exactly() {
+        // Random bursts into a small drop-tail queue, through both paths: the same deliveries
+        // (times, order, losses), the same drops, the same link and queue counters.
+        let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+        let mut t = 0u64;
+        let mut arrivals = Vec::new();
+        for uid in 0..5_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            t += [0, 0, 0, 50_000, 300_000, 1_200_000, 5_000_000][(x % 7) as usize];
+            arrivals.push((SimTime(t), udp(uid, 40 + (x >> 8) as u32 % 1461)));
         }
-        assert_eq!(out.len(), 1);
-        assert_eq!(l.queue_len_pkts(), 4);
-        assert_eq!(l.queue_len_bytes(), 6000);
-        assert_eq!(l.next_deadline(), first);
-        // Each service call starts one packet and asks for the next call at its end.
-        let last = drain(&mut l, first, &mut out);
-        assert_eq!(last, SimTime::from_micros(4 * 1200));
-        assert_eq!(out.len(), 5);
-        for (k, d) in out.iter().enumerate() {
-            assert_eq!(d.pkt.uid, k as u64);
-            assert_eq!(d.tx_start, SimTime::from_micros(1200 * k as u64));
-            assert_eq!(d.tx_end, SimTime::from_micros(1200 * (k as u64 + 1)));
+        let [mut a, mut b] = both(10_000_000, 3, 8, LossConfig::Bernoulli { p: 0.05 });
+        let (out_a, drop_a, calls_a) = drive(&mut a, &arrivals);
+        let (out_b, drop_b, calls_b) = drive(&mut b, &arrivals);
+        assert_eq!(calls_a, 0);
+        assert!(calls_b > 1000, "{calls_b}");
+        assert!(drop_a.len() > 100, "{}", drop_a.len());
+        assert_eq!(drop_a, drop_b);
+        assert_eq!(out_a, out_b);
+        assert_eq!(a.stats(), b.stats());
+        assert_eq!(a.busy_until(), b.busy_until());
+    }
+
+    #[test]
+    fn link_arrival_is_tx_end_plus_delay() {
+        // Propagation: the far end gets the packet `delay` after the last bit was sent; a 100 B
+        // packet at 1 Mbit/s takes 800 us.
+        for mut l in both(1_000_000, 20, 10, LossConfig::None) {
+            let t0 = SimTime::from_millis(3);
+            let mut out = Vec::new();
+            let next = offer(&mut l, t0, 2, 100, &mut out);
+            drain(&mut l, next, &mut out);
+            let end = t0 + SimDuration::from_micros(800);
+            assert_eq!((out[0].tx_start, out[0].tx_end), (t0, end));
+            assert_eq!(out[0].arrive_at, end + SimDuration::from_millis(20));
+            assert_eq!(out[1].arrive_at, end + SimDuration::from_micros(800) + SimDuration::from_millis(20));
+            assert!(!out[0].lost);
         }
-        assert!(!l.busy());
-        assert_eq!(l.busy_until(), SimTime::from_micros(6000));
+    }
+
+    #[test]
+    fn link_utilisation_counts_busy_time() {
+        // utilisation = busy time / elapsed: 10 packets of 1200 us each in a 24 ms window is 50%;
+        // a packet half sent counts half.
+        for mut l in both(10_000_000, 1, 100, LossConfig::None) {
+            let mut out = Vec::new();
+            let first = offer(&mut l, SimTime::ZERO, 10, 1500, &mut out);
+            drain(&mut l, first, &mut out);
+            assert_eq!(l.busy_until(), SimTime::from_millis(12));
+            assert_eq!(l.stats().busy_ns, 12_000_000);
+            assert_eq!(l.stats().tx_bytes, 15_000);
+            assert!((l.utilisation(SimTime::from_millis(24)) - 0.5).abs() < 1e-12);
+            assert!((l.stats().utilisation(SimDuration::from_millis(24)) - 0.5).abs() < 1e-12);
+            // The last packet is half sent at 11.4 ms: 11.4 ms of 11.4 ms busy.
+            assert!((l.utilisation(SimTime::from_micros(11_400)) - 1.0).abs() < 1e-12);
+            l.enqueue(SimTime::from_millis(24), udp(99, 1500), &mut out);
+            assert!((l.utilisation(SimTime::from_micros(24_600)) - 12.6 / 24.6).abs() < 1e-12);
+        }
+    }
+
+    #[test]
+    fn link_queue_overflow_is_dropped_not_sent() {
+        // Drop-tail behind the transmitter: with 1 in transmission and 2 waiting, the 4th is
+        // dropped; the limit counts waiting packets only.
+        for mut l in both(1_000_000, 1, 2, LossConfig::None) {
+            let mut out = Vec::new();
+            let first = offer(&mut l, SimTime::ZERO, 3, 1000, &mut out);
+            assert_eq!(l.try_enqueue(SimTime::ZERO, udp(3, 1000), &mut out).unwrap_err().uid, 3);
+            drain(&mut l, first, &mut out);
+            assert_eq!(out.iter().map(|d| d.pkt.uid).collect::<Vec<_>>(), vec![0, 1, 2]);
+            let s = l.stats();
+            assert_eq!((s.tx_pkts, s.queue.dropped_pkts), (3, 1));
+        }
+        // Once the first has left (8 ms) and the second is sending, one place is free again.
+        for mut l in both(1_000_000, 1, 2, LossConfig::None) {
+            let t = SimTime::from_millis(8);
+            let arrivals: Vec<_> = [(0, 0), (0, 1), (0, 2), (8, 3), (8, 4)]
+                .iter()
+                .map(|&(ms, uid)| (SimTime::from_millis(ms), udp(uid, 1000)))
+                .collect();
+            let (out, dropped, _) = drive(&mut l, &arrivals);
+            assert_eq!(dropped, vec![4]);
+            assert_eq!(out.len(), 4);
+            assert_eq!(out[3].tx_start, t + SimDuration::from_millis(16));
+        }
+    }
+
+    #[test]
+    fn link_lost_packets_are_reported_and_counted() {
+        // The loss model acts on the wire: lost packets still occupy the transmitter and are pushed
+        // with lost = true (for pcap), and the loss rate matches the model.
+        for mut l in both(1_000_000_000, 1, 100_000, LossConfig::Bernoulli { p: 0.1 }) {
+            let mut out = Vec::new();
+            let first = offer(&mut l, SimTime::ZERO, 20_000, 100, &mut out);
+            drain(&mut l, first, &mut out);
+            let lost = out.iter().filter(|d| d.lost).count() as u64;
+            assert_eq!(out.len(), 20_000);
+            assert_eq!(l.stats().lost_pkts, lost);
+            assert!((lost as f64 / 20_000.0 - 0.1).abs() < 0.01, "{lost}");
+        }
     }
 
     #[test]
@@ -464,79 +759,6 @@ mod tests {
     }
 
     #[test]
-    fn link_arrival_is_tx_end_plus_delay() {
-        // Propagation: the far end gets the packet `delay` after the last bit was sent; a 100 B
-        // packet at 1 Mbit/s takes 800 us.
-        let mut l = link(1_000_000, 20, 10, LossConfig::None);
-        let t0 = SimTime::from_millis(3);
-        let mut out = Vec::new();
-        assert_eq!(l.enqueue(t0, udp(7, 100), &mut out), None);
-        let end = t0 + SimDuration::from_micros(800);
-        assert_eq!((out[0].tx_start, out[0].tx_end), (t0, end));
-        assert_eq!(out[0].arrive_at, end + SimDuration::from_millis(20));
-        assert!(!out[0].lost);
-    }
-
-    #[test]
-    fn link_utilisation_counts_busy_time() {
-        // utilisation = busy time / elapsed: 10 packets of 1200 us each in a 24 ms window is 50%;
-        // a packet half sent counts half.
-        let mut l = link(10_000_000, 1, 100, LossConfig::None);
-        let mut out = Vec::new();
-        let first = offer(&mut l, SimTime::ZERO, 10, 1500, &mut out);
-        let last = drain(&mut l, first, &mut out);
-        assert_eq!(last, SimTime::from_micros(10_800));
-        assert_eq!(l.busy_until(), SimTime::from_millis(12));
-        assert_eq!(l.stats().busy_ns, 12_000_000);
-        assert_eq!(l.stats().tx_bytes, 15_000);
-        assert!((l.utilisation(SimTime::from_millis(24)) - 0.5).abs() < 1e-12);
-        assert!((l.stats().utilisation(SimDuration::from_millis(24)) - 0.5).abs() < 1e-12);
-        // The last packet is half sent at 11.4 ms: 11.4 ms of 11.4 ms busy.
-        assert!((l.utilisation(SimTime::from_micros(11_400)) - 1.0).abs() < 1e-12);
-        l.enqueue(SimTime::from_millis(24), udp(99, 1500), &mut out);
-        assert!((l.utilisation(SimTime::from_micros(24_600)) - 12.6 / 24.6).abs() < 1e-12);
-    }
-
-    #[test]
-    fn link_queue_overflow_is_dropped_not_sent() {
-        // Drop-tail behind the transmitter: with 1 in transmission and 2 waiting, the 4th is
-        // dropped; the limit counts waiting packets only.
-        let mut l = link(1_000_000, 1, 2, LossConfig::None);
-        let mut out = Vec::new();
-        assert_eq!(l.enqueue(SimTime::ZERO, udp(0, 1000), &mut out), None);
-        let first = l.enqueue(SimTime::ZERO, udp(1, 1000), &mut out);
-        l.enqueue(SimTime::ZERO, udp(2, 1000), &mut out);
-        assert_eq!(l.try_enqueue(SimTime::ZERO, udp(3, 1000), &mut out).unwrap_err().uid, 3);
-        drain(&mut l, first, &mut out);
-        assert_eq!(out.iter().map(|d| d.pkt.uid).collect::<Vec<_>>(), vec![0, 1, 2]);
-        let s = l.stats();
-        assert_eq!((s.tx_pkts, s.queue.dropped_pkts), (3, 1));
-        // Once the first has left and the second is sending, one place is free again.
-        let mut l = link(1_000_000, 1, 2, LossConfig::None);
-        let mut out = Vec::new();
-        let first = offer(&mut l, SimTime::ZERO, 3, 1000, &mut out).unwrap();
-        let next = l.service(first, &mut out);
-        assert!(l.try_enqueue(first, udp(3, 1000), &mut out).is_ok());
-        assert!(l.try_enqueue(first, udp(4, 1000), &mut out).is_err());
-        drain(&mut l, next, &mut out);
-        assert_eq!(out.len(), 4);
-    }
-
-    #[test]
-    fn link_lost_packets_are_reported_and_counted() {
-        // The loss model acts on the wire: lost packets still occupy the transmitter and are pushed
-        // with lost = true (for pcap), and the loss rate matches the model.
-        let mut l = link(1_000_000_000, 1, 100_000, LossConfig::Bernoulli { p: 0.1 });
-        let mut out = Vec::new();
-        let first = offer(&mut l, SimTime::ZERO, 20_000, 100, &mut out);
-        drain(&mut l, first, &mut out);
-        let lost = out.iter().filter(|d| d.lost).count() as u64;
-        assert_eq!(out.len(), 20_000);
-        assert_eq!(l.stats().lost_pkts, lost);
-        assert!((lost as f64 / 20_000.0 - 0.1).abs() < 0.01, "{lost}");
-    }
-
-    #[test]
     fn link_reports_codel_dequeue_drops() {
         // RFC 8289 drops at dequeue; service_with_drops hands those packets to the caller, and
         // every packet is either delivered or dropped exactly once.
@@ -546,6 +768,7 @@ mod tests {
         let mut out = Vec::new();
         let mut drops = Vec::new();
         let mut next = offer(&mut l, SimTime::ZERO, 600, 1500, &mut out);
+        assert!(next.is_some());
         while let Some(t) = next {
             next = l.service_with_drops(t, &mut out, &mut drops);
         }
@@ -604,20 +827,19 @@ mod tests {
     fn link_restarts_after_idle() {
         // After going idle, the next enqueue starts sending immediately at its own time, with no
         // service call; a packet arriving while it is sent waits for its end.
-        let mut l = link(8_000_000, 0, 10, LossConfig::None);
-        let mut out = Vec::new();
-        assert_eq!(l.enqueue(SimTime::ZERO, udp(0, 1000), &mut out), None);
-        assert_eq!(out[0].tx_end, SimTime::from_millis(1));
-        assert_eq!(l.enqueue(SimTime::from_millis(10), udp(1, 1000), &mut out), None);
-        assert_eq!((out[1].tx_start, out[1].tx_end), (SimTime::from_millis(10), SimTime::from_millis(11)));
-        assert_eq!(l.next_deadline(), None);
-        let t = l.enqueue(SimTime::from_micros(10_500), udp(2, 1000), &mut out);
-        assert_eq!(t, Some(SimTime::from_millis(11)));
-        assert_eq!(l.next_deadline(), t);
-        assert_eq!(l.service(t.unwrap(), &mut out), None);
-        assert_eq!((out[2].tx_start, out[2].tx_end), (SimTime::from_millis(11), SimTime::from_millis(12)));
-        // Arriving exactly when the transmitter frees up: it starts at once.
-        assert_eq!(l.enqueue(SimTime::from_millis(12), udp(3, 1000), &mut out), None);
-        assert_eq!(out[3].tx_start, SimTime::from_millis(12));
+        for mut l in both(8_000_000, 0, 10, LossConfig::None) {
+            let mut out = Vec::new();
+            assert_eq!(l.enqueue(SimTime::ZERO, udp(0, 1000), &mut out), None);
+            assert_eq!(out[0].tx_end, SimTime::from_millis(1));
+            assert_eq!(l.enqueue(SimTime::from_millis(10), udp(1, 1000), &mut out), None);
+            assert_eq!((out[1].tx_start, out[1].tx_end), (SimTime::from_millis(10), SimTime::from_millis(11)));
+            assert_eq!(l.next_deadline(), None);
+            let t = l.enqueue(SimTime::from_micros(10_500), udp(2, 1000), &mut out);
+            drain(&mut l, t, &mut out);
+            assert_eq!((out[2].tx_start, out[2].tx_end), (SimTime::from_millis(11), SimTime::from_millis(12)));
+            // Arriving exactly when the transmitter frees up: it starts at once.
+            assert_eq!(l.enqueue(SimTime::from_millis(12), udp(3, 1000), &mut out), None);
+            assert_eq!(out[3].tx_start, SimTime::from_millis(12));
+        }
     }
 }

@@ -801,8 +801,8 @@ impl World {
             let se = &mut self.series;
             se.q_time.push(t);
             se.q_link.push(i as i64);
-            se.q_bytes.push(d.link.queue_len_bytes() as f64);
-            se.q_pkts.push(d.link.queue_len_pkts() as f64);
+            se.q_bytes.push(d.link.queue_len_bytes_at(now) as f64);
+            se.q_pkts.push(d.link.queue_len_pkts_at(now) as f64);
         }
         let next = now + self.sample_interval;
         if next <= self.end {
