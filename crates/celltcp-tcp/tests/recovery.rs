@@ -322,8 +322,14 @@ fn bbr_keeps_a_shallow_buffer_busy_and_rtprop_at_the_path_rtt() {
         s.timeouts,
         s.fast_recoveries
     );
-    assert!(s.fast_recoveries > 0, "the shallow buffer must overflow for this test to mean anything");
-    assert!(goodput > 0.95 * 10e6 * 1448.0 / 1500.0, "goodput {goodput:.0} bit/s");
+    assert!(
+        s.fast_recoveries > 0,
+        "the shallow buffer must overflow for this test to mean anything"
+    );
+    assert!(
+        goodput > 0.95 * 10e6 * 1448.0 / 1500.0,
+        "goodput {goodput:.0} bit/s"
+    );
 }
 
 #[test]
@@ -357,9 +363,17 @@ fn resending_the_first_hole_restarts_the_retransmission_timer() {
     });
     w.run_until(at_ms(6_000), |_| false);
     assert!(w.read_by_b > target);
-    let tx: Vec<SimTime> = w.a_data().iter().filter(|d| d.1 == target).map(|d| d.0).collect();
+    let tx: Vec<SimTime> = w
+        .a_data()
+        .iter()
+        .filter(|d| d.1 == target)
+        .map(|d| d.0)
+        .collect();
     assert_eq!(tx.len(), 5, "{tx:?}");
-    assert!(tx[4] - tx[1] > ms(150), "the test needs a long episode: {tx:?}");
+    assert!(
+        tx[4] - tx[1] > ms(150),
+        "the test needs a long episode: {tx:?}"
+    );
     assert_eq!(w.a.stats().timeouts, 0);
     assert_eq!(w.a.stats().fast_recoveries, 1);
 }

@@ -52,7 +52,12 @@ impl RsBuild {
     /// needs: BBR counts packet-timed rounds from `prior_delivered` (draft-cardwell-iccrg-bbr-
     /// congestion-control-00 §4.1.1.3) and takes the losses (`newly_lost`, Linux `rs->losses`)
     /// from every ACK. Regression: the whole sample was dropped, and the losses with it.
-    pub(super) fn finish(&self, delivered: u64, min_rtt: SimDuration, newly_lost: u64) -> Option<RateSample> {
+    pub(super) fn finish(
+        &self,
+        delivered: u64,
+        min_rtt: SimDuration,
+        newly_lost: u64,
+    ) -> Option<RateSample> {
         if !self.set {
             return None;
         }
@@ -121,12 +126,18 @@ mod tests {
         let mut clean = seg(10, 0, 0, 0);
         clean.start = 1001;
         clean.end = 2001;
-        let rtx = SentSeg { retransmitted: true, ..seg(59, 1000, 40, 10) };
+        let rtx = SentSeg {
+            retransmitted: true,
+            ..seg(59, 1000, 40, 10)
+        };
         b.update(&clean, 1000, SimTime::ZERO + MS(60));
         b.update(&rtx, 2000, SimTime::ZERO + MS(60));
         let rs = b.finish(2000, MS(50), 0).unwrap();
         assert_eq!(rs.rtt, MS(50), "from the clean segment only");
-        assert_eq!(rs.prior_delivered, 1000, "the rate still comes from the newest segment");
+        assert_eq!(
+            rs.prior_delivered, 1000,
+            "the rate still comes from the newest segment"
+        );
         // Only retransmitted data delivered: no RTT at all (zero).
         let mut b = RsBuild::default();
         b.update(&rtx, 2000, SimTime::ZERO + MS(60));
@@ -141,10 +152,15 @@ mod tests {
         // newly lost bytes never reached BBR's cwnd (draft-cardwell-00 §4.2.3.4).
         let mut b = RsBuild::default();
         b.update(&seg(100, 10_000, 130, 99), 11_000, SimTime::ZERO + MS(150));
-        let rs = b.finish(11_000, MS(50), 3000).expect("a sample even when invalid");
+        let rs = b
+            .finish(11_000, MS(50), 3000)
+            .expect("a sample even when invalid");
         assert_eq!(rs.interval, SimDuration::ZERO);
         assert_eq!(rs.delivery_rate, 0.0);
-        assert_eq!((rs.delivered, rs.prior_delivered, rs.newly_lost), (1000, 10_000, 3000));
+        assert_eq!(
+            (rs.delivered, rs.prior_delivered, rs.newly_lost),
+            (1000, 10_000, 3000)
+        );
         assert_eq!(rs.tx_in_flight, 5000);
         // Nothing delivered: no sample at all.
         assert_eq!(RsBuild::default().finish(11_000, MS(50), 0), None);
