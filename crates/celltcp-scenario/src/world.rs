@@ -735,7 +735,7 @@ impl World {
     fn ping_send(&mut self, now: SimTime, f: usize) {
         let fl = &mut self.flows[f];
         let FlowState::Ping { pinger } = &mut fl.state else { return };
-        let Some(seq) = pinger.next() else { return };
+        let Some(seq) = pinger.next_request() else { return };
         let echo = IcmpEcho { reply: false, ident: f as u16, seq, payload_len: pinger.payload, sent_at: now };
         let iv = pinger.interval;
         let (src, dst) = (fl.src, self.nodes[fl.dst].addr);
