@@ -42,6 +42,9 @@
 //! - Idle restart (§4.3.4.4) is detected from `on_sent` with nothing in flight outside recovery:
 //!   in PROBE_BW pacing goes back to `1.0 * BtlBw` and PROBE_RTT entry is skipped on the next ACK.
 //! - Linux's long-term (policer) bandwidth sampling is not part of the draft and is not modelled.
+//! - A sample whose rate is unreliable (zero `interval`, draft-cheng §3.3) still counts rounds,
+//!   as the draft's BBRUpdateRound does from `P.delivered` alone; Linux `bbr_update_bw` returns
+//!   before its round check on such a sample. Its losses count either way, as in both.
 
 use celltcp_engine::{SimDuration, SimTime};
 
