@@ -500,7 +500,9 @@ impl World {
             return;
         }
         let to = self.dirs[d].to;
-        for del in out.drain(..) {
+        // By reference: each packet is copied once, into the slab (draining would copy the
+        // whole delivery out first).
+        for del in out.iter() {
             if let Some(p) = self.dirs[d].pcap {
                 let _ = self.pcaps[p].1.write_packet(del.tx_start, &del.pkt);
             }
@@ -517,6 +519,7 @@ impl World {
                 self.q.push(del.arrive_at, Ev::Arrive(to as u32, slot));
             }
         }
+        out.clear();
     }
 
     fn arrive(&mut self, now: SimTime, node: usize, mut pkt: Packet) {
