@@ -8,6 +8,7 @@ a change in machine load hits both alike. The table shows medians over the repet
     python3 bench/run.py                 # 1, 10, 100 flows x 60 s, 3 repetitions
     python3 bench/run.py --quick         # 1, 10, 100 flows x 10 s, 3 repetitions
     python3 bench/run.py --cases 1:60,100:60 --reps 5 --json results.json
+    python3 bench/run.py --sample-interval 1s   # celltcp samples its time series every second
 
 celltcp side: `target/release/examples/bench` (validation/examples/bench.rs), built here with
 `cargo build --release -p celltcp-validation --example bench` unless --no-build; it runs the
@@ -121,6 +122,8 @@ def main():
     ap.add_argument("--quick", action="store_true", help="10 simulated seconds per case instead of 60")
     ap.add_argument("--reps", type=int, default=3, help="repetitions per simulator and case (default 3)")
     ap.add_argument("--cc", default="cubic", help="congestion control, both sides (default cubic)")
+    ap.add_argument("--sample-interval", metavar="DUR",
+                    help="celltcp's time-series sampling interval (scenario default 10ms; ns-3 records none)")
     ap.add_argument("--skip-ns3", action="store_true", help="celltcp only (no ratio)")
     ap.add_argument("--no-build", action="store_true", help="use the existing celltcp binary")
     ap.add_argument("--json", metavar="FILE", help="also write every run and the summaries as JSON")
@@ -135,7 +138,10 @@ def main():
         for flows, duration in cases:
             path = os.path.join(tmp, f"dumbbell{flows}.toml")
             with open(path, "w") as f:
-                f.write(dumbbell_toml(flows, duration, cc=args.cc))
+                text = dumbbell_toml(flows, duration, cc=args.cc)
+                if args.sample_interval:
+                    text = f'sample_interval = "{args.sample_interval}"\n' + text
+                f.write(text)
             cel, ns3 = [], []
             for rep in range(args.reps):
                 cel.append(run_celltcp(path))
@@ -156,8 +162,9 @@ def main():
     heads = ["flows", "sim s", "simulator", "events", "events/s", "sim s/wall s", "ns/event", "us/pkt",
              "goodput Mb/s", "celltcp/ns-3"]
     widths = [5, 5, 9, 9, 10, 12, 8, 6, 12, 12]
+    sampling = f"celltcp sample_interval {args.sample_interval or '10ms (default)'}"
     print(f"# bench/run.py, {started}, {args.reps} reps, median wall; load average {load0[0]:.2f} before, "
-          f"{load1[0]:.2f} after; {os.cpu_count()} CPUs")
+          f"{load1[0]:.2f} after; {os.cpu_count()} CPUs; {sampling}")
     print(fmt_row(heads, widths))
     for row in results:
         sims = [("celltcp", row["celltcp"])] + ([("ns-3", row["ns3"])] if "ns3" in row else [])
