@@ -107,11 +107,10 @@ impl<E> EventQueue<E> {
             let end = (first + ARITY).min(n);
             let mut m = first;
             let mut mk = h[first].key;
-            for c in first + 1..end {
-                let ck = h[c].key;
-                if ck < mk {
-                    m = c;
-                    mk = ck;
+            for (k, e) in h[first + 1..end].iter().enumerate() {
+                if e.key < mk {
+                    m = first + 1 + k;
+                    mk = e.key;
                 }
             }
             if mk >= key {
@@ -192,7 +191,7 @@ mod tests {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
-            if x % 3 != 0 || reference.is_empty() {
+            if !x.is_multiple_of(3) || reference.is_empty() {
                 let t = q.now().as_nanos() + x % 50;
                 q.push(SimTime(t), next_id);
                 reference.push((t, next_id));

@@ -160,7 +160,7 @@ impl Div<u64> for SimDuration {
 }
 
 fn fmt_ns(ns: u64, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-    if ns >= 1_000_000_000 && ns % 1_000_000 == 0 {
+    if ns >= 1_000_000_000 && ns.is_multiple_of(1_000_000) {
         write!(f, "{}s", ns as f64 / 1e9)
     } else if ns >= 1_000_000 {
         write!(f, "{}ms", ns as f64 / 1e6)

@@ -542,7 +542,7 @@ mod tests {
 
     /// Both paths of a drop-tail link.
     fn both(rate_bps: u64, delay_ms: u64, limit: u32, loss: LossConfig) -> [Link; 2] {
-        [link_kind(rate_bps, delay_ms, limit, loss.clone(), true), link_kind(rate_bps, delay_ms, limit, loss, false)]
+        [link_kind(rate_bps, delay_ms, limit, loss, true), link_kind(rate_bps, delay_ms, limit, loss, false)]
     }
 
     /// Runs the link to idle, calling service at each returned time; returns the last call's time.
