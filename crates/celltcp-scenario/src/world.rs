@@ -76,8 +76,6 @@ pub(crate) struct Conn {
     pub ep: TcpEndpoint,
     node: usize,
     remote: Ipv4,
-    local_port: u16,
-    remote_port: u16,
     pub flow: usize,
     pub app: ConnApp,
     timer_at: Option<SimTime>,
@@ -605,7 +603,7 @@ impl World {
                 let FlowState::Tcp { reverse, stop_at, .. } = &fl.state else { unreachable!() };
                 let app = if *reverse { ConnApp::Writer(BulkSender::new(fl.bytes_limit, *stop_at, self.write_chunk(f))) } else { ConnApp::Sink(Sink::default()) };
                 let c = self.conns.len();
-                self.conns.push(Conn { ep, node, remote: pkt.src, local_port: seg.dst_port, remote_port: seg.src_port, flow: f, app, timer_at: None });
+                self.conns.push(Conn { ep, node, remote: pkt.src, flow: f, app, timer_at: None });
                 if let FlowState::Tcp { server, .. } = &mut self.flows[f].state {
                     *server = Some(c);
                 }
@@ -706,7 +704,7 @@ impl World {
                 let iv = *interval;
                 let has_meter = meter.is_some();
                 let port = fl.client_port;
-                self.conns.push(Conn { ep, node: src, remote: dst_addr, local_port: port, remote_port: fl.server_port, flow: f, app, timer_at: None });
+                self.conns.push(Conn { ep, node: src, remote: dst_addr, flow: f, app, timer_at: None });
                 let chunk = self.write_chunk(f);
                 if let ConnApp::Writer(w) = &mut self.conns[c].app {
                     *w = BulkSender::new(self.flows[f].bytes_limit, stop_at_of(&self.flows[f]), chunk);
@@ -927,9 +925,4 @@ fn is_data(p: &Packet) -> bool {
 
 fn sanitize(name: &str) -> String {
     name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' { c } else { '_' }).collect()
-}
-
-#[allow(dead_code)]
-fn _assert_conn_fields(c: &Conn) -> (u16, u16) {
-    (c.local_port, c.remote_port)
 }
