@@ -172,7 +172,8 @@ pub enum QueueType {
 pub struct QueueTable {
     #[serde(rename = "type")]
     pub kind: QueueType,
-    /// Hard limit (all types): `"100p"` or `"150KB"`. Default 100 packets (1000 for CoDel).
+    /// Hard limit: `"100p"` or `"150KB"` (CoDel: packets). Default 100 packets for drop-tail,
+    /// 25 for RED, 1000 for CoDel (ns-3's defaults).
     #[serde(default)]
     pub limit: Option<QueueLimitSpec>,
     /// RED: minimum threshold in packets (default 5).
@@ -181,7 +182,7 @@ pub struct QueueTable {
     /// RED: maximum threshold in packets (default 15).
     #[serde(default)]
     pub max_th: Option<f64>,
-    /// RED: drop probability at max_th (default 0.1).
+    /// RED: drop probability at max_th (default 0.02).
     #[serde(default)]
     pub max_p: Option<f64>,
     /// RED: EWMA weight (default 0.002).
