@@ -119,6 +119,9 @@ cc = "cubic"
     let g = flow_f64(&out, 0, "goodput_bps");
     let ideal = 12e6 * 1448.0 / 1500.0;
     assert!(g > 0.95 * ideal && g < 1.001 * ideal, "goodput {g} vs {ideal}");
+    // utilisation of a trace link: the share of the offered opportunity bytes that carried packets
+    let u = link_f64(&out, 0, "utilization");
+    assert!(u > 0.95 && u <= 1.0, "trace link utilisation {u}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

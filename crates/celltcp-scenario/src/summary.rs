@@ -175,7 +175,7 @@ pub(crate) fn summary(w: &World) -> Value {
                 "drops": d.drops_pkts,
                 "lost_packets": d.lost_pkts,
                 "ecn_marked": qs.marked_pkts,
-                "utilization": r(if secs > 0.0 { ls.busy_ns as f64 * 1e-9 / secs } else { 0.0 }),
+                "utilization": r(d.link.utilisation(end)),
                 "throughput_bps": r(if secs > 0.0 { ls.tx_bytes as f64 * 8.0 / secs } else { 0.0 }),
                 "queue_delay_mean_ms": r(qs.mean_sojourn().as_millis_f64()),
             })
