@@ -626,6 +626,18 @@ impl World {
         self.flows[f].chunk
     }
 
+    /// Sends every segment connection `c` may send now.
+    fn transmit_conn(&mut self, now: SimTime, c: usize) {
+        let (node, remote, f) = (self.conns[c].node, self.conns[c].remote, self.conns[c].flow);
+        while let Some(seg) = self.conns[c].ep.poll_transmit(now) {
+            if seg.payload_len > 0 {
+                self.flows[f].net.data_pkts_sent += 1;
+            }
+            let p = self.alloc_packet(now, node, remote, Body::Tcp(seg));
+            self.ip_output(now, node, p);
+        }
+    }
+
     /// After any change to a connection: run its application, send what it may send, and
     /// re-arm its timer.
     fn service_conn(&mut self, now: SimTime, c: usize) {
@@ -637,28 +649,14 @@ impl World {
             }
         }
         let f = self.conns[c].flow;
-        while let Some(seg) = self.conns[c].ep.poll_transmit(now) {
-            let (node, remote) = (self.conns[c].node, self.conns[c].remote);
-            if seg.payload_len > 0 {
-                self.flows[f].net.data_pkts_sent += 1;
-            }
-            let p = self.alloc_packet(now, node, remote, Body::Tcp(seg));
-            self.ip_output(now, node, p);
-        }
+        self.transmit_conn(now, c);
         // the sender may have room again after sending (e.g. a window update)
         let conn = &mut self.conns[c];
         if let ConnApp::Writer(w) = &mut conn.app {
             let before = conn.ep.send_buffer_free();
             w.pump(now, &mut conn.ep);
             if conn.ep.send_buffer_free() != before {
-                while let Some(seg) = self.conns[c].ep.poll_transmit(now) {
-                    let (node, remote) = (self.conns[c].node, self.conns[c].remote);
-                    if seg.payload_len > 0 {
-                        self.flows[f].net.data_pkts_sent += 1;
-                    }
-                    let p = self.alloc_packet(now, node, remote, Body::Tcp(seg));
-                    self.ip_output(now, node, p);
-                }
+                self.transmit_conn(now, c);
             }
         }
         if self.record_rtt {
