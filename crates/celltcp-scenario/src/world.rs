@@ -232,7 +232,7 @@ impl World {
             .map(|d| {
                 let rng = component_rng(seed, component_id("link", &d.name));
                 let queue = AnyQueue::new(&d.queue);
-                let loss = LossModel::new(d.loss.clone());
+                let loss = LossModel::new(d.loss);
                 let link = match &d.trace {
                     Some(ops) => AnyLink::Trace(TraceLink::new(
                         TraceLinkConfig { opportunities_ms: ops.clone(), delay: d.delay, mtu: d.mtu },
@@ -597,7 +597,7 @@ impl World {
                     return;
                 }
                 let fl = &mut self.flows[f];
-                let cfg = fl.tcp_cfg.clone().unwrap();
+                let cfg = fl.tcp_cfg.unwrap();
                 let iss: u32 = fl.rng.gen();
                 let ep = TcpEndpoint::accept(cfg, seg.dst_port, seg.src_port, iss, &seg, now);
                 let FlowState::Tcp { reverse, stop_at, .. } = &fl.state else { unreachable!() };
@@ -693,7 +693,7 @@ impl World {
         let (src, dst_addr) = (fl.src, self.nodes[fl.dst].addr);
         match &mut fl.state {
             FlowState::Tcp { client, reverse, stop_at, meter, interval, .. } => {
-                let cfg = fl.tcp_cfg.clone().unwrap();
+                let cfg = fl.tcp_cfg.unwrap();
                 let iss: u32 = fl.rng.gen();
                 let ep = TcpEndpoint::connect(cfg, fl.client_port, fl.server_port, iss, now);
                 let app = if *reverse { ConnApp::Sink(Sink::default()) } else { ConnApp::Writer(BulkSender::new(fl.bytes_limit, *stop_at, 0)) };
