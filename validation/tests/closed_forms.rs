@@ -94,3 +94,15 @@ fn bbr_fills_a_small_buffer_and_keeps_a_large_one_short() {
     assert!(bbr_rtt < 100.0, "BBR mean RTT {bbr_rtt:.1} ms with a 1000-packet buffer");
     assert!(cubic_rtt > 2.0 * bbr_rtt, "CUBIC fills the deep buffer: {cubic_rtt:.1} ms vs BBR {bbr_rtt:.1} ms");
 }
+
+#[test]
+fn no_congestion_control_starves_alone_on_a_bdp_buffer() {
+    // Every control that `celltcp list cc` offers, alone on a 10 Mbit/s, 50 ms RTT path with a
+    // one-BDP drop-tail buffer (62.5 KB ≈ 42 packets), keeps the link at least 80 % busy.
+    for (cc, _) in celltcp_scenario::list_cc() {
+        let text = single_link("60s", "10Mbps", "25ms", "42p", 0.0, &format!("cc = \"{cc}\""));
+        let out = run_text(&text, 1);
+        let u = link_f64(&out, 0, "utilization");
+        assert!(u >= 0.80, "{cc}: utilisation {u:.3}");
+    }
+}
