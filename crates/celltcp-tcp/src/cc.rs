@@ -19,6 +19,7 @@ pub mod minmax;
 pub mod newreno;
 pub mod highspeed;
 pub mod vegas;
+pub mod veno;
 pub mod scalable;
 #[cfg(test)]
 pub mod test_sender;
