@@ -21,6 +21,7 @@ pub mod htcp;
 pub mod highspeed;
 pub mod vegas;
 pub mod veno;
+pub mod westwood;
 pub mod scalable;
 #[cfg(test)]
 pub mod test_sender;

@@ -155,7 +155,10 @@ impl Vegas {
             if diff > self.cfg.gamma_pkts {
                 let target = (target_pkts.floor() as u64 + 1) * self.mss;
                 self.cwnd = self.cwnd.min(target).max(2 * self.mss);
-                self.ssthresh = self.ssthresh.min(self.cwnd.saturating_sub(self.mss)).max(2 * self.mss);
+                self.ssthresh = self
+                    .ssthresh
+                    .min(self.cwnd.saturating_sub(self.mss))
+                    .max(2 * self.mss);
                 self.ca_acked = 0;
             }
         } else if diff < self.cfg.alpha_pkts {
@@ -165,7 +168,10 @@ impl Vegas {
             // Paper §3.2: too much queued, shrink linearly (−1 MSS this RTT). Linux also lowers
             // ssthresh to cwnd − 1 segment so the smaller window is not taken for slow start.
             self.cwnd = self.cwnd.saturating_sub(self.mss).max(2 * self.mss);
-            self.ssthresh = self.ssthresh.min(self.cwnd.saturating_sub(self.mss)).max(2 * self.mss);
+            self.ssthresh = self
+                .ssthresh
+                .min(self.cwnd.saturating_sub(self.mss))
+                .max(2 * self.mss);
         }
         // α ≤ diff ≤ β: hold (paper §3.2).
     }
@@ -291,7 +297,12 @@ mod tests {
         assert!(s.cc.last_diff_pkts().unwrap() > 4.0);
         assert!(s.window() < w0, "{} !< {}", s.window(), w0);
         // Linear: one MSS per round, not a multiplicative cut.
-        assert!(s.window() >= w0 - 4 * MSS as u64, "{} vs {}", s.window(), w0);
+        assert!(
+            s.window() >= w0 - 4 * MSS as u64,
+            "{} vs {}",
+            s.window(),
+            w0
+        );
     }
 
     #[test]
@@ -322,7 +333,11 @@ mod tests {
         s.run_rounds(4);
         assert!(s.cc.ssthresh() < u64::MAX, "left slow start");
         assert!(s.window() >= s.cc.ssthresh(), "now in congestion avoidance");
-        assert!(s.window_pkts() <= 30.0, "cut toward the target window, {}", s.window_pkts());
+        assert!(
+            s.window_pkts() <= 30.0,
+            "cut toward the target window, {}",
+            s.window_pkts()
+        );
     }
 
     #[test]
