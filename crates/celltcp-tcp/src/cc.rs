@@ -17,6 +17,7 @@ pub mod cubic;
 pub mod hystart;
 pub mod minmax;
 pub mod newreno;
+pub mod hybla;
 pub mod htcp;
 pub mod highspeed;
 pub mod vegas;
