@@ -65,7 +65,8 @@ impl Default for HighSpeedConfig {
 impl HighSpeedConfig {
     /// Position of `w` between Low_Window and High_Window on a log scale (0 at Low_Window).
     fn log_frac(&self, w: f64) -> f64 {
-        (w.ln() - self.low_window_pkts.ln()) / (self.high_window_pkts.ln() - self.low_window_pkts.ln())
+        (w.ln() - self.low_window_pkts.ln())
+            / (self.high_window_pkts.ln() - self.low_window_pkts.ln())
     }
 
     /// RFC 3649 §5: `b(w)`.
@@ -129,7 +130,11 @@ impl HighSpeed {
     fn build_table(cfg: &HighSpeedConfig) -> Vec<HighSpeedRow> {
         let lw = cfg.low_window_pkts.ceil().max(1.0) as u64;
         let hw = cfg.high_window_pkts.floor() as u64;
-        let mut table = vec![HighSpeedRow { w_pkts: lw, a: 1.0, b: 0.5 }];
+        let mut table = vec![HighSpeedRow {
+            w_pkts: lw,
+            a: 1.0,
+            b: 0.5,
+        }];
         let mut next_a = 2.0;
         let mut w = lw + 1;
         while w <= hw {
@@ -345,7 +350,11 @@ mod tests {
         s.advance(RTT);
         s.ack_n(1);
         let want = w0 + a * (M as f64) * (M as f64) / w0;
-        assert!((s.window() as f64 - want).abs() <= 1.0, "{} vs {want}", s.window());
+        assert!(
+            (s.window() as f64 - want).abs() <= 1.0,
+            "{} vs {want}",
+            s.window()
+        );
     }
 
     #[test]

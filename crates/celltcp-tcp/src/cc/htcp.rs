@@ -276,7 +276,11 @@ mod tests {
             let w = s.cc.cwnd;
             s.send_window();
             s.congestion_event();
-            assert!((s.cc.beta() - want).abs() < 1e-9, "β = {} want {want}", s.cc.beta());
+            assert!(
+                (s.cc.beta() - want).abs() < 1e-9,
+                "β = {} want {want}",
+                s.cc.beta()
+            );
             assert_eq!(s.window(), (w * want) as u64);
         }
         // RTT_max is measured afresh after each event: a constant RTT now gives 0.8.
@@ -293,7 +297,10 @@ mod tests {
     #[test]
     fn htcp_rtt_scaling_multiplies_alpha() {
         // Leith & Shorten §3 (optional RTT scaling): α × RTT_min/RTT_ref, here 200/100 ms = 2.
-        let cfg = HtcpConfig { rtt_scaling: true, ..HtcpConfig::default() };
+        let cfg = HtcpConfig {
+            rtt_scaling: true,
+            ..HtcpConfig::default()
+        };
         let mut s = TestSender::new(Htcp::new(cfg, MSS, 10), MSS, RTT);
         round(&mut s, 5, SimDuration::from_millis(200));
         let now = s.now();

@@ -190,7 +190,11 @@ mod tests {
             s.advance(SimDuration::from_millis(rtt_ms));
             s.ack_n(1);
             let want = w0 + rho2 * (M * M) as f64 / w0;
-            assert!((s.cc.cwnd - want).abs() < 1e-6, "rtt {rtt_ms}: {} vs {want}", s.cc.cwnd);
+            assert!(
+                (s.cc.cwnd - want).abs() < 1e-6,
+                "rtt {rtt_ms}: {} vs {want}",
+                s.cc.cwnd
+            );
         }
     }
 
