@@ -14,18 +14,18 @@ use celltcp_engine::{SimDuration, SimTime};
 
 pub mod bbr;
 pub mod cubic;
+pub mod highspeed;
+pub mod htcp;
+pub mod hybla;
 pub mod hystart;
 pub mod minmax;
 pub mod newreno;
-pub mod hybla;
-pub mod htcp;
-pub mod highspeed;
-pub mod vegas;
-pub mod veno;
-pub mod westwood;
 pub mod scalable;
 #[cfg(test)]
 pub mod test_sender;
+pub mod vegas;
+pub mod veno;
+pub mod westwood;
 
 /// One delivery-rate sample, computed by the sender per
 /// draft-cheng-iccrg-delivery-rate-estimation-02 §3.3 when an ACK newly delivers data.
@@ -145,16 +145,41 @@ pub enum CcKind {
     NewReno,
     Cubic,
     Bbr,
+    Scalable,
+    HighSpeed,
+    Htcp,
+    Hybla,
+    Vegas,
+    Veno,
+    Westwood,
 }
 
 impl CcKind {
-    pub const ALL: [CcKind; 3] = [CcKind::NewReno, CcKind::Cubic, CcKind::Bbr];
+    pub const ALL: [CcKind; 10] = [
+        CcKind::NewReno,
+        CcKind::Cubic,
+        CcKind::Bbr,
+        CcKind::Scalable,
+        CcKind::HighSpeed,
+        CcKind::Htcp,
+        CcKind::Hybla,
+        CcKind::Vegas,
+        CcKind::Veno,
+        CcKind::Westwood,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
             CcKind::NewReno => "newreno",
             CcKind::Cubic => "cubic",
             CcKind::Bbr => "bbr",
+            CcKind::Scalable => "scalable",
+            CcKind::HighSpeed => "highspeed",
+            CcKind::Htcp => "htcp",
+            CcKind::Hybla => "hybla",
+            CcKind::Vegas => "vegas",
+            CcKind::Veno => "veno",
+            CcKind::Westwood => "westwood",
         }
     }
 
@@ -164,6 +189,13 @@ impl CcKind {
             CcKind::NewReno => "NewReno: AIMD slow start / congestion avoidance (RFC 5681, RFC 6582)",
             CcKind::Cubic => "CUBIC: cubic window growth with Reno-friendly region and HyStart++ (RFC 9438, RFC 9406)",
             CcKind::Bbr => "BBR v1: model-based, paced at the estimated bottleneck bandwidth (Cardwell et al. 2016)",
+            CcKind::Scalable => "Scalable TCP: MIMD, +0.01 MSS per ACK, cut by 1/8 (Kelly 2003)",
+            CcKind::HighSpeed => "HighSpeed TCP: a(w), b(w) from the response function (RFC 3649)",
+            CcKind::Htcp => "H-TCP: increase grows with time since the last loss, adaptive backoff (Leith & Shorten 2004)",
+            CcKind::Hybla => "Hybla: growth scaled by (RTT/25 ms)^2 for long-RTT paths (Caini & Firrincieli 2004)",
+            CcKind::Vegas => "Vegas: keeps alpha..beta segments queued from expected vs actual rate (Brakmo & Peterson 1995)",
+            CcKind::Veno => "Veno: Vegas backlog estimate tells random from congestive loss (Fu & Liew 2003)",
+            CcKind::Westwood => "Westwood+: ssthresh from the filtered bandwidth estimate after a loss (Grieco & Mascolo 2004)",
         }
     }
 }
@@ -175,7 +207,21 @@ impl std::str::FromStr for CcKind {
             "newreno" | "reno" => Ok(CcKind::NewReno),
             "cubic" => Ok(CcKind::Cubic),
             "bbr" | "bbr1" | "bbrv1" => Ok(CcKind::Bbr),
-            _ => Err(format!("expected one of newreno, cubic, bbr; got {s:?}")),
+            "scalable" => Ok(CcKind::Scalable),
+            "highspeed" => Ok(CcKind::HighSpeed),
+            "htcp" => Ok(CcKind::Htcp),
+            "hybla" => Ok(CcKind::Hybla),
+            "vegas" => Ok(CcKind::Vegas),
+            "veno" => Ok(CcKind::Veno),
+            "westwood" => Ok(CcKind::Westwood),
+            _ => Err(format!(
+                "expected one of {}; got {s:?}",
+                CcKind::ALL
+                    .iter()
+                    .map(|k| k.name())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
         }
     }
 }
@@ -192,6 +238,13 @@ pub enum AnyCc {
     NewReno(newreno::NewReno),
     Cubic(cubic::Cubic),
     Bbr(bbr::Bbr),
+    Scalable(scalable::Scalable),
+    HighSpeed(highspeed::HighSpeed),
+    Htcp(htcp::Htcp),
+    Hybla(hybla::Hybla),
+    Vegas(vegas::Vegas),
+    Veno(veno::Veno),
+    Westwood(westwood::Westwood),
 }
 
 impl AnyCc {
@@ -212,10 +265,48 @@ impl AnyCc {
                 initial_cwnd_pkts,
             )),
             CcKind::Bbr => AnyCc::Bbr(bbr::Bbr::new(
-                bbr::BbrConfig { seed, ..bbr::BbrConfig::default() },
+                bbr::BbrConfig {
+                    seed,
+                    ..bbr::BbrConfig::default()
+                },
                 mss,
                 initial_cwnd_pkts,
                 now,
+            )),
+            CcKind::Scalable => AnyCc::Scalable(scalable::Scalable::new(
+                scalable::ScalableConfig::default(),
+                mss,
+                initial_cwnd_pkts,
+            )),
+            CcKind::HighSpeed => AnyCc::HighSpeed(highspeed::HighSpeed::new(
+                highspeed::HighSpeedConfig::default(),
+                mss,
+                initial_cwnd_pkts,
+            )),
+            CcKind::Htcp => AnyCc::Htcp(htcp::Htcp::new(
+                htcp::HtcpConfig::default(),
+                mss,
+                initial_cwnd_pkts,
+            )),
+            CcKind::Hybla => AnyCc::Hybla(hybla::Hybla::new(
+                hybla::HyblaConfig::default(),
+                mss,
+                initial_cwnd_pkts,
+            )),
+            CcKind::Vegas => AnyCc::Vegas(vegas::Vegas::new(
+                vegas::VegasConfig::default(),
+                mss,
+                initial_cwnd_pkts,
+            )),
+            CcKind::Veno => AnyCc::Veno(veno::Veno::new(
+                veno::VenoConfig::default(),
+                mss,
+                initial_cwnd_pkts,
+            )),
+            CcKind::Westwood => AnyCc::Westwood(westwood::Westwood::new(
+                westwood::WestwoodConfig::default(),
+                mss,
+                initial_cwnd_pkts,
             )),
         }
     }
@@ -225,6 +316,13 @@ impl AnyCc {
             AnyCc::NewReno(_) => CcKind::NewReno,
             AnyCc::Cubic(_) => CcKind::Cubic,
             AnyCc::Bbr(_) => CcKind::Bbr,
+            AnyCc::Scalable(_) => CcKind::Scalable,
+            AnyCc::HighSpeed(_) => CcKind::HighSpeed,
+            AnyCc::Htcp(_) => CcKind::Htcp,
+            AnyCc::Hybla(_) => CcKind::Hybla,
+            AnyCc::Vegas(_) => CcKind::Vegas,
+            AnyCc::Veno(_) => CcKind::Veno,
+            AnyCc::Westwood(_) => CcKind::Westwood,
         }
     }
 }
@@ -235,6 +333,13 @@ macro_rules! dispatch {
             AnyCc::NewReno($c) => $e,
             AnyCc::Cubic($c) => $e,
             AnyCc::Bbr($c) => $e,
+            AnyCc::Scalable($c) => $e,
+            AnyCc::HighSpeed($c) => $e,
+            AnyCc::Htcp($c) => $e,
+            AnyCc::Hybla($c) => $e,
+            AnyCc::Vegas($c) => $e,
+            AnyCc::Veno($c) => $e,
+            AnyCc::Westwood($c) => $e,
         }
     };
 }
