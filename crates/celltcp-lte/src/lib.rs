@@ -16,3 +16,11 @@ pub mod mac;
 pub mod pdcp;
 pub mod phy;
 pub mod rlc;
+
+/// Link direction: downlink (eNB → UE, PDSCH) or uplink (UE → eNB, PUSCH).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    Downlink,
+    Uplink,
+}
