@@ -68,7 +68,7 @@ pub fn is_valid_pusch_n_prb(n: u16) -> bool {
     }
     let mut m = n;
     for p in [2, 3, 5] {
-        while m % p == 0 {
+        while m.is_multiple_of(p) {
             m /= p;
         }
     }

@@ -303,7 +303,6 @@ mod tests {
         let rr = run(&mut RoundRobin::new(), &profiles, 1000);
         let mc = run(&mut MaxCi::new(), &profiles, 1000);
         let total = |v: &[f64]| v.iter().sum::<f64>();
-        eprintln!("pf {pf:?} {} rr {rr:?} {} mc {mc:?} {}", jain(&pf), jain(&rr), jain(&mc));
         assert!(
             total(&pf) > 1.05 * total(&rr),
             "pf {} rr {}",
