@@ -5,6 +5,8 @@
 //!   as iperf3's `-w 64K` and Linux socket buffer sizes are; `kB` (lower-case k) is decimal 1000.
 //! - Durations: `ns`, `us`, `ms`, `s`, `min`, `h`.
 //! - Speeds: `km/h`, `m/s`.
+//! - Radio: gains and ratios in `dB`, powers in `dBm` (or `W`/`mW`), frequencies in `Hz`, `kHz`,
+//!   `MHz`, `GHz`, distances in `m` or `km`.
 
 use std::fmt;
 
@@ -127,6 +129,109 @@ impl fmt::Display for Bytes {
     }
 }
 
+/// A real quantity with a unit from a small table (`(suffix, multiplier)` pairs), kept as `f64`
+/// in the base unit; `min`/`max` bound the base value.
+fn parse_real(s: &str, what: &str, example: &str, units: &[(&str, f64)], min: f64, max: f64) -> Result<f64, String> {
+    let names: Vec<&str> = units.iter().map(|u| u.0).collect();
+    let err = || format!("expected {what} such as {example} (units {}), got {s:?}", names.join(", "));
+    let (v, unit) = split_number(s).ok_or_else(err)?;
+    let mult = units.iter().find(|u| u.0 == unit).ok_or_else(err)?.1;
+    let x = v * mult;
+    if !x.is_finite() || x < min || x > max {
+        return Err(format!("expected {what} between {min} and {max} (base unit {}), got {s:?}", units[0].0));
+    }
+    Ok(x)
+}
+
+/// A ratio or gain in decibels (`"8dB"`, `"-3dB"`).
+#[derive(Clone, Copy, Debug, PartialEq, PartialOrd)]
+pub struct Decibel(pub f64);
+
+impl Decibel {
+    pub fn parse(s: &str) -> Result<Decibel, String> {
+        parse_real(s, "a value in decibels", "\"8dB\"", &[("dB", 1.0)], -300.0, 300.0).map(Decibel)
+    }
+}
+
+impl fmt::Display for Decibel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}dB", self.0)
+    }
+}
+
+/// A power in dBm (`"46dBm"`, also `"40W"`, `"200mW"`).
+#[derive(Clone, Copy, Debug, PartialEq, PartialOrd)]
+pub struct Dbm(pub f64);
+
+impl Dbm {
+    pub fn parse(s: &str) -> Result<Dbm, String> {
+        let err = || format!("expected a power such as \"46dBm\", \"40W\" or \"200mW\" (units dBm, W, mW), got {s:?}");
+        let (v, unit) = split_number(s).ok_or_else(err)?;
+        let dbm = match unit {
+            "dBm" => v,
+            "W" | "mW" => {
+                let mw = if unit == "W" { v * 1e3 } else { v };
+                if !(mw > 0.0) {
+                    return Err(format!("expected a positive power, got {s:?}"));
+                }
+                10.0 * mw.log10()
+            }
+            _ => return Err(err()),
+        };
+        if !dbm.is_finite() || !(-100.0..=80.0).contains(&dbm) {
+            return Err(format!("expected a power between -100dBm and 80dBm, got {s:?}"));
+        }
+        Ok(Dbm(dbm))
+    }
+}
+
+impl fmt::Display for Dbm {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}dBm", self.0)
+    }
+}
+
+/// A frequency in hertz (`"2.12GHz"`, `"20MHz"`, `"70Hz"`).
+#[derive(Clone, Copy, Debug, PartialEq, PartialOrd)]
+pub struct Hertz(pub f64);
+
+impl Hertz {
+    pub fn parse(s: &str) -> Result<Hertz, String> {
+        parse_real(s, "a frequency", "\"2.12GHz\" or \"20MHz\"", &[("Hz", 1.0), ("kHz", 1e3), ("MHz", 1e6), ("GHz", 1e9)], 0.0, 1e12).map(Hertz)
+    }
+}
+
+impl fmt::Display for Hertz {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let v = self.0;
+        if v >= 1e9 {
+            write!(f, "{}GHz", v / 1e9)
+        } else if v >= 1e6 {
+            write!(f, "{}MHz", v / 1e6)
+        } else if v >= 1e3 {
+            write!(f, "{}kHz", v / 1e3)
+        } else {
+            write!(f, "{v}Hz")
+        }
+    }
+}
+
+/// A non-negative distance in metres (`"500m"`, `"1.2km"`).
+#[derive(Clone, Copy, Debug, PartialEq, PartialOrd)]
+pub struct Meters(pub f64);
+
+impl Meters {
+    pub fn parse(s: &str) -> Result<Meters, String> {
+        parse_real(s, "a distance", "\"500m\" or \"1.2km\"", &[("m", 1.0), ("km", 1e3)], 0.0, 1e8).map(Meters)
+    }
+}
+
+impl fmt::Display for Meters {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}m", self.0)
+    }
+}
+
 macro_rules! serde_via_str {
     ($t:ty, $what:literal) => {
         impl<'de> Deserialize<'de> for $t {
@@ -164,6 +269,10 @@ macro_rules! serde_via_str {
 serde_via_str!(Rate, "a rate string such as \"10Mbps\"");
 serde_via_str!(Dur, "a duration string such as \"25ms\"");
 serde_via_str!(Bytes, "a size string such as \"64KB\"");
+serde_via_str!(Decibel, "a decibel string such as \"8dB\"");
+serde_via_str!(Dbm, "a power string such as \"46dBm\"");
+serde_via_str!(Hertz, "a frequency string such as \"2.12GHz\"");
+serde_via_str!(Meters, "a distance string such as \"500m\"");
 
 #[cfg(test)]
 mod tests {
@@ -196,6 +305,19 @@ mod tests {
         assert_eq!(Bytes::parse("1.5kB").unwrap().0, 1500);
         assert_eq!(Bytes::parse("1500B").unwrap().0, 1500);
         assert!(Bytes::parse("12 parsecs").is_err());
+    }
+
+    #[test]
+    fn radio_units() {
+        assert_eq!(Decibel::parse("-3dB").unwrap().0, -3.0);
+        assert!((Dbm::parse("40W").unwrap().0 - 46.0206).abs() < 1e-3);
+        assert_eq!(Dbm::parse("23dBm").unwrap().0, 23.0);
+        assert_eq!(Hertz::parse("2.12GHz").unwrap().0, 2.12e9);
+        assert_eq!(Meters::parse("1.2km").unwrap().0, 1200.0);
+        let e = Meters::parse("-5m").unwrap_err();
+        assert!(e.contains("between"), "{e}");
+        assert!(Hertz::parse("20 MHzz").unwrap_err().contains("GHz"));
+        assert!(Dbm::parse("0W").is_err());
     }
 
     #[test]
