@@ -15,6 +15,7 @@
 pub mod mac;
 pub mod pdcp;
 pub mod phy;
+pub mod ran;
 pub mod rlc;
 
 /// Link direction: downlink (eNB → UE, PDSCH) or uplink (UE → eNB, PUSCH).

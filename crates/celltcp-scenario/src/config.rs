@@ -49,6 +49,9 @@ pub struct Config {
     pub links: Vec<LinkCfg>,
     #[serde(default, rename = "flow")]
     pub flows: Vec<FlowCfg>,
+    /// The LTE radio access network and EPC (see `docs/scenario.md`, section "LTE").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lte: Option<crate::lte_config::LteCfg>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

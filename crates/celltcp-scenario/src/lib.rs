@@ -9,8 +9,10 @@
 //! - `summary`: `summary.json` and the time-series tables.
 //! - [`output`]: what a run returns, as columns.
 
+mod cellular;
 pub mod config;
 pub mod error;
+pub mod lte_config;
 pub mod output;
 pub mod plan;
 mod summary;

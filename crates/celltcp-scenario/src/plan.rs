@@ -32,6 +32,18 @@ pub struct PlanLinkDir {
     pub mtu: u32,
     pub queue: QueueConfig,
     pub loss: LossConfig,
+    pub kind: DirKind,
+}
+
+/// What carries a link direction.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum DirKind {
+    /// An ordinary link (rate or trace).
+    Wire,
+    /// An S1-U link: packets carry GTP-U encapsulation.
+    S1u,
+    /// The LTE radio between an eNB and UE `ue` (index into [`crate::lte_config::LtePlan::ues`]).
+    Radio { ue: usize, downlink: bool },
 }
 
 pub struct PlanLink {
@@ -46,6 +58,17 @@ pub struct Plan {
     pub dirs: Vec<PlanLinkDir>,
     pub routes: Routes,
     pub flows: Vec<PlanFlow>,
+    pub lte: Option<PlanLte>,
+}
+
+/// The LTE part of the topology.
+pub struct PlanLte {
+    pub plan: crate::lte_config::LtePlan,
+    pub ue_node: Vec<usize>,
+    pub enb_node: Vec<usize>,
+    pub pgw_node: usize,
+    /// Downlink and uplink radio directions of each UE.
+    pub ue_dirs: Vec<[usize; 2]>,
 }
 
 pub struct PlanFlow {
@@ -223,7 +246,33 @@ pub fn plan(text: &str, cfg: &Config, base_dir: Option<&std::path::Path>) -> Res
         by_name.insert(n.name.clone(), nodes.len());
         nodes.push(PlanNode { name: n.name.clone(), addr, kind: n.kind });
     }
-    if cfg.links.is_empty() {
+    // LTE nodes first, so that `[[link]]`s can name the PGW and flows the UEs.
+    let lte = match &cfg.lte {
+        Some(l) => {
+            let lp = crate::lte_config::plan_lte(text, l, cfg.seed)?;
+            let mut add = |name: &str, kind: NodeKind, addr: Ipv4, table: &str| -> Result<usize, ScenarioError> {
+                if by_name.contains_key(name) {
+                    return Err(crate::lte_config::lte_err(text, table, None, "name", format!("{name:?} is also declared as a [[node]]; LTE nodes are created by [lte]")));
+                }
+                by_name.insert(name.to_string(), nodes.len());
+                nodes.push(PlanNode { name: name.to_string(), addr, kind });
+                Ok(nodes.len() - 1)
+            };
+            let pgw_node = add(&lp.epc.pgw, NodeKind::Router, Ipv4::new(10, 44, 0, 1), "lte.epc")?;
+            let mut enb_node = Vec::new();
+            for (k, e) in lp.enbs.iter().enumerate() {
+                enb_node.push(add(&e.name, NodeKind::Router, Ipv4::new(10, 44, 1 + (k / 250) as u8, (k % 250 + 1) as u8), "lte.enb")?);
+            }
+            // UE addresses from the pool 10.45.0.0/16, in order (like the PGW's UE pool).
+            let mut ue_node = Vec::new();
+            for (k, u) in lp.ues.iter().enumerate() {
+                ue_node.push(add(&u.name, NodeKind::Host, Ipv4::new(10, 45, (k / 250) as u8, (k % 250 + 1) as u8), "lte.ue")?);
+            }
+            Some((lp, ue_node, enb_node, pgw_node))
+        }
+        None => None,
+    };
+    if cfg.links.is_empty() && lte.is_none() {
         return Err(ScenarioError::new("link", "expected at least one [[link]]"));
     }
     let mut links = Vec::new();
@@ -277,10 +326,45 @@ pub fn plan(text: &str, cfg: &Config, base_dir: Option<&std::path::Path>) -> Res
                 mtu: l.mtu,
                 queue: queue.clone(),
                 loss,
+                kind: DirKind::Wire,
             });
         }
         links.push(PlanLink { name, pcap: l.pcap, dirs: [d0, d0 + 1] });
     }
+    let lte = lte.map(|(lp, ue_node, enb_node, pgw_node)| {
+        let mut push_link = |name: String, a: usize, b: usize, rate: Option<u64>, delay: SimDuration, mtu: u32, kinds: [DirKind; 2]| {
+            let d0 = dirs.len();
+            for ((from, to), kind) in [(a, b), (b, a)].into_iter().zip(kinds) {
+                dirs.push(PlanLinkDir {
+                    name: format!("{name}:{}->{}", nodes[from].name, nodes[to].name),
+                    link: links.len(),
+                    from,
+                    to,
+                    rate_bps: rate,
+                    trace: None,
+                    delay,
+                    mtu,
+                    queue: QueueConfig::default(),
+                    loss: LossConfig::None,
+                    kind,
+                });
+            }
+            links.push(PlanLink { name, pcap: false, dirs: [d0, d0 + 1] });
+            [d0, d0 + 1]
+        };
+        for (k, &en) in enb_node.iter().enumerate() {
+            let name = format!("s1u-{}", lp.enbs[k].name);
+            push_link(name, en, pgw_node, Some(lp.epc.s1u_rate.0), lp.epc.s1u_delay.0, lp.epc.s1u_mtu, [DirKind::S1u, DirKind::S1u]);
+        }
+        let mut ue_dirs = Vec::new();
+        for (k, &un) in ue_node.iter().enumerate() {
+            let en = enb_node[lp.ues[k].enb];
+            let name = format!("radio-{}", lp.ues[k].name);
+            let kinds = [DirKind::Radio { ue: k, downlink: true }, DirKind::Radio { ue: k, downlink: false }];
+            ue_dirs.push(push_link(name, en, un, None, SimDuration::ZERO, 1500, kinds));
+        }
+        PlanLte { plan: lp, ue_node, enb_node, pgw_node, ue_dirs }
+    });
     let mut seen_addr = HashMap::new();
     for n in &nodes {
         if let Some(other) = seen_addr.insert(n.addr, n.name.clone()) {
@@ -291,7 +375,36 @@ pub fn plan(text: &str, cfg: &Config, base_dir: Option<&std::path::Path>) -> Res
     let routes = Routes::compute(nodes.len(), &edges);
     let mut flows = Vec::new();
     let mut flow_names = HashMap::new();
+    // `from` or `to` ending in `*` stands for every host whose name starts with the rest
+    // (e.g. `to = "ue*"`): one flow per host, named `<flow>-<host>`.
+    let mut expanded: Vec<(usize, FlowCfg, Option<String>)> = Vec::new();
     for (i, f) in cfg.flows.iter().enumerate() {
+        let (from_pat, to_pat) = (f.from.strip_suffix('*'), f.to.strip_suffix('*'));
+        let (key, prefix) = match (from_pat, to_pat) {
+            (Some(_), Some(_)) => return Err(err(text, Some(("flow", i)), "to", "only one of `from` and `to` may end in `*`".into())),
+            (None, None) => {
+                expanded.push((i, f.clone(), None));
+                continue;
+            }
+            (Some(p), None) => ("from", p),
+            (None, Some(p)) => ("to", p),
+        };
+        let matches: Vec<&PlanNode> = nodes.iter().filter(|n| n.kind == NodeKind::Host && n.name.starts_with(prefix)).collect();
+        if matches.is_empty() {
+            return Err(err(text, Some(("flow", i)), key, format!("no host name starts with {prefix:?} (pattern {:?})", if key == "to" { &f.to } else { &f.from })));
+        }
+        for n in matches {
+            let mut g = f.clone();
+            if key == "to" {
+                g.to = n.name.clone();
+            } else {
+                g.from = n.name.clone();
+            }
+            expanded.push((i, g, Some(n.name.clone())));
+        }
+    }
+    for (i, f, suffix) in &expanded {
+        let (i, f) = (*i, f);
         let e = |key: &str, msg: String| err(text, Some(("flow", i)), key, msg);
         let host = |key: &str, name: &str| -> Result<usize, ScenarioError> {
             let k = *by_name.get(name).ok_or_else(|| e(key, format!("no node named {name:?}; nodes are {:?}", nodes.iter().map(|n| n.name.as_str()).collect::<Vec<_>>())))?;
@@ -308,7 +421,10 @@ pub fn plan(text: &str, cfg: &Config, base_dir: Option<&std::path::Path>) -> Res
         if routes.path(src, dst).is_none() || routes.path(dst, src).is_none() {
             return Err(e("to", format!("no route between {:?} and {:?}: the links do not connect them", f.from, f.to)));
         }
-        let name = f.name.clone().unwrap_or_else(|| format!("flow{i}"));
+        let mut name = f.name.clone().unwrap_or_else(|| format!("flow{i}"));
+        if let Some(host) = suffix {
+            name = format!("{name}-{host}");
+        }
         if flow_names.insert(name.clone(), i).is_some() {
             return Err(e("name", format!("flow name {name:?} is used twice")));
         }
@@ -400,7 +516,7 @@ pub fn plan(text: &str, cfg: &Config, base_dir: Option<&std::path::Path>) -> Res
         }
         flows.push(PlanFlow { name, cfg: f.clone(), src, dst, cc: f.cc.unwrap_or(CcKind::Cubic) });
     }
-    Ok(Plan { nodes, links, dirs, routes, flows })
+    Ok(Plan { nodes, links, dirs, routes, flows, lte })
 }
 
 fn parse_ipv4(s: &str) -> Option<Ipv4> {

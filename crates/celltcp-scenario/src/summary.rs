@@ -181,7 +181,11 @@ pub(crate) fn summary(w: &World) -> Value {
             })
         })
         .collect();
-    json!({ "flows": flows, "links": links, "duration_s": secs })
+    let mut out = json!({ "flows": flows, "links": links, "duration_s": secs });
+    if let Some(l) = crate::cellular::lte_summary(w, secs) {
+        out["lte"] = l;
+    }
+    out
 }
 
 pub(crate) fn tables(w: &World) -> Vec<Table> {
@@ -245,6 +249,7 @@ pub(crate) fn tables(w: &World) -> Vec<Table> {
                 .f64("retransmits", ip.5),
         );
     }
+    out.extend(crate::cellular::lte_tables(w));
     if !pg.0.is_empty() {
         out.push(Table::new("ping").i64("flow", pg.0).i64("seq", pg.1).f64("time_s", pg.2).f64("rtt_ms", pg.3));
     }

@@ -24,12 +24,15 @@ use celltcp_net::{Body, IcmpEcho, Ipv4, Packet, TcpSegment, UdpDatagram};
 use celltcp_tcp::{BufSize, TcpConfig, TcpEndpoint};
 use rand::Rng;
 
+use crate::cellular::{LteState, RadioDir, GTPU_OVERHEAD_BYTES};
 use crate::config::{AppKind, Config};
-use crate::plan::Plan;
+use crate::plan::{DirKind, Plan};
+use celltcp_lte::ran::Ran;
+use celltcp_lte::Direction;
 
 /// Events of the run loop.
 #[derive(Clone, Copy, Debug)]
-enum Ev {
+pub(crate) enum Ev {
     /// A link direction's transmitter is free and packets wait (or a trace link has a delivery
     /// opportunity).
     LinkService(u32),
@@ -42,6 +45,8 @@ enum Ev {
     PingSend(u32),
     IperfTick(u32),
     Sample,
+    /// The LTE RAN has work in the TTI starting now.
+    LteTti,
 }
 
 pub(crate) struct Node {
@@ -64,6 +69,10 @@ pub(crate) struct LinkDir {
     pub delivered_pkts: u64,
     pub rate_bps: Option<u64>,
     pub delay: SimDuration,
+    /// The LTE radio between an eNB and a UE: packets go to the RAN, not to `link`.
+    pub radio: Option<RadioDir>,
+    /// An S1-U link: packets carry GTP-U encapsulation across it.
+    pub s1u: bool,
 }
 
 /// What a TCP connection's application does.
@@ -178,7 +187,7 @@ pub(crate) struct Series {
 }
 
 pub(crate) struct World {
-    q: EventQueue<Ev>,
+    pub(crate) q: EventQueue<Ev>,
     pub nodes: Vec<Node>,
     pub dirs: Vec<LinkDir>,
     routes: celltcp_net::routing::Routes,
@@ -200,10 +209,11 @@ pub(crate) struct World {
     frag_out: Vec<Packet>,
     rtt_scratch: Vec<SimDuration>,
     pub files: Vec<String>,
+    pub(crate) lte: Option<LteState>,
 }
 
 impl World {
-    pub fn build(cfg: &Config, plan: Plan, seed: u64, out_dir: Option<&Path>) -> std::io::Result<World> {
+    pub fn build(cfg: &Config, mut plan: Plan, seed: u64, out_dir: Option<&Path>) -> std::io::Result<World> {
         let nodes: Vec<Node> = plan
             .nodes
             .iter()
@@ -240,7 +250,12 @@ impl World {
                         loss,
                         rng,
                     )),
-                    None => AnyLink::Rate(Link::new(LinkConfig { rate_bps: d.rate_bps.unwrap(), delay: d.delay, mtu: d.mtu }, queue, loss, rng)),
+                    // A radio direction never uses its link (the RAN carries its packets).
+                    None => AnyLink::Rate(Link::new(LinkConfig { rate_bps: d.rate_bps.unwrap_or(u64::MAX / 2), delay: d.delay, mtu: d.mtu }, queue, loss, rng)),
+                };
+                let radio = match d.kind {
+                    DirKind::Radio { ue, downlink } => Some(RadioDir { ue, dir: if downlink { Direction::Downlink } else { Direction::Uplink } }),
+                    _ => None,
                 };
                 LinkDir {
                     name: d.name.clone(),
@@ -255,9 +270,15 @@ impl World {
                     delivered_pkts: 0,
                     rate_bps: d.rate_bps,
                     delay: d.delay,
+                    radio,
+                    s1u: d.kind == DirKind::S1u,
                 }
             })
             .collect();
+        let lte = plan.lte.take().map(|pl| {
+            let ran = Ran::new(pl.plan.ran.clone(), &pl.plan.enbs, &pl.plan.ues, seed);
+            LteState::new(ran, pl.ue_node, pl.enb_node, pl.ue_dirs, pl.plan.ues.clone(), &pl.plan.enbs)
+        });
         let mut q = EventQueue::new();
         let mut ports = FastMap::default();
         let mut flows = Vec::new();
@@ -366,6 +387,7 @@ impl World {
             frag_out: Vec::new(),
             rtt_scratch: Vec::new(),
             files,
+            lte,
         })
     }
 
@@ -412,6 +434,7 @@ impl World {
             Ev::PingSend(f) => self.ping_send(now, f as usize),
             Ev::IperfTick(f) => self.iperf_tick(now, f as usize),
             Ev::Sample => self.sample(now),
+            Ev::LteTti => self.lte_tti(now),
         }
     }
 
@@ -432,20 +455,33 @@ impl World {
             return;
         }
         let Some(d) = self.routes.next_hop(node, dst) else { return };
-        let mtu = self.dirs[d].mtu;
+        // On S1-U the GTP-U headers count against the MTU: the inner packet is fragmented to
+        // leave room for them.
+        let encap = if self.dirs[d].s1u { GTPU_OVERHEAD_BYTES } else { 0 };
+        let mtu = self.dirs[d].mtu - encap;
         if pkt.size() <= mtu {
-            self.link_enqueue(now, d, pkt);
+            self.dir_send(now, d, pkt, encap);
         } else {
             let mut out = std::mem::take(&mut self.frag_out);
             out.clear();
             if fragment(pkt, mtu, &mut out).is_ok() {
                 for p in out.drain(..) {
-                    self.link_enqueue(now, d, p);
+                    self.dir_send(now, d, p, encap);
                 }
             } else {
                 self.count_drop(d, &pkt);
             }
             self.frag_out = out;
+        }
+    }
+
+    #[inline]
+    fn dir_send(&mut self, now: SimTime, d: usize, mut pkt: Packet, encap: u32) {
+        if let Some(r) = self.dirs[d].radio {
+            self.radio_send(now, d, r, pkt);
+        } else {
+            pkt.encap = encap as u16;
+            self.link_enqueue(now, d, pkt);
         }
     }
 
@@ -462,9 +498,14 @@ impl World {
         self.scratch = out;
     }
 
-    fn count_drop(&mut self, d: usize, pkt: &Packet) {
+    pub(crate) fn count_drop(&mut self, d: usize, pkt: &Packet) {
         self.dirs[d].drops_pkts += 1;
         self.dirs[d].drops_bytes += pkt.size() as u64;
+        self.count_loss(pkt);
+    }
+
+    /// Counts a data packet of a flow that will not arrive.
+    pub(crate) fn count_loss(&mut self, pkt: &Packet) {
         if let Some(f) = self.flow_of(pkt) {
             if is_data(pkt) {
                 self.flows[f].net.data_pkts_dropped += 1;
@@ -520,7 +561,8 @@ impl World {
         out.clear();
     }
 
-    fn arrive(&mut self, now: SimTime, node: usize, mut pkt: Packet) {
+    pub(crate) fn arrive(&mut self, now: SimTime, node: usize, mut pkt: Packet) {
+        pkt.encap = 0;
         if pkt.dst != self.nodes[node].addr {
             if pkt.ttl <= 1 {
                 return;
@@ -796,7 +838,11 @@ impl World {
                 se.tcp_delivered.push(s.delivered_bytes as f64);
             }
         }
+        self.sample_lte(now);
         for (i, d) in self.dirs.iter().enumerate() {
+            if d.radio.is_some() {
+                continue;
+            }
             let se = &mut self.series;
             se.q_time.push(t);
             se.q_link.push(i as i64);

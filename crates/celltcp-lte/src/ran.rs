@@ -1,0 +1,1222 @@
+//! The radio access network: eNBs and UEs wired from the layers of this crate, run at 1 ms
+//! TTI granularity.
+//!
+//! One [`Ran`] holds every cell and every UE of a run. Each UE has one default data radio
+//! bearer (TS 36.300 §13.1): on the eNB side a PDCP transmitter, an RLC entity and a PDCP
+//! receiver, and the same on the UE side. Every TTI with work to do:
+//!
+//! 1. transport blocks sent in the previous TTI are received: those the PHY decoded go up
+//!    through RLC and PDCP; HARQ feedback (TS 36.321 §5.3.2.2) frees the process or schedules a
+//!    retransmission one HARQ round trip after the first transmission (FDD: 8 ms; TDD: the
+//!    acknowledgement delay of TS 36.213 Table 10.1.3.1-1 plus 4 subframes);
+//! 2. the downlink scheduler of each cell serves HARQ retransmissions first, then shares the
+//!    remaining resource block groups among the UEs with data (TS 36.213 §7.1.6.1); the
+//!    modulation and coding scheme comes from the UE's last CQI report, taken with a period
+//!    and a delay (TS 36.213 §7.2.2);
+//! 3. each transport block is filled with RLC PDUs (STATUS first, TS 36.322 §5.2.3), and its
+//!    decoding is drawn from the block error rate at the effective SINR over its PRBs, with
+//!    interference from the other cells' transmissions on the same PRBs in this TTI;
+//! 4. the uplink: a UE with data and no grant sends a scheduling request at its next SR
+//!    opportunity (TS 36.321 §5.4.4); the eNB answers with a grant for the PUSCH 4 subframes
+//!    later (TS 36.213 §8.0, Table 8-2 for TDD); every uplink transport block carries a buffer
+//!    status report (TS 36.321 §5.4.5) from which later grants are sized; uplink HARQ is
+//!    synchronous and non-adaptive (TS 36.321 §5.4.2.2): a retransmission reuses the PRBs one
+//!    HARQ round trip later.
+//!
+//! An idle UE costs nothing: only UEs with data, a HARQ process in flight, a pending request or
+//! a running RLC/PDCP timer are visited, and a CQI is computed only when a UE is scheduled (the
+//! channel is a deterministic function of time, so the report "taken" at the last report
+//! instant can be evaluated late).
+//!
+//! Simplifications (stated, not hidden): the uplink transmit power per PRB is the UE's maximum
+//! power spread over the whole uplink band (no closed-loop power control); the CQI is measured
+//! against the other cells' most recent PRB use; fast fading applies to the serving link only;
+//! PDCP releases an SDU once it is handed to RLC (the RLC transmit buffer is the bearer's
+//! queue); the scheduling request is answered with a grant sized for [`SR_GRANT_BYTES`].
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+
+use celltcp_engine::rng::{component_id, component_rng, SimRng};
+use celltcp_engine::{SimDuration, SimTime};
+use rand::Rng;
+
+use crate::mac::harq::{HarqEntity, HarqOutcome};
+use crate::mac::{AnyScheduler, Grant, PfConfig, SchedUe, Scheduler, SchedulerKind};
+use crate::pdcp::{PdcpConfig, PdcpPdu, PdcpRx, PdcpTx};
+use crate::phy::channel::{self, PathLoss};
+use crate::phy::fading::{FadingChannel, FadingProfile};
+use crate::phy::tdd::Duplex;
+use crate::phy::{amc, tbs};
+use crate::rlc::{RlcConfig, RlcEntity, RlcPdu};
+use crate::Direction;
+
+/// Bytes the eNB grants in answer to a scheduling request, before any buffer status report
+/// has told it more: enough for the buffer status report and a TCP ACK.
+pub const SR_GRANT_BYTES: u32 = 128;
+
+/// One TTI (TS 36.211 §4: a 1 ms subframe).
+pub const TTI: SimDuration = SimDuration::from_millis(1);
+
+/// Radio settings shared by every cell.
+#[derive(Clone, Debug)]
+pub struct RadioConfig {
+    pub carrier_hz: f64,
+    pub pathloss: PathLoss,
+    pub shadowing_sigma_db: f64,
+    pub fading: Option<FadingProfile>,
+    pub doppler_hz: f64,
+    pub enb_tx_power_dbm: f64,
+    pub ue_tx_power_dbm: f64,
+    pub enb_noise_figure_db: f64,
+    pub ue_noise_figure_db: f64,
+    pub enb_antenna_gain_dbi: f64,
+    pub ue_antenna_gain_dbi: f64,
+    pub enb_height_m: f64,
+    pub ue_height_m: f64,
+}
+
+/// Everything a [`Ran`] needs besides its cells and UEs.
+#[derive(Clone, Debug)]
+pub struct RanConfig {
+    pub dl_prbs: u16,
+    pub ul_prbs: u16,
+    pub duplex: Duplex,
+    pub dl_scheduler: SchedulerKind,
+    pub ul_scheduler: SchedulerKind,
+    pub pf: PfConfig,
+    /// Control format indicator: OFDM symbols of the control region (TS 36.211 §6.7), 1..=3.
+    pub cfi: u8,
+    /// Maximum HARQ transmissions of one transport block (TS 36.321 §5.4.2.1 maxHARQ-Tx).
+    pub harq_max_tx: u8,
+    pub cqi_period: SimDuration,
+    pub cqi_delay: SimDuration,
+    pub sr_period: SimDuration,
+    pub rlc: RlcConfig,
+    pub pdcp: PdcpConfig,
+    pub radio: RadioConfig,
+}
+
+/// An eNB (one cell) at a position.
+#[derive(Clone, Debug)]
+pub struct EnbSpec {
+    pub name: String,
+    pub position: (f64, f64),
+}
+
+/// A UE attached to a cell.
+#[derive(Clone, Debug)]
+pub struct UeSpec {
+    pub name: String,
+    pub enb: usize,
+    pub position: (f64, f64),
+    /// Fixed SINR on every PRB in both directions, instead of the channel model.
+    pub fixed_sinr_db: Option<f64>,
+    /// Fixed MCS in both directions instead of link adaptation (the channel still decides
+    /// whether blocks decode).
+    pub fixed_mcs: Option<u8>,
+}
+
+/// What a TTI hands back to the caller.
+#[derive(Clone, Copy, Debug)]
+pub enum RanOutput<P> {
+    /// A downlink SDU reached the UE's IP layer.
+    ToUe { ue: usize, sdu: P },
+    /// An uplink SDU left the eNB towards the EPC (S1-U).
+    ToEpc { enb: usize, ue: usize, sdu: P },
+    /// An SDU was dropped inside the RAN (buffer full, RLC UM loss, HARQ failure in TM).
+    Dropped { ue: usize, dir: Direction, sdu: P },
+}
+
+/// Counters of one UE (both directions); the summary reads them at the end of a run.
+#[derive(Clone, Debug, Default)]
+pub struct UeStats {
+    /// Transport blocks scheduled for this UE by CQI value at scheduling time (index = CQI).
+    pub dl_cqi_hist: [u64; 16],
+    pub dl_mcs_hist: [u64; 29],
+    pub ul_mcs_hist: [u64; 29],
+    /// Effective SINR (dB) of first transmissions: sum, sum of squares, count, min, max.
+    pub dl_sinr_db_sum: f64,
+    pub dl_sinr_db_n: u64,
+    pub dl_sinr_db_min: f64,
+    pub dl_sinr_db_max: f64,
+    pub ul_sinr_db_sum: f64,
+    pub ul_sinr_db_n: u64,
+    pub dl_prbs: u64,
+    pub ul_prbs: u64,
+    pub dl_ttis: u64,
+    pub ul_ttis: u64,
+    pub dl_tb_tx: u64,
+    pub dl_tb_retx: u64,
+    pub dl_tb_failed: u64,
+    pub dl_tb_errors: u64,
+    pub ul_tb_tx: u64,
+    pub ul_tb_retx: u64,
+    pub ul_tb_failed: u64,
+    pub ul_tb_errors: u64,
+    pub dl_bits: u64,
+    pub ul_bits: u64,
+    pub dl_sdus_dropped: u64,
+    pub ul_sdus_dropped: u64,
+    pub scheduling_requests: u64,
+}
+
+/// Counters of one cell.
+#[derive(Clone, Debug, Default)]
+pub struct CellStats {
+    pub dl_prbs_used: u64,
+    pub ul_prbs_used: u64,
+    /// TTIs in which the cell could transmit in each direction (all TTIs of the run so far,
+    /// counted lazily up to the last processed TTI).
+    pub dl_bits: u64,
+    pub ul_bits: u64,
+}
+
+/// A snapshot of one UE's queues for the time series.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct UeQueues {
+    pub enb_rlc_tx_bytes: u64,
+    pub ue_rlc_tx_bytes: u64,
+    pub enb_rlc_retx_bytes: u64,
+    pub cqi: u8,
+}
+
+type Tb<P> = Vec<RlcPdu<PdcpPdu<P>>>;
+
+struct Cell {
+    position: (f64, f64),
+    dl_active: Vec<u32>,
+    ul_active: Vec<u32>,
+    dl_sched: AnyScheduler,
+    ul_sched: AnyScheduler,
+    /// PRBs used in the most recent TTI that had a transmission, for interference.
+    last_dl_mask: u128,
+    last_ul_mask: u128,
+    dl_mask_now: u128,
+    ul_mask_now: u128,
+    stats: CellStats,
+}
+
+#[derive(Clone, Copy)]
+struct UlGrant {
+    at: SimTime,
+    grant: Grant,
+}
+
+struct Ue<P: Copy + std::fmt::Debug> {
+    name: String,
+    cell: usize,
+    /// Linear gain (path loss, shadowing, antenna gains) to every cell.
+    gain: Vec<f64>,
+    fading: Option<FadingChannel>,
+    fixed_sinr_db: Option<f64>,
+    fixed_mcs: Option<u8>,
+    rng: SimRng,
+    enb_pdcp_tx: PdcpTx<P>,
+    enb_rlc: RlcEntity<PdcpPdu<P>>,
+    enb_pdcp_rx: PdcpRx<P>,
+    ue_pdcp_tx: PdcpTx<P>,
+    ue_rlc: RlcEntity<PdcpPdu<P>>,
+    ue_pdcp_rx: PdcpRx<P>,
+    dl_harq: HarqEntity<Tb<P>>,
+    ul_harq: HarqEntity<Tb<P>>,
+    dl_procs: Vec<Proc>,
+    ul_procs: Vec<Proc>,
+    ul_retx: VecDeque<(SimTime, u8, u128)>,
+    /// Last CQI report: (report instant in ns, CQI, effective SINR in dB).
+    dl_cqi: (u64, u8, f64),
+    ul_cqi: (u64, u8, f64),
+    in_dl: bool,
+    in_ul: bool,
+    /// The eNB's idea of the UE's uplink buffer (from the last BSR, less what it granted since).
+    bsr_bytes: u32,
+    sr_at: Option<SimTime>,
+    ul_grants: VecDeque<UlGrant>,
+    timer_at: Option<SimTime>,
+    sr_offset_ms: u64,
+    stats: UeStats,
+}
+
+/// The scheduler's view of one HARQ process (the block itself lives in the HARQ entity).
+#[derive(Clone, Copy)]
+struct Proc {
+    /// A block is held (waiting for feedback or a retransmission).
+    holding: bool,
+    /// The process may take a new block from this time (one HARQ round trip after the last
+    /// transmission).
+    free_at: SimTime,
+    /// A retransmission is due from this time (`SimTime::MAX`: none).
+    retx_at: SimTime,
+    prb_mask: u128,
+}
+
+impl Proc {
+    const IDLE: Proc = Proc { holding: false, free_at: SimTime::ZERO, retx_at: SimTime::MAX, prb_mask: 0 };
+
+    fn is_free(&self, now: SimTime) -> bool {
+        !self.holding && self.free_at <= now
+    }
+}
+
+struct InFlight<P: Copy + std::fmt::Debug> {
+    ue: u32,
+    dir: Direction,
+    pid: u8,
+    decoded: bool,
+    sent: SimTime,
+    prb_mask: u128,
+    mcs: u8,
+    /// A first transmission carries its block until `draw_decoding` hands it to HARQ.
+    new_tb: Option<Tb<P>>,
+}
+
+/// The radio access network of a run: every cell and UE.
+pub struct Ran<P: Copy + std::fmt::Debug> {
+    cfg: RanConfig,
+    cells: Vec<Cell>,
+    ues: Vec<Ue<P>>,
+    timers: BinaryHeap<Reverse<(SimTime, u32)>>,
+    inflight: Vec<InFlight<P>>,
+    /// The last TTI processed (its start time).
+    last_tti: Option<SimTime>,
+    noise_dl_mw: f64,
+    noise_ul_mw: f64,
+    enb_prb_mw: f64,
+    ue_prb_mw: f64,
+    // Scratch buffers, reused every TTI.
+    sched_in: Vec<SchedUe>,
+    grants: Vec<Grant>,
+    delivered_rlc: Vec<PdcpPdu<P>>,
+    delivered_pdcp: Vec<P>,
+    sinr_buf: Vec<f64>,
+    fading_buf: Vec<f32>,
+    lost: Vec<PdcpPdu<P>>,
+}
+
+fn ceil_tti(t: SimTime) -> SimTime {
+    let ms = TTI.as_nanos();
+    SimTime::from_nanos(t.as_nanos().div_ceil(ms) * ms)
+}
+
+fn subframe(t: SimTime) -> u8 {
+    ((t.as_nanos() / TTI.as_nanos()) % 10) as u8
+}
+
+fn mask_prbs(mask: u128) -> u16 {
+    mask.count_ones() as u16
+}
+
+/// MAC subheader bytes for a MAC SDU of `len` bytes (TS 36.321 §6.1.2: R/F2/E/LCID plus a
+/// 7-bit or 15-bit length field).
+fn mac_subheader(len: u32) -> u32 {
+    if len <= 127 {
+        2
+    } else {
+        3
+    }
+}
+
+/// Short BSR MAC control element and its subheader (TS 36.321 §6.1.3.1).
+const BSR_BYTES: u32 = 2;
+
+impl<P: Copy + std::fmt::Debug> Ran<P> {
+    /// Builds the network. `seed` is the run seed: every UE draws its shadowing, fading and
+    /// block errors from its own stream, so adding a UE does not change another's randomness.
+    pub fn new(cfg: RanConfig, enbs: &[EnbSpec], ues: &[UeSpec], seed: u64) -> Self {
+        let r = &cfg.radio;
+        let noise_dl_mw = channel::dbm_to_mw(channel::thermal_noise_dbm(channel::PRB_BANDWIDTH_HZ, r.ue_noise_figure_db));
+        let noise_ul_mw = channel::dbm_to_mw(channel::thermal_noise_dbm(channel::PRB_BANDWIDTH_HZ, r.enb_noise_figure_db));
+        let enb_prb_mw = channel::dbm_to_mw(r.enb_tx_power_dbm) / f64::from(cfg.dl_prbs);
+        let ue_prb_mw = channel::dbm_to_mw(r.ue_tx_power_dbm) / f64::from(cfg.ul_prbs);
+        let cells = enbs
+            .iter()
+            .map(|e| Cell {
+                position: e.position,
+                dl_active: Vec::new(),
+                ul_active: Vec::new(),
+                dl_sched: AnyScheduler::new(cfg.dl_scheduler, &cfg.pf),
+                ul_sched: AnyScheduler::new(cfg.ul_scheduler, &cfg.pf),
+                last_dl_mask: 0,
+                last_ul_mask: 0,
+                dl_mask_now: 0,
+                ul_mask_now: 0,
+                stats: CellStats::default(),
+            })
+            .collect::<Vec<_>>();
+        let sr_ms = (cfg.sr_period.as_nanos() / TTI.as_nanos()).max(1);
+        let ues = ues
+            .iter()
+            .enumerate()
+            .map(|(i, u)| {
+                let mut rng = component_rng(seed, component_id("ue", &u.name));
+                let gain = cells
+                    .iter()
+                    .map(|c| {
+                        let d = ((u.position.0 - c.position.0).powi(2) + (u.position.1 - c.position.1).powi(2)).sqrt();
+                        let loss = r.pathloss.loss_db(d, r.carrier_hz, r.enb_height_m, r.ue_height_m);
+                        let shadow = if r.shadowing_sigma_db > 0.0 { channel::shadowing_db(r.shadowing_sigma_db, &mut rng) } else { 0.0 };
+                        channel::db_to_linear(r.enb_antenna_gain_dbi + r.ue_antenna_gain_dbi - loss - shadow)
+                    })
+                    .collect();
+                let fading = r.fading.map(|p| FadingChannel::new(p, r.doppler_hz, &mut rng));
+                let n_dl = cfg.duplex.dl_harq_processes() as usize;
+                let n_ul = cfg.duplex.ul_harq_processes();
+                Ue {
+                    name: u.name.clone(),
+                    cell: u.enb,
+                    gain,
+                    fading,
+                    fixed_sinr_db: u.fixed_sinr_db,
+                    fixed_mcs: u.fixed_mcs,
+                    rng,
+                    enb_pdcp_tx: PdcpTx::new(cfg.pdcp.clone()),
+                    enb_rlc: RlcEntity::new(&cfg.rlc),
+                    enb_pdcp_rx: PdcpRx::new(cfg.pdcp.clone()),
+                    ue_pdcp_tx: PdcpTx::new(cfg.pdcp.clone()),
+                    ue_rlc: RlcEntity::new(&cfg.rlc),
+                    ue_pdcp_rx: PdcpRx::new(cfg.pdcp.clone()),
+                    dl_harq: HarqEntity::new(n_dl as u8, cfg.harq_max_tx),
+                    ul_harq: HarqEntity::new(n_ul, cfg.harq_max_tx),
+                    dl_procs: vec![Proc::IDLE; n_dl],
+                    ul_procs: vec![Proc::IDLE; n_ul as usize],
+                    ul_retx: VecDeque::new(),
+                    dl_cqi: (u64::MAX, 0, 0.0),
+                    ul_cqi: (u64::MAX, 0, 0.0),
+                    in_dl: false,
+                    in_ul: false,
+                    bsr_bytes: 0,
+                    sr_at: None,
+                    ul_grants: VecDeque::new(),
+                    timer_at: None,
+                    sr_offset_ms: i as u64 % sr_ms,
+                    stats: UeStats { dl_sinr_db_min: f64::INFINITY, dl_sinr_db_max: f64::NEG_INFINITY, ..UeStats::default() },
+                }
+            })
+            .collect();
+        Ran {
+            cfg,
+            cells,
+            ues,
+            timers: BinaryHeap::new(),
+            inflight: Vec::new(),
+            last_tti: None,
+            noise_dl_mw,
+            noise_ul_mw,
+            enb_prb_mw,
+            ue_prb_mw,
+            sched_in: Vec::new(),
+            grants: Vec::new(),
+            delivered_rlc: Vec::new(),
+            delivered_pdcp: Vec::new(),
+            sinr_buf: Vec::new(),
+            fading_buf: Vec::new(),
+            lost: Vec::new(),
+        }
+    }
+
+    /// The configuration the network was built with.
+    pub fn config(&self) -> &RanConfig {
+        &self.cfg
+    }
+
+    /// Number of UEs.
+    pub fn n_ues(&self) -> usize {
+        self.ues.len()
+    }
+
+    /// Number of cells.
+    pub fn n_cells(&self) -> usize {
+        self.cells.len()
+    }
+
+    /// The serving cell of UE `ue`.
+    pub fn serving_cell(&self, ue: usize) -> usize {
+        self.ues[ue].cell
+    }
+
+    /// A downlink IP packet for UE `ue` arrives at its eNB (after GTP-U decapsulation).
+    /// Returns the SDU back when the bearer's buffer is full (drop-tail).
+    pub fn on_downlink_sdu(&mut self, now: SimTime, ue: usize, sdu: P, bytes: u32) -> Result<(), P> {
+        let u = &mut self.ues[ue];
+        let pdu = match u.enb_pdcp_tx.on_sdu(now, sdu, bytes) {
+            Ok(p) => p,
+            Err(p) => {
+                u.stats.dl_sdus_dropped += 1;
+                return Err(p);
+            }
+        };
+        u.enb_pdcp_tx.on_transmitted(pdu.sn);
+        if let Err(p) = u.enb_rlc.on_sdu(now, pdu, pdu.bytes) {
+            u.stats.dl_sdus_dropped += 1;
+            return Err(p.sdu);
+        }
+        self.refresh(now, ue);
+        Ok(())
+    }
+
+    /// An uplink IP packet leaves UE `ue`'s IP layer. Returns the SDU back when the UE's
+    /// bearer buffer is full.
+    pub fn on_uplink_sdu(&mut self, now: SimTime, ue: usize, sdu: P, bytes: u32) -> Result<(), P> {
+        let u = &mut self.ues[ue];
+        let pdu = match u.ue_pdcp_tx.on_sdu(now, sdu, bytes) {
+            Ok(p) => p,
+            Err(p) => {
+                u.stats.ul_sdus_dropped += 1;
+                return Err(p);
+            }
+        };
+        u.ue_pdcp_tx.on_transmitted(pdu.sn);
+        if let Err(p) = u.ue_rlc.on_sdu(now, pdu, pdu.bytes) {
+            u.stats.ul_sdus_dropped += 1;
+            return Err(p.sdu);
+        }
+        self.refresh(now, ue);
+        Ok(())
+    }
+
+    /// The start of the next TTI at which the network has work, if any.
+    pub fn next_tti(&self, now: SimTime) -> Option<SimTime> {
+        let busy = !self.inflight.is_empty()
+            || self.cells.iter().any(|c| !c.dl_active.is_empty() || !c.ul_active.is_empty());
+        let after = match self.last_tti {
+            Some(t) => t + TTI,
+            None => SimTime::ZERO,
+        };
+        let earliest = ceil_tti(now).max(after);
+        if busy {
+            return Some(earliest);
+        }
+        self.timers.peek().map(|Reverse((t, _))| ceil_tti(*t).max(earliest))
+    }
+
+    /// Re-evaluates whether UE `ue` needs TTIs (data, HARQ, requests) or a timer.
+    fn refresh(&mut self, _now: SimTime, ue: usize) {
+        let u = &mut self.ues[ue];
+        let dl_busy = u.enb_rlc.buffer_status().total() > 0 || u.dl_procs.iter().any(|p| p.retx_at != SimTime::MAX);
+        if dl_busy && !u.in_dl {
+            u.in_dl = true;
+            self.cells[u.cell].dl_active.push(ue as u32);
+        }
+        let ul_busy = u.ue_rlc.buffer_status().total() > 0
+            || !u.ul_retx.is_empty()
+            || !u.ul_grants.is_empty()
+            || u.bsr_bytes > 0
+            || u.sr_at.is_some();
+        if ul_busy && !u.in_ul {
+            u.in_ul = true;
+            self.cells[u.cell].ul_active.push(ue as u32);
+        }
+        let deadline = [
+            u.enb_rlc.next_deadline(),
+            u.ue_rlc.next_deadline(),
+            u.enb_pdcp_tx.next_deadline(),
+            u.ue_pdcp_tx.next_deadline(),
+        ]
+        .into_iter()
+        .flatten()
+        .min();
+        if let Some(t) = deadline {
+            if u.timer_at.map_or(true, |old| t < old) {
+                u.timer_at = Some(t);
+                self.timers.push(Reverse((t, ue as u32)));
+            }
+        }
+    }
+
+    /// Runs the TTI starting at `now` (a multiple of 1 ms; see [`Ran::next_tti`]).
+    pub fn on_tti(&mut self, now: SimTime, out: &mut Vec<RanOutput<P>>) {
+        debug_assert_eq!(now.as_nanos() % TTI.as_nanos(), 0, "TTIs start on millisecond boundaries");
+        self.last_tti = Some(now);
+        self.fire_timers(now, out);
+        self.receive(now, out);
+        let sf = subframe(now);
+        for c in 0..self.cells.len() {
+            self.cells[c].dl_mask_now = 0;
+            self.cells[c].ul_mask_now = 0;
+        }
+        for c in 0..self.cells.len() {
+            self.uplink_requests(now, c);
+            if self.cfg.duplex.is_dl(sf) {
+                self.schedule_dl(now, c, sf);
+            }
+            let k = self.cfg.duplex.ul_grant_delay(sf);
+            if k > 0 {
+                self.schedule_ul(now, c, now + SimDuration::from_millis(u64::from(k)));
+            }
+        }
+        if self.cfg.duplex.is_ul(sf) {
+            for c in 0..self.cells.len() {
+                self.transmit_ul(now, c);
+            }
+        }
+        // Decoding is drawn once every cell has chosen its PRBs, so interference is known.
+        self.draw_decoding(now);
+        for c in 0..self.cells.len() {
+            let cell = &mut self.cells[c];
+            if cell.dl_mask_now != 0 {
+                cell.last_dl_mask = cell.dl_mask_now;
+            }
+            if cell.ul_mask_now != 0 {
+                cell.last_ul_mask = cell.ul_mask_now;
+            }
+            cell.stats.dl_prbs_used += u64::from(mask_prbs(cell.dl_mask_now));
+            cell.stats.ul_prbs_used += u64::from(mask_prbs(cell.ul_mask_now));
+        }
+        self.retire_idle(now);
+    }
+
+    fn fire_timers(&mut self, now: SimTime, out: &mut Vec<RanOutput<P>>) {
+        while let Some(&Reverse((t, ue))) = self.timers.peek() {
+            if t > now {
+                break;
+            }
+            self.timers.pop();
+            let ue = ue as usize;
+            if self.ues[ue].timer_at != Some(t) {
+                continue;
+            }
+            self.ues[ue].timer_at = None;
+            let mut rlc_out = std::mem::take(&mut self.delivered_rlc);
+            rlc_out.clear();
+            {
+                let u = &mut self.ues[ue];
+                u.enb_rlc.on_timeout(now, &mut rlc_out);
+                for p in rlc_out.drain(..) {
+                    Self::pdcp_up(&mut u.enb_pdcp_rx, now, p, &mut self.delivered_pdcp);
+                }
+                for sdu in self.delivered_pdcp.drain(..) {
+                    out.push(RanOutput::ToEpc { enb: u.cell, ue, sdu });
+                }
+                u.ue_rlc.on_timeout(now, &mut rlc_out);
+                for p in rlc_out.drain(..) {
+                    Self::pdcp_up(&mut u.ue_pdcp_rx, now, p, &mut self.delivered_pdcp);
+                }
+                for sdu in self.delivered_pdcp.drain(..) {
+                    out.push(RanOutput::ToUe { ue, sdu });
+                }
+                self.lost.clear();
+                u.enb_pdcp_tx.on_timeout(now, &mut self.lost);
+                u.ue_pdcp_tx.on_timeout(now, &mut self.lost);
+                Self::collect_lost(u, ue, out);
+            }
+            self.delivered_rlc = rlc_out;
+            self.refresh(now, ue);
+        }
+    }
+
+    fn pdcp_up(rx: &mut PdcpRx<P>, now: SimTime, pdu: PdcpPdu<P>, delivered: &mut Vec<P>) {
+        rx.on_pdu(now, pdu, delivered);
+    }
+
+    /// SDUs the receiving RLC gave up on (UM reassembly failures) are reported as dropped.
+    fn collect_lost(u: &mut Ue<P>, ue: usize, out: &mut Vec<RanOutput<P>>) {
+        let mut lost = Vec::new();
+        u.ue_rlc.take_lost(&mut lost);
+        for p in lost.drain(..) {
+            out.push(RanOutput::Dropped { ue, dir: Direction::Downlink, sdu: p.sdu });
+        }
+        u.enb_rlc.take_lost(&mut lost);
+        for p in lost.drain(..) {
+            out.push(RanOutput::Dropped { ue, dir: Direction::Uplink, sdu: p.sdu });
+        }
+    }
+
+    /// HARQ round trip for a block sent at `sent`: when the retransmission may go out.
+    fn harq_retx_time(&self, sent: SimTime, dir: Direction) -> SimTime {
+        match (self.cfg.duplex, dir) {
+            (Duplex::Fdd, _) => sent + SimDuration::from_millis(8),
+            (d, Direction::Downlink) => {
+                let k = u64::from(d.dl_harq_ack_delay(subframe(sent)));
+                sent + SimDuration::from_millis(k + 4)
+            }
+            (d, Direction::Uplink) => {
+                // PHICH in n + k (Table 9.1.2-1), then the retransmission follows the grant
+                // timing of that subframe (Table 8-2).
+                let k = u64::from(d.phich_delay(subframe(sent)));
+                let phich = sent + SimDuration::from_millis(k);
+                let g = u64::from(d.ul_grant_delay(subframe(phich)).max(4));
+                phich + SimDuration::from_millis(g)
+            }
+        }
+    }
+
+    /// Handles the transport blocks sent in the previous TTI.
+    fn receive(&mut self, now: SimTime, out: &mut Vec<RanOutput<P>>) {
+        let inflight = std::mem::take(&mut self.inflight);
+        for f in &inflight {
+            let ue = f.ue as usize;
+            let retx_at = self.harq_retx_time(f.sent, f.dir);
+            let u = &mut self.ues[ue];
+            let harq = match f.dir {
+                Direction::Downlink => &mut u.dl_harq,
+                Direction::Uplink => &mut u.ul_harq,
+            };
+            if !f.decoded {
+                match f.dir {
+                    Direction::Downlink => u.stats.dl_tb_errors += 1,
+                    Direction::Uplink => u.stats.ul_tb_errors += 1,
+                }
+            }
+            let outcome = harq.on_feedback(f.pid, f.decoded);
+            let pid = f.pid as usize;
+            let proc = match f.dir {
+                Direction::Downlink => &mut u.dl_procs[pid],
+                Direction::Uplink => &mut u.ul_procs[pid],
+            };
+            proc.free_at = retx_at;
+            match (f.dir, outcome) {
+                (Direction::Downlink, HarqOutcome::Retransmit) => proc.retx_at = retx_at,
+                (Direction::Uplink, HarqOutcome::Retransmit) => {
+                    let mask = proc.prb_mask;
+                    u.ul_retx.push_back((retx_at, f.pid, mask));
+                }
+                (dir, HarqOutcome::Failed(_tb)) => {
+                    // The block is lost: RLC AM recovers it by ARQ, UM reports the SDUs as
+                    // lost when reassembly gives up (TS 36.322 §5.1.2.2.3).
+                    proc.holding = false;
+                    proc.retx_at = SimTime::MAX;
+                    match dir {
+                        Direction::Downlink => u.stats.dl_tb_failed += 1,
+                        Direction::Uplink => u.stats.ul_tb_failed += 1,
+                    }
+                }
+                (dir, HarqOutcome::Delivered(tb)) => {
+                    proc.holding = false;
+                    proc.retx_at = SimTime::MAX;
+                    let (rlc, pdcp_rx) = match dir {
+                        Direction::Downlink => (&mut u.ue_rlc, &mut u.ue_pdcp_rx),
+                        Direction::Uplink => (&mut u.enb_rlc, &mut u.enb_pdcp_rx),
+                    };
+                    let mut rlc_out = std::mem::take(&mut self.delivered_rlc);
+                    for pdu in tb {
+                        rlc.on_rx_pdu(now, pdu, &mut rlc_out);
+                    }
+                    for p in rlc_out.drain(..) {
+                        pdcp_rx.on_pdu(now, p, &mut self.delivered_pdcp);
+                    }
+                    self.delivered_rlc = rlc_out;
+                    for sdu in self.delivered_pdcp.drain(..) {
+                        out.push(match dir {
+                            Direction::Downlink => RanOutput::ToUe { ue, sdu },
+                            Direction::Uplink => RanOutput::ToEpc { enb: u.cell, ue, sdu },
+                        });
+                    }
+                    Self::collect_lost(u, ue, out);
+                }
+            }
+            self.refresh(now, ue);
+        }
+        let mut v = inflight;
+        v.clear();
+        if self.inflight.is_empty() {
+            self.inflight = v;
+        }
+    }
+
+    /// The CQI report in force at `now` for UE `ue` (taken at the last report instant at or
+    /// before `now − cqi_delay`, TS 36.213 §7.2.2), computed lazily.
+    fn cqi(&mut self, now: SimTime, ue: usize, dir: Direction) -> (u8, f64) {
+        let period = self.cfg.cqi_period.as_nanos().max(1);
+        let t = now.as_nanos().saturating_sub(self.cfg.cqi_delay.as_nanos());
+        let report = t / period * period;
+        let u = &self.ues[ue];
+        let cached = match dir {
+            Direction::Downlink => u.dl_cqi,
+            Direction::Uplink => u.ul_cqi,
+        };
+        let static_channel = u.fading.is_none() && self.cells.len() == 1;
+        if cached.0 == report || (static_channel && cached.0 != u64::MAX) {
+            return (cached.1, cached.2);
+        }
+        let n = match dir {
+            Direction::Downlink => self.cfg.dl_prbs,
+            Direction::Uplink => self.cfg.ul_prbs,
+        };
+        let all = if n >= 128 { u128::MAX } else { (1u128 << n) - 1 };
+        let first = self.sinr_per_prb(SimTime::from_nanos(report), ue, dir, all, true);
+        let mean_db = channel::linear_to_db(self.sinr_buf.iter().sum::<f64>() / f64::from(n.max(1)));
+        let guess = amc::mcs_from_cqi(amc::cqi_from_sinr_db(mean_db, self.cfg.cfi));
+        let eff = if first { amc::effective_sinr_db(&self.sinr_buf, guess) } else { mean_db };
+        let cqi = amc::cqi_from_sinr_db(eff, self.cfg.cfi);
+        let u = &mut self.ues[ue];
+        match dir {
+            Direction::Downlink => u.dl_cqi = (report, cqi, eff),
+            Direction::Uplink => u.ul_cqi = (report, cqi, eff),
+        }
+        (cqi, eff)
+    }
+
+    /// Fills `self.sinr_buf` with the linear SINR of each PRB in `mask` for UE `ue` at `t`.
+    /// `for_report` uses the interferers' latest activity instead of this TTI's. Returns
+    /// whether the PRBs may differ (frequency-selective fading).
+    fn sinr_per_prb(&mut self, t: SimTime, ue: usize, dir: Direction, mask: u128, for_report: bool) -> bool {
+        self.sinr_buf.clear();
+        let u = &self.ues[ue];
+        if let Some(db) = u.fixed_sinr_db {
+            let s = channel::db_to_linear(db);
+            for _ in 0..mask.count_ones() {
+                self.sinr_buf.push(s);
+            }
+            return false;
+        }
+        let n_prb = match dir {
+            Direction::Downlink => self.cfg.dl_prbs,
+            Direction::Uplink => self.cfg.ul_prbs,
+        };
+        let fading = if let Some(f) = &u.fading {
+            self.fading_buf.resize(n_prb as usize, 1.0);
+            f.prb_gains(t.as_secs_f64(), n_prb, &mut self.fading_buf);
+            true
+        } else {
+            false
+        };
+        let (p_prb, noise) = match dir {
+            Direction::Downlink => (self.enb_prb_mw, self.noise_dl_mw),
+            Direction::Uplink => (self.ue_prb_mw, self.noise_ul_mw),
+        };
+        let signal = p_prb * u.gain[u.cell];
+        let mut m = mask;
+        while m != 0 {
+            let prb = m.trailing_zeros();
+            m &= m - 1;
+            let bit = 1u128 << prb;
+            let mut interference = 0.0;
+            for (c, cell) in self.cells.iter().enumerate() {
+                if c == u.cell {
+                    continue;
+                }
+                let used = match (dir, for_report) {
+                    (Direction::Downlink, false) => cell.dl_mask_now,
+                    (Direction::Downlink, true) => cell.last_dl_mask,
+                    (Direction::Uplink, false) => cell.ul_mask_now,
+                    (Direction::Uplink, true) => cell.last_ul_mask,
+                };
+                if used & bit != 0 {
+                    // Downlink: the other eNB's power reaching this UE. Uplink: approximated by
+                    // a UE of the other cell at this UE's distance from it (reciprocal gain).
+                    interference += p_prb * u.gain[c];
+                }
+            }
+            let f = if fading { f64::from(self.fading_buf[prb as usize]) } else { 1.0 };
+            self.sinr_buf.push(signal * f / (noise + interference));
+        }
+        fading
+    }
+
+    fn mcs_for(&mut self, now: SimTime, ue: usize, dir: Direction) -> (u8, u8) {
+        let (cqi, _) = self.cqi(now, ue, dir);
+        match self.ues[ue].fixed_mcs {
+            Some(m) => (cqi.max(1), m),
+            None => (cqi, if cqi == 0 { 0 } else { amc::mcs_from_cqi(cqi) }),
+        }
+    }
+
+    fn schedule_dl(&mut self, now: SimTime, c: usize, sf: u8) {
+        if self.cells[c].dl_active.is_empty() {
+            return;
+        }
+        let n_prb = self.cfg.dl_prbs;
+        let rbg = tbs::rbg_size(n_prb);
+        let n_rbg = tbs::n_rbg(n_prb);
+        let mut free: u64 = if n_rbg >= 64 { u64::MAX } else { (1u64 << n_rbg) - 1 };
+        let usable = self.cfg.duplex.dl_prbs_usable(sf, n_prb);
+        if usable == 0 {
+            return;
+        }
+        let active = std::mem::take(&mut self.cells[c].dl_active);
+        // 1. HARQ retransmissions first, on the same number of PRBs (TS 36.321 §5.3.2.1).
+        for &ue in &active {
+            let ue = ue as usize;
+            for pid in 0..self.ues[ue].dl_procs.len() {
+                if self.ues[ue].dl_procs[pid].retx_at > now {
+                    continue;
+                }
+                let need = mask_prbs(self.ues[ue].dl_procs[pid].prb_mask);
+                let need_rbg = need.div_ceil(rbg);
+                if (free.count_ones() as u16) < need_rbg {
+                    break;
+                }
+                let mut rbg_mask = 0u64;
+                for _ in 0..need_rbg {
+                    let b = free.trailing_zeros();
+                    rbg_mask |= 1 << b;
+                    free &= !(1 << b);
+                }
+                let prb_mask = rbg_to_prb_mask(rbg_mask, rbg, n_prb);
+                self.ues[ue].dl_procs[pid].retx_at = SimTime::MAX;
+                self.cells[c].dl_mask_now |= prb_mask;
+                self.start_retx(now, ue, Direction::Downlink, pid as u8, prb_mask);
+            }
+        }
+        // 2. New data for the UEs with a free HARQ process.
+        self.sched_in.clear();
+        for &ue in &active {
+            let ue = ue as usize;
+            let bytes = self.ues[ue].enb_rlc.buffer_status().total();
+            if bytes == 0 || self.free_dl_process(now, ue).is_none() {
+                continue;
+            }
+            let (cqi, mcs) = self.mcs_for(now, ue, Direction::Downlink);
+            if cqi == 0 {
+                continue;
+            }
+            self.sched_in.push(SchedUe { ue: ue as u32, cqi, mcs, rbg_cqi: None, bytes_pending: bytes + 3 });
+        }
+        self.grants.clear();
+        if !self.sched_in.is_empty() && free != 0 {
+            let special = usable != n_prb;
+            let tbs_fn = |mcs: u8, n: u16| {
+                let n = if special { ((n as u32 * 3) / 4).max(1) as u16 } else { n };
+                tbs::tb_bits(Direction::Downlink, mcs, n)
+            };
+            let mut grants = std::mem::take(&mut self.grants);
+            self.cells[c].dl_sched.schedule(now, Direction::Downlink, n_prb, rbg, free, &self.sched_in, &tbs_fn, &mut grants);
+            for g in &grants {
+                self.cells[c].dl_mask_now |= g.prb_mask;
+                self.transmit_new(now, g.ue as usize, Direction::Downlink, g);
+                let bits = g.tb_bits;
+                self.cells[c].dl_sched.on_served(now, g.ue, bits);
+            }
+            self.grants = grants;
+        }
+        self.cells[c].dl_active = active;
+    }
+
+    fn free_dl_process(&self, now: SimTime, ue: usize) -> Option<u8> {
+        let u = &self.ues[ue];
+        u.dl_procs.iter().position(|p| p.is_free(now)).map(|p| p as u8)
+    }
+
+    /// Fills a new transport block for `g` from the sender's RLC entity and starts HARQ.
+    fn transmit_new(&mut self, now: SimTime, ue: usize, dir: Direction, g: &Grant) {
+        let u = &mut self.ues[ue];
+        let procs = match dir {
+            Direction::Downlink => &mut u.dl_procs,
+            Direction::Uplink => &mut u.ul_procs,
+        };
+        let Some(pid) = procs.iter().position(|p| p.is_free(now)) else { return };
+        procs[pid].holding = true;
+        procs[pid].prb_mask = g.prb_mask;
+        let mut room = g.tb_bits / 8;
+        if dir == Direction::Uplink {
+            room = room.saturating_sub(BSR_BYTES);
+        }
+        let rlc = match dir {
+            Direction::Downlink => &mut u.enb_rlc,
+            Direction::Uplink => &mut u.ue_rlc,
+        };
+        let mut tb: Tb<P> = Vec::new();
+        while room > 3 {
+            let Some(pdu) = rlc.on_tx_opportunity(now, room - 3) else { break };
+            let b = pdu.bytes();
+            room = room.saturating_sub(b + mac_subheader(b));
+            tb.push(pdu);
+        }
+        match dir {
+            Direction::Downlink => {
+                u.stats.dl_prbs += u64::from(g.n_prb);
+                u.stats.dl_ttis += 1;
+                u.stats.dl_mcs_hist[g.mcs.min(28) as usize] += 1;
+                u.stats.dl_cqi_hist[u.dl_cqi.1.min(15) as usize] += 1;
+                u.stats.dl_tb_tx += 1;
+            }
+            Direction::Uplink => {
+                u.stats.ul_prbs += u64::from(g.n_prb);
+                u.stats.ul_ttis += 1;
+                u.stats.ul_mcs_hist[g.mcs.min(28) as usize] += 1;
+                u.stats.ul_tb_tx += 1;
+                // The BSR in this block reports what is left after it (TS 36.321 §5.4.5).
+                u.bsr_bytes = u.ue_rlc.buffer_status().total();
+            }
+        }
+        // HARQ takes the block in `draw_decoding`, once every cell's PRBs (and so the
+        // interference) are known.
+        self.inflight.push(InFlight { ue: ue as u32, dir, pid: pid as u8, decoded: false, sent: now, prb_mask: g.prb_mask, mcs: g.mcs, new_tb: Some(tb) });
+    }
+
+    fn start_retx(&mut self, now: SimTime, ue: usize, dir: Direction, pid: u8, prb_mask: u128) {
+        let u = &mut self.ues[ue];
+        let mcs = match dir {
+            Direction::Downlink => {
+                u.stats.dl_tb_retx += 1;
+                u.dl_procs[pid as usize].prb_mask = prb_mask;
+                u.dl_harq.process(pid).mcs
+            }
+            Direction::Uplink => {
+                u.stats.ul_tb_retx += 1;
+                u.ul_harq.process(pid).mcs
+            }
+        };
+        self.inflight.push(InFlight { ue: ue as u32, dir, pid, decoded: false, sent: now, prb_mask, mcs, new_tb: None });
+    }
+
+    /// Draws the decoding of every block sent in this TTI from its effective SINR.
+    fn draw_decoding(&mut self, now: SimTime) {
+        let mut inflight = std::mem::take(&mut self.inflight);
+        for f in inflight.iter_mut().filter(|f| f.sent == now) {
+            let ue = f.ue as usize;
+            let (mask, mcs, first) = (f.prb_mask, f.mcs, f.new_tb.is_some());
+            self.sinr_per_prb(now, ue, f.dir, mask, false);
+            let eff = amc::effective_sinr_db(&self.sinr_buf, mcs);
+            let u = &mut self.ues[ue];
+            let harq = match f.dir {
+                Direction::Downlink => &mut u.dl_harq,
+                Direction::Uplink => &mut u.ul_harq,
+            };
+            let combined = match f.new_tb.take() {
+                Some(tb) => {
+                    harq.start(f.pid, now, tb, eff, mask_prbs(mask), mcs);
+                    eff
+                }
+                None => harq.retransmit(f.pid, now, eff),
+            };
+            let p = amc::bler(mcs, combined, self.cfg.cfi);
+            f.decoded = u.rng.gen::<f64>() >= p;
+            if first {
+                match f.dir {
+                    Direction::Downlink => {
+                        let s = &mut u.stats;
+                        s.dl_sinr_db_sum += eff;
+                        s.dl_sinr_db_n += 1;
+                        s.dl_sinr_db_min = s.dl_sinr_db_min.min(eff);
+                        s.dl_sinr_db_max = s.dl_sinr_db_max.max(eff);
+                    }
+                    Direction::Uplink => {
+                        u.stats.ul_sinr_db_sum += eff;
+                        u.stats.ul_sinr_db_n += 1;
+                    }
+                }
+            }
+            let bits = u64::from(tbs::tb_bits(f.dir, mcs, mask_prbs(mask)));
+            if f.decoded {
+                let cell = &mut self.cells[u.cell].stats;
+                match f.dir {
+                    Direction::Downlink => {
+                        u.stats.dl_bits += bits;
+                        cell.dl_bits += bits;
+                    }
+                    Direction::Uplink => {
+                        u.stats.ul_bits += bits;
+                        cell.ul_bits += bits;
+                    }
+                }
+            }
+        }
+        self.inflight = inflight;
+    }
+
+    /// Scheduling requests: a UE with uplink data that the eNB does not know about asks at its
+    /// next SR opportunity (every `sr_period`, offset per UE).
+    fn uplink_requests(&mut self, now: SimTime, c: usize) {
+        let period_ms = (self.cfg.sr_period.as_nanos() / TTI.as_nanos()).max(1);
+        let now_ms = now.as_nanos() / TTI.as_nanos();
+        for i in 0..self.cells[c].ul_active.len() {
+            let ue = self.cells[c].ul_active[i] as usize;
+            let u = &mut self.ues[ue];
+            if u.bsr_bytes > 0 || !u.ul_grants.is_empty() {
+                continue;
+            }
+            let has_data = u.ue_rlc.buffer_status().total() > 0;
+            if !has_data {
+                continue;
+            }
+            match u.sr_at {
+                None => {
+                    let next = (now_ms + period_ms - u.sr_offset_ms % period_ms) / period_ms * period_ms + u.sr_offset_ms % period_ms;
+                    let next = if next < now_ms { next + period_ms } else { next };
+                    u.sr_at = Some(SimTime::from_millis(next));
+                    if next == now_ms {
+                        u.sr_at = None;
+                        u.bsr_bytes = SR_GRANT_BYTES;
+                        u.stats.scheduling_requests += 1;
+                    }
+                }
+                Some(t) if t <= now => {
+                    u.sr_at = None;
+                    u.bsr_bytes = SR_GRANT_BYTES;
+                    u.stats.scheduling_requests += 1;
+                }
+                Some(_) => {}
+            }
+        }
+    }
+
+    /// Decides the uplink grants for the PUSCH of TTI `pusch`.
+    fn schedule_ul(&mut self, now: SimTime, c: usize, pusch: SimTime) {
+        if self.cells[c].ul_active.is_empty() {
+            return;
+        }
+        let n_prb = self.cfg.ul_prbs;
+        let mut free: u128 = if n_prb >= 128 { u128::MAX } else { (1u128 << n_prb) - 1 };
+        // Synchronous HARQ retransmissions due at that PUSCH keep their PRBs.
+        for &ue in &self.cells[c].ul_active {
+            for &(t, _, mask) in &self.ues[ue as usize].ul_retx {
+                if t == pusch {
+                    free &= !mask;
+                }
+            }
+        }
+        // Grants already given for that PUSCH (none in FDD; TDD config 0 may give two).
+        self.sched_in.clear();
+        let active = std::mem::take(&mut self.cells[c].ul_active);
+        for &ue in &active {
+            let u = &self.ues[ue as usize];
+            if u.bsr_bytes == 0 || !u.ul_procs.iter().any(|p| p.is_free(pusch)) {
+                continue;
+            }
+            let (cqi, mcs) = self.mcs_for(now, ue as usize, Direction::Uplink);
+            if cqi == 0 {
+                continue;
+            }
+            let bytes = self.ues[ue as usize].bsr_bytes + BSR_BYTES + 3;
+            self.sched_in.push(SchedUe { ue, cqi, mcs, rbg_cqi: None, bytes_pending: bytes });
+        }
+        if !self.sched_in.is_empty() && free != 0 {
+            let mut grants = std::mem::take(&mut self.grants);
+            grants.clear();
+            let tbs_fn = |mcs: u8, n: u16| tbs::tb_bits(Direction::Uplink, mcs, n);
+            // The uplink scheduler works on PRBs (rbg size 1) and wants a 64-bit mask: the
+            // uplink has at most 100 PRBs, so it gets the low 64 and the rest in a second pass.
+            let lo = (free & u128::from(u64::MAX)) as u64;
+            self.cells[c].ul_sched.schedule(now, Direction::Uplink, n_prb.min(64), 1, lo, &self.sched_in, &tbs_fn, &mut grants);
+            let hi = (free >> 64) as u64;
+            if hi != 0 && n_prb > 64 {
+                let served: Vec<u32> = grants.iter().map(|g| g.ue).collect();
+                let rest: Vec<SchedUe> = self.sched_in.iter().filter(|s| !served.contains(&s.ue)).cloned().collect();
+                if !rest.is_empty() {
+                    let start = grants.len();
+                    self.cells[c].ul_sched.schedule(now, Direction::Uplink, n_prb - 64, 1, hi, &rest, &tbs_fn, &mut grants);
+                    for g in &mut grants[start..] {
+                        g.prb_mask <<= 64;
+                    }
+                }
+            }
+            for g in &grants {
+                let u = &mut self.ues[g.ue as usize];
+                u.bsr_bytes = u.bsr_bytes.saturating_sub(g.tb_bits / 8);
+                u.ul_grants.push_back(UlGrant { at: pusch, grant: *g });
+                self.cells[c].ul_sched.on_served(now, g.ue, g.tb_bits);
+            }
+            self.grants = grants;
+        }
+        self.cells[c].ul_active = active;
+    }
+
+    /// The PUSCH of this TTI: new blocks for the grants due now, and HARQ retransmissions.
+    fn transmit_ul(&mut self, now: SimTime, c: usize) {
+        let active = std::mem::take(&mut self.cells[c].ul_active);
+        for &ue in &active {
+            let ue = ue as usize;
+            while let Some(&(t, pid, mask)) = self.ues[ue].ul_retx.front() {
+                if t > now {
+                    break;
+                }
+                self.ues[ue].ul_retx.pop_front();
+                self.cells[c].ul_mask_now |= mask;
+                self.start_retx(now, ue, Direction::Uplink, pid, mask);
+            }
+            while let Some(g) = self.ues[ue].ul_grants.front().copied() {
+                if g.at > now {
+                    break;
+                }
+                self.ues[ue].ul_grants.pop_front();
+                self.cells[c].ul_mask_now |= g.grant.prb_mask;
+                self.transmit_new(now, ue, Direction::Uplink, &g.grant);
+            }
+        }
+        self.cells[c].ul_active = active;
+    }
+
+    /// Drops UEs with nothing left to do from the active lists.
+    fn retire_idle(&mut self, now: SimTime) {
+        let in_flight: Vec<u32> = self.inflight.iter().map(|f| f.ue).collect();
+        for c in 0..self.cells.len() {
+            let mut dl = std::mem::take(&mut self.cells[c].dl_active);
+            dl.retain(|&ue| {
+                let u = &mut self.ues[ue as usize];
+                let keep = u.enb_rlc.buffer_status().total() > 0
+                    || u.dl_procs.iter().any(|p| p.retx_at != SimTime::MAX)
+                    || in_flight.contains(&ue);
+                u.in_dl = keep;
+                keep
+            });
+            self.cells[c].dl_active = dl;
+            let mut ul = std::mem::take(&mut self.cells[c].ul_active);
+            ul.retain(|&ue| {
+                let u = &mut self.ues[ue as usize];
+                let keep = u.ue_rlc.buffer_status().total() > 0
+                    || !u.ul_retx.is_empty()
+                    || !u.ul_grants.is_empty()
+                    || u.bsr_bytes > 0
+                    || u.sr_at.is_some()
+                    || in_flight.contains(&ue);
+                u.in_ul = keep;
+                keep
+            });
+            self.cells[c].ul_active = ul;
+        }
+        let _ = now;
+    }
+
+    /// Counters of UE `ue`.
+    pub fn ue_stats(&self, ue: usize) -> &UeStats {
+        &self.ues[ue].stats
+    }
+
+    /// RLC counters of UE `ue`: (eNB entity, UE entity).
+    pub fn rlc_stats(&self, ue: usize) -> (crate::rlc::RlcStats, crate::rlc::RlcStats) {
+        (self.ues[ue].enb_rlc.stats(), self.ues[ue].ue_rlc.stats())
+    }
+
+    /// Counters of cell `c`.
+    pub fn cell_stats(&self, c: usize) -> &CellStats {
+        &self.cells[c].stats
+    }
+
+    /// Queue occupancy of UE `ue` now.
+    pub fn ue_queues(&self, ue: usize) -> UeQueues {
+        let u = &self.ues[ue];
+        let e = u.enb_rlc.buffer_status();
+        UeQueues {
+            enb_rlc_tx_bytes: u64::from(e.new_tx_bytes),
+            enb_rlc_retx_bytes: u64::from(e.retx_bytes),
+            ue_rlc_tx_bytes: u64::from(u.ue_rlc.buffer_status().total()),
+            cqi: u.dl_cqi.1,
+        }
+    }
+
+    /// Whether an RLC AM entity of UE `ue` reached maxRetxThreshold (TS 36.322 §5.2.1: radio
+    /// link failure is indicated to RRC).
+    pub fn radio_link_failure(&self, ue: usize) -> bool {
+        self.ues[ue].enb_rlc.radio_link_failure() || self.ues[ue].ue_rlc.radio_link_failure()
+    }
+
+    /// The name of UE `ue`.
+    pub fn ue_name(&self, ue: usize) -> &str {
+        &self.ues[ue].name
+    }
+}
+
+/// PRB mask of the RBGs in `rbg_mask` (the last RBG may be shorter, TS 36.213 §7.1.6.1).
+pub fn rbg_to_prb_mask(rbg_mask: u64, rbg_size: u16, n_prb: u16) -> u128 {
+    let mut m = 0u128;
+    let mut r = rbg_mask;
+    while r != 0 {
+        let b = r.trailing_zeros() as u16;
+        r &= r - 1;
+        for p in b * rbg_size..((b + 1) * rbg_size).min(n_prb) {
+            m |= 1u128 << p;
+        }
+    }
+    m
+}
+
+/// Median downlink SINR (dB, no shadowing or fading, no interference) of a UE at `pos` served
+/// by `enb`: used to refuse scenarios with UEs out of every cell's range.
+pub fn median_sinr_db(cfg: &RanConfig, enb: &EnbSpec, pos: (f64, f64)) -> f64 {
+    let r = &cfg.radio;
+    let d = ((pos.0 - enb.position.0).powi(2) + (pos.1 - enb.position.1).powi(2)).sqrt();
+    let loss = r.pathloss.loss_db(d, r.carrier_hz, r.enb_height_m, r.ue_height_m);
+    let rx = channel::rx_power_per_prb_dbm(r.enb_tx_power_dbm, cfg.dl_prbs, r.enb_antenna_gain_dbi, r.ue_antenna_gain_dbi, loss, 0.0);
+    rx - channel::thermal_noise_dbm(channel::PRB_BANDWIDTH_HZ, r.ue_noise_figure_db)
+}

@@ -1,0 +1,315 @@
+//! The LTE part of a run: the radio access network between the eNB and UE nodes, GTP-U on the
+//! S1-U links, and the LTE metrics (per UE, per cell).
+//!
+//! In the topology a UE is a host and an eNB a router; between them sit two pseudo link
+//! directions (downlink and uplink) that the router hands to [`Ran`] instead of a wire. The
+//! S1-U links between each eNB and the SGW/PGW node are ordinary links whose packets carry
+//! the 36 bytes of GTP-U/UDP/IPv4 encapsulation (3GPP TS 29.281 §5.1: 8-byte GTP-U header,
+//! plus UDP 8 and IPv4 20), so inner packets above `s1u_mtu − 36` are fragmented at the PGW.
+
+use celltcp_engine::{SimDuration, SimTime};
+use celltcp_lte::ran::{Ran, RanOutput, UeSpec};
+use celltcp_lte::Direction;
+use celltcp_net::Packet;
+use serde_json::{json, Value};
+
+use crate::output::Table;
+use crate::world::{Ev, World};
+
+/// GTP-U (8) + UDP (8) + IPv4 (20) bytes added on S1-U (TS 29.281 §5.1).
+pub const GTPU_OVERHEAD_BYTES: u32 = 36;
+
+/// The radio half of a link direction.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RadioDir {
+    pub ue: usize,
+    pub dir: Direction,
+}
+
+/// Time series of the LTE layers, sampled with the other series.
+#[derive(Default)]
+pub(crate) struct LteSeries {
+    pub ue_time: Vec<f64>,
+    pub ue_id: Vec<i64>,
+    pub ue_dl_rlc_bytes: Vec<f64>,
+    pub ue_dl_retx_bytes: Vec<f64>,
+    pub ue_ul_rlc_bytes: Vec<f64>,
+    pub ue_cqi: Vec<f64>,
+    pub ue_dl_mbps: Vec<f64>,
+    pub ue_dl_prbs: Vec<f64>,
+    pub cell_time: Vec<f64>,
+    pub cell_id: Vec<i64>,
+    pub cell_dl_prb_util: Vec<f64>,
+    pub cell_ul_prb_util: Vec<f64>,
+    pub cell_dl_mbps: Vec<f64>,
+    pub cell_ul_mbps: Vec<f64>,
+}
+
+/// The RAN of a run and its place in the topology.
+pub(crate) struct LteState {
+    pub ran: Ran<Packet>,
+    pub ue_node: Vec<usize>,
+    pub enb_node: Vec<usize>,
+    /// Downlink and uplink pseudo link directions of each UE.
+    pub ue_dirs: Vec<[usize; 2]>,
+    pub specs: Vec<UeSpec>,
+    pub enb_names: Vec<String>,
+    pub enb_positions: Vec<(f64, f64)>,
+    tti_at: Option<SimTime>,
+    last_bits: Option<Vec<(u64, u64)>>,
+    out: Vec<RanOutput<Packet>>,
+    last_sample: Option<(SimTime, Vec<(u64, u64, u64)>, Vec<(u64, u64)>)>,
+    pub series: LteSeries,
+}
+
+impl LteState {
+    pub fn new(ran: Ran<Packet>, ue_node: Vec<usize>, enb_node: Vec<usize>, ue_dirs: Vec<[usize; 2]>, specs: Vec<UeSpec>, enbs: &[celltcp_lte::ran::EnbSpec]) -> Self {
+        LteState {
+            ran,
+            ue_node,
+            enb_node,
+            ue_dirs,
+            specs,
+            enb_names: enbs.iter().map(|e| e.name.clone()).collect(),
+            enb_positions: enbs.iter().map(|e| e.position).collect(),
+            tti_at: None,
+            last_bits: None,
+            out: Vec::new(),
+            last_sample: None,
+            series: LteSeries::default(),
+        }
+    }
+}
+
+impl World {
+    /// Hands `pkt` to the radio: the eNB's PDCP for a downlink direction, the UE's for an
+    /// uplink one.
+    pub(crate) fn radio_send(&mut self, now: SimTime, d: usize, r: RadioDir, pkt: Packet) {
+        let lte = self.lte.as_mut().expect("radio directions exist only with [lte]");
+        let bytes = pkt.size();
+        let res = match r.dir {
+            Direction::Downlink => lte.ran.on_downlink_sdu(now, r.ue, pkt, bytes),
+            Direction::Uplink => lte.ran.on_uplink_sdu(now, r.ue, pkt, bytes),
+        };
+        if let Err(p) = res {
+            self.count_drop(d, &p);
+            return;
+        }
+        self.schedule_tti(now);
+    }
+
+    fn schedule_tti(&mut self, now: SimTime) {
+        let lte = self.lte.as_mut().unwrap();
+        if let Some(t) = lte.ran.next_tti(now) {
+            if lte.tti_at.is_none_or(|old| t < old) {
+                lte.tti_at = Some(t);
+                self.q.push(t, Ev::LteTti);
+            }
+        }
+    }
+
+    /// One TTI of the RAN: hands what it delivers to the UE and eNB nodes.
+    pub(crate) fn lte_tti(&mut self, now: SimTime) {
+        let lte = self.lte.as_mut().unwrap();
+        if lte.tti_at != Some(now) {
+            return;
+        }
+        lte.tti_at = None;
+        let mut out = std::mem::take(&mut lte.out);
+        lte.ran.on_tti(now, &mut out);
+        for o in out.drain(..) {
+            match o {
+                RanOutput::ToUe { ue, sdu } => {
+                    let (node, d) = {
+                        let l = self.lte.as_ref().unwrap();
+                        (l.ue_node[ue], l.ue_dirs[ue][0])
+                    };
+                    self.dirs[d].delivered_pkts += 1;
+                    self.arrive(now, node, sdu);
+                }
+                RanOutput::ToEpc { enb, ue, sdu } => {
+                    let (node, d) = {
+                        let l = self.lte.as_ref().unwrap();
+                        (l.enb_node[enb], l.ue_dirs[ue][1])
+                    };
+                    self.dirs[d].delivered_pkts += 1;
+                    self.arrive(now, node, sdu);
+                }
+                RanOutput::Dropped { ue, dir, sdu } => {
+                    let d = self.lte.as_ref().unwrap().ue_dirs[ue][if dir == Direction::Downlink { 0 } else { 1 }];
+                    self.dirs[d].lost_pkts += 1;
+                    self.count_loss(&sdu);
+                }
+            }
+        }
+        self.lte.as_mut().unwrap().out = out;
+        self.schedule_tti(now + SimDuration::from_nanos(1));
+    }
+
+    /// Samples the LTE series: queues and CQI per UE, PRB use and throughput per cell over
+    /// the last interval.
+    pub(crate) fn sample_lte(&mut self, now: SimTime) {
+        let Some(lte) = self.lte.as_mut() else { return };
+        let t = now.as_secs_f64();
+        let ran = &lte.ran;
+        let ue_now: Vec<(u64, u64, u64)> = (0..ran.n_ues()).map(|u| {
+            let s = ran.ue_stats(u);
+            (s.dl_bits, s.dl_prbs, s.ul_bits)
+        }).collect();
+        let cell_now: Vec<(u64, u64)> = (0..ran.n_cells()).map(|c| {
+            let s = ran.cell_stats(c);
+            (s.dl_prbs_used, s.ul_prbs_used)
+        }).collect();
+        let cell_bits: Vec<(u64, u64)> = (0..ran.n_cells()).map(|c| {
+            let s = ran.cell_stats(c);
+            (s.dl_bits, s.ul_bits)
+        }).collect();
+        if let Some((t0, prev_ue, prev_cell)) = &lte.last_sample {
+            let dt = now.saturating_since(*t0).as_secs_f64();
+            if dt > 0.0 {
+                let se = &mut lte.series;
+                let ttis = dt * 1000.0;
+                for u in 0..ran.n_ues() {
+                    let q = ran.ue_queues(u);
+                    se.ue_time.push(t);
+                    se.ue_id.push(u as i64);
+                    se.ue_dl_rlc_bytes.push(q.enb_rlc_tx_bytes as f64);
+                    se.ue_dl_retx_bytes.push(q.enb_rlc_retx_bytes as f64);
+                    se.ue_ul_rlc_bytes.push(q.ue_rlc_tx_bytes as f64);
+                    se.ue_cqi.push(f64::from(q.cqi));
+                    se.ue_dl_mbps.push((ue_now[u].0 - prev_ue[u].0) as f64 / dt / 1e6);
+                    se.ue_dl_prbs.push((ue_now[u].1 - prev_ue[u].1) as f64 / ttis);
+                }
+                let dl_prbs = f64::from(ran.config().dl_prbs);
+                let ul_prbs = f64::from(ran.config().ul_prbs);
+                for c in 0..ran.n_cells() {
+                    se.cell_time.push(t);
+                    se.cell_id.push(c as i64);
+                    se.cell_dl_prb_util.push((cell_now[c].0 - prev_cell[c].0) as f64 / (ttis * dl_prbs));
+                    se.cell_ul_prb_util.push((cell_now[c].1 - prev_cell[c].1) as f64 / (ttis * ul_prbs));
+                    se.cell_dl_mbps.push(f64::NAN);
+                    se.cell_ul_mbps.push(f64::NAN);
+                }
+                // Throughput per cell from the bit counters (kept apart from PRBs above).
+                let n = ran.n_cells();
+                let base = se.cell_dl_mbps.len() - n;
+                if let Some(prev_bits) = &lte.last_bits {
+                    for c in 0..n {
+                        se.cell_dl_mbps[base + c] = (cell_bits[c].0 - prev_bits[c].0) as f64 / dt / 1e6;
+                        se.cell_ul_mbps[base + c] = (cell_bits[c].1 - prev_bits[c].1) as f64 / dt / 1e6;
+                    }
+                }
+            }
+        }
+        lte.last_bits = Some(cell_bits);
+        lte.last_sample = Some((now, ue_now, cell_now));
+    }
+}
+
+fn r3(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}
+
+/// The `lte` section of `summary.json`: per UE and per cell.
+pub(crate) fn lte_summary(w: &World, secs: f64) -> Option<Value> {
+    let lte = w.lte.as_ref()?;
+    let ran = &lte.ran;
+    let ues: Vec<Value> = (0..ran.n_ues())
+        .map(|u| {
+            let s = ran.ue_stats(u);
+            let (enb_rlc, ue_rlc) = ran.rlc_stats(u);
+            let spec = &lte.specs[u];
+            let cell = ran.serving_cell(u);
+            let dist = {
+                let p = spec.position;
+                let e = lte.enb_positions[cell];
+                ((p.0 - e.0).powi(2) + (p.1 - e.1).powi(2)).sqrt()
+            };
+            let mean = |sum: f64, n: u64| if n > 0 { r3(sum / n as f64) } else { f64::NAN };
+            let ratio = |a: u64, b: u64| if b > 0 { r3(a as f64 / b as f64) } else { 0.0 };
+            json!({
+                "name": ran.ue_name(u),
+                "cell": lte.enb_names[cell],
+                "position_m": [r3(spec.position.0), r3(spec.position.1)],
+                "distance_m": r3(dist),
+                "dl": {
+                    "sinr_db_mean": mean(s.dl_sinr_db_sum, s.dl_sinr_db_n),
+                    "sinr_db_min": if s.dl_sinr_db_n > 0 { r3(s.dl_sinr_db_min) } else { f64::NAN },
+                    "sinr_db_max": if s.dl_sinr_db_n > 0 { r3(s.dl_sinr_db_max) } else { f64::NAN },
+                    "cqi_hist": s.dl_cqi_hist.to_vec(),
+                    "mcs_hist": s.dl_mcs_hist.to_vec(),
+                    "prbs_per_tti": ratio(s.dl_prbs, s.dl_ttis),
+                    "prbs_total": s.dl_prbs,
+                    "ttis_scheduled": s.dl_ttis,
+                    "phy_throughput_bps": r3(s.dl_bits as f64 / secs),
+                    "harq_tx": s.dl_tb_tx,
+                    "harq_retx": s.dl_tb_retx,
+                    "harq_failed": s.dl_tb_failed,
+                    "bler": ratio(s.dl_tb_errors, s.dl_tb_tx + s.dl_tb_retx),
+                    "residual_bler": ratio(s.dl_tb_failed, s.dl_tb_tx),
+                    "rlc_pdus_tx": enb_rlc.pdus_tx,
+                    "rlc_pdus_retx": enb_rlc.pdus_retx,
+                    "rlc_sdus_dropped": enb_rlc.sdus_dropped_buffer,
+                    "rlc_sdus_lost": ue_rlc.sdus_lost,
+                    "pdcp_sdus_dropped": s.dl_sdus_dropped,
+                },
+                "ul": {
+                    "sinr_db_mean": mean(s.ul_sinr_db_sum, s.ul_sinr_db_n),
+                    "mcs_hist": s.ul_mcs_hist.to_vec(),
+                    "prbs_per_tti": ratio(s.ul_prbs, s.ul_ttis),
+                    "prbs_total": s.ul_prbs,
+                    "ttis_scheduled": s.ul_ttis,
+                    "phy_throughput_bps": r3(s.ul_bits as f64 / secs),
+                    "harq_tx": s.ul_tb_tx,
+                    "harq_retx": s.ul_tb_retx,
+                    "harq_failed": s.ul_tb_failed,
+                    "bler": ratio(s.ul_tb_errors, s.ul_tb_tx + s.ul_tb_retx),
+                    "rlc_pdus_tx": ue_rlc.pdus_tx,
+                    "rlc_pdus_retx": ue_rlc.pdus_retx,
+                    "rlc_sdus_dropped": ue_rlc.sdus_dropped_buffer,
+                    "rlc_sdus_lost": enb_rlc.sdus_lost,
+                    "scheduling_requests": s.scheduling_requests,
+                },
+                "radio_link_failure": ran.radio_link_failure(u),
+            })
+        })
+        .collect();
+    let ttis = secs * 1000.0;
+    let cells: Vec<Value> = (0..ran.n_cells())
+        .map(|c| {
+            let s = ran.cell_stats(c);
+            json!({
+                "name": lte.enb_names[c],
+                "dl_prb_utilization": r3(s.dl_prbs_used as f64 / (ttis * f64::from(ran.config().dl_prbs))),
+                "ul_prb_utilization": r3(s.ul_prbs_used as f64 / (ttis * f64::from(ran.config().ul_prbs))),
+                "dl_throughput_bps": r3(s.dl_bits as f64 / secs),
+                "ul_throughput_bps": r3(s.ul_bits as f64 / secs),
+            })
+        })
+        .collect();
+    Some(json!({ "ues": ues, "cells": cells }))
+}
+
+/// The `lte_ue` and `lte_cell` time series.
+pub(crate) fn lte_tables(w: &World) -> Vec<Table> {
+    let Some(lte) = w.lte.as_ref() else { return Vec::new() };
+    let s = &lte.series;
+    vec![
+        Table::new("lte_ue")
+            .f64("time_s", s.ue_time.clone())
+            .i64("ue", s.ue_id.clone())
+            .f64("dl_rlc_buffer_bytes", s.ue_dl_rlc_bytes.clone())
+            .f64("dl_rlc_retx_bytes", s.ue_dl_retx_bytes.clone())
+            .f64("ul_rlc_buffer_bytes", s.ue_ul_rlc_bytes.clone())
+            .f64("cqi", s.ue_cqi.clone())
+            .f64("dl_phy_mbps", s.ue_dl_mbps.clone())
+            .f64("dl_prbs_per_tti", s.ue_dl_prbs.clone()),
+        Table::new("lte_cell")
+            .f64("time_s", s.cell_time.clone())
+            .i64("cell", s.cell_id.clone())
+            .f64("dl_prb_utilization", s.cell_dl_prb_util.clone())
+            .f64("ul_prb_utilization", s.cell_ul_prb_util.clone())
+            .f64("dl_phy_mbps", s.cell_dl_mbps.clone())
+            .f64("ul_phy_mbps", s.cell_ul_mbps.clone()),
+    ]
+}
