@@ -42,7 +42,8 @@ use celltcp_engine::{SimDuration, SimTime};
 use rand::Rng;
 
 use crate::mac::harq::{HarqEntity, HarqOutcome};
-use crate::mac::{AnyScheduler, Grant, PfConfig, SchedUe, Scheduler, SchedulerKind};
+use crate::mac::sched_pf::PfConfig;
+use crate::mac::{rbg_prb_mask, AnyScheduler, Grant, SchedUe, Scheduler, SchedulerKind};
 use crate::pdcp::{PdcpConfig, PdcpPdu, PdcpRx, PdcpTx};
 use crate::phy::channel::{self, PathLoss};
 use crate::phy::fading::{FadingChannel, FadingProfile};
@@ -284,7 +285,7 @@ pub struct Ran<P: Copy + std::fmt::Debug> {
     enb_prb_mw: f64,
     ue_prb_mw: f64,
     // Scratch buffers, reused every TTI.
-    sched_in: Vec<SchedUe>,
+    sched_in: Vec<SchedUe<'static>>,
     grants: Vec<Grant>,
     delivered_rlc: Vec<PdcpPdu<P>>,
     delivered_pdcp: Vec<P>,
@@ -334,8 +335,8 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
                 position: e.position,
                 dl_active: Vec::new(),
                 ul_active: Vec::new(),
-                dl_sched: AnyScheduler::new(cfg.dl_scheduler, &cfg.pf),
-                ul_sched: AnyScheduler::new(cfg.ul_scheduler, &cfg.pf),
+                dl_sched: AnyScheduler::new(cfg.dl_scheduler, cfg.pf),
+                ul_sched: AnyScheduler::new(cfg.ul_scheduler, cfg.pf),
                 last_dl_mask: 0,
                 last_ul_mask: 0,
                 dl_mask_now: 0,
@@ -816,9 +817,9 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
             return;
         }
         let n_prb = self.cfg.dl_prbs;
-        let rbg = tbs::rbg_size(n_prb);
-        let n_rbg = tbs::n_rbg(n_prb);
-        let mut free: u64 = if n_rbg >= 64 { u64::MAX } else { (1u64 << n_rbg) - 1 };
+        let rbg = crate::mac::rbg_size_for(n_prb);
+        let n_rbg = crate::mac::n_rbg(n_prb, rbg);
+        let mut free: u128 = (1u128 << n_rbg) - 1;
         let usable = self.cfg.duplex.dl_prbs_usable(sf, n_prb);
         if usable == 0 {
             return;
@@ -836,13 +837,12 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
                 if (free.count_ones() as u16) < need_rbg {
                     break;
                 }
-                let mut rbg_mask = 0u64;
+                let mut prb_mask = 0u128;
                 for _ in 0..need_rbg {
                     let b = free.trailing_zeros();
-                    rbg_mask |= 1 << b;
-                    free &= !(1 << b);
+                    prb_mask |= rbg_prb_mask(b as u16, rbg, n_prb);
+                    free &= !(1u128 << b);
                 }
-                let prb_mask = rbg_to_prb_mask(rbg_mask, rbg, n_prb);
                 self.ues[ue].dl_procs[pid].retx_at = SimTime::MAX;
                 self.cells[c].dl_mask_now |= prb_mask;
                 self.start_retx(now, ue, Direction::Downlink, pid as u8, prb_mask);
@@ -940,11 +940,11 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
             Direction::Downlink => {
                 u.stats.dl_tb_retx += 1;
                 u.dl_procs[pid as usize].prb_mask = prb_mask;
-                u.dl_harq.process(pid).mcs
+                u.dl_harq.process(pid).mcs()
             }
             Direction::Uplink => {
                 u.stats.ul_tb_retx += 1;
-                u.ul_harq.process(pid).mcs
+                u.ul_harq.process(pid).mcs()
             }
         };
         self.inflight.push(InFlight { ue: ue as u32, dir, pid, decoded: false, sent: now, prb_mask, mcs, new_tb: None });
@@ -1075,22 +1075,7 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
             let mut grants = std::mem::take(&mut self.grants);
             grants.clear();
             let tbs_fn = |mcs: u8, n: u16| tbs::tb_bits(Direction::Uplink, mcs, n);
-            // The uplink scheduler works on PRBs (rbg size 1) and wants a 64-bit mask: the
-            // uplink has at most 100 PRBs, so it gets the low 64 and the rest in a second pass.
-            let lo = (free & u128::from(u64::MAX)) as u64;
-            self.cells[c].ul_sched.schedule(now, Direction::Uplink, n_prb.min(64), 1, lo, &self.sched_in, &tbs_fn, &mut grants);
-            let hi = (free >> 64) as u64;
-            if hi != 0 && n_prb > 64 {
-                let served: Vec<u32> = grants.iter().map(|g| g.ue).collect();
-                let rest: Vec<SchedUe> = self.sched_in.iter().filter(|s| !served.contains(&s.ue)).cloned().collect();
-                if !rest.is_empty() {
-                    let start = grants.len();
-                    self.cells[c].ul_sched.schedule(now, Direction::Uplink, n_prb - 64, 1, hi, &rest, &tbs_fn, &mut grants);
-                    for g in &mut grants[start..] {
-                        g.prb_mask <<= 64;
-                    }
-                }
-            }
+            self.cells[c].ul_sched.schedule(now, Direction::Uplink, n_prb, 1, free, &self.sched_in, &tbs_fn, &mut grants);
             for g in &grants {
                 let u = &mut self.ues[g.ue as usize];
                 u.bsr_bytes = u.bsr_bytes.saturating_sub(g.tb_bits / 8);
@@ -1195,20 +1180,6 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
     pub fn ue_name(&self, ue: usize) -> &str {
         &self.ues[ue].name
     }
-}
-
-/// PRB mask of the RBGs in `rbg_mask` (the last RBG may be shorter, TS 36.213 §7.1.6.1).
-pub fn rbg_to_prb_mask(rbg_mask: u64, rbg_size: u16, n_prb: u16) -> u128 {
-    let mut m = 0u128;
-    let mut r = rbg_mask;
-    while r != 0 {
-        let b = r.trailing_zeros() as u16;
-        r &= r - 1;
-        for p in b * rbg_size..((b + 1) * rbg_size).min(n_prb) {
-            m |= 1u128 << p;
-        }
-    }
-    m
 }
 
 /// Median downlink SINR (dB, no shadowing or fading, no interference) of a UE at `pos` served

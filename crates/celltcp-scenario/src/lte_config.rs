@@ -6,7 +6,8 @@ use std::f64::consts::PI;
 
 use celltcp_engine::rng::{component_id, component_rng};
 use celltcp_engine::SimDuration;
-use celltcp_lte::mac::{PfConfig, SchedulerKind};
+use celltcp_lte::mac::sched_pf::PfConfig;
+use celltcp_lte::mac::SchedulerKind;
 use celltcp_lte::pdcp::PdcpConfig;
 use celltcp_lte::phy::channel::PathLoss;
 use celltcp_lte::phy::fading::FadingProfile;
