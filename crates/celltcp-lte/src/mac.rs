@@ -350,6 +350,29 @@ fn allocate_dl_per_rbg(
     work: &mut [Work],
     mut metric: impl FnMut(usize, u16) -> f64,
 ) {
+    // Without per-RBG CQI every RBG ranks the UEs the same way (the metric only scales with the
+    // RBG's PRB count): rank once, then fill the best UE's need before the next one's.
+    if ues.iter().all(|u| u.rbg_cqi.is_none()) {
+        let mut best_order: Vec<(usize, f64)> = (0..work.len()).filter(|&i| !work[i].done).map(|i| (i, metric(i, 0))).collect();
+        // Stable: ties keep the order of `ues`, as the per-RBG scan below would.
+        best_order.sort_by(|a, b| b.1.total_cmp(&a.1));
+        let mut k = 0;
+        for rbg in 0..n_rbg(n_prb, rbg_size) {
+            if free_rbg_mask & (1u128 << rbg) == 0 {
+                continue;
+            }
+            while k < best_order.len() && work[best_order[k].0].done {
+                k += 1;
+            }
+            let Some(&(i, _)) = best_order.get(k) else { break };
+            let mask = rbg_prb_mask(rbg, rbg_size, n_prb);
+            let w = &mut work[i];
+            w.prb_mask |= mask;
+            w.n_prb += mask.count_ones() as u16;
+            w.done = enough(tbs, ues[i].mcs, w.n_prb, ues[i].bytes_pending);
+        }
+        return;
+    }
     for rbg in 0..n_rbg(n_prb, rbg_size) {
         if free_rbg_mask & (1u128 << rbg) == 0 {
             continue;

@@ -804,6 +804,34 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         fading
     }
 
+    /// The SINR of a block when it is the same on all its PRBs (fixed SINR, or no fading and no
+    /// other cell transmitting on them): the effective SINR is then that value, and the
+    /// per-PRB evaluation is skipped.
+    fn flat_sinr_db(&self, ue: usize, dir: Direction, mask: u128) -> Option<f64> {
+        let u = &self.ues[ue];
+        if let Some(db) = u.fixed_sinr_db {
+            return Some(db);
+        }
+        if u.fading.is_some() {
+            return None;
+        }
+        let interfered = self.cells.iter().enumerate().any(|(c, cell)| {
+            c != u.cell
+                && match dir {
+                    Direction::Downlink => cell.dl_mask_now & mask != 0,
+                    Direction::Uplink => cell.ul_mask_now & mask != 0,
+                }
+        });
+        if interfered {
+            return None;
+        }
+        let (p_prb, noise) = match dir {
+            Direction::Downlink => (self.enb_prb_mw, self.noise_dl_mw),
+            Direction::Uplink => (self.ue_prb_mw, self.noise_ul_mw),
+        };
+        Some(channel::linear_to_db(p_prb * u.gain[u.cell] / noise))
+    }
+
     fn mcs_for(&mut self, now: SimTime, ue: usize, dir: Direction) -> (u8, u8) {
         let (cqi, _) = self.cqi(now, ue, dir);
         match self.ues[ue].fixed_mcs {
@@ -956,8 +984,13 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         for f in inflight.iter_mut().filter(|f| f.sent == now) {
             let ue = f.ue as usize;
             let (mask, mcs, first) = (f.prb_mask, f.mcs, f.new_tb.is_some());
-            self.sinr_per_prb(now, ue, f.dir, mask, false);
-            let eff = amc::effective_sinr_db(&self.sinr_buf, mcs);
+            let eff = match self.flat_sinr_db(ue, f.dir, mask) {
+                Some(db) => db,
+                None => {
+                    self.sinr_per_prb(now, ue, f.dir, mask, false);
+                    amc::effective_sinr_db(&self.sinr_buf, mcs)
+                }
+            };
             let u = &mut self.ues[ue];
             let harq = match f.dir {
                 Direction::Downlink => &mut u.dl_harq,
@@ -1114,14 +1147,14 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
 
     /// Drops UEs with nothing left to do from the active lists.
     fn retire_idle(&mut self, now: SimTime) {
-        let in_flight: Vec<u32> = self.inflight.iter().map(|f| f.ue).collect();
         for c in 0..self.cells.len() {
+            let in_flight = &self.inflight;
             let mut dl = std::mem::take(&mut self.cells[c].dl_active);
             dl.retain(|&ue| {
                 let u = &mut self.ues[ue as usize];
                 let keep = u.enb_rlc.buffer_status().total() > 0
                     || u.dl_procs.iter().any(|p| p.retx_at != SimTime::MAX)
-                    || in_flight.contains(&ue);
+                    || in_flight.iter().any(|f| f.ue == ue);
                 u.in_dl = keep;
                 keep
             });
@@ -1134,7 +1167,7 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
                     || !u.ul_grants.is_empty()
                     || u.bsr_bytes > 0
                     || u.sr_at.is_some()
-                    || in_flight.contains(&ue);
+                    || in_flight.iter().any(|f| f.ue == ue);
                 u.in_ul = keep;
                 keep
             });

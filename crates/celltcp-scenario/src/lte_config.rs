@@ -49,7 +49,7 @@ default_fn!(def_enb_power, Dbm, Dbm(46.0));
 default_fn!(def_ue_power, Dbm, Dbm(23.0));
 default_fn!(def_enb_nf, Decibel, Decibel(5.0));
 default_fn!(def_ue_nf, Decibel, Decibel(9.0));
-default_fn!(def_enb_gain, Decibel, Decibel(15.0));
+default_fn!(def_enb_gain, Decibel, Decibel(14.0));
 default_fn!(def_ue_gain, Decibel, Decibel(0.0));
 default_fn!(def_enb_height, Meters, Meters(25.0));
 default_fn!(def_ue_height, Meters, Meters(1.5));
