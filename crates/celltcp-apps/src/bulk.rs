@@ -2,6 +2,10 @@
 //! room (as a blocking `write()` loop does), in units of `chunk` bytes (`iperf3 -l`), until it has
 //! written `limit` bytes or reached `stop_at`; then it closes. The sink reads everything as soon as
 //! it arrives, so a fixed receive buffer is never held full by the application.
+//!
+//! With a rate (`iperf3 -b` on TCP, or ns-3's OnOff application over TCP) the sender writes no
+//! faster than that: by time `t` it has written at most `rate × (t − start)` bytes, one `chunk`
+//! at a time, and [`BulkSender::next_write_at`] tells when the next chunk is due.
 
 use celltcp_engine::SimTime;
 use celltcp_tcp::TcpEndpoint;
@@ -14,13 +18,49 @@ pub struct BulkSender {
     chunk: u64,
     written: u64,
     closed: bool,
+    /// Application rate in bit/s and the time it counts from.
+    rate: Option<(u64, SimTime)>,
 }
 
 impl BulkSender {
     /// `limit`: total bytes (None = unlimited); `stop_at`: stop writing at this time; `chunk`:
     /// write unit in bytes (at least 1).
     pub fn new(limit: Option<u64>, stop_at: Option<SimTime>, chunk: u64) -> Self {
-        BulkSender { limit, stop_at, chunk: chunk.max(1), written: 0, closed: false }
+        BulkSender { limit, stop_at, chunk: chunk.max(1), written: 0, closed: false, rate: None }
+    }
+
+    /// Limits the application to `rate_bps` from `start` on (see the module doc).
+    pub fn with_rate(mut self, rate_bps: u64, start: SimTime) -> Self {
+        self.rate = Some((rate_bps.max(1), start));
+        self
+    }
+
+    /// Bytes the rate allows to have been written by `now` (unlimited without a rate).
+    fn allowance(&self, now: SimTime) -> u64 {
+        match self.rate {
+            None => u64::MAX,
+            Some((bps, start)) => {
+                let ns = now.saturating_since(start).as_nanos() as u128;
+                let allowed = (ns * bps as u128 / 8 / 1_000_000_000) as u64;
+                allowed.saturating_sub(self.written)
+            }
+        }
+    }
+
+    /// With a rate: when the next whole chunk may be written (None when no rate, or done).
+    pub fn next_write_at(&self) -> Option<SimTime> {
+        let (bps, start) = self.rate?;
+        if self.closed || self.limit.is_some_and(|l| self.written >= l) {
+            return None;
+        }
+        let want = self.chunk.min(self.limit.map_or(u64::MAX, |l| l - self.written));
+        let bytes = (self.written + want) as u128;
+        let ns = (bytes * 8 * 1_000_000_000).div_ceil(bps as u128) as u64;
+        let t = start + celltcp_engine::SimDuration::from_nanos(ns);
+        match self.stop_at {
+            Some(stop) if t >= stop => Some(stop),
+            _ => Some(t),
+        }
     }
 
     /// Writes as much as the socket accepts, in whole chunks (the last one may be partial), and
@@ -34,11 +74,13 @@ impl BulkSender {
             loop {
                 let remaining = self.limit.map_or(u64::MAX, |l| l - self.written);
                 let free = tcp.send_buffer_free();
-                if remaining == 0 || free == 0 {
+                let chunk = self.chunk.min(remaining);
+                // a rate-limited application writes only whole chunks that are due
+                if remaining == 0 || free == 0 || self.allowance(now) < chunk {
                     break;
                 }
                 // a blocking write of `chunk` bytes copies what fits and waits for the rest
-                let want = self.chunk.min(remaining).min(free);
+                let want = chunk.min(free);
                 let n = tcp.write(want);
                 self.written += n;
                 if n < want {
@@ -52,6 +94,7 @@ impl BulkSender {
         }
     }
 
+    /// Bytes written so far.
     pub fn written(&self) -> u64 {
         self.written
     }
@@ -85,5 +128,29 @@ impl Sink {
 
     pub fn received(&self) -> u64 {
         self.received
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rate_limited_writer_is_due_one_chunk_at_a_time() {
+        // 1 Mbit/s in 1000-byte writes: one write every 8 ms, counted from the start.
+        let start = SimTime::from_millis(100);
+        let w = BulkSender::new(None, None, 1000).with_rate(1_000_000, start);
+        assert_eq!(w.next_write_at(), Some(SimTime::from_millis(108)));
+        assert_eq!(w.allowance(SimTime::from_millis(107)), 875);
+        assert_eq!(w.allowance(SimTime::from_millis(116)), 2000);
+        let mut w2 = w.clone();
+        w2.written = 2000;
+        assert_eq!(w2.next_write_at(), Some(SimTime::from_millis(124)));
+        // a finite transfer stops asking once written
+        let mut w3 = BulkSender::new(Some(1000), None, 1000).with_rate(1_000_000, start);
+        w3.written = 1000;
+        assert_eq!(w3.next_write_at(), None);
+        // no rate: never due by the clock
+        assert_eq!(BulkSender::new(None, None, 1000).next_write_at(), None);
     }
 }

@@ -738,7 +738,13 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         let mean_db = channel::linear_to_db(self.sinr_buf.iter().sum::<f64>() / f64::from(n.max(1)));
         let guess = amc::mcs_from_cqi(amc::cqi_from_sinr_db(mean_db, self.cfg.cfi));
         let eff = if first { amc::effective_sinr_db(&self.sinr_buf, guess) } else { mean_db };
-        let cqi = amc::cqi_from_sinr_db(eff, self.cfg.cfi);
+        // Downlink: a CQI report (TS 36.213 §7.2.3). Uplink: the eNB measures the SINR itself
+        // (sounding) and picks the highest MCS meeting the BLER target; the value stored is
+        // that MCS + 1 (0: none), so that 0 means "do not schedule" in both directions.
+        let cqi = match dir {
+            Direction::Downlink => amc::cqi_from_sinr_db(eff, self.cfg.cfi),
+            Direction::Uplink => amc::ul_mcs_for_sinr_db(eff).map_or(0, |m| m + 1),
+        };
         let u = &mut self.ues[ue];
         match dir {
             Direction::Downlink => u.dl_cqi = (report, cqi, eff),
@@ -832,11 +838,17 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         Some(channel::linear_to_db(p_prb * u.gain[u.cell] / noise))
     }
 
+    /// (CQI-like priority for the scheduler, 0 = do not schedule; MCS).
     fn mcs_for(&mut self, now: SimTime, ue: usize, dir: Direction) -> (u8, u8) {
         let (cqi, _) = self.cqi(now, ue, dir);
+        let (cqi, mcs) = match dir {
+            Direction::Downlink => (cqi, if cqi == 0 { 0 } else { amc::mcs_from_cqi(cqi) }),
+            // The schedulers rank by a CQI in 1..=15: map the uplink MCS onto that scale.
+            Direction::Uplink => (if cqi == 0 { 0 } else { 1 + (cqi - 1) / 2 }, cqi.saturating_sub(1)),
+        };
         match self.ues[ue].fixed_mcs {
             Some(m) => (cqi.max(1), m),
-            None => (cqi, if cqi == 0 { 0 } else { amc::mcs_from_cqi(cqi) }),
+            None => (cqi, mcs),
         }
     }
 
@@ -1003,7 +1015,10 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
                 }
                 None => harq.retransmit(f.pid, now, eff),
             };
-            let p = amc::bler(mcs, combined, self.cfg.cfi);
+            let p = match f.dir {
+                Direction::Downlink => amc::bler(mcs, combined, self.cfg.cfi),
+                Direction::Uplink => amc::ul_bler(mcs, combined),
+            };
             f.decoded = u.rng.gen::<f64>() >= p;
             if first {
                 match f.dir {

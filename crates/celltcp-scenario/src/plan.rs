@@ -446,8 +446,8 @@ pub fn plan(text: &str, cfg: &Config, base_dir: Option<&std::path::Path>) -> Res
             ("min_rto", f.min_rto.is_some()),
         ];
         let allowed: &[&str] = match f.app {
-            AppKind::Bulk => &["bytes"],
-            AppKind::Iperf => &["duration", "length", "reverse", "interval"],
+            AppKind::Bulk => &["bytes", "rate", "length"],
+            AppKind::Iperf => &["duration", "length", "reverse", "interval", "rate"],
             AppKind::Udp => &["duration", "rate", "size"],
             AppKind::Ping => &["interval", "count", "size"],
         };

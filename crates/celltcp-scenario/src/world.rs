@@ -165,6 +165,8 @@ pub(crate) struct Flow {
     pub cc: celltcp_tcp::cc::CcKind,
     pub completed_at: Option<SimTime>,
     pub bytes_limit: Option<u64>,
+    /// Application rate of a TCP sender (`rate` on bulk/iperf flows).
+    app_rate: Option<u64>,
     /// Application write size (`iperf3 -l`).
     chunk: u64,
 }
@@ -362,6 +364,7 @@ impl World {
                 cc: pf.cc,
                 completed_at: None,
                 bytes_limit: f.bytes.map(|b| b.0),
+                app_rate: if matches!(f.app, AppKind::Bulk | AppKind::Iperf) { f.rate.map(|r| r.0) } else { None },
                 chunk: f.length.map_or(if f.app == AppKind::Iperf { 128 * 1024 } else { 64 * 1024 }, |l| l.0),
             });
         }
@@ -643,7 +646,7 @@ impl World {
                 let iss: u32 = fl.rng.gen();
                 let ep = TcpEndpoint::accept(cfg, seg.dst_port, seg.src_port, iss, &seg, now);
                 let FlowState::Tcp { reverse, stop_at, .. } = &fl.state else { unreachable!() };
-                let app = if *reverse { ConnApp::Writer(BulkSender::new(fl.bytes_limit, *stop_at, self.write_chunk(f))) } else { ConnApp::Sink(Sink::default()) };
+                let app = if *reverse { ConnApp::Writer(with_app_rate(fl.app_rate, fl.start, BulkSender::new(fl.bytes_limit, *stop_at, fl.chunk))) } else { ConnApp::Sink(Sink::default()) };
                 let c = self.conns.len();
                 self.conns.push(Conn { ep, node, remote: pkt.src, flow: f, app, timer_at: None });
                 if let FlowState::Tcp { server, .. } = &mut self.flows[f].state {
@@ -719,7 +722,17 @@ impl World {
                 }
             }
         }
-        if let Some(t) = self.conns[c].ep.next_deadline() {
+        let app_due = match &self.conns[c].app {
+            // Only a wait for the rate: a writer blocked by a full socket buffer is woken by
+            // the ACKs that free it.
+            ConnApp::Writer(w) => w.next_write_at().filter(|&t| t > now),
+            ConnApp::Sink(_) => None,
+        };
+        let due = match (self.conns[c].ep.next_deadline(), app_due) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        if let Some(t) = due {
             let t = t.max(now);
             if self.conns[c].timer_at.is_none_or(|s| t < s) {
                 self.conns[c].timer_at = Some(t);
@@ -738,7 +751,7 @@ impl World {
                 let cfg = fl.tcp_cfg.unwrap();
                 let iss: u32 = fl.rng.gen();
                 let ep = TcpEndpoint::connect(cfg, fl.client_port, fl.server_port, iss, now);
-                let app = if *reverse { ConnApp::Sink(Sink::default()) } else { ConnApp::Writer(BulkSender::new(fl.bytes_limit, *stop_at, 0)) };
+                let app = if *reverse { ConnApp::Sink(Sink::default()) } else { ConnApp::Writer(with_app_rate(fl.app_rate, fl.start, BulkSender::new(fl.bytes_limit, *stop_at, 0))) };
                 let c = self.conns.len();
                 *client = Some(c);
                 let iv = *interval;
@@ -748,6 +761,9 @@ impl World {
                 let chunk = self.write_chunk(f);
                 if let ConnApp::Writer(w) = &mut self.conns[c].app {
                     *w = BulkSender::new(self.flows[f].bytes_limit, stop_at_of(&self.flows[f]), chunk);
+                    if let Some(r) = self.flows[f].app_rate {
+                        *w = w.clone().with_rate(r, self.flows[f].start);
+                    }
                 }
                 self.ports.insert((src, port), PortUse::Conn(c));
                 if has_meter {
@@ -883,6 +899,14 @@ impl World {
         for (_, w) in &mut self.pcaps {
             let _ = w.flush();
         }
+    }
+}
+
+/// A TCP sender limited to the flow's application rate, if it has one.
+fn with_app_rate(rate: Option<u64>, start: SimTime, w: BulkSender) -> BulkSender {
+    match rate {
+        Some(r) => w.with_rate(r, start),
+        None => w,
     }
 }
 
