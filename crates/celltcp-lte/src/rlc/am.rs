@@ -774,3 +774,504 @@ impl<P: Copy + Debug> AmEntity<P> {
         out
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_util::{pieces, Pair};
+    use super::super::{RlcConfig, RlcEntity};
+    use super::*;
+
+    fn t(ms: u64) -> SimTime {
+        SimTime::from_millis(ms)
+    }
+
+    /// Polling only when the buffers empty (pollPDU/pollByte infinite), no status prohibit.
+    fn quiet_cfg() -> AmConfig {
+        AmConfig {
+            poll_pdu: u32::MAX,
+            poll_byte: u64::MAX,
+            t_status_prohibit: SimDuration::ZERO,
+            max_retx_threshold: 1000,
+            tx_buffer_bytes: 1 << 22,
+            ..AmConfig::default()
+        }
+    }
+
+    /// Transmitter holding SDUs of the given sizes (ids 1, 2, …).
+    fn tx_with(cfg: &AmConfig, sizes: &[u32]) -> AmEntity<u32> {
+        let mut e = AmEntity::new(cfg);
+        for (i, &b) in sizes.iter().enumerate() {
+            e.on_sdu(t(0), i as u32 + 1, b).unwrap();
+        }
+        e
+    }
+
+    fn data(p: Option<RlcPdu<u32>>) -> DataPdu<u32> {
+        match p {
+            Some(RlcPdu::Data(d)) => d,
+            other => panic!("expected a data PDU, got {other:?}"),
+        }
+    }
+
+    fn status(p: Option<RlcPdu<u32>>) -> StatusPdu {
+        match p {
+            Some(RlcPdu::Status(s)) => s,
+            other => panic!("expected a STATUS PDU, got {other:?}"),
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // Transmitting side: PDU formats (§6.2.1.4, §6.2.1.5)
+    // ---------------------------------------------------------------------------------------
+
+    // AMD PDU: 2-byte fixed header + 12 bits per LI. 500 + 500 + part of a third SDU in 1200:
+    // header 2 + 3 = 5, data 1195 (500, 500, 195).
+    #[test]
+    fn am_new_pdu_header_and_concatenation() {
+        let mut e = tx_with(&quiet_cfg(), &[500, 500, 500]);
+        assert_eq!(e.buffer_status().new_tx_bytes, 2 + 3 + 1500);
+        let p = e.on_tx_opportunity(t(0), 1200).unwrap();
+        assert_eq!(p.bytes(), 1200);
+        assert_eq!(pieces(&p), vec![(1, 0, 500), (2, 0, 500), (3, 0, 195)]);
+        let d = data(Some(p));
+        assert_eq!((d.sn, d.header_bytes, d.is_resegment), (0, 5, false));
+        assert!(!d.poll, "data is still queued, pollPDU/pollByte infinite");
+        let d2 = data(e.on_tx_opportunity(t(0), 1200));
+        assert_eq!(d2.sn, 1);
+        assert!(d2.poll, "§5.2.2.1: buffers empty after this PDU");
+        assert_eq!(e.vt(), (0, 2));
+    }
+
+    // §5.2.1 re-segmentation: a NACKed 1005-byte PDU (SDUs 500 + 500 + 5 bytes of a third)
+    // retransmitted in 300-byte grants: AMD PDU segments with a 4-byte fixed header, SO, LSF on
+    // the last, LIs where a segment holds two elements.
+    #[test]
+    fn am_resegments_retransmission_to_fit_grant() {
+        let cfg = quiet_cfg();
+        let mut tx = tx_with(&cfg, &[500, 500, 5]);
+        let orig = tx.on_tx_opportunity(t(0), 2000).unwrap();
+        assert_eq!(orig.bytes(), 2 + 3 + 1005);
+        tx.on_rx_pdu(
+            t(5),
+            RlcPdu::Status(StatusPdu {
+                ack_sn: 1,
+                nacks: vec![Nack { sn: 0, so: None }],
+                bytes: 4,
+            }),
+            &mut vec![],
+        );
+        assert_eq!(tx.buffer_status().retx_bytes, 1010);
+        let mut rx: AmEntity<u32> = AmEntity::new(&cfg);
+        let mut out = vec![];
+        let mut segs = vec![];
+        while let Some(p) = tx.on_tx_opportunity(t(6), 300) {
+            assert!(p.bytes() <= 300);
+            segs.push(data(Some(p.clone())));
+            rx.on_rx_pdu(t(7), p, &mut out);
+        }
+        let so: Vec<u32> = segs.iter().map(|d| d.so).collect();
+        // 296 + (2-byte LI: 4+2 header, 200+ ...) hand-computed:
+        // seg0: [0,296) of SDU1, header 4.
+        // seg1: SDU1 [296,500) = 204, LI, SDU2 [0,90): header 6, data 294.
+        // seg2: SDU2 [90,386): header 4, 296.
+        // seg3: SDU2 [386,500) = 114, LI, SDU3 [0,5): header 6, data 119, LSF.
+        assert_eq!(so, vec![0, 296, 590, 886]);
+        assert_eq!(
+            segs.iter().map(|d| d.header_bytes).collect::<Vec<_>>(),
+            vec![4, 6, 4, 6]
+        );
+        assert_eq!(
+            segs.iter().map(|d| d.last_segment).collect::<Vec<_>>(),
+            vec![false, false, false, true]
+        );
+        assert!(segs.iter().all(|d| d.is_resegment && d.sn == 0));
+        assert_eq!(
+            pieces(&RlcPdu::Data(segs[1].clone())),
+            vec![(1, 296, 204), (2, 0, 90)]
+        );
+        assert_eq!(out, vec![1, 2, 3]);
+        assert_eq!(tx.stats().pdus_retx, 4);
+        assert_eq!(tx.buffer_status().retx_bytes, 0);
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // Receiving side: STATUS construction (§5.2.3, §6.2.1.6)
+    // ---------------------------------------------------------------------------------------
+
+    /// Receiver that got SN 0, 2 and the first 40 bytes of SN 3 (of 100-byte PDUs) and whose
+    /// t-Reordering expired.
+    fn receiver_with_holes() -> AmEntity<u32> {
+        let cfg = quiet_cfg();
+        let mut tx = tx_with(&cfg, &[98; 5]);
+        let p: Vec<_> = (0..5)
+            .map(|_| data(tx.on_tx_opportunity(t(0), 100)))
+            .collect();
+        let mut rx: AmEntity<u32> = AmEntity::new(&cfg);
+        let mut out = vec![];
+        rx.on_rx_pdu(t(1), RlcPdu::Data(p[0].clone()), &mut out);
+        rx.on_rx_pdu(t(1), RlcPdu::Data(p[2].clone()), &mut out);
+        let mut part = p[3].clone();
+        part.is_resegment = true;
+        part.last_segment = false;
+        part.segments[0].len = 40;
+        part.header_bytes = 4;
+        rx.on_rx_pdu(t(1), RlcPdu::Data(part), &mut out);
+        assert_eq!(out, vec![1]);
+        assert_eq!(rx.vr(), (1, 1, 4));
+        rx.on_timeout(rx.next_deadline().unwrap(), &mut out);
+        assert_eq!(
+            rx.vr(),
+            (1, 3, 4),
+            "§5.1.3.2.4: VR(MS) = first incomplete SN ≥ VR(X)"
+        );
+        rx
+    }
+
+    // §5.2.3: NACK SN 1 (whole) and SN 3 bytes 40.. (SOend = 0x7FFF, last segment unknown);
+    // but only SNs below VR(MS) are reported: VR(MS) = 3, so only SN 1, and ACK_SN = 3.
+    #[test]
+    fn am_status_lists_missing_pdus_and_byte_ranges() {
+        let mut rx = receiver_with_holes();
+        let st = status(rx.on_tx_opportunity(t(40), 100));
+        assert_eq!(st.ack_sn, 3);
+        assert_eq!(st.nacks, vec![Nack { sn: 1, so: None }]);
+        assert_eq!(st.bytes, 4); // 15 + 12 bits
+                                 // After SN 4 and the rest of t-Reordering, the partial SN 3 is reported with SO.
+        let mut out = vec![];
+        rx.on_timeout(t(200), &mut out);
+        let mut b = rx.clone();
+        b.vr_ms = 5;
+        b.status_triggered = true;
+        let st = status(b.on_tx_opportunity(t(200), 100));
+        assert_eq!(
+            st.nacks,
+            vec![
+                Nack { sn: 1, so: None },
+                Nack {
+                    sn: 3,
+                    so: Some((40, SO_END_LAST_BYTE))
+                },
+                Nack { sn: 4, so: None }
+            ]
+        );
+        assert_eq!(st.ack_sn, 5);
+        assert_eq!(st.bytes, (15u32 + 12 + 42 + 12).div_ceil(8));
+    }
+
+    // §5.2.3: entries that do not fit the grant are left out and ACK_SN is the first SN left out.
+    #[test]
+    fn am_status_truncated_to_grant() {
+        let mut rx = receiver_with_holes();
+        rx.vr_ms = 5;
+        let full = rx.build_status(u32::MAX).unwrap();
+        assert_eq!(full.nacks.len(), 3);
+        let st = status(rx.on_tx_opportunity(t(40), 5));
+        assert_eq!((st.ack_sn, st.nacks.len(), st.bytes), (3, 1, 4));
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // Polling (§5.2.2)
+    // ---------------------------------------------------------------------------------------
+
+    // pollPDU = 4: every 4th new PDU carries P while data remains queued.
+    #[test]
+    fn am_poll_every_poll_pdu() {
+        let cfg = AmConfig {
+            poll_pdu: 4,
+            ..quiet_cfg()
+        };
+        let mut tx = tx_with(&cfg, &[98; 20]);
+        let polls: Vec<bool> = (0..20)
+            .map(|_| data(tx.on_tx_opportunity(t(0), 100)).poll)
+            .collect();
+        let at: Vec<usize> = polls
+            .iter()
+            .enumerate()
+            .filter(|p| *p.1)
+            .map(|p| p.0)
+            .collect();
+        assert_eq!(at, vec![3, 7, 11, 15, 19]);
+        assert_eq!(tx.next_deadline(), Some(t(45)));
+    }
+
+    // pollByte = 1000: the poll goes on the PDU that brings the count to ≥ 1000 data bytes.
+    #[test]
+    fn am_poll_every_poll_byte() {
+        let cfg = AmConfig {
+            poll_byte: 1000,
+            ..quiet_cfg()
+        };
+        let mut tx = tx_with(&cfg, &[298; 20]);
+        let polls: Vec<bool> = (0..20)
+            .map(|_| data(tx.on_tx_opportunity(t(0), 300)).poll)
+            .collect();
+        let at: Vec<usize> = polls
+            .iter()
+            .enumerate()
+            .filter(|p| *p.1)
+            .map(|p| p.0)
+            .collect();
+        // 298 × 4 = 1192 ≥ 1000
+        assert_eq!(at, vec![3, 7, 11, 15, 19]);
+    }
+
+    // §5.2.2.3: the last PDU (the one with the poll) is lost, so no STATUS comes; on
+    // t-PollRetransmit expiry VT(S) − 1 is retransmitted with a poll and everything arrives.
+    #[test]
+    fn am_t_poll_retransmit_recovers_lost_last_pdu() {
+        let cfg = quiet_cfg();
+        let mut tx = tx_with(&cfg, &[98; 3]);
+        let mut rx: AmEntity<u32> = AmEntity::new(&cfg);
+        let mut out = vec![];
+        let p: Vec<_> = (0..3)
+            .map(|_| tx.on_tx_opportunity(t(0), 100).unwrap())
+            .collect();
+        assert!(data(Some(p[2].clone())).poll);
+        rx.on_rx_pdu(t(1), p[0].clone(), &mut out);
+        rx.on_rx_pdu(t(1), p[1].clone(), &mut out);
+        assert_eq!(out, vec![1, 2]);
+        assert!(
+            rx.on_tx_opportunity(t(1), 100).is_none(),
+            "no poll seen, no STATUS"
+        );
+        assert_eq!(tx.next_deadline(), Some(t(45)));
+        tx.on_timeout(t(45), &mut vec![]);
+        assert_eq!(tx.buffer_status().retx_bytes, 100);
+        let re = data(tx.on_tx_opportunity(t(45), 100));
+        assert_eq!((re.sn, re.poll, re.is_resegment), (2, true, false));
+        rx.on_rx_pdu(t(46), RlcPdu::Data(re), &mut out);
+        assert_eq!(out, vec![1, 2, 3]);
+        let st = status(rx.on_tx_opportunity(t(46), 100));
+        assert_eq!((st.ack_sn, st.nacks.len()), (3, 0));
+        tx.on_rx_pdu(t(47), RlcPdu::Status(st), &mut vec![]);
+        assert_eq!(tx.vt(), (3, 3));
+        assert_eq!(
+            tx.next_deadline(),
+            None,
+            "§5.2.2.2: STATUS covering POLL_SN stops the timer"
+        );
+        assert_eq!(tx.stats().pdus_retx, 1);
+    }
+
+    // §5.2.3: with t-StatusProhibit = 10 ms and a poll in every PDU (1 PDU per ms), the receiver
+    // sends at most one STATUS per 10 ms; with 0 ms it answers every poll.
+    #[test]
+    fn am_t_status_prohibit_limits_status_rate() {
+        // Polls reach B from 2 ms on; the last two are still in flight when the loop ends.
+        for (prohibit_ms, range) in [(10u64, 9..=11), (0, 97..=100)] {
+            let cfg = AmConfig {
+                poll_pdu: 1,
+                t_status_prohibit: SimDuration::from_millis(prohibit_ms),
+                ..quiet_cfg()
+            };
+            let mut pair = Pair::new(&RlcConfig::Am(cfg), 1, 0.0, 0.0);
+            for i in 0..100u32 {
+                pair.a.on_sdu(pair.now, i, 98).unwrap();
+                pair.tti(100, 100);
+            }
+            let sent = pair.b.stats().status_tx;
+            assert!(
+                range.contains(&sent),
+                "prohibit {prohibit_ms} ms: {sent} STATUS PDUs"
+            );
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // ARQ over a lossy channel (§5.2.1)
+    // ---------------------------------------------------------------------------------------
+
+    // Every SDU is delivered exactly once and in order under random loss of data and STATUS
+    // PDUs, 0–30 %, with grants that force segmentation and re-segmentation.
+    #[test]
+    fn am_delivers_every_sdu_once_in_order_under_loss() {
+        for seed in 0..10u64 {
+            for loss in [0.0, 0.05, 0.1, 0.2, 0.3] {
+                let cfg = AmConfig {
+                    tx_buffer_bytes: 1 << 24,
+                    max_retx_threshold: 10_000,
+                    ..AmConfig::default()
+                };
+                let mut pair = Pair::new(&RlcConfig::Am(cfg), seed, loss, loss);
+                let n = 1500u32;
+                for i in 1..=n {
+                    pair.a.on_sdu(pair.now, i, 1400).unwrap();
+                }
+                for k in 0..20_000u32 {
+                    let grant = 600 + (k * 7919 % 2900);
+                    pair.tti(grant, 200);
+                    if pair.delivered_b.len() == n as usize && pair.a.buffer_status().total() == 0 {
+                        break;
+                    }
+                }
+                pair.run_until_idle(2000, 5000);
+                let expected: Vec<u32> = (1..=n).collect();
+                assert_eq!(pair.delivered_b, expected, "seed {seed} loss {loss}");
+                assert_eq!(pair.a.untransmitted_and_unacked(), Vec::<u32>::new());
+                let mut lost = vec![];
+                pair.b.take_lost(&mut lost);
+                assert!(lost.is_empty());
+            }
+        }
+    }
+
+    // With independent loss p per PDU and no STATUS loss, each PDU needs 1/(1 − p)
+    // transmissions on average, so retransmissions ≈ p/(1 − p) × new PDUs. Grants are big
+    // enough that retransmissions are never re-segmented. Tolerance ±20 % (relative), which
+    // covers the sampling spread (≈ 5 % at 4 000 PDUs) and the rare extra retransmission from
+    // t-PollRetransmit.
+    #[test]
+    fn am_retransmissions_match_loss_rate() {
+        for (seed, loss) in [(1u64, 0.05), (2, 0.1), (3, 0.2), (4, 0.3)] {
+            let cfg = AmConfig {
+                tx_buffer_bytes: 1 << 24,
+                max_retx_threshold: 10_000,
+                ..AmConfig::default()
+            };
+            let mut pair = Pair::new(&RlcConfig::Am(cfg), seed, loss, 0.0);
+            let n = 4000u32;
+            for i in 1..=n {
+                pair.a.on_sdu(pair.now, i, 1000).unwrap();
+            }
+            // one SDU per PDU: grant 1002 = header + 1000
+            for _ in 0..40_000 {
+                pair.tti(1002, 200);
+                if pair.delivered_b.len() == n as usize {
+                    break;
+                }
+            }
+            assert_eq!(pair.delivered_b.len(), n as usize);
+            let s = pair.a.stats();
+            let new = s.pdus_tx - s.pdus_retx;
+            assert_eq!(new, n as u64);
+            let expect = loss / (1.0 - loss) * new as f64;
+            let got = s.pdus_retx as f64;
+            assert!(
+                (got - expect).abs() <= 0.2 * expect,
+                "loss {loss}: {got} retransmissions, expected ≈ {expect:.0}"
+            );
+        }
+    }
+
+    // §5.2.1: RETX_COUNT reaching maxRetxThreshold indicates radio link failure.
+    #[test]
+    fn am_max_retx_threshold_triggers_radio_link_failure() {
+        let cfg = AmConfig {
+            max_retx_threshold: 3,
+            ..quiet_cfg()
+        };
+        let mut pair = Pair::new(&RlcConfig::Am(cfg), 7, 1.0, 0.0);
+        pair.a.on_sdu(pair.now, 1, 500).unwrap();
+        let mut rlf_at = None;
+        for k in 0..1000u32 {
+            pair.tti(1000, 1000);
+            if pair.a.radio_link_failure() {
+                rlf_at = Some(k);
+                break;
+            }
+        }
+        // Considered for retx at each t-PollRetransmit expiry (45 ms): RETX_COUNT 0, 1, 2, 3.
+        let k = rlf_at.expect("radio link failure");
+        assert!((4 * 45..4 * 45 + 5).contains(&k), "at TTI {k}");
+        // the PDU is retransmitted right after each consideration, the 4th in the same TTI
+        assert_eq!(pair.a.stats().pdus_retx, 4);
+        assert!(!pair.b.radio_link_failure());
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // Receiving side details (§5.1.3.2)
+    // ---------------------------------------------------------------------------------------
+
+    // §5.1.3.2.2: duplicate byte segments and PDUs outside the window are discarded; a poll on
+    // a discarded PDU still triggers a STATUS.
+    #[test]
+    fn am_discards_duplicates_and_answers_their_polls() {
+        let cfg = quiet_cfg();
+        let mut tx = tx_with(&cfg, &[98; 2]);
+        let p0 = data(tx.on_tx_opportunity(t(0), 100));
+        let mut rx: AmEntity<u32> = AmEntity::new(&cfg);
+        let mut out = vec![];
+        rx.on_rx_pdu(t(1), RlcPdu::Data(p0.clone()), &mut out);
+        let mut dup = p0.clone();
+        dup.poll = true;
+        rx.on_rx_pdu(t(1), RlcPdu::Data(dup), &mut out);
+        assert_eq!(out, vec![1]);
+        assert_eq!(rx.buffer_status().status_bytes, 2);
+        // SN 600 is outside [VR(R), VR(MR)) = [1, 513)
+        let mut far = p0;
+        far.sn = 600;
+        rx.on_rx_pdu(t(1), RlcPdu::Data(far), &mut out);
+        assert_eq!(out, vec![1]);
+        assert_eq!(rx.vr(), (1, 1, 1));
+    }
+
+    // §5.2.3: a poll on a PDU above VR(MS) delays the STATUS until the gap below is filled.
+    #[test]
+    fn am_poll_above_vr_ms_is_delayed() {
+        let cfg = quiet_cfg();
+        let mut tx = tx_with(&cfg, &[98; 2]);
+        let p0 = tx.on_tx_opportunity(t(0), 100).unwrap();
+        let p1 = data(tx.on_tx_opportunity(t(0), 100));
+        assert!(p1.poll);
+        let mut rx: AmEntity<u32> = AmEntity::new(&cfg);
+        let mut out = vec![];
+        rx.on_rx_pdu(t(1), RlcPdu::Data(p1), &mut out);
+        assert_eq!(
+            rx.buffer_status().status_bytes,
+            0,
+            "SN 1 ≥ VR(MS) = 0: delayed"
+        );
+        rx.on_rx_pdu(t(2), p0, &mut out);
+        assert_eq!(out, vec![1, 2]);
+        let st = status(rx.on_tx_opportunity(t(2), 10));
+        assert_eq!((st.ack_sn, st.nacks.len()), (2, 0));
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // Transmit buffer (§5.3)
+    // ---------------------------------------------------------------------------------------
+
+    // Drop-tail at tx_buffer_bytes; discard_untransmitted only takes SDUs with no byte sent;
+    // untransmitted_and_unacked lists SDUs in flight and queued, once each, in order.
+    #[test]
+    fn am_tx_buffer_drop_tail_and_discard() {
+        let cfg = AmConfig {
+            tx_buffer_bytes: 1000,
+            ..quiet_cfg()
+        };
+        let mut e: RlcEntity<u32> = RlcEntity::new(&RlcConfig::Am(cfg));
+        for i in 1..=4 {
+            e.on_sdu(t(0), i, 250).unwrap();
+        }
+        assert_eq!(e.on_sdu(t(0), 5, 1), Err(5));
+        let s = e.stats();
+        assert_eq!(
+            (
+                s.sdus_in,
+                s.sdus_dropped_buffer,
+                s.bytes_dropped_buffer,
+                s.tx_buffer_bytes
+            ),
+            (4, 1, 1, 1000)
+        );
+        // 2 + 2 + 250 + 146: SDU 1 whole, SDU 2 cut
+        let p = e.on_tx_opportunity(t(0), 400).unwrap();
+        assert_eq!(pieces(&p), vec![(1, 0, 250), (2, 0, 146)]);
+        assert_eq!(e.stats().tx_buffer_bytes, 604);
+        assert_eq!(e.discard_untransmitted(|_| true), vec![3, 4]);
+        assert_eq!(e.stats().tx_buffer_bytes, 104);
+        assert_eq!(e.untransmitted_and_unacked(), vec![1, 2]);
+        e.on_sdu(t(1), 6, 500).unwrap();
+        assert_eq!(e.untransmitted_and_unacked(), vec![1, 2, 6]);
+        assert_eq!(e.buffer_status().hol_sdu_arrival, Some(t(0)));
+        assert_eq!(e.buffer_status().new_tx_bytes, 2 + 2 + 104 + 500);
+    }
+
+    // No timer and no allocation-triggering state when idle.
+    #[test]
+    fn am_idle_entity_has_no_deadline() {
+        let e: AmEntity<u32> = AmEntity::new(&AmConfig::default());
+        assert_eq!(e.next_deadline(), None);
+        assert_eq!(e.buffer_status(), BufferStatus::default());
+    }
+}
