@@ -4,7 +4,7 @@
     python3 bench/lte.py                      # celltcp on every scenario, ns-3 figures from the reference
     python3 bench/lte.py --scenarios 10ue-um,50ue-um
     python3 bench/lte.py --rerun-ns3          # also rerun ns-3 (one process at a time) instead of reading it
-    python3 bench/lte.py --rerun-ns3 --skip-celltcp --write-reference   # regenerate bench/ns3/lte-reference.json
+    python3 bench/lte.py --rerun-ns3 --skip-celltcp --write-reference --reps 2   # regenerate the reference
 
 ns-3 figures come from bench/ns3/lte-reference.json (written by --write-reference, with the exact
 command line of every run); --rerun-ns3 builds bench/ns3/build/lte with bench/ns3/build-lte.sh and
@@ -14,8 +14,10 @@ around the event loop) and DIR/summary.json. The celltcp command is `celltcp` wh
 package imports, otherwise `python3 -m celltcp` with python/ on PYTHONPATH (the in-tree build);
 --celltcp overrides it.
 
-The table: scenario | ns-3 sim-s/wall-s | celltcp sim-s/wall-s | ratio (celltcp / ns-3), plus the
-cell goodput of each. Simulators never run at the same time. Python stdlib only (pyarrow is used
+The table: scenario | ns-3 sim-s/wall-s | celltcp sim-s/wall-s | ratio (celltcp / ns-3), plus ns-3's
+simulated seconds per CPU second (process CPU time, less sensitive to other load on a shared machine)
+and the cell goodput of each. The stored reference was measured on a loaded machine (see its
+load averages); for a fair ratio, rerun ns-3 (--rerun-ns3) on a quiet machine, next to celltcp. Simulators never run at the same time. Python stdlib only (pyarrow is used
 when present, by validation/ns3_lte.py, for windowed goodput).
 """
 
@@ -306,6 +308,10 @@ def main() -> int:
             if sc["name"] not in ref["scenarios"]:
                 sys.exit(f"scenario {sc['name']} not in {REFERENCE}; rerun with --rerun-ns3")
             ns3[sc["name"]] = ref["scenarios"][sc["name"]]
+
+    if os.getloadavg()[0] > (os.cpu_count() or 1):
+        print(f"bench/lte.py: warning: load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; "
+              "wall-clock figures will be pessimistic", file=sys.stderr)
 
     # celltcp figures.
     cel, error = {}, None

@@ -6,6 +6,7 @@
     python3 validation/ns3_lte.py --runs DIR      # reuse celltcp run directories DIR/<case>/ (from
                                                   #   bench/lte.py --keep DIR) instead of running
     python3 validation/ns3_lte.py --tolerance 10  # flag differences above 10 % (default 15 %)
+    python3 validation/ns3_lte.py --keep DIR      # keep celltcp's scenarios and run directories
 
 Cases: 1ue-um, 1ue-am, 10ue-um, 10ue-am (PF scheduler, 20 MHz, UEs 100 m from the eNB, NewReno
 bulk download server -> every UE, 10 s; see bench/ns3/lte.cc and docs/validation.md, "LTE vs
@@ -30,6 +31,7 @@ import argparse
 import importlib.util
 import os
 import re
+import shutil
 import statistics
 import sys
 import tempfile
@@ -97,13 +99,24 @@ def main() -> int:
     ap.add_argument("--per-ue", action="store_true", help="one row per UE")
     ap.add_argument("--runs", metavar="DIR", help="use existing celltcp run directories DIR/<case>")
     ap.add_argument("--celltcp", metavar="CMD", help="celltcp command (see bench/lte.py)")
+    ap.add_argument("--keep", metavar="DIR", help="keep celltcp's scenario files and run directories in DIR")
     args = ap.parse_args()
+    if args.keep:
+        os.makedirs(args.keep, exist_ok=True)
+    workdir = args.keep or tempfile.mkdtemp(prefix="celltcp-lte-val-")
+    try:
+        return compare(args, workdir)
+    finally:
+        if not args.keep:
+            shutil.rmtree(workdir, ignore_errors=True)
+
+
+def compare(args, workdir: str) -> int:
     tol = args.tolerance / 100
     ref = bench_lte.load_reference()
 
     rows = []  # (case, metric, ns3, celltcp, rel)
     notes = set()
-    workdir = tempfile.mkdtemp(prefix="celltcp-lte-val-")
     for name in args.cases.split(","):
         sc = bench_lte.scenario(name)
         r = ref["scenarios"][name]["result"]
@@ -167,7 +180,8 @@ def main() -> int:
         flag = ""
         if d is not None and abs(d) > tol:
             flag, flagged = "!!", flagged + 1
-        table.append([case, metric, f(a), f(b), "n/a" if d is None else f"{d * 100:+.1f}%", flag])
+        sign = "" if metric.startswith("worst") else "+"
+        table.append([case, metric, f(a), f(b), "n/a" if d is None else f"{d * 100:{sign}.1f}%", flag])
     widths = [max(len(h), *(len(t[i]) for t in table)) for i, h in enumerate(heads)]
     print(f"# celltcp vs ns-3 3.37 LTE ({ref.get('ns3_version', 'ns-3.37')}, reference {ref.get('date_utc')}); "
           f"flag !! when |rel diff| > {args.tolerance:g} %")
