@@ -35,7 +35,8 @@
 //   pdcp_delay: mean DL PDCP delay (PDCP SDU handed to the eNB PDCP -> PDU
 //     received by the UE PDCP, i.e. RLC queueing + MAC/PHY + HARQ), from the
 //     UE-side LtePdcp RxPDU trace;
-//   rtt: mean of TCP RTT samples at the server (TcpSocketBase "RTT" trace);
+//   rtt: mean of TCP RTT samples at the server (TcpSocketBase "RTT" trace; a
+//     TracedValue, so a sample equal to the previous one is not seen);
 //   PRBs per TTI: ns-3's MAC traces (DlScheduling/UlScheduling) give MCS and TB
 //     size, not the PRB count; the PRB count is recovered by inverting ns-3's
 //     own TB size table (LteAmc::GetDl/UlTbSizeFromMcs) and summed per 1 ms TTI.
