@@ -168,6 +168,21 @@ impl<P: Copy> RxPdu<P> {
         true
     }
 
+    /// Number of missing byte ranges (what [`RxPdu::gaps`] would list).
+    fn gap_count(&self) -> u32 {
+        let mut n = 0;
+        let mut cur = 0;
+        for &(a, b, _) in &self.parts {
+            n += (a > cur) as u32;
+            cur = b;
+        }
+        match self.total {
+            Some(t) if cur < t => n + 1,
+            None => n + 1,
+            _ => n,
+        }
+    }
+
     /// Missing byte ranges as (SOstart, SOend) inclusive, SOend = 0x7FFF when open (§5.2.3).
     fn gaps(&self, out: &mut Vec<(u32, u32)>) {
         let mut cur = 0;
@@ -283,7 +298,7 @@ impl<P: Copy + Debug> AmEntity<P> {
     /// New data (0 while the window is stalled), pending retransmissions and a due STATUS PDU.
     pub fn buffer_status(&self) -> BufferStatus {
         let status_bytes = if self.status_triggered && self.t_status_prohibit.is_none() {
-            self.build_status(u32::MAX).map_or(0, |s| s.bytes)
+            self.status_bytes_needed()
         } else {
             0
         };
@@ -297,6 +312,18 @@ impl<P: Copy + Debug> AmEntity<P> {
             status_bytes,
             hol_sdu_arrival: self.tx.hol_arrival(),
         }
+    }
+
+    /// Size of the complete STATUS PDU (§6.2.1.6), without building it.
+    fn status_bytes_needed(&self) -> u32 {
+        let mut bits = STATUS_FIXED_BITS;
+        for k in 0..dist(self.vr_r, self.vr_ms) {
+            bits += match self.rx_buf.get(k as usize).and_then(|e| e.as_ref()) {
+                Some(r) => r.gap_count() * (STATUS_NACK_BITS + STATUS_SO_BITS),
+                None => STATUS_NACK_BITS,
+            };
+        }
+        bits.div_ceil(8)
     }
 
     /// §5.2.3 STATUS PDU construction: NACKs for SNs in [VR(R), VR(MS)) not completely received,
@@ -965,6 +992,7 @@ mod tests {
         rx.vr_ms = 5;
         let full = rx.build_status(u32::MAX).unwrap();
         assert_eq!(full.nacks.len(), 3);
+        assert_eq!(rx.buffer_status().status_bytes, full.bytes);
         let st = status(rx.on_tx_opportunity(t(40), 5));
         assert_eq!((st.ack_sn, st.nacks.len(), st.bytes), (3, 1, 4));
     }
