@@ -939,6 +939,24 @@ mod tests {
         assert!(RlcConfig::Am(a).validate().is_err());
     }
 
+    // Configuration files: timers in whole milliseconds under `*_ms` names, unknown keys refused.
+    #[test]
+    fn rlc_config_deserializes_ms_fields_and_rejects_unknown_keys() {
+        use serde::de::value::{Error, MapDeserializer};
+        fn de<T: serde::de::DeserializeOwned>(kv: &[(&'static str, u64)]) -> Result<T, Error> {
+            T::deserialize(MapDeserializer::<_, Error>::new(kv.iter().copied()))
+        }
+        let um: UmConfig = de(&[("sn_field_bits", 5), ("t_reordering_ms", 50)]).unwrap();
+        assert_eq!(um.sn_field_bits, 5);
+        assert_eq!(um.t_reordering, SimDuration::from_millis(50));
+        assert_eq!(um.tx_buffer_bytes, DEFAULT_TX_BUFFER_BYTES);
+        let am: AmConfig = de(&[("t_poll_retransmit_ms", 80), ("poll_pdu", 16)]).unwrap();
+        assert_eq!(am.t_poll_retransmit, SimDuration::from_millis(80));
+        assert_eq!((am.poll_pdu, am.max_retx_threshold), (16, 4));
+        assert!(de::<AmConfig>(&[("t_reordering", 35)]).is_err());
+        assert!(de::<TmConfig>(&[("tx_buffer_bytes", 10), ("x", 1)]).is_err());
+    }
+
     // Reassembly gives up on an SDU with a missing middle piece exactly once.
     #[test]
     fn rlc_reassembler_reports_each_broken_sdu_once() {

@@ -459,7 +459,8 @@ mod tests {
     fn um_random_loss_loses_exactly_the_hit_sdus() {
         for seed in 0..12u64 {
             let loss = [0.0, 0.05, 0.1, 0.3][seed as usize % 4];
-            let cfg = RlcConfig::Um(cfg(10));
+            let bits = if (seed / 4) % 2 == 0 { 10 } else { 5 };
+            let cfg = RlcConfig::Um(cfg(bits));
             let mut pair = Pair::new(&cfg, seed, loss, 0.0);
             let n = 600u32;
             let mut next = 1u32;
@@ -479,7 +480,10 @@ mod tests {
             pair.a.on_sdu(pair.now, n + 1, 100).unwrap();
             pair.run_until_idle(3000, 500);
             let expected: Vec<u32> = (1..=n + 1).filter(|i| !pair.hit_sdus.contains(i)).collect();
-            assert_eq!(pair.delivered_b, expected, "seed {seed} loss {loss}");
+            assert_eq!(
+                pair.delivered_b, expected,
+                "seed {seed} loss {loss} sn bits {bits}"
+            );
             let mut lost = vec![];
             pair.b.take_lost(&mut lost);
             let mut sorted = lost.clone();
