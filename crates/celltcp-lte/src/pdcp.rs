@@ -677,6 +677,31 @@ mod tests {
         assert_eq!(out, vec![0, 2, 3, 4]);
     }
 
+    /// Reordering switched off with SDUs still stored (a gap never filled): the next in-order
+    /// arrival first releases the stored ones, so delivery stays in ascending COUNT order.
+    #[test]
+    fn pdcp_reordering_off_keeps_count_order() {
+        let c = cfg(12);
+        let mut tx = PdcpTx::<u32>::new(c);
+        let mut rx = PdcpRx::<u32>::new(c);
+        rx.set_reordering(true);
+        let pdus: Vec<_> = (0..6).map(|i| tx.on_sdu(T0, i, 10).unwrap()).collect();
+        let mut out = Vec::new();
+        rx.on_pdu(T0, pdus[0], &mut out);
+        rx.on_pdu(T0, pdus[2], &mut out);
+        rx.on_pdu(T0, pdus[3], &mut out);
+        assert_eq!(out, vec![0]);
+        assert_eq!(rx.stored_sdus(), 2);
+        rx.set_reordering(false);
+        rx.on_pdu(T0, pdus[5], &mut out);
+        assert_eq!(out, vec![0, 2, 3, 5]);
+        assert_eq!(rx.last_submitted_pdcp_rx_sn(), 5);
+        rx.on_pdu(T0, pdus[4], &mut out);
+        rx.on_pdu(T0, pdus[1], &mut out);
+        assert_eq!(out.len(), 4);
+        assert_eq!(rx.stats().out_of_window_discarded, 2);
+    }
+
     /// §5.4: SDUs are discarded when their timer expires, in SN order, and acked ones are not.
     #[test]
     fn pdcp_discard_timer() {
