@@ -249,10 +249,11 @@ struct Proc {
     /// A retransmission is due from this time (`SimTime::MAX`: none).
     retx_at: SimTime,
     prb_mask: u128,
+    tb_bits: u32,
 }
 
 impl Proc {
-    const IDLE: Proc = Proc { holding: false, free_at: SimTime::ZERO, retx_at: SimTime::MAX, prb_mask: 0 };
+    const IDLE: Proc = Proc { holding: false, free_at: SimTime::ZERO, retx_at: SimTime::MAX, prb_mask: 0, tb_bits: 0 };
 
     fn is_free(&self, now: SimTime) -> bool {
         !self.holding && self.free_at <= now
@@ -267,6 +268,8 @@ struct InFlight<P: Copy + std::fmt::Debug> {
     sent: SimTime,
     prb_mask: u128,
     mcs: u8,
+    /// Transport block size (a DwPTS block has the TBS of N'_PRB, TS 36.213 §7.1.7).
+    tb_bits: u32,
     /// A first transmission carries its block until `draw_decoding` hands it to HARQ.
     new_tb: Option<Tb<P>>,
 }
@@ -671,9 +674,20 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
                     let mask = proc.prb_mask;
                     u.ul_retx.push_back((retx_at, f.pid, mask));
                 }
-                (dir, HarqOutcome::Failed(_tb)) => {
-                    // The block is lost: RLC AM recovers it by ARQ, UM reports the SDUs as
-                    // lost when reassembly gives up (TS 36.322 §5.1.2.2.3).
+                (dir, HarqOutcome::Failed(tb)) => {
+                    // The block is lost. RLC AM recovers it by ARQ; UM reports the SDUs it
+                    // saw part of when reassembly gives up (TS 36.322 §5.1.2.2.3); SDUs that
+                    // were wholly inside this block are reported here, as the receiver never
+                    // learns of them.
+                    if !matches!(self.cfg.rlc, RlcConfig::Am(_)) {
+                        for pdu in &tb {
+                            if let RlcPdu::Data(d) = pdu {
+                                for seg in d.segments.iter().filter(|g| g.offset == 0 && g.len == g.sdu_bytes) {
+                                    out.push(RanOutput::Dropped { ue, dir, sdu: seg.sdu.sdu });
+                                }
+                            }
+                        }
+                    }
                     proc.holding = false;
                     proc.retx_at = SimTime::MAX;
                     match dir {
@@ -904,9 +918,12 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         }
         self.grants.clear();
         if !self.sched_in.is_empty() && free != 0 {
+            // In a special subframe the TBS is that of N'_PRB (TS 36.213 §7.1.7: 0.75·N_PRB, or
+            // 0.375·N_PRB for the 6-symbol DwPTS of special configuration 9).
+            let duplex = self.cfg.duplex;
             let special = usable != n_prb;
-            let tbs_fn = |mcs: u8, n: u16| {
-                let n = if special { ((n as u32 * 3) / 4).max(1) as u16 } else { n };
+            let tbs_fn = move |mcs: u8, n: u16| {
+                let n = if special { duplex.dl_prbs_usable(sf, n).max(1) } else { n };
                 tbs::tb_bits(Direction::Downlink, mcs, n)
             };
             let mut grants = std::mem::take(&mut self.grants);
@@ -937,6 +954,7 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         let Some(pid) = procs.iter().position(|p| p.is_free(now)) else { return };
         procs[pid].holding = true;
         procs[pid].prb_mask = g.prb_mask;
+        procs[pid].tb_bits = g.tb_bits;
         let mut room = g.tb_bits / 8;
         if dir == Direction::Uplink {
             room = room.saturating_sub(BSR_BYTES);
@@ -971,23 +989,23 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         }
         // HARQ takes the block in `draw_decoding`, once every cell's PRBs (and so the
         // interference) are known.
-        self.inflight.push(InFlight { ue: ue as u32, dir, pid: pid as u8, decoded: false, sent: now, prb_mask: g.prb_mask, mcs: g.mcs, new_tb: Some(tb) });
+        self.inflight.push(InFlight { ue: ue as u32, dir, pid: pid as u8, decoded: false, sent: now, prb_mask: g.prb_mask, mcs: g.mcs, tb_bits: g.tb_bits, new_tb: Some(tb) });
     }
 
     fn start_retx(&mut self, now: SimTime, ue: usize, dir: Direction, pid: u8, prb_mask: u128) {
         let u = &mut self.ues[ue];
-        let mcs = match dir {
+        let (mcs, tb_bits) = match dir {
             Direction::Downlink => {
                 u.stats.dl_tb_retx += 1;
                 u.dl_procs[pid as usize].prb_mask = prb_mask;
-                u.dl_harq.process(pid).mcs()
+                (u.dl_harq.process(pid).mcs(), u.dl_procs[pid as usize].tb_bits)
             }
             Direction::Uplink => {
                 u.stats.ul_tb_retx += 1;
-                u.ul_harq.process(pid).mcs()
+                (u.ul_harq.process(pid).mcs(), u.ul_procs[pid as usize].tb_bits)
             }
         };
-        self.inflight.push(InFlight { ue: ue as u32, dir, pid, decoded: false, sent: now, prb_mask, mcs, new_tb: None });
+        self.inflight.push(InFlight { ue: ue as u32, dir, pid, decoded: false, sent: now, prb_mask, mcs, tb_bits, new_tb: None });
     }
 
     /// Draws the decoding of every block sent in this TTI from its effective SINR.
@@ -1035,7 +1053,7 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
                     }
                 }
             }
-            let bits = u64::from(tbs::tb_bits(f.dir, mcs, mask_prbs(mask)));
+            let bits = u64::from(f.tb_bits);
             if f.decoded {
                 let cell = &mut self.cells[u.cell].stats;
                 match f.dir {

@@ -677,7 +677,7 @@ pub fn plan_lte(text: &str, cfg: &LteCfg, seed: u64) -> Result<LtePlan, Scenario
                 text,
                 "lte.ue",
                 Some(group),
-                "placement",
+                if cfg.ues[group].position.is_some() { "position" } else { "placement" },
                 format!("UE {:?} ({k}) is {dist:.0} m from eNB {:?}: its median SINR is {sinr:.1} dB, below the lowest CQI, so no cell is in range; move it closer or raise the powers", u.name, enbs[u.enb].name),
             ));
         }
