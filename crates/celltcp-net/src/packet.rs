@@ -70,6 +70,14 @@ impl TcpFlags {
     pub fn rst(self) -> bool {
         self.has(Self::RST)
     }
+    /// ECN-Echo (RFC 3168 §6.1).
+    pub fn ece(self) -> bool {
+        self.has(Self::ECE)
+    }
+    /// Congestion Window Reduced (RFC 3168 §6.1).
+    pub fn cwr(self) -> bool {
+        self.has(Self::CWR)
+    }
 }
 
 /// A SACK block `[left, right)` in sequence space (RFC 2018).
@@ -148,6 +156,9 @@ pub struct TcpSegment {
     pub window: u16,
     pub options: TcpOptions,
     pub payload_len: u32,
+    /// Not a TCP header field: the sender asks IP to mark the packet ECT(0) (RFC 3168 §6.1.2 —
+    /// set on new data once ECN is negotiated, never on pure ACKs or retransmissions, §6.1.5).
+    pub ect: bool,
 }
 
 impl TcpSegment {
@@ -256,11 +267,14 @@ pub struct Packet {
     /// When the sending host handed the packet to IP (for one-way delay); not on the wire.
     pub created: SimTime,
     pub body: Body,
+    /// Bytes of tunnel headers around this packet while it crosses a tunnel (GTP-U/UDP/IPv4 on
+    /// an LTE S1-U link: 36); counted by [`Packet::size`], zero elsewhere.
+    pub encap: u16,
 }
 
 impl Packet {
     pub fn new(uid: u64, src: Ipv4, dst: Ipv4, ident: u16, created: SimTime, body: Body) -> Self {
-        Packet { uid, src, dst, ident, ttl: 64, ecn: Ecn::NotEct, dont_fragment: false, frag: None, created, body }
+        Packet { uid, src, dst, ident, ttl: 64, ecn: Ecn::NotEct, dont_fragment: false, frag: None, created, body, encap: 0 }
     }
 
     /// Bytes of the IPv4 payload carried by this packet (a fragment's share, or the whole body).
@@ -271,9 +285,10 @@ impl Packet {
         }
     }
 
-    /// Size on the wire at the IP layer (IPv4 total length).
+    /// Size on the wire at the IP layer: the IPv4 total length, plus the tunnel headers while
+    /// the packet is encapsulated.
     pub fn size(&self) -> u32 {
-        IPV4_HEADER + self.ip_payload_len()
+        IPV4_HEADER + self.ip_payload_len() + u32::from(self.encap)
     }
 
     pub fn tcp(&self) -> Option<&TcpSegment> {
