@@ -70,6 +70,14 @@ impl TcpFlags {
     pub fn rst(self) -> bool {
         self.has(Self::RST)
     }
+    /// ECN-Echo (RFC 3168 §6.1).
+    pub fn ece(self) -> bool {
+        self.has(Self::ECE)
+    }
+    /// Congestion Window Reduced (RFC 3168 §6.1).
+    pub fn cwr(self) -> bool {
+        self.has(Self::CWR)
+    }
 }
 
 /// A SACK block `[left, right)` in sequence space (RFC 2018).
@@ -148,6 +156,9 @@ pub struct TcpSegment {
     pub window: u16,
     pub options: TcpOptions,
     pub payload_len: u32,
+    /// Not a TCP header field: the sender asks IP to mark the packet ECT(0) (RFC 3168 §6.1.2 —
+    /// set on new data once ECN is negotiated, never on pure ACKs or retransmissions, §6.1.5).
+    pub ect: bool,
 }
 
 impl TcpSegment {

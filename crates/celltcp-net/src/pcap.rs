@@ -311,6 +311,7 @@ mod tests {
             window: 64240,
             options: opts,
             payload_len: 0,
+            ect: false,
         };
         let mut p = Packet::new(1, Ipv4::new(10, 0, 0, 1), Ipv4::new(10, 0, 0, 2), 0x1234, SimTime::ZERO, Body::Tcp(s));
         p.dont_fragment = true;

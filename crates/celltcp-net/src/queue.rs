@@ -1,4 +1,4 @@
-//! Router and link queues: drop-tail, RED and CoDel.
+//! Router and link queues: drop-tail, RED, CoDel and step marking.
 //!
 //! A queue holds the packets waiting for a link; the packet being serialised is not in it (as a
 //! Linux qdisc or an ns-3 `QueueDisc` sees it). All three disciplines share one FIFO ([`Fifo`])
@@ -7,6 +7,7 @@
 //! - [`droptail`]: tail drop at a packet or byte limit.
 //! - [`red`]: Random Early Detection (Floyd & Jacobson 1993), with gentle mode and ECN marking.
 //! - [`codel`]: Controlled Delay (RFC 8289), with ECN marking.
+//! - [`step`]: CE marking above an instantaneous threshold K (DCTCP switches, RFC 8257 §3.1).
 //!
 //! [`QueueConfig`] is the plain-data description a scenario file holds; [`AnyQueue`] is the closed
 //! enum built from it that the links own. Dropped or rejected packets are handed back from
@@ -16,6 +17,7 @@
 pub mod codel;
 pub mod droptail;
 pub mod red;
+pub mod step;
 
 use std::collections::VecDeque;
 
@@ -27,6 +29,7 @@ use crate::packet::{Ecn, Packet};
 pub use codel::{CoDel, CoDelConfig};
 pub use droptail::DropTail;
 pub use red::{Red, RedConfig};
+pub use step::{Step, StepConfig};
 
 /// The capacity of a queue, in packets or in bytes (IPv4 total length).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -54,6 +57,8 @@ pub enum QueueConfig {
     /// Controlled Delay (RFC 8289).
     #[serde(rename = "codel")]
     CoDel(CoDelConfig),
+    /// CE marking when more than K packets are queued (RFC 8257 §3.1).
+    Step(StepConfig),
 }
 
 impl QueueConfig {
@@ -63,6 +68,7 @@ impl QueueConfig {
             QueueConfig::DropTail { limit } => validate_limit(*limit),
             QueueConfig::Red(c) => c.validate(),
             QueueConfig::CoDel(c) => c.validate(),
+            QueueConfig::Step(c) => c.validate(),
         }
     }
 }
@@ -182,6 +188,7 @@ pub enum AnyQueue {
     DropTail(DropTail),
     Red(Red),
     CoDel(CoDel),
+    Step(Step),
 }
 
 impl AnyQueue {
@@ -190,6 +197,7 @@ impl AnyQueue {
             QueueConfig::DropTail { limit } => AnyQueue::DropTail(DropTail::new(*limit)),
             QueueConfig::Red(c) => AnyQueue::Red(Red::new(c.clone())),
             QueueConfig::CoDel(c) => AnyQueue::CoDel(CoDel::new(c.clone())),
+            QueueConfig::Step(c) => AnyQueue::Step(Step::new(c.clone())),
         }
     }
 
@@ -208,6 +216,7 @@ impl AnyQueue {
             AnyQueue::DropTail(q) => q.enqueue(now, pkt),
             AnyQueue::Red(q) => q.enqueue(now, pkt, rng),
             AnyQueue::CoDel(q) => q.enqueue(now, pkt),
+            AnyQueue::Step(q) => q.enqueue(now, pkt),
         }
     }
 
@@ -218,6 +227,7 @@ impl AnyQueue {
             AnyQueue::DropTail(q) => q.dequeue(now),
             AnyQueue::Red(q) => q.dequeue(now),
             AnyQueue::CoDel(q) => q.dequeue(now),
+            AnyQueue::Step(q) => q.dequeue(now),
         }
     }
 
@@ -228,6 +238,7 @@ impl AnyQueue {
             AnyQueue::DropTail(q) => q.dequeue(now),
             AnyQueue::Red(q) => q.dequeue(now),
             AnyQueue::CoDel(q) => q.dequeue_into(now, drops),
+            AnyQueue::Step(q) => q.dequeue(now),
         }
     }
 
@@ -237,6 +248,7 @@ impl AnyQueue {
             AnyQueue::DropTail(q) => &q.fifo,
             AnyQueue::Red(q) => &q.fifo,
             AnyQueue::CoDel(q) => &q.fifo,
+            AnyQueue::Step(q) => &q.fifo,
         }
     }
 
@@ -254,6 +266,7 @@ impl AnyQueue {
             AnyQueue::DropTail(q) => q.stats,
             AnyQueue::Red(q) => q.stats,
             AnyQueue::CoDel(q) => q.stats,
+            AnyQueue::Step(q) => q.stats,
         }
     }
 }
@@ -300,6 +313,7 @@ mod tests {
             QueueConfig::default(),
             QueueConfig::Red(RedConfig::default()),
             QueueConfig::CoDel(CoDelConfig::default()),
+            QueueConfig::Step(StepConfig::default()),
         ];
         let mut rng = celltcp_engine::component_rng(1, 1);
         for c in &cfgs {

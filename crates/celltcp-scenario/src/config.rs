@@ -109,7 +109,7 @@ pub struct LinkCfg {
     pub pcap: bool,
 }
 
-/// Queue discipline: `"100p"`, `"150KB"`, or a table `{ type = "red" | "codel" | "droptail", … }`.
+/// Queue discipline: `"100p"`, `"150KB"`, or a table `{ type = "red" | "codel" | "droptail" | "step", … }`.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum QueueSpec {
@@ -167,6 +167,8 @@ pub enum QueueType {
     DropTail,
     Red,
     CoDel,
+    /// CE marking above an instantaneous threshold K (DCTCP switches, RFC 8257 §3.1).
+    Step,
 }
 
 /// A queue described as a table. Keys that do not apply to `type` are refused at validation.
@@ -203,6 +205,9 @@ pub struct QueueTable {
     /// CoDel: interval (default 100ms).
     #[serde(default)]
     pub interval: Option<Dur>,
+    /// Step: marking threshold K in packets (default 20); limit default 100 packets.
+    #[serde(default)]
+    pub k: Option<u32>,
 }
 
 impl<'de> Deserialize<'de> for QueueSpec {
@@ -211,7 +216,7 @@ impl<'de> Deserialize<'de> for QueueSpec {
         impl<'de> de::Visitor<'de> for V {
             type Value = QueueSpec;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a queue limit such as \"100p\" or \"150KB\", or a table with type = \"droptail\" | \"red\" | \"codel\"")
+                f.write_str("a queue limit such as \"100p\" or \"150KB\", or a table with type = \"droptail\" | \"red\" | \"codel\" | \"step\"")
             }
             fn visit_str<E: de::Error>(self, s: &str) -> Result<QueueSpec, E> {
                 QueueLimitSpec::parse(s).map(QueueSpec::DropTail).map_err(E::custom)
@@ -336,6 +341,9 @@ pub struct FlowCfg {
     pub initial_cwnd: Option<u32>,
     #[serde(default)]
     pub min_rto: Option<Dur>,
+    /// Negotiate ECN (RFC 3168); default off. `cc = "dctcp"` turns it on by itself.
+    #[serde(default)]
+    pub ecn: Option<bool>,
     // --- bulk ---
     /// Bytes to transfer (default: unlimited until the end of the run).
     #[serde(default)]

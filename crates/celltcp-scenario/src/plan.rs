@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use celltcp_engine::SimDuration;
 use celltcp_net::loss::LossConfig;
-use celltcp_net::queue::{CoDelConfig, QueueConfig, QueueLimit, RedConfig};
+use celltcp_net::queue::{CoDelConfig, QueueConfig, QueueLimit, RedConfig, StepConfig};
 use celltcp_net::routing::Routes;
 use celltcp_net::Ipv4;
 use celltcp_tcp::cc::CcKind;
@@ -139,7 +139,7 @@ fn queue_config(text: &str, i: usize, q: &QueueSpec) -> Result<QueueConfig, Scen
             };
             match t.kind {
                 QueueType::DropTail => {
-                    for (p, k) in [(t.min_th.is_some(), "min_th"), (t.max_th.is_some(), "max_th"), (t.max_p.is_some(), "max_p"), (t.w_q.is_some(), "w_q"), (t.gentle.is_some(), "gentle"), (t.ecn.is_some(), "ecn"), (t.target.is_some(), "target"), (t.interval.is_some(), "interval")] {
+                    for (p, k) in [(t.min_th.is_some(), "min_th"), (t.max_th.is_some(), "max_th"), (t.max_p.is_some(), "max_p"), (t.w_q.is_some(), "w_q"), (t.gentle.is_some(), "gentle"), (t.ecn.is_some(), "ecn"), (t.target.is_some(), "target"), (t.interval.is_some(), "interval"), (t.k.is_some(), "k")] {
                         not_for(p, k)?;
                     }
                     QueueConfig::DropTail { limit: t.limit.map_or(QueueLimit::Packets(100), limit) }
@@ -147,6 +147,7 @@ fn queue_config(text: &str, i: usize, q: &QueueSpec) -> Result<QueueConfig, Scen
                 QueueType::Red => {
                     not_for(t.target.is_some(), "target")?;
                     not_for(t.interval.is_some(), "interval")?;
+                    not_for(t.k.is_some(), "k")?;
                     let mut c = RedConfig::default();
                     if let Some(l) = t.limit {
                         c.limit = limit(l);
@@ -181,7 +182,7 @@ fn queue_config(text: &str, i: usize, q: &QueueSpec) -> Result<QueueConfig, Scen
                     QueueConfig::Red(c)
                 }
                 QueueType::CoDel => {
-                    for (p, k) in [(t.min_th.is_some(), "min_th"), (t.max_th.is_some(), "max_th"), (t.max_p.is_some(), "max_p"), (t.w_q.is_some(), "w_q"), (t.gentle.is_some(), "gentle")] {
+                    for (p, k) in [(t.min_th.is_some(), "min_th"), (t.max_th.is_some(), "max_th"), (t.max_p.is_some(), "max_p"), (t.w_q.is_some(), "w_q"), (t.gentle.is_some(), "gentle"), (t.k.is_some(), "k")] {
                         not_for(p, k)?;
                     }
                     let mut c = CoDelConfig::default();
@@ -205,6 +206,24 @@ fn queue_config(text: &str, i: usize, q: &QueueSpec) -> Result<QueueConfig, Scen
                         return Err(e("queue.target", "expected target and interval greater than zero".into()));
                     }
                     QueueConfig::CoDel(c)
+                }
+                QueueType::Step => {
+                    for (p, k) in [(t.min_th.is_some(), "min_th"), (t.max_th.is_some(), "max_th"), (t.max_p.is_some(), "max_p"), (t.w_q.is_some(), "w_q"), (t.gentle.is_some(), "gentle"), (t.ecn.is_some(), "ecn"), (t.target.is_some(), "target"), (t.interval.is_some(), "interval")] {
+                        not_for(p, k)?;
+                    }
+                    let mut c = StepConfig::default();
+                    if let Some(l) = t.limit {
+                        c.limit = limit(l);
+                    }
+                    if let Some(v) = t.k {
+                        c.k = v;
+                    }
+                    if let QueueLimit::Packets(n) = c.limit {
+                        if c.k >= n {
+                            return Err(e("queue.k", format!("expected a threshold below the limit ({n} packets), got k = {}", c.k)));
+                        }
+                    }
+                    QueueConfig::Step(c)
                 }
             }
         }
@@ -444,6 +463,7 @@ pub fn plan(text: &str, cfg: &Config, base_dir: Option<&std::path::Path>) -> Res
             ("pacing", f.pacing.is_some()),
             ("initial_cwnd", f.initial_cwnd.is_some()),
             ("min_rto", f.min_rto.is_some()),
+            ("ecn", f.ecn.is_some()),
         ];
         let allowed: &[&str] = match f.app {
             AppKind::Bulk => &["bytes", "rate", "length"],

@@ -320,6 +320,9 @@ impl World {
                     if let Some(v) = f.min_rto {
                         c.min_rto = v.0;
                     }
+                    if let Some(v) = f.ecn {
+                        c.ecn = v;
+                    }
                     c.record_rtt_samples = cfg.record_rtt;
                     tcp_cfg = Some(c);
                     ports.insert((pf.dst, server_port), PortUse::Listen(i));
@@ -678,7 +681,10 @@ impl World {
             if seg.payload_len > 0 {
                 self.flows[f].net.data_pkts_sent += 1;
             }
-            let p = self.alloc_packet(now, node, remote, Body::Tcp(seg));
+            let mut p = self.alloc_packet(now, node, remote, Body::Tcp(seg));
+            if seg.ect {
+                p.ecn = celltcp_net::Ecn::Ect0; // RFC 3168 §6.1.2: ECN-capable transport
+            }
             self.ip_output(now, node, p);
         }
     }

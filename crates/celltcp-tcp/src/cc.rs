@@ -14,6 +14,7 @@ use celltcp_engine::{SimDuration, SimTime};
 
 pub mod bbr;
 pub mod cubic;
+pub mod dctcp;
 pub mod highspeed;
 pub mod htcp;
 pub mod hybla;
@@ -93,6 +94,20 @@ pub struct CongestionEvent {
     pub mss: u32,
 }
 
+/// The ECN feedback of one ACK that acknowledged data, on a connection that negotiated ECN
+/// (RFC 3168 §6.1); given to the controller before [`Controller::on_ack`]. DCTCP estimates the
+/// marked fraction from it (RFC 8257 §3.3). Sequence numbers are absolute (our SYN is 0).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct EcnFeedback {
+    /// Bytes newly acknowledged (cumulatively or by SACK) by this ACK.
+    pub acked_bytes: u64,
+    /// The ACK carried ECE.
+    pub ece: bool,
+    /// SND.UNA after this ACK, and SND.NXT.
+    pub snd_una: u64,
+    pub snd_nxt: u64,
+}
+
 /// A snapshot of controller state for time series.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct CcMetrics {
@@ -111,6 +126,8 @@ pub trait Controller {
     fn on_sent(&mut self, _now: SimTime, _bytes: u64, _bytes_in_flight: u64) {}
     /// An ACK acknowledged new data (cumulatively or by SACK).
     fn on_ack(&mut self, now: SimTime, ack: &Ack);
+    /// ECN feedback of an ACK that acknowledged data (ECN connections only), before `on_ack`.
+    fn on_ecn_feedback(&mut self, _now: SimTime, _fb: &EcnFeedback) {}
     /// Loss detected by duplicate ACKs/SACK (or an ECN echo): fast retransmit and recovery
     /// begin. Called once per congestion event.
     fn on_congestion_event(&mut self, now: SimTime, ev: &CongestionEvent);
@@ -152,10 +169,11 @@ pub enum CcKind {
     Vegas,
     Veno,
     Westwood,
+    Dctcp,
 }
 
 impl CcKind {
-    pub const ALL: [CcKind; 10] = [
+    pub const ALL: [CcKind; 11] = [
         CcKind::NewReno,
         CcKind::Cubic,
         CcKind::Bbr,
@@ -166,6 +184,7 @@ impl CcKind {
         CcKind::Vegas,
         CcKind::Veno,
         CcKind::Westwood,
+        CcKind::Dctcp,
     ];
 
     pub fn name(self) -> &'static str {
@@ -180,7 +199,14 @@ impl CcKind {
             CcKind::Vegas => "vegas",
             CcKind::Veno => "veno",
             CcKind::Westwood => "westwood",
+            CcKind::Dctcp => "dctcp",
         }
+    }
+
+    /// Whether the algorithm needs ECN (RFC 8257 §3: DCTCP); such a flow negotiates ECN even
+    /// when [`crate::TcpConfig::ecn`] is off.
+    pub fn needs_ecn(self) -> bool {
+        matches!(self, CcKind::Dctcp)
     }
 
     /// One line per algorithm, for `celltcp list cc`.
@@ -196,6 +222,7 @@ impl CcKind {
             CcKind::Vegas => "Vegas: keeps alpha..beta segments queued from expected vs actual rate (Brakmo & Peterson 1995)",
             CcKind::Veno => "Veno: Vegas backlog estimate tells random from congestive loss (Fu & Liew 2003)",
             CcKind::Westwood => "Westwood+: ssthresh from the filtered bandwidth estimate after a loss (Grieco & Mascolo 2004)",
+            CcKind::Dctcp => "DCTCP: cwnd cut by alpha/2, alpha = EWMA of the CE-marked fraction; turns ECN on (RFC 8257)",
         }
     }
 }
@@ -214,6 +241,7 @@ impl std::str::FromStr for CcKind {
             "vegas" => Ok(CcKind::Vegas),
             "veno" => Ok(CcKind::Veno),
             "westwood" => Ok(CcKind::Westwood),
+            "dctcp" => Ok(CcKind::Dctcp),
             _ => Err(format!(
                 "expected one of {}; got {s:?}",
                 CcKind::ALL
@@ -245,6 +273,7 @@ pub enum AnyCc {
     Vegas(vegas::Vegas),
     Veno(veno::Veno),
     Westwood(westwood::Westwood),
+    Dctcp(dctcp::Dctcp),
 }
 
 impl AnyCc {
@@ -308,6 +337,11 @@ impl AnyCc {
                 mss,
                 initial_cwnd_pkts,
             )),
+            CcKind::Dctcp => AnyCc::Dctcp(dctcp::Dctcp::new(
+                dctcp::DctcpConfig::default(),
+                mss,
+                initial_cwnd_pkts,
+            )),
         }
     }
 
@@ -323,6 +357,7 @@ impl AnyCc {
             AnyCc::Vegas(_) => CcKind::Vegas,
             AnyCc::Veno(_) => CcKind::Veno,
             AnyCc::Westwood(_) => CcKind::Westwood,
+            AnyCc::Dctcp(_) => CcKind::Dctcp,
         }
     }
 }
@@ -340,6 +375,7 @@ macro_rules! dispatch {
             AnyCc::Vegas($c) => $e,
             AnyCc::Veno($c) => $e,
             AnyCc::Westwood($c) => $e,
+            AnyCc::Dctcp($c) => $e,
         }
     };
 }
@@ -350,6 +386,9 @@ impl Controller for AnyCc {
     }
     fn on_ack(&mut self, now: SimTime, ack: &Ack) {
         dispatch!(self, c => c.on_ack(now, ack))
+    }
+    fn on_ecn_feedback(&mut self, now: SimTime, fb: &EcnFeedback) {
+        dispatch!(self, c => c.on_ecn_feedback(now, fb))
     }
     fn on_congestion_event(&mut self, now: SimTime, ev: &CongestionEvent) {
         dispatch!(self, c => c.on_congestion_event(now, ev))

@@ -105,6 +105,11 @@ pub struct TcpConfig {
     pub time_wait: SimDuration,
     /// Keep every RTT sample for [`crate::TcpEndpoint::drain_rtt_samples`] (off: one branch).
     pub record_rtt_samples: bool,
+    /// Explicit Congestion Notification (RFC 3168 §6.1): request it on our SYN (ECE+CWR) or
+    /// accept it on our SYN-ACK (ECE); used only if both sides want it. Default off, as Linux's
+    /// `tcp_ecn = 2` default does not request ECN on active opens. Selecting `cc = dctcp` turns
+    /// it on regardless ([`TcpConfig::ecn_enabled`]): DCTCP needs ECN (RFC 8257 §3).
+    pub ecn: bool,
 }
 
 impl Default for TcpConfig {
@@ -131,11 +136,18 @@ impl Default for TcpConfig {
             dupthresh: 3,
             time_wait: SimDuration::from_secs(1),
             record_rtt_samples: false,
+            ecn: false,
         }
     }
 }
 
 impl TcpConfig {
+    /// Whether this endpoint asks for (or accepts) ECN: `ecn`, or a controller that needs it
+    /// (DCTCP).
+    pub fn ecn_enabled(&self) -> bool {
+        self.ecn || self.cc.needs_ecn()
+    }
+
     /// The window-scale shift we offer: the smallest shift that lets the largest receive buffer be
     /// advertised in 16 bits (RFC 7323 §2.3), at most 14.
     pub fn wscale_shift(&self) -> u8 {

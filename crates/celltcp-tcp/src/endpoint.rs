@@ -50,14 +50,26 @@
 //!   delivering to and polling closed endpoints to get this. A RST in CLOSING, LAST-ACK or
 //!   TIME-WAIT closes quietly; elsewhere [`TcpEndpoint::was_reset`] turns true.
 //!
+//! - ECN (RFC 3168 §6.1), when [`TcpConfig::ecn`] is on at both ends (or the controller needs it,
+//!   DCTCP): negotiated with ECE+CWR on the SYN and ECE on the SYN-ACK (§6.1.1); new data
+//!   segments ask IP for ECT(0) ([`TcpSegment::ect`]), pure ACKs, window probes and
+//!   retransmissions do not (§6.1.5, §6.1.6). The receiver sets ECE on every ACK from a CE
+//!   packet until a segment with CWR arrives (§6.1.3); with DCTCP it instead echoes the CE state
+//!   of the segments it acknowledges (RFC 8257 §3.2: on a change of CE state it first ACKs what
+//!   it holds with the old state, then ACKs at once). The sender reacts to ECE at most once per
+//!   window of data and not in loss recovery (§6.1.2): the controller gets a congestion event
+//!   with `ecn` (cwnd reduced, nothing retransmitted) and the next new data segment carries CWR.
+//!   BBR v1 does not react to ECE (it only gets the feedback). Every ACK of data on an ECN
+//!   connection also reaches [`Controller::on_ecn_feedback`] (DCTCP's estimator).
+//!
 //! Not modelled: PAWS (RFC 7323 §5), DSACK, F-RTO, TLP, full RACK for original
-//! transmissions, PRR (RFC 6937; the pipe/cwnd rule of RFC 6675 is used), ECN negotiation (the CE
-//! mark is counted; a hook for DCTCP), urgent data, simultaneous open (SYN in SYN-SENT), LISTEN.
+//! transmissions, PRR (RFC 6937; the pipe/cwnd rule of RFC 6675 is used), ECN nonces and
+//! AccECN, urgent data, simultaneous open (SYN in SYN-SENT), LISTEN.
 
 use celltcp_engine::{SimDuration, SimTime};
 use celltcp_net::packet::TcpSegment;
 
-use crate::cc::{Ack, AnyCc, CongestionEvent, Controller};
+use crate::cc::{Ack, AnyCc, CcKind, CongestionEvent, Controller, EcnFeedback};
 use crate::config::TcpConfig;
 use crate::receiver::Receiver;
 use crate::rtt::RttEstimator;
@@ -115,6 +127,8 @@ pub struct Negotiated {
     pub rcv_wscale: u8,
     /// The peer's shift (applied to the windows we receive).
     pub snd_wscale: u8,
+    /// ECN is in use (RFC 3168 §6.1.1).
+    pub ecn: bool,
 }
 
 /// A cheap snapshot for time series.
@@ -170,8 +184,12 @@ pub struct TcpStats {
     pub duplicate_segments_received: u64,
     pub pure_acks_sent: u64,
     pub window_probes_sent: u64,
-    /// Packets received with the CE mark (RFC 3168); counted only, no ECN reaction yet.
+    /// Packets received with the CE mark (RFC 3168).
     pub ce_received: u64,
+    /// ACKs received with ECE on an ECN connection.
+    pub ece_received: u64,
+    /// Window reductions in answer to ECE (at most one per window, RFC 3168 §6.1.2).
+    pub ecn_reductions: u64,
 }
 
 /// One TCP connection endpoint.
@@ -246,6 +264,16 @@ pub struct TcpEndpoint {
     reset: bool,
     /// A RST to send in answer to a segment that reached a closed connection: (SEQ, ACK).
     rst_pending: Option<(u32, Option<u32>)>,
+    // --- ECN (RFC 3168 §6.1, RFC 8257 §3.2)
+    ecn_ok: bool,
+    /// Sender: SND.NXT at the last ECN reduction; the next one waits until SND.UNA passes it.
+    ecn_high: u64,
+    /// Sender: the next new data segment carries CWR.
+    cwr_pending: bool,
+    /// Receiver: our ACKs carry ECE (classic: from a CE until a CWR; DCTCP: the CE state).
+    ece_out: bool,
+    /// Receiver (DCTCP): the ACK of the data held before a CE-state change, sent first.
+    ack_before: Option<TcpSegment>,
     stats: TcpStats,
     rtt_samples: Vec<SimDuration>,
 }
@@ -319,6 +347,11 @@ impl TcpEndpoint {
             peer_syn_seen: false,
             reset: false,
             rst_pending: None,
+            ecn_ok: false,
+            ecn_high: 0,
+            cwr_pending: false,
+            ece_out: false,
+            ack_before: None,
             stats: TcpStats::default(),
             rtt_samples: Vec::new(),
         }
@@ -446,6 +479,7 @@ impl TcpEndpoint {
             window_scaling: self.wscale_ok,
             rcv_wscale: self.rcv.wscale,
             snd_wscale: self.snd_wscale,
+            ecn: self.ecn_ok,
         }
     }
 
@@ -680,6 +714,10 @@ impl TcpEndpoint {
 
     fn on_peer_syn(&mut self, syn: &TcpSegment, now: SimTime) {
         let o = &syn.options;
+        // RFC 3168 §6.1.1: an ECN-setup SYN has ECE and CWR, an ECN-setup SYN-ACK ECE only.
+        let f = syn.flags;
+        let peer_ecn = if f.ack() { f.ece() && !f.cwr() } else { f.ece() && f.cwr() };
+        self.ecn_ok = self.cfg.ecn_enabled() && peer_ecn;
         self.sack_ok = self.cfg.sack && o.sack_permitted;
         self.ts_ok = self.cfg.timestamps && o.timestamps.is_some();
         // RFC 7323 §2.2: scaling is on only if both SYNs carry the option; shift <= 14 (§2.3).
@@ -822,6 +860,9 @@ impl TcpEndpoint {
             }
             return;
         }
+        if self.ecn_ok {
+            self.ecn_receive(now, seg, ce);
+        }
         // RFC 7323 §4.3: TS.Recent from segments that cover Last.ACK.sent.
         if self.ts_ok {
             if let Some((tsval, tsecr)) = seg.options.timestamps {
@@ -873,6 +914,32 @@ impl TcpEndpoint {
                 TcpState::FinWait1 => self.state = TcpState::Closing,
                 TcpState::FinWait2 => self.enter_time_wait(now),
                 _ => {}
+            }
+        }
+    }
+
+    /// The receiver's ECN echo state (RFC 3168 §6.1.3; with DCTCP RFC 8257 §3.2).
+    fn ecn_receive(&mut self, now: SimTime, seg: &TcpSegment, ce: bool) {
+        if self.cfg.cc.needs_ecn() {
+            if seg.payload_len == 0 || ce == self.ece_out {
+                return;
+            }
+            // The CE state changed: the data held for a delayed ACK is acknowledged now with
+            // the old state, then this segment is acknowledged at once with the new one.
+            if self.rcv.delack_deadline.is_some() && self.peer_syn_seen {
+                self.stats.pure_acks_sent += 1;
+                let a = self.build(now, self.snd_nxt, 0, false);
+                self.ack_before = Some(a);
+                self.rcv.delack_deadline = None;
+            }
+            self.ece_out = ce;
+            self.rcv.ack_now = true;
+        } else {
+            if seg.flags.cwr() {
+                self.ece_out = false;
+            }
+            if ce {
+                self.ece_out = true;
             }
         }
     }
@@ -1086,6 +1153,15 @@ impl TcpEndpoint {
         }
         // --- the controller
         let acked_bytes = newly_acked + newly_sacked;
+        if self.ecn_ok && acked_bytes > 0 {
+            let fb = EcnFeedback {
+                acked_bytes,
+                ece: seg.flags.ece(),
+                snd_una: self.snd_una,
+                snd_nxt: self.snd_nxt,
+            };
+            self.cc.on_ecn_feedback(now, &fb);
+        }
         if acked_bytes > 0 {
             let cwnd = self.cc.window();
             let slow_start = cwnd < self.cc.ssthresh();
@@ -1107,6 +1183,9 @@ impl TcpEndpoint {
                 mss: self.mss,
             };
             self.cc.on_ack(now, &a);
+        }
+        if self.ecn_ok && seg.flags.ece() {
+            self.ecn_echo(now, prior_in_flight);
         }
         self.cwnd_limited = false;
         self.expand_sndbuf();
@@ -1158,6 +1237,27 @@ impl TcpEndpoint {
         self.inflation = 0;
         self.dupacks = 0;
         self.force_rtx = false;
+    }
+
+    /// An ACK with ECE (RFC 3168 §6.1.2): reduce once per window of data, not during loss
+    /// recovery or after a reduction for loss in the same window; CWR goes on the next new data.
+    fn ecn_echo(&mut self, now: SimTime, flight: u64) {
+        self.stats.ece_received += 1;
+        if self.ca_state != CaState::Open || self.snd_una <= self.ecn_high.max(self.recover) {
+            return;
+        }
+        self.ecn_high = self.snd_nxt;
+        self.cwr_pending = true;
+        self.stats.ecn_reductions += 1;
+        if self.cc.kind() != CcKind::Bbr {
+            let ev = CongestionEvent {
+                bytes_in_flight: flight,
+                lost_sent_at: now,
+                ecn: true,
+                mss: self.mss,
+            };
+            self.cc.on_congestion_event(now, &ev);
+        }
     }
 
     fn enter_recovery(&mut self, now: SimTime, flight: u64) {

@@ -41,6 +41,9 @@ impl TcpEndpoint {
             }
             _ => {}
         }
+        if let Some(a) = self.ack_before.take() {
+            return Some(a);
+        }
         if let Some(s) = self.send_data(now) {
             return Some(s);
         }
@@ -85,11 +88,17 @@ impl TcpEndpoint {
             o.sack_permitted = self.cfg.sack;
             o.timestamps = self.cfg.timestamps.then_some((tsval, 0));
         }
-        let flags = if passive {
+        let mut flags = if passive {
             TcpFlags::SYN | TcpFlags::ACK
         } else {
             TcpFlags::SYN
         };
+        // RFC 3168 §6.1.1: ECN-setup SYN (ECE, CWR) and SYN-ACK (ECE).
+        if passive && self.ecn_ok {
+            flags |= TcpFlags::ECE;
+        } else if !passive && self.cfg.ecn_enabled() {
+            flags |= TcpFlags::ECE | TcpFlags::CWR;
+        }
         let seg = TcpSegment {
             src_port: self.local_port,
             dst_port: self.remote_port,
@@ -103,6 +112,7 @@ impl TcpEndpoint {
             window: self.rcv.syn_window(),
             options: o,
             payload_len: 0,
+            ect: false,
         };
         if passive {
             self.rcv.on_ack_sent();
@@ -115,13 +125,16 @@ impl TcpEndpoint {
     }
 
     /// A segment with the ACK flag, current window, timestamps and SACK blocks.
-    fn build(&mut self, now: SimTime, seq_abs: u64, payload: u32, fin: bool) -> TcpSegment {
+    pub(super) fn build(&mut self, now: SimTime, seq_abs: u64, payload: u32, fin: bool) -> TcpSegment {
         let mut flags = TcpFlags::ACK;
         if fin {
             flags |= TcpFlags::FIN;
         }
         if payload > 0 {
             flags |= TcpFlags::PSH;
+        }
+        if self.ecn_ok && self.ece_out {
+            flags |= TcpFlags::ECE;
         }
         let mut options = TcpOptions::default();
         if self.ts_ok {
@@ -142,6 +155,7 @@ impl TcpEndpoint {
             window,
             options,
             payload_len: payload,
+            ect: false,
         }
     }
 
@@ -240,6 +254,7 @@ impl TcpEndpoint {
             self.first_sent_time = now;
             self.delivered_time = now;
         }
+        let is_new = matches!(pick, Pick::New(..));
         let (seq_abs, payload, fin) = match pick {
             Pick::Rtx(i) => {
                 if i == 0 {
@@ -302,7 +317,15 @@ impl TcpEndpoint {
             self.rto_deadline = Some(now + self.rtt.rto());
         }
         self.persist_deadline = None;
-        let seg = self.build(now, seq_abs, payload as u32, fin);
+        let mut seg = self.build(now, seq_abs, payload as u32, fin);
+        // RFC 3168 §6.1.2 / §6.1.5: ECT(0) and CWR on new data only.
+        if self.ecn_ok && is_new && payload > 0 {
+            seg.ect = true;
+            if self.cwr_pending {
+                self.cwr_pending = false;
+                seg.flags.0 |= TcpFlags::CWR;
+            }
+        }
         if let Some(rate) = self.pacing_rate() {
             let wire = payload + seg.header_len() as u64;
             let d = SimDuration::from_secs_f64(wire as f64 / rate.max(1.0));

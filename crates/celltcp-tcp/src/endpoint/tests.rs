@@ -421,3 +421,186 @@ fn closed_answers_with_rst_and_peer_in_last_ack_closes_quietly() {
     assert!(p.b.is_closed() && !p.b.was_reset());
     let _ = TcpFlags::RST;
 }
+
+// ---------------------------------------------------------------- ECN (RFC 3168 §6.1, RFC 8257 §3.2)
+
+fn ecn_cfg() -> TcpConfig {
+    TcpConfig {
+        ecn: true,
+        delayed_ack: false,
+        snd_buf: BufSize::Fixed(1 << 22),
+        ..cfg()
+    }
+}
+
+/// Delivers `segs` to `to`, CE-marked when `ce(i)`, and returns everything `to` sends back.
+fn deliver(to: &mut TcpEndpoint, now: SimTime, segs: &[TcpSegment], ce: impl Fn(usize) -> bool) -> Vec<TcpSegment> {
+    let mut out = vec![];
+    for (i, s) in segs.iter().enumerate() {
+        to.on_segment(now, s, ce(i));
+        out.extend(drain(to, now));
+    }
+    out
+}
+
+#[test]
+fn ecn_negotiated_when_both_ends_ask() {
+    // RFC 3168 §6.1.1: ECN-setup SYN carries ECE and CWR, the SYN-ACK ECE only.
+    let (mut a, mut b, synack) = syn_received(ecn_cfg(), ecn_cfg());
+    let (_, syn) = syn_sent(ecn_cfg());
+    assert!(syn.flags.ece() && syn.flags.cwr());
+    assert!(synack.flags.ece() && !synack.flags.cwr());
+    assert!(!syn.ect && !synack.ect, "SYNs are not ECT (§6.1.1)");
+    a.on_segment(t(1), &synack, false);
+    let ack = a.poll_transmit(t(1)).unwrap();
+    b.on_segment(t(1), &ack, false);
+    assert!(a.negotiated().ecn && b.negotiated().ecn);
+    // new data is ECT(0); the receiver's pure ACKs are not (§6.1.4)
+    a.write(3 * MSS);
+    let data = drain(&mut a, t(1));
+    assert_eq!(data.len(), 3);
+    assert!(data.iter().all(|s| s.ect));
+    let acks = deliver(&mut b, t(1), &data, |_| false);
+    assert!(!acks.is_empty() && acks.iter().all(|s| !s.ect && !s.flags.ece()));
+}
+
+#[test]
+fn ecn_not_used_when_one_side_is_off() {
+    let off = TcpConfig { ecn: false, ..ecn_cfg() };
+    // the passive side is off: its SYN-ACK carries no ECE
+    let (mut a, b, synack) = syn_received(ecn_cfg(), off);
+    assert!(!synack.flags.ece());
+    a.on_segment(t(1), &synack, false);
+    assert!(!a.negotiated().ecn && !b.negotiated().ecn);
+    a.poll_transmit(t(1));
+    a.write(MSS);
+    assert!(drain(&mut a, t(1)).iter().all(|s| !s.ect));
+    // the active side is off: no ECE/CWR on the SYN, the passive side does not answer with ECE
+    let (a, syn) = syn_sent(off);
+    assert!(!syn.flags.ece() && !syn.flags.cwr());
+    let (_, b, synack) = syn_received(off, ecn_cfg());
+    assert!(!synack.flags.ece() && !b.negotiated().ecn && !a.negotiated().ecn);
+}
+
+#[test]
+fn ecn_receiver_echoes_ece_until_cwr_and_sender_cuts_once() {
+    // RFC 3168 §6.1.3 (ECE from a CE until CWR) and §6.1.2 (one reduction, CWR on new data).
+    let mut p = established(ecn_cfg());
+    p.a.write(1 << 20);
+    let w1 = drain(&mut p.a, p.now);
+    assert_eq!(w1.len(), 10);
+    let cwnd0 = p.a.sample(p.now).cwnd_bytes;
+    // only the first segment is CE; every ACK after it carries ECE
+    let acks = deliver(&mut p.b, p.now, &w1, |i| i == 0);
+    assert_eq!(acks.len(), 10);
+    assert!(acks.iter().all(|s| s.flags.ece()));
+    assert_eq!(p.b.stats().ce_received, 1);
+    let mut w2 = vec![];
+    for (k, ack) in acks.iter().enumerate() {
+        p.a.on_segment(p.now, ack, false);
+        w2.extend(drain(&mut p.a, p.now));
+        if k == 0 {
+            // halved (NewReno: FlightSize / 2) without retransmitting anything
+            assert_eq!(p.a.sample(p.now).cwnd_bytes, cwnd0 / 2);
+        }
+    }
+    let st = p.a.stats();
+    assert_eq!((st.ece_received, st.ecn_reductions), (10, 1), "one reduction per window");
+    assert_eq!(st.retransmitted_segments, 0);
+    assert_eq!(p.a.ca_state(), CaState::Open);
+    // the first new data segment after the reduction carries CWR, later ones do not
+    assert!(w2[0].flags.cwr() && w2[0].ect);
+    assert!(w2[1..].iter().all(|s| !s.flags.cwr()));
+    // the receiver stops echoing once it sees CWR
+    let acks2 = deliver(&mut p.b, p.now, &w2, |_| false);
+    assert!(acks2.iter().all(|s| !s.flags.ece()));
+}
+
+#[test]
+fn ecn_second_reduction_only_in_the_next_window() {
+    // §6.1.2: ECE for data sent before the reduction does not cut again; a CE in the next
+    // window does.
+    let mut p = established(ecn_cfg());
+    p.a.write(1 << 20);
+    let w1 = drain(&mut p.a, p.now);
+    // every segment of the first window is CE
+    let acks = deliver(&mut p.b, p.now, &w1, |_| true);
+    let mut w2 = vec![];
+    for ack in &acks {
+        p.a.on_segment(p.now, ack, false);
+        w2.extend(drain(&mut p.a, p.now));
+    }
+    assert_eq!(p.a.stats().ecn_reductions, 1);
+    let cwnd1 = p.a.sample(p.now).cwnd_bytes;
+    // the next window: its first segment is CE again
+    let acks2 = deliver(&mut p.b, p.now, &w2, |i| i == 0);
+    assert!(acks2[0].flags.ece());
+    for ack in &acks2 {
+        p.a.on_segment(p.now, ack, false);
+        drain(&mut p.a, p.now);
+    }
+    assert_eq!(p.a.stats().ecn_reductions, 2);
+    assert!(p.a.sample(p.now).cwnd_bytes < cwnd1);
+}
+
+#[test]
+fn ecn_retransmissions_and_acks_are_not_ect() {
+    // RFC 3168 §6.1.5: retransmitted data is sent Not-ECT.
+    let mut p = established(TcpConfig { delayed_ack: true, ..ecn_cfg() });
+    p.a.write(MSS);
+    p.exchange();
+    p.advance(SimDuration::from_millis(40));
+    p.exchange();
+    p.a.write(10 * MSS);
+    let segs = drain(&mut p.a, p.now);
+    assert!(segs.iter().all(|s| s.ect));
+    // segment 0 lost; SACKs of 1..4 trigger the fast retransmit
+    let dups = deliver(&mut p.b, p.now, &segs[1..4], |_| false);
+    assert!(dups.iter().all(|s| !s.ect));
+    let mut rtx = vec![];
+    for d in &dups {
+        p.a.on_segment(p.now, d, false);
+        rtx.extend(drain(&mut p.a, p.now));
+    }
+    assert_eq!(p.a.stats().retransmitted_segments, 1);
+    let r = rtx.iter().find(|s| s.seq == segs[0].seq).expect("fast retransmit");
+    assert!(!r.ect);
+}
+
+#[test]
+fn dctcp_receiver_echoes_ce_state_of_acknowledged_segments() {
+    // RFC 8257 §3.2: ECE reflects the CE bit of the data acknowledged; a change of CE state
+    // ACKs the data held so far (with the old state) and then the new segment at once.
+    let c = TcpConfig {
+        cc: CcKind::Dctcp,
+        delayed_ack: true,
+        ..ecn_cfg()
+    };
+    // DCTCP turns ECN on by itself
+    let c = TcpConfig { ecn: false, ..c };
+    let mut p = established(c);
+    assert!(p.a.negotiated().ecn && p.b.negotiated().ecn);
+    p.a.write(1 << 20);
+    let w = drain(&mut p.a, p.now);
+    assert_eq!(w.len(), 10);
+    // CE on segments 3 and 4 only
+    let ce = |i: usize| (3..5).contains(&i);
+    let mut got = vec![];
+    for (i, s) in w.iter().enumerate().take(6) {
+        p.b.on_segment(p.now, s, ce(i));
+        for a in drain(&mut p.b, p.now) {
+            // (arrival index, segments acknowledged, ECE)
+            got.push((i, a.ack.wrapping_sub(w[0].seq) / MSS as u32, a.flags.ece()));
+        }
+    }
+    assert_eq!(
+        got,
+        vec![
+            (1, 2, false), // delayed ACK of 0-1
+            (3, 3, false), // 3 is CE: first the held segment 2 with the old state...
+            (3, 4, true),  // ...then 3 at once with ECE
+            (5, 5, true),  // 5 is not CE: held 4 with ECE...
+            (5, 6, false), // ...then 5 at once without
+        ]
+    );
+}
