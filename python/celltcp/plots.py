@@ -12,6 +12,17 @@ iperf          iperf interval reports per flow (when the run has an ``iperf`` se
 ping           ping RTT per flow over time (when the run has a ``ping`` series)
 =============  ==============================================================================
 
+and, for a run with an LTE radio access network (an ``lte`` section in ``summary.json``):
+
+================  ===========================================================================
+lte_cqi_mcs       per-UE distribution of the downlink CQI and MCS of scheduled transport blocks
+lte_sinr          downlink effective SINR per UE against distance to the serving eNB
+lte_rlc_buffer    downlink RLC buffer occupancy per UE over time (``lte_ue`` series)
+lte_cell          PRB utilisation and PHY throughput per cell over time (``lte_cell`` series)
+lte_harq_rlc      HARQ BLER and RLC retransmission ratio per UE
+lte_prbs_goodput  PRBs per scheduled TTI and application goodput per UE
+================  ===========================================================================
+
 Uses matplotlib's object API with the Agg canvas, so it does not touch pyplot's global
 backend (safe to call from a notebook).
 """
@@ -27,13 +38,22 @@ from typing import Any, cast
 import matplotlib as mpl
 import numpy as np
 import pandas as pd
+from matplotlib import cm as mcm
+from matplotlib import colors as mcolors
+from matplotlib import patheffects as mpe
+from matplotlib import ticker as mticker
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.container import BarContainer
 from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
 
-__all__ = ["plot_run", "FIGURES"]
+__all__ = ["plot_run", "FIGURES", "LTE_FIGURES"]
 
 FIGURES = ("cwnd", "throughput", "rtt_cdf", "queue", "iperf", "ping")
+#: The figures of runs with an LTE radio access network.
+LTE_FIGURES = ("lte_cqi_mcs", "lte_sinr", "lte_rlc_buffer", "lte_cell", "lte_harq_rlc",
+               "lte_prbs_goodput")
 
 #: ssthresh at or above this is "infinite" (the initial ssthresh of most stacks).
 INFINITE_BYTES = 2.0**62
@@ -79,6 +99,8 @@ class _Run:
         summary = json.loads((d / "summary.json").read_text(encoding="utf-8"))
         self.flows: list[dict[str, Any]] = list(summary.get("flows", []))
         self.links: list[dict[str, Any]] = list(summary.get("links", []))
+        lte = summary.get("lte")
+        self.lte: dict[str, Any] | None = lte if isinstance(lte, dict) and lte.get("ues") else None
 
     def table(self, name: str) -> pd.DataFrame | None:
         p = self.dir / "timeseries" / f"{name}.parquet"
@@ -127,7 +149,8 @@ def _finish(fig: Figure, outdir: Path, name: str, formats: Sequence[str]) -> lis
     for ax in fig.axes:
         if ax.get_legend() is None and ax.get_legend_handles_labels()[0]:
             ax.legend(loc="best")
-    fig.tight_layout()
+    if fig.get_layout_engine() is None:
+        fig.tight_layout()
     written = []
     for fmt in formats:
         path = outdir / f"{name}.{fmt}"
@@ -318,6 +341,385 @@ def fig_ping(run: _Run) -> Figure | None:
     return fig
 
 
+# ---------------------------------------------------------------------------------------------
+# LTE: drawn only when summary.json has an ``lte`` section (per UE and per cell) and, for the
+# time-series figures, the ``lte_ue`` / ``lte_cell`` tables. UEs keep their summary order (the
+# ``ue`` index of the series) on every per-UE axis.
+
+#: CQI values (TS 36.213 Table 7.2.3-1) and downlink MCS indices (Table 7.1.7.1-1).
+_N_CQI, _N_MCS = 16, 29
+#: Block error target of the CQI (TS 36.213 §7.2.3), drawn as a reference line.
+_CQI_BLER_TARGET = 0.10
+#: Up to this many UEs, lines are told apart by colour and a legend; beyond, by distance.
+_UE_LEGEND_MAX = 8
+
+
+def _num(x: Any) -> float:
+    """A summary number; ``null`` (not computable, e.g. a UE never scheduled) as NaN."""
+    try:
+        return float(x)
+    except (TypeError, ValueError):
+        return float("nan")
+
+
+def _ues(run: _Run) -> list[dict[str, Any]]:
+    return list(run.lte["ues"]) if run.lte else []
+
+
+def _ue_labels(ues: Sequence[dict[str, Any]]) -> tuple[list[str], str]:
+    """Tick labels (``*`` marks a radio link failure) and the note that explains the mark."""
+    labels = [str(u.get("name", f"UE {i}")) + ("*" if u.get("radio_link_failure") else "")
+              for i, u in enumerate(ues)]
+    note = " (* radio link failure)" if any(u.get("radio_link_failure") for u in ues) else ""
+    return labels, note
+
+
+def _ue_figure(n: int, rows: int, height: float) -> tuple[Figure, np.ndarray]:
+    """Panels sharing a per-UE x axis, wider for many UEs so that every label stays legible."""
+    width = _FIGSIZE[0] if n <= 30 else min(9.0, _FIGSIZE[0] + 0.1 * (n - 30))
+    fig = Figure(figsize=(width, height))
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(rows, 1, sharex=True, squeeze=False)[:, 0]
+    return fig, axes
+
+
+def _ue_axis(ax: Axes, labels: Sequence[str]) -> None:
+    """UE names as x ticks: horizontal for a few UEs, vertical beyond, thinned beyond 60."""
+    n = len(labels)
+    x = np.arange(n)
+    step = int(np.ceil(n / 60)) if n > 60 else 1
+    size = 8.0 if n <= 30 else 7.0
+    # horizontal while the longest label (about 0.6 em a character) fits in its slot
+    slot_pt = ax.get_figure().get_figwidth() * 0.8 * 72.0 / max(n, 1) * step  # type: ignore[union-attr]
+    longest = max((len(s) for s in labels), default=0)
+    flat = longest * 0.6 * size + 3.0 <= slot_pt
+    ax.set_xticks(x[::step])
+    ax.set_xticklabels(labels[::step], rotation=0 if flat else 90, fontsize=size)
+    ax.set_xlim(-0.6, n - 0.4)
+    ax.set_xlabel("UE")
+    ax.grid(False, axis="x")
+
+
+def _bars(ax: Axes, series: Sequence[tuple[str, np.ndarray, Any]]) -> None:
+    """Grouped bars, one group per UE: ``series`` is (label, values, colour)."""
+    k = len(series)
+    width = 0.8 / k
+    for j, (label, v, c) in enumerate(series):
+        x = np.arange(v.size) - 0.4 + width * (j + 0.5)
+        ax.bar(x, np.nan_to_num(v), width=width, color=c, label=label, linewidth=0)
+
+
+def _headroom(ax: Axes, frac: float = 0.12) -> None:
+    """y from 0 to a little above the highest bar or marker (bars never touch the frame)."""
+    top = 0.0
+    for p in ax.patches:
+        if isinstance(p, Rectangle):
+            top = max(top, float(p.get_height()))
+    for line in ax.lines:
+        y = np.asarray(line.get_ydata(), dtype=float)
+        if y.size and np.isfinite(y).any():
+            top = max(top, float(np.nanmax(y)))
+    ax.set_ylim(0, top * (1 + frac) if top > 0 else 1.0)
+
+
+def _legend_above(ax: Axes, ncol: int) -> None:
+    """Legend in one row above the panel, clear of the bars; bars first."""
+    handles, labels = ax.get_legend_handles_labels()
+    order = sorted(range(len(labels)), key=lambda k: (not isinstance(handles[k], BarContainer), k))
+    ax.legend([handles[k] for k in order], [labels[k] for k in order], loc="lower right",
+              bbox_to_anchor=(1.0, 1.0), ncol=ncol, borderaxespad=0.2, fontsize=7.5)
+
+
+def fig_lte_cqi_mcs(run: _Run) -> Figure | None:
+    """Heat maps: share of each UE's new transport blocks per CQI (top) and MCS (bottom)."""
+    ues = _ues(run)
+    if not ues:
+        return None
+    labels, note = _ue_labels(ues)
+    n = len(ues)
+    cqi = np.array([(list(u["dl"].get("cqi_hist") or []) + [0] * _N_CQI)[:_N_CQI] for u in ues],
+                   dtype=float)
+    mcs = np.array([(list(u["dl"].get("mcs_hist") or []) + [0] * _N_MCS)[:_N_MCS] for u in ues],
+                   dtype=float)
+    fig, axes = _ue_figure(n, 2, 5.6)
+
+    def shares(h: np.ndarray) -> np.ndarray:
+        tot = h.sum(axis=1, keepdims=True)
+        return np.asarray(np.divide(h, tot, out=np.zeros_like(h), where=tot > 0) * 100.0)
+
+    peak = max(float(shares(cqi).max()), float(shares(mcs).max()))
+    vmax = min(100.0, _nice(peak)) if peak > 0 else 100.0
+    mesh = None
+    for ax, h, top, what in ((axes[0], cqi, _N_CQI, "CQI"), (axes[1], mcs, _N_MCS, "MCS index")):
+        tot = h.sum(axis=1, keepdims=True)
+        # zero cells stay white, so that the occupied values stand out
+        mesh = ax.pcolormesh(np.arange(n + 1) - 0.5, np.arange(top + 1) - 0.5,
+                             np.ma.masked_equal(shares(h).T, 0.0), cmap="viridis_r", vmin=0,
+                             vmax=vmax, shading="flat", rasterized=True)
+        mean = np.divide((h * np.arange(top)).sum(axis=1), tot[:, 0],
+                         out=np.full(n, np.nan), where=tot[:, 0] > 0)
+        ax.plot(np.arange(n), mean, linestyle="none", marker="_", markersize=9 if n <= 30 else 5,
+                markeredgewidth=1.6, color="#d62728", label="mean" if top == _N_CQI else "_mean",
+                path_effects=[mpe.withStroke(linewidth=3.2, foreground="white")])
+        ax.set_ylim(-0.5, top - 0.5)
+        ax.set_ylabel(what)
+        ax.grid(False)
+        ax.yaxis.set_major_locator(mticker.MaxNLocator(integer=True, nbins=8))
+    if mesh is not None:
+        cb = fig.colorbar(mesh, ax=list(axes), fraction=0.035, pad=0.02, aspect=40)
+        cb.set_label("share of the UE's transport blocks (%)")
+    _ue_axis(axes[1], labels)
+    _legend_above(axes[0], 1)  # outside the map: no cell is hidden
+    fig.suptitle("Downlink CQI and MCS of scheduled transport blocks" + note, fontsize=10)
+    fig.set_layout_engine("constrained")
+    return fig
+
+
+def fig_lte_sinr(run: _Run) -> Figure | None:
+    """Mean downlink effective SINR per UE against distance, min–max as error bars."""
+    ues = _ues(run)
+    if not ues:
+        return None
+    cells = sorted({str(u.get("cell", "")) for u in ues})
+    fig, ax = _new_figure()
+    drawn = False
+    for k, cell in enumerate(cells):
+        mine = [u for u in ues if str(u.get("cell", "")) == cell]
+        d = np.array([_num(u.get("distance_m")) for u in mine])
+        dl = [u.get("dl", {}) for u in mine]
+        mean = np.array([_num(x.get("sinr_db_mean")) for x in dl])
+        lo = np.array([_num(x.get("sinr_db_min")) for x in dl])
+        hi = np.array([_num(x.get("sinr_db_max")) for x in dl])
+        ul = np.array([_num(u.get("ul", {}).get("sinr_db_mean")) for u in mine])
+        ok = np.isfinite(d) & np.isfinite(mean)
+        tag = f"{cell}: " if len(cells) > 1 else ""
+        c = _color(k)
+        if ok.any():
+            err = np.vstack([np.nan_to_num(mean - lo)[ok], np.nan_to_num(hi - mean)[ok]])
+            ax.errorbar(d[ok], mean[ok], yerr=np.clip(err, 0, None), fmt="o", markersize=4,
+                        color=c, ecolor=c, elinewidth=0.8, capsize=2.5, alpha=0.9,
+                        label=f"{tag}downlink\nmean, min–max")
+            drawn = True
+        okul = np.isfinite(d) & np.isfinite(ul)
+        if okul.any():
+            ax.plot(d[okul], ul[okul], linestyle="none", marker="^", markersize=4.5,
+                    markerfacecolor="none", color=c, label=f"{tag}uplink\nmean")
+            drawn = True
+    if not drawn:
+        _no_data(ax, "SINR")
+    ax.set_xlabel("distance to serving eNB (m)")
+    ax.set_ylabel("effective SINR (dB)")
+    ax.set_xlim(left=0)
+    if drawn:  # beside the axes: with many UEs no corner is free; downlink first
+        handles, names = ax.get_legend_handles_labels()
+        order = sorted(range(len(names)), key=lambda k: ("uplink" in names[k], k))
+        ax.legend([handles[k] for k in order], [names[k] for k in order], loc="upper left",
+                  bbox_to_anchor=(1.0, 1.0))
+    ax.set_title("SINR of first transmissions per UE")
+    return fig
+
+
+def _ue_distances(run: _Run) -> np.ndarray:
+    return np.array([_num(u.get("distance_m")) for u in _ues(run)])
+
+
+def fig_lte_rlc_buffer(run: _Run) -> Figure | None:
+    """Bytes waiting in each UE's downlink RLC entity at the eNB (new data + retransmissions)."""
+    t = run.table("lte_ue")
+    if t is None or "dl_rlc_buffer_bytes" not in t or not run.lte:
+        return None
+    occ = t["dl_rlc_buffer_bytes"].to_numpy(float)
+    if "dl_rlc_retx_bytes" in t:
+        occ = occ + t["dl_rlc_retx_bytes"].to_numpy(float)
+    t = t.assign(_occ=occ)
+    scale, unit = _bytes_unit(float(np.nanmax(occ)) if occ.size else 0.0)
+    if unit == "bytes":
+        scale, unit = 1e3, "KB"
+    ues = _ues(run)
+    groups = list(_groups(t, "ue"))
+    fig, ax = _new_figure()
+    by_distance = len(groups) > _UE_LEGEND_MAX
+    dist = _ue_distances(run)
+    cmap = mpl.colormaps["viridis"]
+    finite = dist[np.isfinite(dist)]
+    norm = mcolors.Normalize(vmin=float(finite.min()) if finite.size else 0.0,
+                                vmax=float(finite.max()) if finite.size else 1.0)
+    for i, g in groups:
+        name = str(ues[i].get("name", f"UE {i}")) if i < len(ues) else f"UE {i}"
+        if by_distance:
+            d = dist[i] if i < dist.size else np.nan
+            c = cmap(norm(d)) if np.isfinite(d) else "0.5"
+            ax.plot(g["time_s"].to_numpy(float), g["_occ"].to_numpy(float) / scale, color=c,
+                    linewidth=0.8, alpha=0.9)
+        else:
+            ax.plot(g["time_s"].to_numpy(float), g["_occ"].to_numpy(float) / scale,
+                    color=_color(i), linewidth=0.9, label=name)
+    if by_distance:
+        sm = mcm.ScalarMappable(norm=norm, cmap=cmap)
+        cb = fig.colorbar(sm, ax=ax, fraction=0.05, pad=0.02)
+        cb.set_label("UE distance to eNB (m)")
+    else:
+        ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel(f"RLC buffer ({unit})")
+    ax.set_ylim(bottom=0)
+    ax.set_title(f"Downlink RLC buffer occupancy, {len(groups)} UEs")
+    return fig
+
+
+def _binned(t: np.ndarray, v: np.ndarray, width: float) -> tuple[np.ndarray, np.ndarray]:
+    """Means of ``v`` in bins of ``width`` seconds ending at the returned times."""
+    ok = np.isfinite(v)
+    t, v = t[ok], v[ok]
+    if t.size == 0:
+        return t, v
+    idx = np.floor((t - t.min()) / width * (1 - 1e-12)).astype(np.int64)
+    sums = np.bincount(idx, weights=v)
+    counts = np.bincount(idx)
+    keep = counts > 0
+    ends = t.min() + width * (np.arange(sums.size) + 1)
+    return ends[keep], sums[keep] / counts[keep]
+
+
+def fig_lte_cell(run: _Run) -> Figure | None:
+    """Two panels per run: PRB utilisation and PHY throughput of every cell, both directions."""
+    c = run.table("lte_cell")
+    if c is None or "dl_prb_utilization" not in c:
+        return None
+    cells = list(run.lte.get("cells", [])) if run.lte else []
+    times = np.unique(c["time_s"].to_numpy(float))
+    span = float(times[-1] - times[0]) if times.size else 0.0
+    dt = np.diff(times)
+    sample = float(np.median(dt)) if dt.size else span
+    width = _nice(max(span / 100.0, sample)) if span > 0 else 1.0
+    fig = Figure(figsize=(_FIGSIZE[0], 4.8))
+    FigureCanvasAgg(fig)
+    ax_u, ax_t = fig.subplots(2, 1, sharex=True)
+    groups = list(_groups(c, "cell"))
+    for i, g in groups:
+        name = str(cells[i].get("name", f"cell {i}")) if i < len(cells) else f"cell {i}"
+        tag = f"{name} " if len(groups) > 1 else ""
+        tt = g["time_s"].to_numpy(float)
+        for col_u, col_t, ls, what in (("dl_prb_utilization", "dl_phy_mbps", "-", "downlink"),
+                                       ("ul_prb_utilization", "ul_phy_mbps", "--", "uplink")):
+            if col_u in g:
+                x, y = _binned(tt, g[col_u].to_numpy(float) * 100.0, width)
+                ax_u.plot(x, y, color=_color(i), linestyle=ls, label=f"{tag}{what}",
+                          drawstyle="steps-pre")
+            if col_t in g:
+                x, y = _binned(tt, g[col_t].to_numpy(float), width)
+                ax_t.plot(x, y, color=_color(i), linestyle=ls, label=f"{tag}{what}",
+                          drawstyle="steps-pre")
+    ax_u.set_ylabel("PRB utilisation (%)")
+    ax_u.set_ylim(0, 105)
+    ax_t.set_ylabel("PHY throughput (Mbit/s)")
+    ax_t.set_ylim(bottom=0)
+    ax_t.set_xlabel("time (s)")
+    for ax in (ax_u, ax_t):
+        if ax.lines:
+            ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    ax_u.set_title(f"Cell load ({width:g} s bins)")
+    return fig
+
+
+def fig_lte_harq_rlc(run: _Run) -> Figure | None:
+    """HARQ block error ratio (top) and RLC AM retransmission ratio (bottom) per UE."""
+    ues = _ues(run)
+    if not ues:
+        return None
+    labels, note = _ue_labels(ues)
+    n = len(ues)
+
+    def col(d: str, key: str) -> np.ndarray:
+        return np.array([_num(u.get(d, {}).get(key)) for u in ues])
+
+    def ratio(d: str) -> np.ndarray:
+        tx, retx = col(d, "rlc_pdus_tx"), col(d, "rlc_pdus_retx")
+        return np.asarray(np.divide(retx, tx, out=np.zeros(n), where=tx > 0) * 100.0)
+
+    fig, (ax_b, ax_r) = _ue_figure(n, 2, 4.8)
+    dl_c, ul_c = _color(0), _color(1)
+    _bars(ax_b, [("downlink", col("dl", "bler") * 100.0, dl_c),
+                 ("uplink", col("ul", "bler") * 100.0, ul_c)])
+    res = col("dl", "residual_bler") * 100.0
+    res = np.where(res > 0, res, np.nan)  # markers only where HARQ gave blocks up
+    if np.isfinite(res).any():
+        ax_b.plot(np.arange(n) - 0.2, res, linestyle="none", marker="v", markersize=3.5,
+                  color="k", label="downlink residual")
+    ax_b.axhline(_CQI_BLER_TARGET * 100.0, color="0.3", linestyle=":", linewidth=1.0,
+                 label=f"CQI target ({_CQI_BLER_TARGET:.0%})")
+    ax_b.set_ylabel("HARQ BLER (%)")
+    _headroom(ax_b)
+    _legend_above(ax_b, 4)
+    # same colours as the legend above; no second legend
+    _bars(ax_r, [("_downlink", ratio("dl"), dl_c), ("_uplink", ratio("ul"), ul_c)])
+    ax_r.set_ylabel("RLC PDUs retx. (%)")
+    _headroom(ax_r)
+    if not (ratio("dl").any() or ratio("ul").any()):
+        ax_r.set_ylim(0, 1)
+        ax_r.text(0.5, 0.5, "no RLC retransmissions (or RLC UM/TM)", transform=ax_r.transAxes,
+                  ha="center", va="center")
+    _ue_axis(ax_r, labels)
+    fig.suptitle("HARQ block errors and RLC ARQ retransmissions" + note, fontsize=10)
+    return fig
+
+
+def _goodput_per_ue(run: _Run, names: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Application goodput (Mbit/s) received by (downlink) and sent from (uplink) each UE."""
+    index = {nm: i for i, nm in enumerate(names)}
+    dl, ul = np.zeros(len(names)), np.zeros(len(names))
+    for f in run.flows:
+        if f.get("app") == "ping":
+            continue
+        g = _num(f.get("goodput_bps"))
+        if not np.isfinite(g):
+            continue
+        src, dst = str(f.get("from", "")), str(f.get("to", ""))
+        if f.get("reverse"):  # iperf -R: the data flows from `to` to `from`
+            src, dst = dst, src
+        if dst in index:
+            dl[index[dst]] += g / 1e6
+        if src in index:
+            ul[index[src]] += g / 1e6
+    return dl, ul
+
+
+def fig_lte_prbs_goodput(run: _Run) -> Figure | None:
+    """PRBs per scheduled TTI (top) and application goodput against PHY throughput (bottom)."""
+    ues = _ues(run)
+    if not ues:
+        return None
+    labels, note = _ue_labels(ues)
+    n = len(ues)
+    names = [str(u.get("name", "")) for u in ues]
+
+    def col(d: str, key: str) -> np.ndarray:
+        return np.array([_num(u.get(d, {}).get(key)) for u in ues])
+
+    fig, (ax_p, ax_g) = _ue_figure(n, 2, 4.8)
+    dl_c, ul_c = _color(0), _color(1)
+    _bars(ax_p, [("downlink", col("dl", "prbs_per_tti"), dl_c),
+                 ("uplink", col("ul", "prbs_per_tti"), ul_c)])
+    ax_p.set_ylabel("PRBs per\nscheduled TTI")
+    _headroom(ax_p)
+    _legend_above(ax_p, 2)
+    dl, ul = _goodput_per_ue(run, names)
+    series = [("downlink goodput", dl, dl_c)]
+    if ul.any():
+        series.append(("uplink goodput", ul, ul_c))
+    _bars(ax_g, series)
+    phy = col("dl", "phy_throughput_bps") / 1e6
+    x_dl = np.arange(n) - 0.4 + 0.8 / len(series) * 0.5
+    ax_g.plot(x_dl, phy, linestyle="none", marker="_", markersize=9 if n <= 30 else 5,
+              markeredgewidth=1.6, color="k", label="downlink PHY throughput")
+    ax_g.set_ylabel("throughput (Mbit/s)")
+    _headroom(ax_g)
+    _legend_above(ax_g, 3)
+    _ue_axis(ax_g, labels)
+    fig.suptitle("Radio resources and goodput per UE" + note, fontsize=10)
+    return fig
+
+
 _MAKERS = {
     "cwnd": fig_cwnd,
     "throughput": fig_throughput,
@@ -325,6 +727,12 @@ _MAKERS = {
     "queue": fig_queue,
     "iperf": fig_iperf,
     "ping": fig_ping,
+    "lte_cqi_mcs": fig_lte_cqi_mcs,
+    "lte_sinr": fig_lte_sinr,
+    "lte_rlc_buffer": fig_lte_rlc_buffer,
+    "lte_cell": fig_lte_cell,
+    "lte_harq_rlc": fig_lte_harq_rlc,
+    "lte_prbs_goodput": fig_lte_prbs_goodput,
 }
 
 
