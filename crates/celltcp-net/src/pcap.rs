@@ -344,6 +344,22 @@ mod tests {
     }
 
     #[test]
+    fn ecn_setup_flags_and_ect_are_on_the_wire() {
+        // RFC 3168 §6.1.1 / RFC 9293 §3.1: CWR is bit 0x80 and ECE 0x40 of the flags byte (TCP
+        // header byte 13); the ECN field is the low two bits of the IPv4 TOS byte (ECT(0) = 2).
+        let mut p = syn();
+        if let Body::Tcp(s) = &mut p.body {
+            s.flags = TcpFlags(TcpFlags::SYN | TcpFlags::ECE | TcpFlags::CWR);
+        }
+        p.ecn = Ecn::Ect0;
+        let mut b = Vec::new();
+        encode_headers(&p, &mut b);
+        assert_eq!(b[20 + 13], 0xc2);
+        assert_eq!(b[1], 2);
+        assert_eq!(ones_sum(&[&b[..20]]), 0xffff, "IPv4 checksum covers the TOS byte");
+    }
+
+    #[test]
     fn pcap_option_layouts_match_wire_len() {
         // Every combination of options encodes to exactly TcpOptions::wire_len bytes (Linux layout).
         for mss in [None, Some(1460)] {

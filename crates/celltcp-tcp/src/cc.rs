@@ -13,12 +13,15 @@
 use celltcp_engine::{SimDuration, SimTime};
 
 pub mod bbr;
+pub mod bic;
 pub mod cubic;
 pub mod dctcp;
 pub mod highspeed;
 pub mod htcp;
 pub mod hybla;
 pub mod hystart;
+pub mod illinois;
+pub mod lp;
 pub mod minmax;
 pub mod newreno;
 pub mod scalable;
@@ -27,6 +30,7 @@ pub mod test_sender;
 pub mod vegas;
 pub mod veno;
 pub mod westwood;
+pub mod yeah;
 
 /// One delivery-rate sample, computed by the sender per
 /// draft-cheng-iccrg-delivery-rate-estimation-02 §3.3 when an ACK newly delivers data.
@@ -169,11 +173,14 @@ pub enum CcKind {
     Vegas,
     Veno,
     Westwood,
+    Bic,
+    Illinois,
+    Yeah,
     Dctcp,
 }
 
 impl CcKind {
-    pub const ALL: [CcKind; 11] = [
+    pub const ALL: [CcKind; 14] = [
         CcKind::NewReno,
         CcKind::Cubic,
         CcKind::Bbr,
@@ -184,6 +191,9 @@ impl CcKind {
         CcKind::Vegas,
         CcKind::Veno,
         CcKind::Westwood,
+        CcKind::Bic,
+        CcKind::Illinois,
+        CcKind::Yeah,
         CcKind::Dctcp,
     ];
 
@@ -199,6 +209,9 @@ impl CcKind {
             CcKind::Vegas => "vegas",
             CcKind::Veno => "veno",
             CcKind::Westwood => "westwood",
+            CcKind::Bic => "bic",
+            CcKind::Illinois => "illinois",
+            CcKind::Yeah => "yeah",
             CcKind::Dctcp => "dctcp",
         }
     }
@@ -222,6 +235,9 @@ impl CcKind {
             CcKind::Vegas => "Vegas: keeps alpha..beta segments queued from expected vs actual rate (Brakmo & Peterson 1995)",
             CcKind::Veno => "Veno: Vegas backlog estimate tells random from congestive loss (Fu & Liew 2003)",
             CcKind::Westwood => "Westwood+: ssthresh from the filtered bandwidth estimate after a loss (Grieco & Mascolo 2004)",
+            CcKind::Bic => "BIC: binary search toward the last loss window, max probing beyond it, cut to 0.8 (Xu, Harfoush & Rhee 2004)",
+            CcKind::Illinois => "Illinois: increase 10..0.3 and decrease 1/8..1/2 set by the average queueing delay (Liu, Basar & Srikant 2006)",
+            CcKind::Yeah => "YeAH: Scalable growth while the queue is short, Reno plus queue draining otherwise (Baiocchi et al. 2007)",
             CcKind::Dctcp => "DCTCP: cwnd cut by alpha/2, alpha = EWMA of the CE-marked fraction; turns ECN on (RFC 8257)",
         }
     }
@@ -241,6 +257,9 @@ impl std::str::FromStr for CcKind {
             "vegas" => Ok(CcKind::Vegas),
             "veno" => Ok(CcKind::Veno),
             "westwood" => Ok(CcKind::Westwood),
+            "bic" => Ok(CcKind::Bic),
+            "illinois" => Ok(CcKind::Illinois),
+            "yeah" => Ok(CcKind::Yeah),
             "dctcp" => Ok(CcKind::Dctcp),
             _ => Err(format!(
                 "expected one of {}; got {s:?}",
@@ -273,6 +292,9 @@ pub enum AnyCc {
     Vegas(vegas::Vegas),
     Veno(veno::Veno),
     Westwood(westwood::Westwood),
+    Bic(bic::Bic),
+    Illinois(illinois::Illinois),
+    Yeah(yeah::Yeah),
     Dctcp(dctcp::Dctcp),
 }
 
@@ -337,6 +359,21 @@ impl AnyCc {
                 mss,
                 initial_cwnd_pkts,
             )),
+            CcKind::Bic => AnyCc::Bic(bic::Bic::new(
+                bic::BicConfig::default(),
+                mss,
+                initial_cwnd_pkts,
+            )),
+            CcKind::Illinois => AnyCc::Illinois(illinois::Illinois::new(
+                illinois::IllinoisConfig::default(),
+                mss,
+                initial_cwnd_pkts,
+            )),
+            CcKind::Yeah => AnyCc::Yeah(yeah::Yeah::new(
+                yeah::YeahConfig::default(),
+                mss,
+                initial_cwnd_pkts,
+            )),
             CcKind::Dctcp => AnyCc::Dctcp(dctcp::Dctcp::new(
                 dctcp::DctcpConfig::default(),
                 mss,
@@ -357,6 +394,9 @@ impl AnyCc {
             AnyCc::Vegas(_) => CcKind::Vegas,
             AnyCc::Veno(_) => CcKind::Veno,
             AnyCc::Westwood(_) => CcKind::Westwood,
+            AnyCc::Bic(_) => CcKind::Bic,
+            AnyCc::Illinois(_) => CcKind::Illinois,
+            AnyCc::Yeah(_) => CcKind::Yeah,
             AnyCc::Dctcp(_) => CcKind::Dctcp,
         }
     }
@@ -375,6 +415,9 @@ macro_rules! dispatch {
             AnyCc::Vegas($c) => $e,
             AnyCc::Veno($c) => $e,
             AnyCc::Westwood($c) => $e,
+            AnyCc::Bic($c) => $e,
+            AnyCc::Illinois($c) => $e,
+            AnyCc::Yeah($c) => $e,
             AnyCc::Dctcp($c) => $e,
         }
     };

@@ -1,0 +1,437 @@
+//! TCP-LP, a low-priority (scavenger) control that yields to best-effort TCP by reacting to
+//! delay before loss (A. Kuzmanovic and E. W. Knightly, "TCP-LP: A Distributed Algorithm for Low
+//! Priority Data Transfer", IEEE INFOCOM 2003), with Linux `net/ipv4/tcp_lp.c` as the reference.
+//!
+//! **Status: not selectable** (not in [`super::CcKind`]). Alone on the dumbbell (10 Mbit/s,
+//! 50 ms, delayed ACKs) the flow collapses to 1–2 MSS after the first indications in slow start
+//! (about 3 % utilisation, no loss, no timeout); the cause is not yet found, so it is kept out of
+//! `celltcp list cc` until it passes the every-control utilisation checks.
+//!
+//! Rules (paper §III):
+//! - **Early congestion indication**: the smoothed one-way delay `s` exceeds
+//!   `d_min + δ·(d_max − d_min)`, δ = 0.15, where `d_min`, `d_max` are the smallest and largest
+//!   one-way delays seen.
+//! - **First indication**: cwnd halves and the *inference phase* starts, with the inference
+//!   time-out `itt = 3·RTT`; during it cwnd does not grow.
+//! - **Another indication before itt expires**: the congestion is attributed to competing
+//!   traffic, cwnd ← 1 MSS (and itt restarts).
+//! - After itt without an indication: Reno growth (RFC 5681 §3.1) resumes.
+//! - Losses and timeouts as Reno (`ssthresh = max(cwnd/2, 2 MSS)`, 1 MSS after a timeout).
+//!
+//! **What the sender observes.** The paper takes one-way delays from the RFC 7323 timestamps of
+//! the receiver. The controller interface here carries RTT samples only ([`Ack::rtt`]), so this
+//! controller uses **RTT/2 as the one-way-delay proxy**. The indication compares the delay with a
+//! fraction of its own `[min, max]` range, so the factor ½ cancels: the test is the same as on
+//! RTTs. What changes relative to true forward delays is that queueing on the reverse (ACK) path
+//! also counts as congestion, so LP yields to reverse-path traffic as well, and a reverse queue
+//! raises `d_max` (a wider range, later indications).
+//!
+//! **Choices where the paper leaves room** (documented, tested):
+//! - **Smoothing per round**: the delay `s` is the minimum RTT/2 of each round (a round ends when
+//!   the data outstanding at its start is delivered), and the indication is tested once per
+//!   round; this replaces the per-packet EWMA (Linux: gain 1/8). The reason is the receiver's
+//!   delayed ACKs (RFC 5681 §4.2, 40 ms here): the trailing segment of an odd window waits for
+//!   the timer, and with a per-packet average those inflated samples read as queueing at small
+//!   windows, each one an indication within itt, so an LP flow alone stayed at 1 MSS. The
+//!   minimum over a round is not inflated as long as one ACK in the round was immediate.
+//! - Samples from ACKs of a lone segment in flight are ignored (the same delayed-ACK wait; at
+//!   cwnd = 1 MSS every sample would be inflated), and so are samples from ACKs of a single
+//!   segment once an ACK has covered two (the receiver delays ACKs, so a one-segment ACK is a
+//!   timer ACK): at cwnd = 2 the two segments are an RTT apart and both wait for the timer.
+//!   Without these filters an LP flow alone on the dumbbell stayed at 1–2 MSS.
+//! - A round whose data was sent before the last reaction is not measured: one reaction per
+//!   window of data, as loss reactions are one per window (RFC 5681 §3.2).
+//! - The first halving also sets ssthresh to the halved window (the paper's additive-increase
+//!   phase follows the inference phase); after cwnd = 1 MSS, slow start runs up to that ssthresh.
+//! - itt is 3 × the smoothed RTT (Linux uses 3 × the latest sample).
+//! - No round is measured when it ends during fast recovery (the loss already reduced cwnd).
+
+use celltcp_engine::{SimDuration, SimTime};
+
+use super::{Ack, CongestionEvent, Controller};
+
+/// TCP-LP parameters.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LpConfig {
+    /// δ in (0, 1): indication threshold as a fraction of the `[d_min, d_max]` range (paper and
+    /// Linux: 0.15).
+    pub delta: f64,
+    /// The inference time-out in smoothed RTTs, > 0 (paper and Linux: 3).
+    pub itt_rtts: f64,
+    /// Appropriate Byte Counting limit in slow start, segments per ACK (RFC 3465 §2.2: 2).
+    pub abc_limit_segments: u32,
+}
+
+impl Default for LpConfig {
+    fn default() -> Self {
+        LpConfig {
+            delta: 0.15,
+            itt_rtts: 3.0,
+            abc_limit_segments: 2,
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Lp {
+    cfg: LpConfig,
+    mss: u64,
+    cwnd: u64,
+    ssthresh: u64,
+    /// One-way delays (RTT/2), seconds.
+    owd_min: f64,
+    owd_max: f64,
+    sowd: Option<f64>,
+    srtt: SimDuration,
+    /// When the last early indication was acted on.
+    last_indication: Option<SimTime>,
+    /// Bytes sent when the last indication was acted on: only ACKs delivering more can indicate.
+    react_mark: u64,
+    round_min_rtt: Option<SimDuration>,
+    round_end: Option<u64>,
+    /// An ACK has covered two segments: the receiver delays ACKs.
+    receiver_delays_acks: bool,
+    sent_bytes: u64,
+    indications: u64,
+    ca_acked: u64,
+    prior: (u64, u64),
+    rto_pending: bool,
+}
+
+impl Lp {
+    pub fn new(cfg: LpConfig, mss: u32, initial_cwnd_pkts: u32) -> Self {
+        let mss = mss as u64;
+        Lp {
+            cfg,
+            mss,
+            cwnd: initial_cwnd_pkts.max(1) as u64 * mss,
+            ssthresh: u64::MAX,
+            owd_min: f64::INFINITY,
+            owd_max: 0.0,
+            sowd: None,
+            srtt: SimDuration::ZERO,
+            last_indication: None,
+            react_mark: 0,
+            round_min_rtt: None,
+            round_end: None,
+            receiver_delays_acks: false,
+            sent_bytes: 0,
+            indications: 0,
+            ca_acked: 0,
+            prior: (0, 0),
+            rto_pending: false,
+        }
+    }
+
+    /// Early congestion indications acted on so far.
+    pub fn indications(&self) -> u64 {
+        self.indications
+    }
+
+    /// True while the inference time-out runs at `now`.
+    pub fn in_inference(&self, now: SimTime) -> bool {
+        let itt = self.srtt.mul_f64(self.cfg.itt_rtts);
+        self.last_indication.is_some_and(|t| now - t < itt)
+    }
+
+    /// The delay threshold `d_min + δ·(d_max − d_min)`, seconds (one-way proxy).
+    pub fn threshold_s(&self) -> f64 {
+        self.owd_min + self.cfg.delta * (self.owd_max - self.owd_min)
+    }
+
+    /// The smoothed one-way delay (RTT/2 proxy), seconds.
+    pub fn smoothed_owd_s(&self) -> Option<f64> {
+        self.sowd
+    }
+
+    fn round_measurement(&mut self, now: SimTime, owd: f64) {
+        self.owd_min = self.owd_min.min(owd);
+        self.owd_max = self.owd_max.max(owd);
+        self.sowd = Some(owd);
+        if self.owd_max > self.owd_min && owd > self.threshold_s() {
+            // Paper §III: halve on the first indication; cwnd = 1 on another within itt.
+            self.prior = (self.cwnd, self.ssthresh);
+            if self.in_inference(now) {
+                self.cwnd = self.mss;
+            } else {
+                self.cwnd = (self.cwnd / 2).max(self.mss);
+                self.ssthresh = self.cwnd.max(2 * self.mss);
+            }
+            self.ca_acked = 0;
+            self.last_indication = Some(now);
+            self.react_mark = self.sent_bytes;
+            self.indications += 1;
+        }
+    }
+}
+
+impl Controller for Lp {
+    fn on_sent(&mut self, _now: SimTime, bytes: u64, _bytes_in_flight: u64) {
+        self.sent_bytes += bytes;
+    }
+
+    fn on_ack(&mut self, now: SimTime, ack: &Ack) {
+        if ack.acked_bytes > 0 {
+            self.rto_pending = false;
+        }
+        self.srtt = ack.srtt;
+        // A sample from an ACK of a lone segment may include the receiver's delayed-ACK wait
+        // (RFC 5681 §4.2), not queueing: it is not used (module doc).
+        let mss = ack.mss as u64;
+        let lone = ack.prior_in_flight <= mss;
+        // An ACK covering two segments outside recovery shows a delayed-ACK receiver (RFC 5681
+        // §4.2: an ACK for every second segment); from then on an ACK of one segment is a
+        // timer (or immediate) ACK whose sample may carry the delayed-ACK wait.
+        if ack.acked_bytes >= 2 * mss && !ack.in_recovery {
+            self.receiver_delays_acks = true;
+        }
+        let timer_ack = self.receiver_delays_acks && ack.acked_bytes < 2 * mss;
+        if let Some(rtt) = ack.rtt.filter(|_| !lone && !timer_ack) {
+            self.round_min_rtt = Some(self.round_min_rtt.map_or(rtt, |m| m.min(rtt)));
+        }
+        match self.round_end {
+            None => self.round_end = Some(self.sent_bytes.max(ack.delivered)),
+            Some(end) if ack.delivered >= end => {
+                // Rounds whose data left before the last reaction are not measured.
+                if end > self.react_mark && !ack.in_recovery {
+                    if let Some(rtt) = self.round_min_rtt {
+                        self.round_measurement(now, rtt.as_secs_f64() / 2.0);
+                    }
+                }
+                self.round_min_rtt = None;
+                self.round_end = Some(self.sent_bytes.max(ack.delivered));
+            }
+            Some(_) => {}
+        }
+        if ack.in_recovery || ack.app_limited || ack.acked_bytes == 0 || self.in_inference(now) {
+            return;
+        }
+        if self.cwnd < self.ssthresh {
+            // RFC 5681 §3.1 slow start with RFC 3465 ABC.
+            let inc = ack
+                .acked_bytes
+                .min(self.cfg.abc_limit_segments as u64 * self.mss);
+            self.cwnd = (self.cwnd + inc).min(self.ssthresh.max(self.cwnd));
+            if self.cwnd >= self.ssthresh {
+                self.ca_acked = 0;
+            }
+        } else {
+            // RFC 5681 §3.1: +1 SMSS per cwnd acknowledged.
+            self.ca_acked += ack.acked_bytes;
+            if self.ca_acked >= self.cwnd {
+                self.ca_acked -= self.cwnd;
+                self.cwnd += self.mss;
+            }
+        }
+    }
+
+    fn on_congestion_event(&mut self, _now: SimTime, _ev: &CongestionEvent) {
+        // Reno: ssthresh = max(cwnd/2, 2 MSS), cwnd = ssthresh.
+        self.prior = (self.cwnd, self.ssthresh);
+        self.ssthresh = (self.cwnd / 2).max(2 * self.mss);
+        self.cwnd = self.ssthresh;
+        self.ca_acked = 0;
+    }
+
+    fn on_rto(&mut self, _now: SimTime, _bytes_in_flight: u64, _mss: u32) {
+        // RFC 5681 §3.1: LW = 1 SMSS; a repeated timeout holds ssthresh.
+        if !self.rto_pending {
+            self.prior = (self.cwnd, self.ssthresh);
+            self.ssthresh = (self.cwnd / 2).max(2 * self.mss);
+        }
+        self.rto_pending = true;
+        self.cwnd = self.mss;
+        self.ca_acked = 0;
+    }
+
+    fn on_spurious(&mut self, _now: SimTime) {
+        if self.prior.0 > 0 {
+            self.cwnd = self.cwnd.max(self.prior.0);
+            self.ssthresh = self.prior.1;
+        }
+    }
+
+    fn window(&self) -> u64 {
+        self.cwnd
+    }
+
+    fn ssthresh(&self) -> u64 {
+        self.ssthresh
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use celltcp_engine::SimDuration;
+
+    use super::*;
+    use crate::cc::test_sender::TestSender;
+
+    const MSS: u32 = 1000;
+    const RTT: SimDuration = SimDuration::from_millis(100);
+
+    /// Congestion avoidance that has seen RTTs of 100 ms (d_min = 50 ms) and one round at 200 ms
+    /// (d_max = 100 ms, threshold 57.5 ms): that round was one indication; the inference phase
+    /// is over.
+    fn primed() -> TestSender<Lp> {
+        let mut s = TestSender::new(Lp::new(LpConfig::default(), MSS, 20), MSS, RTT);
+        s.cc.ssthresh = 20 * MSS as u64;
+        for _ in 0..3 {
+            s.send_window();
+            s.advance(RTT);
+            s.ack_all();
+        }
+        s.send_window();
+        s.advance(RTT * 2);
+        s.ack_all();
+        assert_eq!(s.cc.indications(), 1);
+        while s.cc.in_inference(s.now()) {
+            s.send_window();
+            s.advance(RTT);
+            s.ack_all();
+        }
+        s.send_window();
+        s.advance(RTT);
+        s.ack_all();
+        assert_eq!(s.cc.indications(), 1);
+        assert!((s.cc.threshold_s() - 0.0575).abs() < 1e-9);
+        s
+    }
+
+    /// Send a window and acknowledge it one ACK at a time at RTT `rtt`; returns the window just
+    /// before the first indication, if one happened.
+    fn window_at_delay(s: &mut TestSender<Lp>, rtt: SimDuration) -> Option<u64> {
+        let before = s.cc.indications();
+        s.send_window();
+        assert!(s.pkts_in_flight() >= 2);
+        s.advance(rtt);
+        let mut w_before = None;
+        while s.pkts_in_flight() > 0 {
+            let w = s.window();
+            s.ack_n(1);
+            if w_before.is_none() && s.cc.indications() > before {
+                w_before = Some(w);
+            }
+        }
+        w_before
+    }
+
+    #[test]
+    fn lp_no_indication_at_constant_delay() {
+        // Paper §III: with no delay range there is nothing to infer; LP grows as Reno.
+        let mut s = TestSender::new(Lp::new(LpConfig::default(), MSS, 10), MSS, RTT);
+        s.run_rounds(8);
+        assert_eq!(s.cc.indications(), 0);
+        assert_eq!(s.window(), 2560 * MSS as u64);
+    }
+
+    #[test]
+    fn lp_halves_on_early_indication() {
+        // Paper §III: s > d_min + 0.15·(d_max − d_min) → cwnd halves. A round at RTT 140 ms
+        // (70 ms one way) is above the 57.5 ms threshold.
+        let mut s = primed();
+        let w = window_at_delay(&mut s, RTT * 14 / 10).expect("an indication");
+        // Indicated at the end of the round; no growth afterwards (inference phase).
+        assert_eq!(s.cc.indications(), 2);
+        assert_eq!(s.window(), w / 2);
+        assert_eq!(s.cc.ssthresh(), w / 2);
+        // A delay below the threshold (RTT 110 ms → 55 ms) gives none.
+        let mut s = primed();
+        assert_eq!(window_at_delay(&mut s, RTT * 11 / 10), None);
+    }
+
+    #[test]
+    fn lp_second_indication_within_itt_sets_one_mss() {
+        // Paper §III: another indication before the inference time-out (3 RTT) → cwnd = 1.
+        let mut s = primed();
+        window_at_delay(&mut s, RTT * 14 / 10).unwrap();
+        window_at_delay(&mut s, RTT * 14 / 10).expect("second indication");
+        assert_eq!(s.cc.indications(), 3);
+        assert_eq!(s.window(), MSS as u64);
+    }
+
+    #[test]
+    fn lp_after_itt_growth_resumes_and_a_new_indication_only_halves() {
+        // Paper §III: once itt expires without indication, additive increase resumes; a later
+        // indication is again a "first" one (halving, not 1 MSS).
+        let mut s = primed();
+        let w1 = window_at_delay(&mut s, RTT * 14 / 10).unwrap() / 2;
+        assert!(s.cc.in_inference(s.now()));
+        let mut grew_during_itt = false;
+        while s.cc.in_inference(s.now()) {
+            let w = s.window();
+            s.send_window();
+            s.advance(RTT);
+            s.ack_all();
+            grew_during_itt |= s.window() > w && s.cc.in_inference(s.now());
+        }
+        assert!(!grew_during_itt);
+        assert_eq!(s.window(), w1);
+        for _ in 0..4 {
+            s.send_window();
+            s.advance(RTT);
+            s.ack_all();
+        }
+        assert!(s.window() > w1, "Reno growth after itt");
+        let w = window_at_delay(&mut s, RTT * 14 / 10).expect("indication");
+        assert_eq!(s.window(), w / 2);
+    }
+
+    #[test]
+    fn lp_ignores_the_delay_of_a_lone_segment_and_takes_the_round_minimum() {
+        // Module doc (RFC 5681 §4.2): the ACK of a lone segment may carry the delayed-ACK wait,
+        // so 300 ms for one segment is no indication; a round whose minimum is low is none
+        // either, however late its last ACK; the same 300 ms on a whole window is one.
+        let mut s = primed();
+        s.send(1);
+        s.advance(RTT * 3);
+        s.ack_all();
+        assert_eq!(s.cc.indications(), 1);
+        s.send_window();
+        s.advance(RTT);
+        let n = s.pkts_in_flight();
+        s.ack_n(n - 1);
+        s.advance(RTT * 2);
+        s.ack_all();
+        assert_eq!(s.cc.indications(), 1);
+        s.send_window();
+        s.advance(RTT * 3);
+        s.ack_all();
+        assert_eq!(s.cc.indications(), 2);
+    }
+
+    #[test]
+    fn lp_ignores_one_segment_acks_from_a_delayed_ack_receiver() {
+        // Module doc (RFC 5681 §4.2): once an ACK covered two segments, a one-segment ACK may be
+        // a timer ACK; its delay is no indication. Two-segment ACKs at the same delay are one.
+        let mut s = primed();
+        s.send_window();
+        s.advance(RTT);
+        s.ack_stretch(2);
+        s.ack_all();
+        s.send_window();
+        s.advance(RTT * 3);
+        s.ack_all();
+        assert_eq!(s.cc.indications(), 1);
+        s.send_window();
+        s.advance(RTT * 3);
+        while s.pkts_in_flight() > 0 {
+            s.ack_stretch(2);
+        }
+        assert_eq!(s.cc.indications(), 2);
+    }
+
+    #[test]
+    fn lp_loss_and_rto_as_reno() {
+        // Losses as Reno (RFC 5681 eq. 4 on cwnd), 1 MSS after a timeout.
+        let mut s = TestSender::new(Lp::new(LpConfig::default(), MSS, 20), MSS, RTT);
+        s.send_window();
+        s.lose_n(1);
+        assert_eq!(s.window(), 10 * MSS as u64);
+        s.exit_recovery();
+        s.rto();
+        assert_eq!(s.window(), MSS as u64);
+        assert_eq!(s.cc.ssthresh(), 5 * MSS as u64);
+    }
+}

@@ -1,0 +1,134 @@
+//! Behaviour of the congestion controls on the dumbbell (one bottleneck link), each against a
+//! closed form or a published property. Every figure is printed (`--nocapture`) and asserted.
+//! Scenarios are kept short: run with `cargo test --release -p celltcp-validation --test
+//! cc_behaviour`.
+
+use celltcp_scenario::ColumnData;
+use celltcp_validation::*;
+
+/// Payload share of a full 1500-byte packet with timestamps: 1448 / 1500.
+const PAYLOAD_SHARE: f64 = 1448.0 / 1500.0;
+const MSS: f64 = 1448.0;
+
+fn with_loss(text: String, p: f64) -> String {
+    text.replace("loss = 0\n", &format!("loss = {p}\n"))
+}
+
+/// Mean goodput over `seeds` runs of `text`.
+fn mean_goodput(text: &str, seeds: u64) -> f64 {
+    (1..=seeds).map(|s| flow_f64(&run_text(text, s), 0, "goodput_bps")).sum::<f64>() / seeds as f64
+}
+
+fn f64_column<'a>(out: &'a celltcp_scenario::RunOutput, table: &str, col: &str) -> &'a [f64] {
+    let t = out.timeseries.iter().find(|t| t.name == table).unwrap_or_else(|| panic!("no {table} table"));
+    match t.column(col) {
+        Some(ColumnData::F64(v)) => v,
+        other => panic!("{table}.{col}: {other:?}"),
+    }
+}
+
+#[test]
+fn highspeed_follows_its_response_function_and_beats_reno_at_small_p() {
+    // RFC 3649 §5: the HighSpeed response function w = 0.12 / p^0.835 segments (above
+    // Low_Window = 38, i.e. p < 1e-3; at 1e-4 and 3e-5 it is 2.1× and 3.2× Reno's), against Reno's w = 1.22 / √p (RFC 3649 §1, Mathis). Random
+    // loss on a fat, queue-free path so that only loss limits the window; the mean window is
+    // goodput · RTT / MSS. Tolerance ±35 %: the response function is a deterministic-loss model
+    // (random loss and SACK recovery move it by tens of per cent).
+    let rtt = 0.02;
+    for (p, dur) in [(1e-4, "30s"), (3e-5, "40s")] {
+        let run = |cc: &str| {
+            let text = with_loss(single_link(dur, "1Gbps", "10ms", "100000p", 0.0, &format!("cc = \"{cc}\"")), p);
+            mean_goodput(&text, 2) * rtt / 8.0 / MSS
+        };
+        let hs = run("highspeed");
+        let reno = run("newreno");
+        let hs_model = 0.12 / p.powf(0.835);
+        let reno_model = 1.22 / p.sqrt();
+        println!("p = {p:e}: highspeed w = {hs:.0} (RFC 3649: {hs_model:.0}), newreno w = {reno:.0} (1.22/√p: {reno_model:.0})");
+        assert!((hs / hs_model - 1.0).abs() < 0.35, "p = {p}: highspeed w {hs:.0} vs {hs_model:.0}");
+        assert!(hs > 1.5 * reno, "p = {p}: highspeed {hs:.0} not clearly above newreno {reno:.0}");
+    }
+}
+
+#[test]
+fn vegas_keeps_the_queue_short_and_the_link_full() {
+    // Brakmo & Peterson 1995: Vegas holds between α = 2 and β = 4 segments (Linux's values)
+    // queued at the bottleneck. 10 Mbit/s, 50 ms RTT, a deep 200-packet buffer that a loss-based
+    // control would fill. Mean queue in packets = mean sojourn × rate / 1500 B.
+    let text = single_link("20s", "10Mbps", "25ms", "200p", 0.0, "cc = \"vegas\"");
+    let out = run_text(&text, 1);
+    let util = link_f64(&out, 0, "utilization");
+    let q_ms = link_f64(&out, 0, "queue_delay_mean_ms");
+    let q_pkts = q_ms / 1e3 * 10e6 / (1500.0 * 8.0);
+    let reno = run_text(&text.replace("\"vegas\"", "\"newreno\""), 1);
+    let reno_q = link_f64(&reno, 0, "queue_delay_mean_ms") / 1e3 * 10e6 / 12000.0;
+    println!("vegas: utilisation {util:.3}, mean queue {q_pkts:.1} packets ({q_ms:.1} ms); newreno mean queue {reno_q:.1} packets");
+    assert!(util >= 0.90, "vegas utilisation {util:.3}");
+    assert!((0.5..=8.0).contains(&q_pkts), "vegas mean queue {q_pkts:.1} packets");
+    assert!(reno_q > 5.0 * q_pkts, "newreno fills the buffer: {reno_q:.1} vs {q_pkts:.1}");
+}
+
+#[test]
+fn westwood_ssthresh_after_loss_is_the_bottleneck_bdp() {
+    // Grieco & Mascolo 2004: after a loss ssthresh = BWE · RTTmin. With BWE converged to the
+    // bottleneck rate, that is the path's BDP: 10 Mbit/s × 50 ms = 62.5 KB (payload share
+    // 1448/1500 → 60.3 KB). Read from the `tcp` time series after the first 5 s: the ssthresh
+    // values set by losses (overflows of a 1.5-BDP buffer). Within ±25 %.
+    let text = single_link("30s", "10Mbps", "25ms", "64p", 0.0, "cc = \"westwood\"");
+    let out = run_text(&text, 1);
+    let t = f64_column(&out, "tcp", "time_s");
+    let ss = f64_column(&out, "tcp", "ssthresh_bytes");
+    let mut levels: Vec<f64> = Vec::new();
+    for (i, &s) in ss.iter().enumerate() {
+        if t[i] > 5.0 && s.is_finite() && s < 1e12 && levels.last() != Some(&s) {
+            levels.push(s);
+        }
+    }
+    let bdp = 10e6 / 8.0 * 0.05 * PAYLOAD_SHARE;
+    assert!(!levels.is_empty(), "no loss after 5 s");
+    let mut sorted = levels.clone();
+    sorted.sort_by(f64::total_cmp);
+    let median = sorted[sorted.len() / 2];
+    println!("westwood: {} ssthresh values after 5 s, median {:.0} B, BDP {bdp:.0} B (ratio {:.2})", levels.len(), median, median / bdp);
+    assert!((median / bdp - 1.0).abs() < 0.25, "westwood ssthresh median {median:.0} vs BDP {bdp:.0}");
+    let newreno = run_text(&text.replace("\"westwood\"", "\"newreno\""), 1);
+    println!("westwood goodput {:.0}, newreno {:.0}", flow_f64(&out, 0, "goodput_bps"), flow_f64(&newreno, 0, "goodput_bps"));
+}
+
+#[test]
+fn hybla_goodput_depends_far_less_on_rtt_than_newreno() {
+    // Caini & Firrincieli 2004: Hybla scales its growth by ρ = RTT / 25 ms (ρ² per RTT in
+    // congestion avoidance) so that its throughput matches a 25 ms Reno flow at any RTT;
+    // NewReno's falls as 1/RTT (Mathis). Random loss p = 1e-3 on a 100 Mbit/s path; the ratio
+    // goodput(25 ms) / goodput(200 ms) is ≈ 8 for NewReno and should be well under half that for
+    // Hybla.
+    let p = 1e-3;
+    let g = |cc: &str, delay: &str| {
+        let text = with_loss(single_link("30s", "100Mbps", delay, "100000p", 0.0, &format!("cc = \"{cc}\"")), p);
+        mean_goodput(&text, 2)
+    };
+    let (h25, h200) = (g("hybla", "12500us"), g("hybla", "100ms"));
+    let (r25, r200) = (g("newreno", "12500us"), g("newreno", "100ms"));
+    let (hr, rr) = (h25 / h200, r25 / r200);
+    println!("hybla: {h25:.0} / {h200:.0} = {hr:.2}; newreno: {r25:.0} / {r200:.0} = {rr:.2}");
+    assert!(rr > 4.0, "newreno ratio {rr:.2}");
+    assert!(hr < rr / 2.0, "hybla ratio {hr:.2} vs newreno {rr:.2}");
+}
+
+#[test]
+fn every_control_alone_fills_a_bdp_buffer() {
+    // Every control of `celltcp list cc` alone on 10 Mbit/s, 50 ms RTT with a one-BDP drop-tail
+    // buffer (42 packets) keeps the link ≥ 80 % busy (closed_forms.rs runs the 60 s version; this
+    // one prints each figure).
+    let mut rows = Vec::new();
+    for (cc, _) in celltcp_scenario::list_cc() {
+        let text = single_link("20s", "10Mbps", "25ms", "42p", 0.0, &format!("cc = \"{cc}\""));
+        let out = run_text(&text, 1);
+        let u = link_f64(&out, 0, "utilization");
+        println!("{cc:>10}: utilisation {u:.3}");
+        rows.push((cc, u));
+    }
+    for (cc, u) in rows {
+        assert!(u >= 0.80, "{cc}: utilisation {u:.3}");
+    }
+}
