@@ -1,18 +1,20 @@
 #!/usr/bin/env bash
-# Build the ns-3 reference dumbbell (bench/ns3/dumbbell.cc) against Debian's
-# ns-3 3.37 packages. Installs ns3 + libns3-dev if missing. Idempotent: rebuilds
-# only when dumbbell.cc or this script is newer than the binary.
-#
-# Output: bench/ns3/build/dumbbell
+# Build an ns-3 reference program against Debian's ns-3 3.37 packages:
+#   bench/ns3/build.sh [dumbbell|lte]     (default dumbbell)
+# compiles bench/ns3/NAME.cc into bench/ns3/build/NAME. Installs ns3 + libns3-dev
+# if missing. Idempotent: rebuilds only when NAME.cc or this script is newer than
+# the binary.
 #
 # Debian's pkg-config files for ns-3 3.37 reference libraries of -dev packages
 # that are not installed, so we link the ns-3 libraries directly.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-src="$here/dumbbell.cc"
+name="${1:-dumbbell}"
+src="$here/$name.cc"
 out_dir="$here/build"
-out="$out_dir/dumbbell"
+out="$out_dir/$name"
+[ -f "$src" ] || { echo "bench/ns3/build.sh: error: no program $src (expected dumbbell or lte)" >&2; exit 1; }
 
 die() { echo "bench/ns3/build.sh: error: $*" >&2; exit 1; }
 
@@ -50,7 +52,11 @@ done
 [ -n "$inc" ] || die "ns-3 headers (ns3/core-module.h) not found; is libns3-dev installed?"
 
 # Locate the libraries: libns3-core.so (Debian) or libns3.37-core.so (upstream install).
-libs=(applications internet traffic-control point-to-point network core)
+case "$name" in
+    # The LTE module pulls in its dependencies; list them all since we link directly.
+    lte) libs=(lte config-store spectrum antenna propagation buildings mobility stats virtual-net-device applications internet traffic-control point-to-point bridge network core) ;;
+    *) libs=(applications internet traffic-control point-to-point network core) ;;
+esac
 libdir=""
 prefix=""
 for d in /usr/lib/x86_64-linux-gnu /usr/lib/"$(gcc -dumpmachine 2>/dev/null || echo none)" /usr/lib /usr/local/lib; do
