@@ -136,3 +136,35 @@ fn big_segments_fragment_and_pay_one_extra_ip_header() {
     let ideal = 10e6 * 3000.0 / 3092.0;
     assert!(g > 0.95 * ideal && g < 1.001 * ideal, "goodput {g} vs {ideal}");
 }
+
+/// A TCP sender with an application rate (`rate` on a bulk flow, like `iperf3 -b` on TCP or ns-3's
+/// OnOff over TCP) delivers that rate on a link ten times faster, and no more; without the rate
+/// the same flow fills the link.
+#[test]
+fn tcp_application_rate_limits_goodput_to_the_rate() {
+    let text = |rate: &str| {
+        format!(
+            r#"
+duration = "20s"
+[[link]]
+between = ["a", "b"]
+rate = "10Mbps"
+delay = "10ms"
+[[flow]]
+app = "bulk"
+from = "a"
+to = "b"
+mss = 1000
+length = "1000B"
+{rate}
+"#
+        )
+    };
+    let limited = celltcp_validation::run_text(&text("rate = \"1Mbps\""), 1);
+    let free = celltcp_validation::run_text(&text(""), 1);
+    let g = celltcp_validation::flow_f64(&limited, 0, "goodput_bps");
+    let g_free = celltcp_validation::flow_f64(&free, 0, "goodput_bps");
+    println!("goodput with rate 1 Mbit/s: {:.4} Mbit/s; without: {:.3} Mbit/s", g / 1e6, g_free / 1e6);
+    assert!((g - 1e6).abs() / 1e6 < 0.02, "rate-limited goodput {g} bps, expected 1 Mbit/s ±2 %");
+    assert!(g_free > 9e6, "unlimited goodput {g_free} bps, expected > 9 Mbit/s");
+}

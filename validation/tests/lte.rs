@@ -1087,3 +1087,52 @@ fn refuses_tdd_configuration_7() {
     let e = refused("duplex = \"tdd\"\ntdd_config = 7", NEAR);
     check(&e, "lte.tdd_config", &["0..=6", "7"]);
 }
+
+/// The S1-U link carries GTP-U/UDP/IPv4 (36 bytes, TS 29.281 §5.1) around every packet, and
+/// those bytes count against its 1500-byte MTU: a full-size segment (MSS 1448 + 52 header bytes
+/// = 1500 B at IP) is fragmented in two at the PGW, while MSS 1400 (1452 B) passes whole.
+#[test]
+fn gtpu_overhead_fragments_full_size_segments_on_s1u() {
+    let run = |mss: u32| {
+        let text = format!(
+            r#"
+duration = "2s"
+[lte]
+bandwidth = "5MHz"
+[[lte.enb]]
+name = "enb"
+[[lte.ue]]
+name = "ue"
+position = [100.0, 0.0]
+sinr = "30dB"
+[[link]]
+between = ["server", "pgw"]
+rate = "1Gbps"
+delay = "10ms"
+[[flow]]
+app = "bulk"
+from = "server"
+to = "ue"
+mss = {mss}
+"#
+        );
+        let out = celltcp_validation::run_text(&text, 1);
+        let links = out.summary["links"].as_array().unwrap();
+        let s1u = links.iter().find(|l| l["name"].as_str().unwrap().starts_with("s1u-enb:pgw->enb")).expect("S1-U downlink");
+        let s1u_pkts = s1u["tx_packets"].as_f64().unwrap();
+        let s1u_bytes = s1u["tx_bytes"].as_f64().unwrap();
+        let data = out.summary["flows"][0]["data_packets_sent"].as_f64().unwrap();
+        (s1u_pkts, s1u_bytes, data)
+    };
+    let (p1448, _, d1448) = run(1448);
+    let (p1400, b1400, d1400) = run(1400);
+    println!("MSS 1448: {p1448} S1-U packets for {d1448} data packets; MSS 1400: {p1400} for {d1400}");
+    // Every full-size data packet becomes two fragments; the pure ACKs of the handshake are few.
+    let r1448 = p1448 / d1448;
+    let r1400 = p1400 / d1400;
+    assert!((1.95..=2.05).contains(&r1448), "MSS 1448: {r1448:.3} S1-U packets per data packet, expected 2");
+    assert!((0.98..=1.02).contains(&r1400), "MSS 1400: {r1400:.3} S1-U packets per data packet, expected 1");
+    // With MSS 1400 every S1-U packet is 1452 + 36 bytes.
+    let per_pkt = b1400 / p1400;
+    assert!((per_pkt - 1488.0).abs() < 5.0, "mean S1-U packet {per_pkt:.1} B, expected 1488 (1452 + 36)");
+}

@@ -165,10 +165,10 @@ pub struct UeStats {
 /// Counters of one cell.
 #[derive(Clone, Debug, Default)]
 pub struct CellStats {
+    /// PRBs used, summed over TTIs (first transmissions and HARQ retransmissions).
     pub dl_prbs_used: u64,
     pub ul_prbs_used: u64,
-    /// TTIs in which the cell could transmit in each direction (all TTIs of the run so far,
-    /// counted lazily up to the last processed TTI).
+    /// Bits of the transport blocks decoded, in each direction.
     pub dl_bits: u64,
     pub ul_bits: u64,
 }
