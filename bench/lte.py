@@ -168,6 +168,10 @@ def lte_toml(sc: dict) -> str:
         'between = ["server", "pgw"]',
         'rate = "10Gbps"',
         'delay = "10ms"',
+        # ns-3's server sends into a pfifo_fast queue disc of 1000 packets (installed by
+        # Ipv4AddressHelper::Assign) in front of the point-to-point device's 100-packet queue,
+        # with flow control between them: 1100 packets before the sender's own link drops.
+        'queue = "1100p"',
     ]
     if not sc["idle"]:
         lines += [

@@ -18,10 +18,10 @@ tolerance:
     taken over the same window from DIR/timeseries/tcp.parquet (delivered_bytes) when pyarrow is
     available; otherwise celltcp's whole-run goodput is compared with ns-3's whole-run figure
     (per_ue_rx_bytes_total / duration) and the table says so.
-  * mean TCP RTT (ns-3: RTT samples at the server inside the window; celltcp: the mean over the
-    flows of summary.json rtt_mean_ms, whole run).
-  * mean DL PRBs per TTI, when celltcp's summary reports PRB use (any numeric field whose name
-    contains "prb" and "dl" under a top-level "lte" or "cells" entry); otherwise "n/a".
+  * mean TCP RTT (ns-3: RTT samples at the server inside the window; celltcp: the samples of
+    DIR/timeseries/rtt.parquet inside the same window, else the whole-run summary figure).
+  * mean DL PRBs per TTI over the window (celltcp: timeseries/lte_cell.parquet
+    dl_prb_utilization x 100, else the whole-run summary figure).
 Exit status: 0 all within tolerance, 1 something flagged, 2 celltcp could not run.
 """
 
@@ -75,15 +75,38 @@ def celltcp_per_ue(run: dict, sc: dict) -> tuple[list[float], bool]:
         return [f["bytes_delivered"] * 8 / dur / 1e6 for _i, f in flows], False
 
 
-def celltcp_dl_prb(summary: dict):
-    for key in ("lte", "cells"):
-        v = summary.get(key)
-        items = v if isinstance(v, list) else [v] if isinstance(v, dict) else []
-        for it in items:
-            for k, x in it.items():
-                if isinstance(x, (int, float)) and "prb" in k.lower() and "dl" in k.lower():
-                    return float(x), k
+def _window_mean(run: dict, table: str, column: str, t0: float):
+    """Mean of `column` of timeseries/`table`.parquet over samples at t >= t0 (None if unreadable)."""
+    try:
+        import pyarrow.parquet as pq  # optional
+
+        t = pq.read_table(os.path.join(run["dir"], "timeseries", f"{table}.parquet"),
+                          columns=["time_s", column]).to_pydict()
+    except Exception:
+        return None
+    xs = [float(x) for tm, x in zip(t["time_s"], t[column]) if tm >= t0 - 1e-9 and x is not None]
+    return statistics.mean(xs) if xs else None
+
+
+def celltcp_dl_prb(run: dict, t0: float):
+    """Mean DL PRBs allocated per TTI over [t0, end] (100 PRB cell), and where it came from."""
+    u = _window_mean(run, "lte_cell", "dl_prb_utilization", t0)
+    if u is not None:
+        return 100.0 * u, f"timeseries/lte_cell.parquet dl_prb_utilization x 100 over t >= {t0:g} s"
+    cells = run["summary"].get("lte", {}).get("cells", [])
+    if cells:
+        return 100.0 * float(cells[0]["dl_prb_utilization"]), "summary lte.cells[0].dl_prb_utilization x 100 (whole run)"
     return None, None
+
+
+def celltcp_rtt(run: dict, t0: float):
+    """Mean of all TCP RTT samples over [t0, end] (ns-3: all samples at the server in the window)."""
+    m = _window_mean(run, "rtt", "rtt_ms", t0)
+    if m is not None:
+        return m, f"timeseries/rtt.parquet, samples at t >= {t0:g} s"
+    rtts = [f["rtt_mean_ms"] for f in run["summary"].get("flows", [])
+            if f.get("app") == "bulk" and f.get("rtt_mean_ms") is not None]
+    return (statistics.mean(rtts), "summary rtt_mean_ms (whole run)") if rtts else (None, None)
 
 
 def rel(ns3: float | None, cel: float | None):
@@ -161,13 +184,13 @@ def compare(args, workdir: str) -> int:
             worst = max((abs(rel(a, b)) for a, b in zip(ns_ue, cel_ue) if rel(a, b) is not None), default=None)
             rows.append((name, "worst per-UE |diff|", None, None, worst))
         rows.append((name, "cell goodput Mb/s", sum(ns_ue), sum(cel_ue), rel(sum(ns_ue), sum(cel_ue))))
-        rtts = [f["rtt_mean_ms"] for f in run["summary"].get("flows", [])
-                if f.get("app") == "bulk" and f.get("rtt_mean_ms") is not None]
-        cel_rtt = statistics.mean(rtts) if rtts else None
-        rows.append((name, "mean TCP RTT ms", r.get("mean_tcp_rtt_ms"), cel_rtt, rel(r.get("mean_tcp_rtt_ms"), cel_rtt)))
-        prb, key = celltcp_dl_prb(run["summary"])
+        cel_rtt, key = celltcp_rtt(run, sc["warmup"])
         if key:
-            notes.add(f"celltcp PRB figure: summary field {key!r}")
+            notes.add(f"celltcp RTT figure: {key}")
+        rows.append((name, "mean TCP RTT ms", r.get("mean_tcp_rtt_ms"), cel_rtt, rel(r.get("mean_tcp_rtt_ms"), cel_rtt)))
+        prb, key = celltcp_dl_prb(run, sc["warmup"])
+        if key:
+            notes.add(f"celltcp PRB figure: {key}")
         rows.append((name, "mean DL PRBs/TTI", r.get("mean_dl_prb_per_tti"), prb, rel(r.get("mean_dl_prb_per_tti"), prb)))
 
     def f(x):
