@@ -176,9 +176,13 @@ pub struct CellStats {
 /// A snapshot of one UE's queues for the time series.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct UeQueues {
+    /// eNB RLC transmission buffer (new data; with AM also while the window is stalled).
     pub enb_rlc_tx_bytes: u64,
+    /// UE RLC transmission and retransmission buffers.
     pub ue_rlc_tx_bytes: u64,
+    /// eNB RLC AM retransmission buffer.
     pub enb_rlc_retx_bytes: u64,
+    /// The last DL CQI reported.
     pub cqi: u8,
 }
 
@@ -1229,9 +1233,9 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         let u = &self.ues[ue];
         let e = u.enb_rlc.buffer_status();
         UeQueues {
-            enb_rlc_tx_bytes: u64::from(e.new_tx_bytes),
+            enb_rlc_tx_bytes: u64::from(u.enb_rlc.queued_bytes()),
             enb_rlc_retx_bytes: u64::from(e.retx_bytes),
-            ue_rlc_tx_bytes: u64::from(u.ue_rlc.buffer_status().total()),
+            ue_rlc_tx_bytes: u64::from(u.ue_rlc.queued_bytes() + u.ue_rlc.buffer_status().retx_bytes),
             cqi: u.dl_cqi.1,
         }
     }

@@ -461,6 +461,12 @@ impl<P: Copy + Debug> RlcEntity<P> {
     pub fn buffer_status(&self) -> BufferStatus {
         dispatch!(self, e => e.buffer_status())
     }
+    /// Bytes of new data waiting in the transmission buffer (the occupancy reported in the
+    /// metrics; for AM also while the window is stalled, when [`Self::buffer_status`] reports
+    /// nothing to send).
+    pub fn queued_bytes(&self) -> u32 {
+        dispatch!(self, e => e.queued_bytes())
+    }
     /// A transmission opportunity of `bytes` (header included): at most one PDU of at most
     /// `bytes`, or `None` when nothing fits.
     pub fn on_tx_opportunity(&mut self, now: SimTime, bytes: u32) -> Option<RlcPdu<P>> {

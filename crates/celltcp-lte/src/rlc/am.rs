@@ -295,6 +295,13 @@ impl<P: Copy + Debug> AmEntity<P> {
         dist(self.vt_a, self.vt_s) >= W
     }
 
+    /// Bytes waiting in the transmission buffer, new data whether or not the transmitting
+    /// window is stalled (unlike [`Self::buffer_status`], which reports what may be sent).
+    /// The retransmission buffer is [`BufferStatus::retx_bytes`].
+    pub fn queued_bytes(&self) -> u32 {
+        self.tx.pdu_estimate(AMD_HEADER_BYTES)
+    }
+
     /// New data (0 while the window is stalled), pending retransmissions and a due STATUS PDU.
     pub fn buffer_status(&self) -> BufferStatus {
         let status_bytes = if self.status_triggered && self.t_status_prohibit.is_none() {
@@ -853,6 +860,21 @@ mod tests {
 
     // AMD PDU: 2-byte fixed header + 12 bits per LI. 500 + 500 + part of a third SDU in 1200:
     // header 2 + 3 = 5, data 1195 (500, 500, 195).
+    #[test]
+    fn am_queued_bytes_reported_while_window_stalled() {
+        // TS 36.322 §5.1.3.1.1: no new AMD PDU outside the transmitting window; the data still
+        // waits in the buffer, and the occupancy metric must show it.
+        let sizes = vec![100u32; W as usize + 5];
+        let mut e = tx_with(&quiet_cfg(), &sizes);
+        for _ in 0..W {
+            assert!(e.on_tx_opportunity(t(0), 2 + 100).is_some());
+        }
+        assert!(e.window_stalled());
+        assert_eq!(e.buffer_status().new_tx_bytes, 0);
+        // §6.2.1.4: one 2-byte header, 4 E+LI fields of 12 bits (6 bytes), 5 SDUs of 100 B
+        assert_eq!(e.queued_bytes(), 2 + 6 + 5 * 100);
+    }
+
     #[test]
     fn am_new_pdu_header_and_concatenation() {
         let mut e = tx_with(&quiet_cfg(), &[500, 500, 500]);

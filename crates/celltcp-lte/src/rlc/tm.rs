@@ -45,6 +45,11 @@ impl<P: Copy + Debug> TmEntity<P> {
     }
 
     /// Queued bytes (no header in TM). O(1).
+    /// Bytes waiting in the transmission buffer (the occupancy metric).
+    pub fn queued_bytes(&self) -> u32 {
+        self.buffer_status().new_tx_bytes
+    }
+
     pub fn buffer_status(&self) -> BufferStatus {
         BufferStatus {
             new_tx_bytes: self.queued_bytes.min(u32::MAX as u64) as u32,

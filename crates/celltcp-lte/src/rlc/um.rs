@@ -81,6 +81,11 @@ impl<P: Copy + Debug> UmEntity<P> {
     }
 
     /// Queued bytes plus the header of one UMD PDU carrying them all. O(1).
+    /// Bytes waiting in the transmission buffer (the occupancy metric).
+    pub fn queued_bytes(&self) -> u32 {
+        self.tx.pdu_estimate(self.header_bytes)
+    }
+
     pub fn buffer_status(&self) -> BufferStatus {
         BufferStatus {
             new_tx_bytes: self.tx.pdu_estimate(self.header_bytes),
