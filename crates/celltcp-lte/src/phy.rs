@@ -18,5 +18,6 @@
 pub mod amc;
 pub mod channel;
 pub mod fading;
+pub mod shadowing_map;
 pub mod tbs;
 pub mod tdd;
