@@ -31,7 +31,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Hashable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Union, cast
@@ -263,7 +263,7 @@ def ordered(values: Any) -> list[Any]:
     return seen
 
 
-def palette(values: Sequence[Hashable]) -> dict[Hashable, Any]:
+def palette(values: Sequence[Any]) -> dict[Any, Any]:
     """A colour per value, assigned in the given order from a colour-blind-safe cycle."""
     cycle = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442",
              "#000000", "#7F7F7F", "#8C564B", "#9467BD", "#17BECF", "#BCBD22", "#E377C2"]
@@ -315,7 +315,7 @@ class _Plan:
 
     def __init__(self, df: pd.DataFrame, x: str | None, metric: str, group: str | None,
                  where: Mapping[str, Any] | None, x_order: Sequence[Any] | None,
-                 group_order: Sequence[Any] | None, colors: Mapping[Hashable, Any] | None) -> None:
+                 group_order: Sequence[Any] | None, colors: Mapping[Any, Any] | None) -> None:
         cols = [c for c in (x, group, metric) if c is not None]
         _need(df, cols)
         self.df = _select(df, where)
@@ -370,7 +370,7 @@ def _title(ax: Axes, title: str | None) -> None:
 def lines(df: pd.DataFrame, x: str, metric: str, group: str | None = None, *,
           where: Mapping[str, Any] | None = None, confidence: float = 0.95, band: bool = False,
           x_order: Sequence[Any] | None = None, group_order: Sequence[Any] | None = None,
-          colors: Mapping[Hashable, Any] | None = None, logx: bool = False,
+          colors: Mapping[Any, Any] | None = None, logx: bool = False,
           title: str | None = None, ylim0: bool = True) -> Figure:
     """Mean of ``metric`` against ``x``, one line per ``group`` value, with t-interval error
     bars (``band=True``: a shaded band). ``where`` keeps the rows whose columns equal the given
@@ -426,7 +426,7 @@ def _ci_note(confidence: float) -> str:
 def bars(df: pd.DataFrame, x: str, metric: str, group: str | None = None, *,
          where: Mapping[str, Any] | None = None, confidence: float = 0.95,
          x_order: Sequence[Any] | None = None, group_order: Sequence[Any] | None = None,
-         colors: Mapping[Hashable, Any] | None = None, title: str | None = None,
+         colors: Mapping[Any, Any] | None = None, title: str | None = None,
          figsize: tuple[float, float] | None = None) -> Figure:
     """Grouped bars: the mean of ``metric`` per ``x`` value, one bar per ``group`` value, with
     t-interval whiskers."""
@@ -465,7 +465,7 @@ def bars(df: pd.DataFrame, x: str, metric: str, group: str | None = None, *,
 
 def boxes(df: pd.DataFrame, x: str, metric: str, group: str | None = None, *,
           where: Mapping[str, Any] | None = None, x_order: Sequence[Any] | None = None,
-          group_order: Sequence[Any] | None = None, colors: Mapping[Hashable, Any] | None = None,
+          group_order: Sequence[Any] | None = None, colors: Mapping[Any, Any] | None = None,
           title: str | None = None) -> Figure:
     """Box plots of ``metric`` over the runs of each (``x``, ``group``) point: median, quartiles,
     whiskers at 1.5 IQR, outliers as dots."""
@@ -516,7 +516,7 @@ def _ecdf(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def metric_cdf(df: pd.DataFrame, metric: str, group: str | None = None, *,
                where: Mapping[str, Any] | None = None, group_order: Sequence[Any] | None = None,
-               colors: Mapping[Hashable, Any] | None = None, title: str | None = None) -> Figure:
+               colors: Mapping[Any, Any] | None = None, title: str | None = None) -> Figure:
     """Empirical CDF of a per-run metric (one value per row), one curve per ``group``."""
     with _style():
         p = _Plan(df, None, metric, group, where, None, group_order, colors)
@@ -573,7 +573,7 @@ CurveSpec = tuple[PathLike, Union[str, int]]
 
 
 def sample_cdf(curves: Mapping[str, CurveSpec], series: str = "rtt", column: str = "rtt_ms", *,
-               xlabel: str | None = None, colors: Mapping[Hashable, Any] | None = None,
+               xlabel: str | None = None, colors: Mapping[Any, Any] | None = None,
                title: str | None = None, logx: bool = False) -> Figure:
     """Empirical CDF of per-packet samples: ``curves`` maps a legend label to a run directory
     and a flow; the samples are ``column`` of ``timeseries/<series>.parquet`` for that flow

@@ -1,0 +1,121 @@
+"""The studies of ``celltcp study``: published experiments as sweeps, figures and checked findings.
+
+A study is a folder of data (``studies/<name>/``: ``scenario.toml``, ``sweep.toml`` and
+``sweep-quick.toml``) and a Python module (``studies/<name with _>.py``) that defines its
+:class:`Study`: the figures it draws from the results and the paper's findings, each with the
+function that checks it against the results (:class:`celltcp.report.Finding`).
+
+====================  =====  ===================================================================
+name                  paper  what it reproduces
+====================  =====  ===================================================================
+``iperf-lte``         000    iperf3 over a TDD band-41 LTE cell: window 64 KB..4 MB, uplink vs
+                             downlink, CUBIC vs Reno, RTT over LTE vs a wired path
+``cc-variants-lte``   003    eleven congestion controls × RLC AM/UM × 1000/3000-byte segments,
+                             14 UEs with 1 Mbit/s flows: throughput, delay, jitter, loss
+====================  =====  ===================================================================
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from matplotlib.figure import Figure
+
+from ..report import Finding
+
+__all__ = ["Study", "StudyFigure", "registry", "get", "UnknownStudy", "run_dir"]
+
+HERE = Path(__file__).resolve().parent
+
+
+@dataclass(frozen=True)
+class StudyFigure:
+    """A figure a study draws: file name (without extension), title, caption, the figure."""
+
+    name: str
+    title: str
+    caption: str
+    figure: Figure
+
+
+@dataclass(frozen=True)
+class Study:
+    name: str
+    #: the paper's number in /papers (e.g. "000")
+    paper_id: str
+    #: one line for ``celltcp study --list``
+    summary: str
+    #: the paper, as a citation
+    paper: str
+    #: what the study reproduces and how (trusted HTML for the report)
+    intro_html: str
+    findings: Sequence[Finding]
+    #: draws the figures from the prepared results table and the sweep directory
+    figures: Callable[[pd.DataFrame, Path], list[StudyFigure]]
+    #: adds derived columns (e.g. ``direction`` from ``flow.0.reverse``) to the results table
+    prepare: Callable[[pd.DataFrame], pd.DataFrame] = lambda df: df
+    #: the aggregated table of the report: grouping columns and metrics
+    aggregate_by: Sequence[str] = ()
+    metrics: Sequence[str] = ("goodput_bps",)
+    #: flows (by name) to keep in the aggregated table; empty: all
+    table_flows: Sequence[str] = ()
+    #: the rows the aggregated table is computed from (default: the results table itself,
+    #: restricted to ``table_flows``), e.g. one row per run averaged over the UEs
+    table_rows: Callable[[pd.DataFrame], pd.DataFrame] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def folder(self) -> Path:
+        return HERE / self.name
+
+    def sweep_file(self, quick: bool = False) -> Path:
+        return self.folder / ("sweep-quick.toml" if quick else "sweep.toml")
+
+    def scenario_file(self) -> Path:
+        return self.folder / "scenario.toml"
+
+
+class UnknownStudy(KeyError):
+    def __init__(self, name: str, known: Sequence[str]) -> None:
+        super().__init__(name)
+        self.name = name
+        self.known = list(known)
+
+    def __str__(self) -> str:
+        return f"no study named {self.name!r} (studies: {', '.join(self.known)})"
+
+
+def registry() -> dict[str, Study]:
+    """Every study, by name, in the order of the papers."""
+    from . import cc_variants_lte, iperf_lte
+
+    studies = [iperf_lte.STUDY, cc_variants_lte.STUDY]
+    return {s.name: s for s in sorted(studies, key=lambda s: s.paper_id)}
+
+
+def get(name: str) -> Study:
+    studies = registry()
+    if name not in studies:
+        raise UnknownStudy(name, list(studies))
+    return studies[name]
+
+
+def run_dir(sweep_dir: Path, df: pd.DataFrame, **params: Any) -> Path:
+    """The run directory of the first run (lowest seed) whose columns equal ``params``.
+
+    Keyword names use ``__`` for the dots of a parameter path: ``flow__0__cc="cubic"``.
+    """
+    sel = df
+    for k, v in params.items():
+        col = k.replace("__", ".")
+        if col not in sel.columns:
+            raise KeyError(f"results table has no column {col!r}")
+        sel = sel[sel[col] == v]
+    if sel.empty:
+        raise KeyError(f"no run with {params}")
+    run_id = str(sel.sort_values("seed").iloc[0]["run_id"])
+    return Path(sweep_dir) / "runs" / run_id

@@ -1,0 +1,346 @@
+"""Study ``cc-variants-lte`` (paper 003, its LTE half): Malekzadeh & Abdul Ghani, "A Model for
+Behavioral Tendency of TCP Congestion Control Variants in LTE Cellular and 802.11ac Networks".
+
+The paper (§III, Table 1–2) runs ns-3 with 14 UEs on one 20 MHz (100 PRB) eNB, a TCP server
+10 ms behind the PGW, 1 Mbit/s TCP flows, eleven congestion controls (loss-based: Bic, Hybla,
+NewReno, HighSpeed, H-TCP, Scalable; delay-based: Vegas, Veno, Westwood; loss-delay-based:
+Illinois, YeAH), RLC AM and UM, and TCP packets of 1000 B (no fragmentation) and 3000 B (IP
+fragmentation over a 1500 B MTU), and reports throughput, end-to-end delay, jitter and loss
+ratio (§IV, Figs. 2–18). The findings checked here are those of §IV and §V about LTE:
+
+1. with RLC AM every variant reaches the full 1 Mbit/s of its flow (§IV-A, Bic);
+2. RLC AM gives better throughput than RLC UM (§IV-A, §IV-A summary, §V);
+3. in AM, 3000-byte packets give the same throughput as 1000-byte packets (§V);
+4. in AM, larger packets give a lower loss ratio (§V);
+5. in AM, larger packets give a higher delay (§V);
+6. in UM, larger packets give a higher throughput (§V);
+7. in UM, larger packets give a higher delay and a higher loss ratio (§V);
+8. in AM the loss-based and loss-delay-based variants all perform alike (§V);
+9. in AM, Westwood and Veno perform better than Vegas (§V);
+10. in UM, YeAH performs better than Illinois (§V).
+
+The scenario and sweep files (``cc-variants-lte/scenario.toml``, ``sweep.toml``,
+``sweep-quick.toml``) are written separately; this module reads the results whatever the flows
+are called: a flow ``<group>-<ue>`` (``to = "ue*"``) belongs to ``<group>``, and the checks use
+the 1 Mbit/s group (:func:`primary_group`). Metrics are first averaged over the UEs of a run,
+then over the seeds, so the intervals are over independent runs.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from .. import sweep_plots as sp
+from ..report import Finding, Verdict
+from . import Study, StudyFigure
+
+#: The paper's variants, by category (§II), in celltcp's names.
+LOSS_BASED = ["bic", "hybla", "newreno", "highspeed", "htcp", "scalable"]
+DELAY_BASED = ["vegas", "veno", "westwood"]
+LOSS_DELAY_BASED = ["illinois", "yeah"]
+ALL_CCS = LOSS_BASED + DELAY_BASED + LOSS_DELAY_BASED
+CC_COLORS = sp.palette(ALL_CCS)
+CONFIG_COLORS = {"AM, 1000 B": "#0072B2", "AM, 3000 B": "#56B4E9",
+                 "UM, 1000 B": "#D55E00", "UM, 3000 B": "#E69F00"}
+
+METRICS = ["goodput_bps", "owd_mean_ms", "jitter_ms", "loss_ratio"]
+#: Names a rate-limited (1 Mbit/s) flow group is likely to have, in order of preference.
+_PRIMARY_HINTS = ("rate", "cbr", "onoff", "app", "mbps", "1m")
+
+#: Thresholds of the checks.
+FULL_RATE_BPS = 0.95e6     # "reaches 1 Mbit/s": at least 95 % of it
+SAME_TOL = 0.05            # "the same": within ±5 %
+BETTER_TOL = 0.01          # "better": more than 1 % higher throughput, or within 1 % and lower delay
+
+
+def _find(df: pd.DataFrame, suffix: str) -> str:
+    cols = [c for c in df.columns if str(c).endswith(suffix)]
+    if not cols:
+        raise KeyError(f"results table has no column ending in {suffix!r}")
+    return str(sorted(cols)[0])
+
+
+_UE_SUFFIX = re.compile(r"^(.*)-[A-Za-z_]+\d+$")
+
+
+def _group(flow: str) -> str:
+    m = _UE_SUFFIX.match(flow)
+    return m.group(1) if m else flow
+
+
+def primary_group(df: pd.DataFrame) -> str:
+    """The flow group of the paper's 1 Mbit/s flows: the group whose name suggests a rate, else
+    the group with the lowest mean goodput (the rate-limited one), else the only group."""
+    groups = sp.ordered(df["group"])
+    for hint in _PRIMARY_HINTS:
+        for g in groups:
+            if hint in str(g).lower():
+                return str(g)
+    if len(groups) == 1:
+        return str(groups[0])
+    means = df.groupby("group")["goodput_bps"].mean()
+    return str(means.idxmin())
+
+
+def prepare(df: pd.DataFrame) -> pd.DataFrame:
+    """Adds ``group`` (flow name without its UE), ``cc``, ``rlc`` (AM/UM), ``size`` (the MSS in
+    bytes) and ``config`` ("AM, 1000 B") columns."""
+    df = df.copy()
+    df["group"] = [_group(str(f)) for f in df["flow"]]
+    try:
+        df["cc"] = df[_find(df, ".cc")].astype(str)
+    except KeyError:
+        pass
+    try:
+        df["rlc"] = df[_find(df, "rlc.mode")].astype(str).str.upper()
+    except KeyError:
+        pass
+    try:
+        df["size"] = pd.to_numeric(df[_find(df, ".mss")]).astype(int)
+    except KeyError:
+        pass
+    if "rlc" in df.columns and "size" in df.columns:
+        df["config"] = df["rlc"] + ", " + df["size"].astype(str) + " B"
+    return df
+
+
+def per_run(df: pd.DataFrame, group: str | None = None) -> pd.DataFrame:
+    """One row per run: the mean of each metric over the UEs' flows of ``group``."""
+    d = prepare(df) if "group" not in df.columns else df
+    g = group or primary_group(d)
+    sel = d[d["group"] == g]
+    if sel.empty:
+        raise ValueError(f"no flows in group {g!r}")
+    keys = [c for c in ("run_id", "seed", "cc", "rlc", "size", "config") if c in sel.columns]
+    metrics = [m for m in METRICS if m in sel.columns]
+    num = sel[keys].copy()
+    for m in metrics:
+        num[m] = pd.to_numeric(sel[m], errors="coerce")
+    out = num.groupby(keys, sort=False, dropna=False)[metrics].mean().reset_index()
+    out["group"] = g
+    return out
+
+
+def _mean(r: pd.DataFrame, metric: str, **eq: Any) -> float:
+    sel = r
+    for k, v in eq.items():
+        sel = sel[sel[k].isin(v) if isinstance(v, (list, tuple)) else sel[k] == v]
+    v = sel[metric].dropna()
+    if v.empty:
+        raise ValueError(f"no runs with {eq}")
+    return float(v.mean())
+
+
+def _sizes(r: pd.DataFrame) -> tuple[int, int]:
+    s = sorted(int(x) for x in r["size"].unique())
+    if len(s) < 2:
+        raise ValueError("needs two packet sizes")
+    return s[0], s[-1]
+
+
+def _fmt(metric: str, v: float) -> str:
+    if metric == "goodput_bps":
+        return f"{v / 1e6:.3f} Mbit/s"
+    if metric == "loss_ratio":
+        return f"{v * 100:.3f} %"
+    return f"{v:.1f} ms"
+
+
+def _size_effect(df: pd.DataFrame, rlc: str, metric: str) -> tuple[float, float, str]:
+    r = per_run(df)
+    small, large = _sizes(r)
+    a, b = _mean(r, metric, rlc=rlc, size=small), _mean(r, metric, rlc=rlc, size=large)
+    return a, b, f"{rlc} {metric}: {_fmt(metric, a)} at {small} B, {_fmt(metric, b)} at {large} B"
+
+
+def check_am_full_rate(df: pd.DataFrame) -> Verdict:
+    r = per_run(df)
+    am = r[r["rlc"] == "AM"]
+    if am.empty:
+        raise ValueError("no AM runs")
+    per_cc = am.groupby("cc")["goodput_bps"].mean()
+    low = per_cc[per_cc < FULL_RATE_BPS]
+    text = (f"AM mean goodput per flow over {len(per_cc)} variants: "
+            f"{per_cc.min() / 1e6:.3f}..{per_cc.max() / 1e6:.3f} Mbit/s")
+    if len(low):
+        text += "; below 0.95 Mbit/s: " + ", ".join(f"{c} {v / 1e6:.3f}" for c, v in low.items())
+    return Verdict(text, low.empty)
+
+
+def check_am_beats_um(df: pd.DataFrame) -> Verdict:
+    r = per_run(df)
+    am, um = _mean(r, "goodput_bps", rlc="AM"), _mean(r, "goodput_bps", rlc="UM")
+    return Verdict(f"mean goodput per flow AM {_fmt('goodput_bps', am)}, UM "
+                   f"{_fmt('goodput_bps', um)} ({(am / um - 1) * 100:+.2f} %)",
+                   am > um * (1 + BETTER_TOL))
+
+
+def check_am_size_same_throughput(df: pd.DataFrame) -> Verdict:
+    a, b, text = _size_effect(df, "AM", "goodput_bps")
+    return Verdict(text + f" ({(b / a - 1) * 100:+.2f} %)", abs(b / a - 1) <= SAME_TOL)
+
+
+def check_am_size_lower_loss(df: pd.DataFrame) -> Verdict:
+    a, b, text = _size_effect(df, "AM", "loss_ratio")
+    return Verdict(text, b < a)
+
+
+def check_am_size_higher_delay(df: pd.DataFrame) -> Verdict:
+    a, b, text = _size_effect(df, "AM", "owd_mean_ms")
+    return Verdict(text, b > a)
+
+
+def check_um_size_higher_throughput(df: pd.DataFrame) -> Verdict:
+    a, b, text = _size_effect(df, "UM", "goodput_bps")
+    return Verdict(text + f" ({(b / a - 1) * 100:+.2f} %)", b > a * (1 + BETTER_TOL))
+
+
+def check_um_size_higher_delay_loss(df: pd.DataFrame) -> Verdict:
+    a, b, t1 = _size_effect(df, "UM", "owd_mean_ms")
+    c, d, t2 = _size_effect(df, "UM", "loss_ratio")
+    return Verdict(f"{t1}; {t2}", b > a and d > c)
+
+
+def check_am_loss_based_alike(df: pd.DataFrame) -> Verdict:
+    r = per_run(df)
+    am = r[(r["rlc"] == "AM") & r["cc"].isin(LOSS_BASED + LOSS_DELAY_BASED)]
+    if am["cc"].nunique() < 2:
+        raise ValueError("needs at least two loss-based or loss-delay-based variants in AM")
+    per_cc = am.groupby("cc")["goodput_bps"].mean()
+    mean = float(per_cc.mean())
+    dev = float((per_cc / mean - 1).abs().max())
+    return Verdict(f"AM goodput of {per_cc.size} loss-based/loss-delay-based variants "
+                   f"{per_cc.min() / 1e6:.3f}..{per_cc.max() / 1e6:.3f} Mbit/s, at most "
+                   f"{dev * 100:.2f} % from their mean", dev <= SAME_TOL)
+
+
+def _better(r: pd.DataFrame, rlc: str, a: str, b: str) -> tuple[bool, str]:
+    """Whether ``a`` performs better than ``b``: > 1 % more goodput, or within 1 % and a lower
+    mean delay."""
+    ga, gb = _mean(r, "goodput_bps", rlc=rlc, cc=a), _mean(r, "goodput_bps", rlc=rlc, cc=b)
+    da, db = _mean(r, "owd_mean_ms", rlc=rlc, cc=a), _mean(r, "owd_mean_ms", rlc=rlc, cc=b)
+    if ga > gb * (1 + BETTER_TOL):
+        ok = True
+    elif abs(ga / gb - 1) <= BETTER_TOL:
+        ok = da < db
+    else:
+        ok = False
+    return ok, (f"{a} {ga / 1e6:.3f} Mbit/s, {da:.1f} ms vs {b} {gb / 1e6:.3f} Mbit/s, "
+                f"{db:.1f} ms")
+
+
+def check_am_westwood_veno_beat_vegas(df: pd.DataFrame) -> Verdict:
+    r = per_run(df)
+    ok1, t1 = _better(r, "AM", "westwood", "vegas")
+    ok2, t2 = _better(r, "AM", "veno", "vegas")
+    return Verdict(f"AM: {t1}; {t2}", ok1 and ok2)
+
+
+def check_um_yeah_beats_illinois(df: pd.DataFrame) -> Verdict:
+    r = per_run(df)
+    ok, t = _better(r, "UM", "yeah", "illinois")
+    return Verdict(f"UM: {t}", ok)
+
+
+_BETTER_RULE = (f"'better': more than {BETTER_TOL * 100:g} % more goodput, or goodput within "
+                f"{BETTER_TOL * 100:g} % and a lower mean one-way delay")
+
+FINDINGS = [
+    Finding("am-full-rate",
+            "With RLC AM, the throughput reaches full link utilisation, the 1 Mbit/s of the "
+            "flows (§IV-A).", check_am_full_rate,
+            "mean goodput per flow ≥ 0.95 Mbit/s for every variant in AM"),
+    Finding("am-beats-um",
+            "In LTE, RLC AM gives better throughput than RLC UM (§IV-A, §V).", check_am_beats_um,
+            f"mean goodput per flow, AM > UM by more than {BETTER_TOL * 100:g} %"),
+    Finding("am-size-same-throughput",
+            "In RLC AM, larger packets (3000 B) give the same throughput as 1000 B ones (§V).",
+            check_am_size_same_throughput,
+            f"AM mean goodput at 3000 B within ±{SAME_TOL * 100:g} % of 1000 B"),
+    Finding("am-size-lower-loss",
+            "In RLC AM, larger packets give a lower loss ratio (§V).", check_am_size_lower_loss,
+            "AM mean loss ratio at 3000 B < at 1000 B"),
+    Finding("am-size-higher-delay",
+            "In RLC AM, larger packets cause a higher delay (§V).", check_am_size_higher_delay,
+            "AM mean one-way delay at 3000 B > at 1000 B"),
+    Finding("um-size-higher-throughput",
+            "In RLC UM, larger packets give a higher throughput (§V).",
+            check_um_size_higher_throughput,
+            f"UM mean goodput at 3000 B > 1000 B by more than {BETTER_TOL * 100:g} %"),
+    Finding("um-size-higher-delay-loss",
+            "In RLC UM, larger packets give a higher delay and a higher loss ratio (§V).",
+            check_um_size_higher_delay_loss,
+            "UM mean one-way delay and mean loss ratio both higher at 3000 B than at 1000 B"),
+    Finding("am-loss-based-alike",
+            "In RLC AM, the loss-based and loss-delay-based variants all perform similarly (§V).",
+            check_am_loss_based_alike,
+            f"AM mean goodput of each of them within ±{SAME_TOL * 100:g} % of their mean"),
+    Finding("am-westwood-veno-beat-vegas",
+            "In RLC AM, among the delay-based variants Westwood and Veno perform better than "
+            "Vegas (§V).", check_am_westwood_veno_beat_vegas, _BETTER_RULE),
+    Finding("um-yeah-beats-illinois",
+            "In RLC UM, YeAH performs better than Illinois (§V).", check_um_yeah_beats_illinois,
+            _BETTER_RULE),
+]
+
+_TITLES = {"goodput_bps": "Throughput", "owd_mean_ms": "End-to-end delay",
+           "jitter_ms": "Jitter", "loss_ratio": "Loss ratio"}
+
+
+def figures(df: pd.DataFrame, sweep_dir: Path) -> list[StudyFigure]:
+    d = prepare(df)
+    out = []
+    groups = sp.ordered(d["group"])
+    primary = primary_group(d)
+    for g in [primary] + [x for x in groups if x != primary]:
+        r = per_run(d, str(g))
+        ccs = [c for c in ALL_CCS if c in set(r["cc"])] + sorted(set(r["cc"]) - set(ALL_CCS))
+        configs = [c for c in CONFIG_COLORS if c in set(r["config"])]
+        metrics = METRICS if g == primary else ["goodput_bps"]
+        for m in metrics:
+            if r[m].isna().all():
+                continue
+            what = _TITLES[m]
+            out.append(StudyFigure(
+                f"{m.split('_')[0]}_{g}", f"{what} per congestion control ({g} flows)",
+                f"{what} of the '{g}' flows (mean over the UEs of a run, then over seeds, with "
+                "95 % t-intervals) per congestion control, by RLC mode and packet size (paper: "
+                "Figs. 2–18).",
+                sp.bars(r, "cc", m, "config", x_order=ccs, group_order=configs,
+                        colors=CONFIG_COLORS, title=f"{what}, {g} flows")))
+    r = per_run(d)
+    out.append(StudyFigure(
+        "goodput_cdf", "Distribution of per-run throughput",
+        "CDF of the per-run mean throughput of the 1 Mbit/s flows, by RLC mode and packet size.",
+        sp.metric_cdf(r, "goodput_bps", "config",
+                      group_order=[c for c in CONFIG_COLORS if c in set(r["config"])],
+                      colors=CONFIG_COLORS)))
+    return out
+
+
+STUDY = Study(
+    name="cc-variants-lte",
+    paper_id="003",
+    summary="eleven congestion controls x RLC AM/UM x 1000/3000-byte packets, 14 UEs with "
+            "1 Mbit/s flows on a 20 MHz cell (paper 003, LTE half)",
+    paper="M. Malekzadeh, A. A. Abdul Ghani, \"A Model for Behavioral Tendency of TCP Congestion "
+          "Control Variants in LTE Cellular and 802.11ac Networks\"",
+    intro_html=(
+        "<p>The paper compares eleven TCP congestion controls in ns-3 over LTE (14 UEs, one "
+        "20 MHz eNB, server 10 ms behind the PGW, 1 Mbit/s flows) with RLC AM and UM and TCP "
+        "packets of 1000 B and 3000 B (the latter IP-fragmented over the 1500 B MTU), and "
+        "reports throughput, delay, jitter and loss ratio. celltcp runs the same grid; only "
+        "the LTE half of the paper is reproduced (802.11ac is not modelled yet).</p>"
+        "<p>Metrics are per flow, averaged over the 14 UEs of a run and then over the seeds; "
+        "the checks use the 1 Mbit/s flows.</p>"),
+    findings=FINDINGS,
+    figures=figures,
+    prepare=prepare,
+    aggregate_by=("cc", "rlc", "size", "group"),
+    metrics=tuple(METRICS),
+    table_rows=per_run,
+)

@@ -1,0 +1,180 @@
+"""``celltcp study NAME -o DIR``: run a study's sweep, draw its figures, check its findings, and
+write ``DIR/report.html``.
+
+::
+
+    celltcp study --list
+    celltcp study iperf-lte -o out/iperf-lte [--quick] [--jobs N] [--executor local|ray] [--address A]
+
+``DIR`` is the sweep directory (``DIR/runs/<run_id>/``, ``DIR/results.parquet``) and receives
+``DIR/figures/*.png|svg``, ``DIR/report.html`` and ``DIR/findings.json``. Running the same
+command again resumes the sweep (finished runs are not run again) and redraws the report.
+The studies themselves live in :mod:`celltcp.studies`.
+
+Exit status: 0 when every run succeeded and the report is written; 1 when some runs failed (the
+report is still written, from the runs that finished, and says how many failed); 2 for bad input
+(an unknown study, a missing or invalid sweep file).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from . import sweep_plots
+from .report import Evaluated, Figure, evaluate, write_report
+from .studies import Study, UnknownStudy, get, registry
+
+__all__ = ["run", "run_study", "StudyOutcome", "list_studies"]
+
+PROG = "celltcp study"
+
+
+@dataclass(frozen=True)
+class StudyOutcome:
+    report: Path
+    evaluated: list[Evaluated]
+    done: int
+    skipped: int
+    failed: int
+
+
+def list_studies() -> list[tuple[str, str]]:
+    """(name, one-line description) of every study."""
+    return [(s.name, s.summary) for s in registry().values()]
+
+
+def _aggregated(study: Study, df: pd.DataFrame) -> pd.DataFrame:
+    from .sweep import aggregate
+
+    if study.table_rows is not None:
+        sel = study.table_rows(df)
+    elif study.table_flows:
+        sel = df[df["flow"].isin(list(study.table_flows))]
+    else:
+        sel = df
+    by = [c for c in study.aggregate_by if c in sel.columns]
+    parts = []
+    for metric in study.metrics:
+        if metric not in sel.columns or pd.to_numeric(sel[metric], errors="coerce").isna().all():
+            continue
+        rows = sel[pd.to_numeric(sel[metric], errors="coerce").notna()]
+        a = aggregate(rows, by=by, metric=metric)
+        a.insert(len(by), "metric", metric)
+        parts.append(a)
+    if not parts:
+        return pd.DataFrame()
+    keep = [*by, "metric", "mean", "std", "n", "ci_low", "ci_high"]
+    out = pd.concat(parts, ignore_index=True)
+    return out[[c for c in keep if c in out.columns]]
+
+
+def _files(sweep_file: Path) -> dict[str, str]:
+    """The sweep file and the scenario it names, verbatim."""
+    text = sweep_file.read_text(encoding="utf-8")
+    files = {}
+    m = re.search(r'^\s*base\s*=\s*["\']([^"\']+)["\']', text, re.M)
+    base = m.group(1) if m else None
+    if base is not None and (sweep_file.parent / base).is_file():
+        files[base] = (sweep_file.parent / base).read_text(encoding="utf-8")
+    files[sweep_file.name] = text
+    return files
+
+
+def run_study(study: Study, out: str | Path, *, quick: bool = False, jobs: int | None = None,
+              executor: str = "local", address: str | None = None,
+              progress: bool = False) -> StudyOutcome:
+    """Run ``study``'s sweep (the quick one with ``quick``) into ``out`` and write the report."""
+    from .sweep import run_sweep
+
+    out = Path(out)
+    sweep_file = study.sweep_file(quick)
+    if not sweep_file.is_file():
+        raise FileNotFoundError(f"study {study.name!r}: sweep file {sweep_file} is missing")
+    res = run_sweep(sweep_file, out, jobs=jobs, executor=executor, address=address,
+                    progress=progress)
+    df = study.prepare(res.table)
+
+    figdir = out / "figures"
+    figures = []
+    for f in study.figures(df, out):
+        png, svg = sweep_plots.save(f.figure, figdir, f.name, ("png", "svg"))
+        figures.append(Figure(png=png, svg=svg, caption=f.caption, title=f.title))
+    evaluated = evaluate(study.findings, df)
+    notes = []
+    if res.failed:
+        notes.append(f"{res.failed} run(s) failed: their errors are in the sweep directory; the "
+                     "figures and checks use the runs that finished.")
+    if quick:
+        notes.append("Quick variant (--quick): fewer points, one seed and shorter runs than the "
+                     "full study; intervals are missing where a point has a single run.")
+    report = write_report(
+        out / "report.html",
+        title=f"celltcp study {study.name}" + (" (quick)" if quick else ""),
+        subtitle=f"Paper {study.paper_id}: {study.paper}",
+        intro_html=study.intro_html,
+        evaluated=evaluated,
+        figures=figures,
+        aggregated=_aggregated(study, df),
+        files=_files(sweep_file),
+        run_counts={"done": res.done, "skipped (already done)": res.skipped, "failed": res.failed},
+        notes=notes,
+    )
+    return StudyOutcome(report, evaluated, res.done, res.skipped, res.failed)
+
+
+def _error(msg: object) -> int:
+    sys.stderr.write(f"celltcp: error: {msg}\n")
+    return 2
+
+
+def run(args: argparse.Namespace) -> int:
+    """The ``celltcp study`` command (``args``: name, list, out, quick, jobs, executor, address)."""
+    if getattr(args, "list", False):
+        studies = list_studies()
+        width = max(len(n) for n, _ in studies)
+        for name, summary in studies:
+            print(f"{name.ljust(width)}  {summary}")
+        return 0
+    if not args.name:
+        return _error("give a study name (celltcp study --list shows them)")
+    try:
+        study = get(args.name)
+    except UnknownStudy as e:
+        return _error(e)
+    if not args.out:
+        return _error(f"celltcp study {args.name}: -o DIR is required")
+    from .sweep import SweepError
+
+    try:
+        outcome = run_study(study, args.out, quick=bool(args.quick), jobs=args.jobs,
+                            executor=args.executor or "local", address=args.address,
+                            progress=sys.stderr.isatty())
+    except (SweepError, FileNotFoundError) as e:
+        return _error(e)
+    yes = sum(1 for ev in outcome.evaluated if ev.verdict.agrees is True)
+    for k, ev in enumerate(outcome.evaluated, 1):
+        mark = {True: "agrees", False: "DOES NOT AGREE", None: "not evaluated"}[ev.verdict.agrees]
+        print(f"{k}. [{mark}] {ev.finding.paper}\n   celltcp: {ev.verdict.result}")
+    print(f"{yes} of {len(outcome.evaluated)} findings agree; runs done {outcome.done}, "
+          f"skipped {outcome.skipped}, failed {outcome.failed}")
+    print(f"report: {outcome.report}")
+    return 1 if outcome.failed else 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:  # pragma: no cover - for `python -m`
+    p = argparse.ArgumentParser(prog=PROG)
+    p.add_argument("name", nargs="?")
+    p.add_argument("--list", action="store_true")
+    p.add_argument("-o", "--out")
+    p.add_argument("--quick", action="store_true")
+    p.add_argument("--jobs", type=int)
+    p.add_argument("--executor", default="local", choices=["local", "ray"])
+    p.add_argument("--address")
+    return run(p.parse_args(argv))

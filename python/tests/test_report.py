@@ -1,0 +1,204 @@
+"""The HTML report (celltcp.report) and the studies' check functions on synthetic results.
+
+The end-to-end runs of the studies are in test_study.py; here the results tables are built by
+hand so that each check can be driven to both verdicts.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from celltcp import sweep_plots as sp
+from celltcp.report import Figure, Finding, Verdict, evaluate, versions, write_report
+from celltcp.studies import UnknownStudy, get, registry
+from celltcp.studies import cc_variants_lte as ccv
+from celltcp.studies import iperf_lte
+
+
+def _table(n: int = 3) -> pd.DataFrame:
+    return pd.DataFrame({"run_id": [f"r{i}" for i in range(n)], "seed": range(1, n + 1),
+                         "flow": "bulk", "goodput_bps": [1e6, 2e6, 3e6][:n]})
+
+
+def _gp_check(df: pd.DataFrame) -> Verdict:
+    m = float(df["goodput_bps"].mean())
+    return Verdict(f"mean {m / 1e6:.2f} Mbit/s", m > 1.5e6)
+
+
+FINDINGS = [
+    Finding("fast", "Goodput exceeds 1.5 Mbit/s <b>bold</b>", _gp_check, "mean > 1.5 Mbit/s"),
+    Finding("broken", "Needs a missing column", lambda df: Verdict(str(df["nope"].sum()), True)),
+]
+
+
+def test_evaluate_computes_verdicts_from_the_table() -> None:
+    ev = evaluate(FINDINGS, _table())
+    assert ev[0].verdict == Verdict("mean 2.00 Mbit/s", True)
+    assert ev[1].verdict.agrees is None and "KeyError" in ev[1].verdict.result
+    ev = evaluate(FINDINGS, _table(2))  # different results, different verdict
+    assert ev[0].verdict == Verdict("mean 1.50 Mbit/s", False)
+
+
+def test_report_is_self_contained(tmp_path: Path) -> None:
+    fig = sp.lines(_table(), "seed", "goodput_bps")
+    png, svg = sp.save(fig, tmp_path / "figures", "gp")
+    out = write_report(
+        tmp_path / "report.html", title="A <study>", subtitle="paper 999",
+        evaluated=evaluate(FINDINGS, _table()),
+        figures=[Figure(png=png, svg=svg, caption="goodput & seeds", title="Goodput")],
+        aggregated=sp.ci_table(_table(), [], "goodput_bps"),
+        files={"scenario.toml": 'duration = "5s"  # <not html>\n', "sweep.toml": "seeds = 3\n"},
+        run_counts={"done": 3, "failed": 0}, version_info={"celltcp": "9.9", "python": "3.x"})
+    html = out.read_text()
+    # no external resource: every src is a data: URI, no <link>, no <script src>
+    assert re.findall(r'src="(?!data:)', html) == []
+    assert "<link" not in html and "<script" not in html
+    # the figure is the PNG that was written, byte for byte
+    (b64,) = re.findall(r'src="data:image/png;base64,([^"]+)"', html)
+    assert base64.b64decode(b64) == png.read_bytes()
+    # text is escaped; files verbatim (escaped)
+    assert "A &lt;study&gt;" in html and "<b>bold</b>" not in html
+    assert "&lt;not html&gt;" in html and "seeds = 3" in html
+    # the agreement table: one row per finding, the verdict classes and the computed text
+    rows = re.findall(r'<tr data-finding="([^"]+)">(.*?)</tr>', html, re.S)
+    assert [k for k, _ in rows] == ["fast", "broken"]
+    assert 'class="yes"' in rows[0][1] and "mean 2.00 Mbit/s" in rows[0][1]
+    assert 'class="na"' in rows[1][1]
+    assert "1 of 2 findings agree" in html
+    assert "<th>celltcp</th><td>9.9</td>" in html
+    # the verdicts are also machine-readable
+    f = json.loads((tmp_path / "findings.json").read_text())
+    assert [(x["key"], x["agrees"]) for x in f] == [("fast", True), ("broken", None)]
+
+
+def test_versions_lists_what_ran() -> None:
+    v = versions()
+    for k in ("celltcp", "python", "numpy", "pandas", "matplotlib", "date (UTC)"):
+        assert v[k]
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d", v["date (UTC)"])
+
+
+def test_registry_and_unknown_study() -> None:
+    assert list(registry()) == ["iperf-lte", "cc-variants-lte"]
+    assert get("iperf-lte").scenario_file().is_file()
+    with pytest.raises(UnknownStudy, match="no study named 'nope'.*iperf-lte"):
+        get("nope")
+
+
+# --- iperf-lte checks -----------------------------------------------------------------------
+
+
+def iperf_results(dl: dict[str, float], ul: dict[str, float], cubic_gain: float = 1.0,
+                  lte_spread_ms: float = 20.0) -> pd.DataFrame:
+    """Goodput in Mbit/s per window for each direction; CUBIC = NewReno x cubic_gain."""
+    rows = []
+    for rev, gp in ((True, dl), (False, ul)):
+        for w, g in gp.items():
+            for cc, k in (("cubic", cubic_gain), ("newreno", 1.0)):
+                for seed in (1, 2):
+                    rid = f"{w}{rev}{cc}{seed}"
+                    base = {"run_id": rid, "seed": seed, "flow.0.window": w, "flow.0.reverse": rev,
+                            "flow.0.cc": cc}
+                    rows.append({**base, "flow": "iperf", "goodput_bps": g * k * 1e6 * (1 + 0.01 * seed)})
+                    rows.append({**base, "flow": "ping-lte", "rtt_min_ms": 88.0,
+                                 "rtt_p95_ms": 88.0 + lte_spread_ms, "goodput_bps": np.nan})
+                    rows.append({**base, "flow": "ping-wired", "rtt_min_ms": 90.0,
+                                 "rtt_p95_ms": 90.0, "goodput_bps": np.nan})
+    return pd.DataFrame(rows)
+
+
+PAPER_LIKE = dict(dl={"64KB": 5.8, "1MB": 5.7, "2MB": 5.9, "4MB": 5.85},
+                  ul={"64KB": 0.06, "1MB": 0.8, "2MB": 1.29, "4MB": 1.28}, cubic_gain=1.05)
+
+
+def _verdicts(df: pd.DataFrame) -> dict[str, bool | None]:
+    return {e.finding.key: e.verdict.agrees for e in evaluate(iperf_lte.FINDINGS, df)}
+
+
+def test_iperf_checks_agree_with_the_papers_own_numbers() -> None:
+    v = _verdicts(iperf_results(**PAPER_LIKE))  # type: ignore[arg-type]
+    assert v == {k: True for k in v} and len(v) == 6
+
+
+@pytest.mark.parametrize("change, key", [
+    ({"ul": {"64KB": 3.0, "1MB": 4.0, "2MB": 5.0, "4MB": 5.0}}, "uplink-slower"),
+    ({"ul": {"64KB": 1.2, "1MB": 1.25, "2MB": 1.29, "4MB": 1.28}}, "uplink-window-grows"),
+    ({"ul": {"64KB": 0.06, "1MB": 0.8, "2MB": 1.29, "4MB": 2.0}}, "no-gain-beyond-2mb"),
+    ({"dl": {"64KB": 5.0, "1MB": 30.0, "2MB": 45.0, "4MB": 45.0}}, "downlink-window-flat"),
+    ({"cubic_gain": 0.97}, "cubic-better"),
+    ({"cubic_gain": 1.0}, "cubic-better"),  # equal is not better
+    ({"lte_spread_ms": 2.0}, "lte-rtt-varies"),
+])
+def test_iperf_checks_flip(change: dict, key: str) -> None:
+    args = {**PAPER_LIKE, **change}
+    v = _verdicts(iperf_results(**args))  # type: ignore[arg-type]
+    assert v.pop(key) is False
+    if key != "downlink-window-flat":
+        assert all(v.values()), v
+
+
+def test_iperf_check_without_data_is_not_evaluated() -> None:
+    df = iperf_results(**PAPER_LIKE)  # type: ignore[arg-type]
+    df = df[df["flow.0.window"] != "4MB"]
+    assert _verdicts(df)["no-gain-beyond-2mb"] is None
+
+
+# --- cc-variants-lte checks -----------------------------------------------------------------
+
+
+def ccv_results(am_gp: float = 1.0, um_gp: float = 0.9, size_gp_um: float = 1.05,
+                vegas_am_gp: float = 0.98, yeah_um_delay: float = 25.0) -> pd.DataFrame:
+    """Two UEs with a 1 Mbit/s 'rate' flow each and a 'bulk' flow; metrics per (cc, mode, mss)."""
+    rows = []
+    for cc in ccv.ALL_CCS:
+        for mode in ("am", "um"):
+            for mss in (1000, 3000):
+                gp = (am_gp if mode == "am" else um_gp) * (size_gp_um if (mode, mss) == ("um", 3000) else 1.0)
+                if cc == "vegas" and mode == "am":
+                    gp *= vegas_am_gp
+                delay = 30.0 + (5.0 if mss == 3000 else 0.0)
+                if cc == "yeah" and mode == "um":
+                    delay = yeah_um_delay
+                loss = {("am", 1000): 0.02, ("am", 3000): 0.01, ("um", 1000): 0.02, ("um", 3000): 0.03}[(mode, mss)]
+                for seed in (1, 2):
+                    rid = f"{cc}{mode}{mss}{seed}"
+                    for ue in ("ue1", "ue2"):
+                        base = {"run_id": rid, "seed": seed, "flow.0.cc": cc, "lte.rlc.mode": mode,
+                                "flow.0.mss": mss}
+                        rows.append({**base, "flow": f"rate-{ue}", "goodput_bps": gp * 1e6,
+                                     "owd_mean_ms": delay, "jitter_ms": 2.0, "loss_ratio": loss})
+                        rows.append({**base, "flow": f"bulk-{ue}", "goodput_bps": 20e6,
+                                     "owd_mean_ms": 300.0, "jitter_ms": 5.0, "loss_ratio": 0.0})
+    return pd.DataFrame(rows)
+
+
+def _ccv(df: pd.DataFrame) -> dict[str, bool | None]:
+    return {e.finding.key: e.verdict.agrees for e in evaluate(ccv.FINDINGS, df)}
+
+
+def test_ccv_groups_and_per_run_means() -> None:
+    df = ccv_results()
+    d = ccv.prepare(df)
+    assert set(d["group"]) == {"rate", "bulk"} and ccv.primary_group(d) == "rate"
+    r = ccv.per_run(df)
+    assert len(r) == len(ccv.ALL_CCS) * 2 * 2 * 2  # runs, not flows
+    assert set(r["config"]) == {"AM, 1000 B", "AM, 3000 B", "UM, 1000 B", "UM, 3000 B"}
+    assert float(r["goodput_bps"].max()) == pytest.approx(1e6)  # the 20 Mbit/s bulk flows are left out
+
+
+def test_ccv_checks_agree_and_flip() -> None:
+    v = _ccv(ccv_results())
+    assert v == {k: True for k in v} and len(v) == 10
+    assert _ccv(ccv_results(am_gp=0.9))["am-full-rate"] is False
+    assert _ccv(ccv_results(um_gp=1.0, size_gp_um=1.0))["am-beats-um"] is False
+    assert _ccv(ccv_results(size_gp_um=1.0))["um-size-higher-throughput"] is False
+    assert _ccv(ccv_results(vegas_am_gp=1.0))["am-westwood-veno-beat-vegas"] is False
+    assert _ccv(ccv_results(yeah_um_delay=20.0))["um-yeah-beats-illinois"] is True
+    assert _ccv(ccv_results(yeah_um_delay=50.0))["um-yeah-beats-illinois"] is False
