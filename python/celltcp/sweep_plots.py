@@ -203,6 +203,9 @@ PARAMS: dict[str, str] = {
     "loss": "loss probability",
     "count": "UEs",
     "seed": "seed",
+    "config": "RLC mode, packet size",
+    "size": "packet size (bytes)",
+    "rlc": "RLC mode",
 }
 
 
