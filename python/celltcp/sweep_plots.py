@@ -675,13 +675,17 @@ def traces(runs: Mapping[str, PathLike], flows: Sequence[str | int] | None = Non
                 if not ax.lines:
                     ax.text(0.5, 0.5, "no TCP samples", transform=ax.transAxes, ha="center",
                             va="center")
-                ax.set_ylim(bottom=0)
                 if col == 0:
                     ax.set_ylabel(_TRACE_ROWS[what])
                 if r == 0:
                     ax.set_title(label)
                 if r == nrow - 1:
                     ax.set_xlabel("time (s)")
+        for r in range(nrow):  # one y range per row, from 0 to the highest value of any run
+            top = max((float(np.nanmax(np.asarray(line.get_ydata(), float)))
+                       for ax in axes[r] for line in ax.lines
+                       if np.isfinite(np.asarray(line.get_ydata(), float)).any()), default=1.0)
+            axes[r, 0].set_ylim(0, top * 1.05 if top > 0 else 1.0)
         handles, labels = axes[0, 0].get_legend_handles_labels()
         if len(names) > 1 and handles:
             fig.legend(handles, labels, loc="upper right", ncol=min(len(names), 4))

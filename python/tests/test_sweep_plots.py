@@ -253,8 +253,10 @@ def test_traces_side_by_side(tmp_path: Path) -> None:
         assert cw.get_ydata()[0] == pytest.approx(cwnd0 / 1024)
         (gp,) = axes[1, col].lines
         assert np.allclose(gp.get_ydata(), rate)  # constant delivery rate, Mbit/s
-    # rows share y: the 4 MB run's larger cwnd sets both panels' top
+    # rows share y, and the top is the highest value of any run (the 4 MB run's cwnd)
     assert axes[0, 0].get_ylim() == axes[0, 1].get_ylim()
+    assert axes[0, 0].get_ylim()[1] >= (5e4 + 1000 * 10) / 1024
+    assert axes[1, 0].get_ylim()[1] >= 24.0
     with pytest.raises(ValueError, match="unknown row"):
         sp.traces({"a": a}, rows=("queue",))
 
