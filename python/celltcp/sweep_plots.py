@@ -699,9 +699,10 @@ def traces(runs: Mapping[str, PathLike], flows: Sequence[str | int] | None = Non
 # Output
 
 
-def save(fig: Figure, outdir: PathLike, name: str, formats: Sequence[str] = ("png", "svg")) -> list[Path]:
-    """Write ``outdir/name.<fmt>`` for each format (PNG at 300 dpi; SVG and PDF without a
-    creation date, so the same results give byte-identical files)."""
+def save(fig: Figure, outdir: PathLike, name: str, formats: Sequence[str] = ("png", "svg"),
+         dpi: float | None = None) -> list[Path]:
+    """Write ``outdir/name.<fmt>`` for each format (PNG at 300 dpi unless ``dpi``; SVG and PDF
+    without a creation date, so the same results give byte-identical files)."""
     out = Path(outdir)
     out.mkdir(parents=True, exist_ok=True)
     written = []
@@ -711,7 +712,10 @@ def save(fig: Figure, outdir: PathLike, name: str, formats: Sequence[str] = ("pn
                 raise ValueError(f"figure format {fmt!r}: expected png, svg or pdf")
             path = out / f"{name}.{fmt}"
             meta: dict[str, Any] = {"Date": None} if fmt in ("svg", "pdf") else {}
-            fig.savefig(path, format=fmt, metadata=meta)
+            if dpi is not None:
+                fig.savefig(path, format=fmt, metadata=meta, dpi=dpi)
+            else:  # the style's savefig.dpi
+                fig.savefig(path, format=fmt, metadata=meta)
             written.append(path)
     return written
 
