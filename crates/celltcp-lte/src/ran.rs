@@ -15,7 +15,8 @@
 //!    and a delay (TS 36.213 §7.2.2);
 //! 3. each transport block is filled with RLC PDUs (STATUS first, TS 36.322 §5.2.3), and its
 //!    decoding is drawn from the block error rate at the effective SINR over its PRBs, with
-//!    interference from the other cells' transmissions on the same PRBs in this TTI;
+//!    interference from the other cells' transmissions on the same PRBs in this TTI (downlink:
+//!    the other eNBs; uplink: the UE each other cell scheduled on that PRB);
 //! 4. the uplink: a UE with data and no grant sends a scheduling request at its next SR
 //!    opportunity (TS 36.321 §5.4.4); the eNB answers with a grant for the PUSCH 4 subframes
 //!    later (TS 36.213 §8.0, Table 8-2 for TDD); every uplink transport block carries a buffer
@@ -77,6 +78,20 @@ pub struct RadioConfig {
     pub ue_height_m: f64,
 }
 
+/// Uplink outer-loop link adaptation (OLLA; K. I. Pedersen et al., "Frequency domain
+/// scheduling for OFDMA with limited and noisy channel feedback", IEEE VTC 2007-Fall): the eNB
+/// backs the SINR it measured off by an offset that rises by this step on every failed first
+/// transmission and falls by step × t/(1 − t) on every success, so that the first-transmission
+/// BLER settles at the target t = [`OLLA_BLER_TARGET`] (in steady state P(fail) · up = P(ok) ·
+/// down). It corrects what the measured SINR misses, chiefly other-cell uplink interference,
+/// which changes every TTI with the neighbours' schedules. The offset stays within
+/// 0..=[`OLLA_MAX_DB`]: it never makes the choice more aggressive than the measurement.
+pub const OLLA_STEP_UP_DB: f64 = 0.5;
+/// First-transmission BLER target of the outer loop (the 10 % of TS 36.213 §7.2.3).
+pub const OLLA_BLER_TARGET: f64 = 0.1;
+/// Largest back-off of the outer loop, dB.
+pub const OLLA_MAX_DB: f64 = 20.0;
+
 /// Everything a [`Ran`] needs besides its cells and UEs.
 #[derive(Clone, Debug)]
 pub struct RanConfig {
@@ -93,6 +108,9 @@ pub struct RanConfig {
     pub cqi_period: SimDuration,
     pub cqi_delay: SimDuration,
     pub sr_period: SimDuration,
+    /// Uplink outer-loop link adaptation (see [`OLLA_STEP_UP_DB`]); `false`: the MCS follows
+    /// the measured SINR alone.
+    pub ul_olla: bool,
     pub rlc: RlcConfig,
     pub pdcp: PdcpConfig,
     pub radio: RadioConfig,
@@ -151,6 +169,9 @@ pub struct UeStats {
     pub dl_tb_retx: u64,
     pub dl_tb_failed: u64,
     pub dl_tb_errors: u64,
+    /// First transmissions that failed to decode (the quantity link adaptation aims at 10 %).
+    pub dl_tb_first_errors: u64,
+    pub ul_tb_first_errors: u64,
     pub ul_tb_tx: u64,
     pub ul_tb_retx: u64,
     pub ul_tb_failed: u64,
@@ -199,6 +220,10 @@ struct Cell {
     last_ul_mask: u128,
     dl_mask_now: u128,
     ul_mask_now: u128,
+    /// The UE sending on each UL PRB of `ul_mask_now` / `last_ul_mask` (entries outside the
+    /// mask are stale): the uplink interference a neighbour cell sees comes from that UE.
+    ul_owner_now: Vec<u32>,
+    last_ul_owner: Vec<u32>,
     stats: CellStats,
 }
 
@@ -231,6 +256,8 @@ struct Ue<P: Copy + std::fmt::Debug> {
     /// Last CQI report: (report instant in ns, CQI, effective SINR in dB).
     dl_cqi: (u64, u8, f64),
     ul_cqi: (u64, u8, f64),
+    /// Uplink outer-loop offset, dB (0..=OLLA_MAX_DB).
+    ul_olla_db: f64,
     in_dl: bool,
     in_ul: bool,
     /// The eNB's idea of the UE's uplink buffer (from the last BSR, less what it granted since).
@@ -276,6 +303,8 @@ struct InFlight<P: Copy + std::fmt::Debug> {
     tb_bits: u32,
     /// A first transmission carries its block until `draw_decoding` hands it to HARQ.
     new_tb: Option<Tb<P>>,
+    /// Whether this is a block's first transmission (for the outer loop).
+    first_tx: bool,
 }
 
 /// The radio access network of a run: every cell and UE.
@@ -348,6 +377,8 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
                 last_ul_mask: 0,
                 dl_mask_now: 0,
                 ul_mask_now: 0,
+                ul_owner_now: vec![0; cfg.ul_prbs as usize],
+                last_ul_owner: vec![0; cfg.ul_prbs as usize],
                 stats: CellStats::default(),
             })
             .collect::<Vec<_>>();
@@ -390,6 +421,7 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
                     ul_retx: VecDeque::new(),
                     dl_cqi: (u64::MAX, 0, 0.0),
                     ul_cqi: (u64::MAX, 0, 0.0),
+                    ul_olla_db: 0.0,
                     in_dl: false,
                     in_ul: false,
                     bsr_bytes: 0,
@@ -559,6 +591,7 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         }
         // Decoding is drawn once every cell has chosen its PRBs, so interference is known.
         self.draw_decoding(now);
+        let multi_cell = self.cells.len() > 1;
         for c in 0..self.cells.len() {
             let cell = &mut self.cells[c];
             if cell.dl_mask_now != 0 {
@@ -566,6 +599,10 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
             }
             if cell.ul_mask_now != 0 {
                 cell.last_ul_mask = cell.ul_mask_now;
+                if multi_cell {
+                    let (now_o, last_o) = (&cell.ul_owner_now, &mut cell.last_ul_owner);
+                    last_o.copy_from_slice(now_o);
+                }
             }
             cell.stats.dl_prbs_used += u64::from(mask_prbs(cell.dl_mask_now));
             cell.stats.ul_prbs_used += u64::from(mask_prbs(cell.ul_mask_now));
@@ -664,6 +701,16 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
                     Direction::Downlink => u.stats.dl_tb_errors += 1,
                     Direction::Uplink => u.stats.ul_tb_errors += 1,
                 }
+            }
+            if f.first_tx && !f.decoded {
+                match f.dir {
+                    Direction::Downlink => u.stats.dl_tb_first_errors += 1,
+                    Direction::Uplink => u.stats.ul_tb_first_errors += 1,
+                }
+            }
+            if f.first_tx && f.dir == Direction::Uplink && self.cfg.ul_olla {
+                let step = if f.decoded { -OLLA_STEP_UP_DB * OLLA_BLER_TARGET / (1.0 - OLLA_BLER_TARGET) } else { OLLA_STEP_UP_DB };
+                u.ul_olla_db = (u.ul_olla_db + step).clamp(0.0, OLLA_MAX_DB);
             }
             let outcome = harq.on_feedback(f.pid, f.decoded);
             let pid = f.pid as usize;
@@ -817,9 +864,17 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
                     (Direction::Uplink, true) => cell.last_ul_mask,
                 };
                 if used & bit != 0 {
-                    // Downlink: the other eNB's power reaching this UE. Uplink: approximated by
-                    // a UE of the other cell at this UE's distance from it (reciprocal gain).
-                    interference += p_prb * u.gain[c];
+                    interference += p_prb
+                        * match dir {
+                            // the other eNB's power reaching this UE
+                            Direction::Downlink => u.gain[c],
+                            // the power of the other cell's UE sending on this PRB, reaching
+                            // this UE's eNB
+                            Direction::Uplink => {
+                                let owners = if for_report { &cell.last_ul_owner } else { &cell.ul_owner_now };
+                                self.ues[owners[prb as usize] as usize].gain[u.cell]
+                            }
+                        };
                 }
             }
             let f = if fading { f64::from(self.fading_buf[prb as usize]) } else { 1.0 };
@@ -858,7 +913,11 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
 
     /// (CQI-like priority for the scheduler, 0 = do not schedule; MCS).
     fn mcs_for(&mut self, now: SimTime, ue: usize, dir: Direction) -> (u8, u8) {
-        let (cqi, _) = self.cqi(now, ue, dir);
+        let (mut cqi, eff) = self.cqi(now, ue, dir);
+        let olla = self.ues[ue].ul_olla_db;
+        if dir == Direction::Uplink && olla > 0.0 {
+            cqi = amc::ul_mcs_for_sinr_db(eff - olla).map_or(0, |m| m + 1);
+        }
         let (cqi, mcs) = match dir {
             Direction::Downlink => (cqi, if cqi == 0 { 0 } else { amc::mcs_from_cqi(cqi) }),
             // The schedulers rank by a CQI in 1..=15: map the uplink MCS onto that scale.
@@ -993,7 +1052,7 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         }
         // HARQ takes the block in `draw_decoding`, once every cell's PRBs (and so the
         // interference) are known.
-        self.inflight.push(InFlight { ue: ue as u32, dir, pid: pid as u8, decoded: false, sent: now, prb_mask: g.prb_mask, mcs: g.mcs, tb_bits: g.tb_bits, new_tb: Some(tb) });
+        self.inflight.push(InFlight { ue: ue as u32, dir, pid: pid as u8, decoded: false, sent: now, prb_mask: g.prb_mask, mcs: g.mcs, tb_bits: g.tb_bits, new_tb: Some(tb), first_tx: true });
     }
 
     fn start_retx(&mut self, now: SimTime, ue: usize, dir: Direction, pid: u8, prb_mask: u128) {
@@ -1009,7 +1068,7 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
                 (u.ul_harq.process(pid).mcs(), u.ul_procs[pid as usize].tb_bits)
             }
         };
-        self.inflight.push(InFlight { ue: ue as u32, dir, pid, decoded: false, sent: now, prb_mask, mcs, tb_bits, new_tb: None });
+        self.inflight.push(InFlight { ue: ue as u32, dir, pid, decoded: false, sent: now, prb_mask, mcs, tb_bits, new_tb: None, first_tx: false });
     }
 
     /// Draws the decoding of every block sent in this TTI from its effective SINR.
@@ -1157,6 +1216,20 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         self.cells[c].ul_active = active;
     }
 
+    /// Records that UE `ue` of cell `c` sends on the UL PRBs of `mask` in this TTI.
+    fn mark_ul(&mut self, c: usize, ue: usize, mask: u128) {
+        let multi_cell = self.cells.len() > 1;
+        let cell = &mut self.cells[c];
+        cell.ul_mask_now |= mask;
+        if multi_cell {
+            let mut m = mask;
+            while m != 0 {
+                cell.ul_owner_now[m.trailing_zeros() as usize] = ue as u32;
+                m &= m - 1;
+            }
+        }
+    }
+
     /// The PUSCH of this TTI: new blocks for the grants due now, and HARQ retransmissions.
     fn transmit_ul(&mut self, now: SimTime, c: usize) {
         let active = std::mem::take(&mut self.cells[c].ul_active);
@@ -1167,7 +1240,7 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
                     break;
                 }
                 self.ues[ue].ul_retx.pop_front();
-                self.cells[c].ul_mask_now |= mask;
+                self.mark_ul(c, ue, mask);
                 self.start_retx(now, ue, Direction::Uplink, pid, mask);
             }
             while let Some(g) = self.ues[ue].ul_grants.front().copied() {
@@ -1175,7 +1248,7 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
                     break;
                 }
                 self.ues[ue].ul_grants.pop_front();
-                self.cells[c].ul_mask_now |= g.grant.prb_mask;
+                self.mark_ul(c, ue, g.grant.prb_mask);
                 self.transmit_new(now, ue, Direction::Uplink, &g.grant);
             }
         }

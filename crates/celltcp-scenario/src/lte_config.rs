@@ -37,6 +37,7 @@ default_fn!(def_ul_sched, String, "rr".into());
 default_fn!(def_pf_window, Dur, Dur(SimDuration::from_millis(100)));
 default_fn!(def_cfi, u8, 2);
 default_fn!(def_harq, u8, 4);
+default_fn!(def_ul_olla, bool, true);
 default_fn!(def_cqi_period, Dur, Dur(SimDuration::from_millis(5)));
 default_fn!(def_cqi_delay, Dur, Dur(SimDuration::from_millis(6)));
 default_fn!(def_sr_period, Dur, Dur(SimDuration::from_millis(10)));
@@ -96,6 +97,9 @@ pub struct LteCfg {
     pub cqi_delay: Dur,
     #[serde(default = "def_sr_period")]
     pub sr_period: Dur,
+    /// Uplink outer-loop link adaptation (OLLA) towards a 10 % first-transmission BLER.
+    #[serde(default = "def_ul_olla")]
+    pub ul_olla: bool,
     #[serde(default = "def_carrier")]
     pub carrier: Hertz,
     #[serde(default = "def_pathloss")]
@@ -645,6 +649,7 @@ pub fn plan_lte(text: &str, cfg: &LteCfg, seed: u64) -> Result<LtePlan, Scenario
         cqi_period,
         cqi_delay,
         sr_period,
+        ul_olla: cfg.ul_olla,
         rlc,
         pdcp,
         radio: RadioConfig {
