@@ -18,6 +18,7 @@ pub mod pdcp;
 pub mod phy;
 pub mod ran;
 pub mod rlc;
+pub mod rrc;
 
 /// Link direction: downlink (eNB → UE, PDSCH) or uplink (UE → eNB, PUSCH).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
