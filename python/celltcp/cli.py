@@ -7,16 +7,23 @@
     celltcp plot DIR [--format png,svg]
     celltcp validate SCENARIO.toml [--seed N] [--set key.path=value ...]
     celltcp list cc
+    celltcp sweep SWEEP.toml -o DIR [--jobs N] [--executor local|ray] [--address ADDR] [--progress]
+    celltcp query DIR "SQL" [--csv | --json]
+    celltcp study NAME -o DIR [--quick] [--jobs N] [--executor local|ray] [--address ADDR]
+    celltcp study --list
     celltcp --version
 
-Exit status: 0 on success, 2 for bad input (an invalid scenario, a missing file, an existing
-DIR), 130 when interrupted. A failed or interrupted run leaves no DIR behind.
+Exit status: 0 on success, 2 for bad input (an invalid scenario or sweep, a missing file, an
+existing DIR, a Ray address that does not answer), 1 when some runs of a sweep failed, 130 when
+interrupted. A failed or interrupted run leaves no DIR behind; an interrupted sweep continues
+where it stopped when run again.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import sys
 from collections.abc import Sequence
@@ -55,9 +62,12 @@ def _parser() -> argparse.ArgumentParser:
             "  celltcp demo                      # run the built-in demo into ./celltcp-demo\n"
             "  celltcp run s.toml -o out --set link.0.rate=20Mbps --seed 2 --plot\n"
             "  celltcp plot out --format png,svg,pdf\n"
+            "  celltcp sweep examples/sweep-dumbbell.toml -o sw --jobs 2\n"
+            "  celltcp query sw 'SELECT \"flow.cubic.cc\", avg(goodput_bps) FROM results GROUP BY 1'\n"
             "\n"
-            "exit status: 0 success, 2 bad input (invalid scenario, missing file, existing DIR),\n"
-            "130 interrupted. A failed or interrupted run leaves no DIR behind."
+            "exit status: 0 success, 2 bad input (invalid scenario or sweep, missing file, existing\n"
+            "DIR, unreachable Ray address), 1 some sweep runs failed, 130 interrupted. A failed or\n"
+            "interrupted run leaves no DIR behind; a sweep continues where it stopped."
         ),
     )
     p.add_argument("--version", action="version", version=f"{PROG} {__version__}")
@@ -104,7 +114,53 @@ def _parser() -> argparse.ArgumentParser:
 
     ls = sub.add_parser("list", help="list what is available")
     ls.add_argument("what", choices=["cc"], help="cc: congestion controls")
+
+    def executor_opts(sp: argparse.ArgumentParser) -> None:
+        sp.add_argument("-j", "--jobs", type=_positive, metavar="N",
+                        help=f"runs at a time (default: the number of cores, {os.cpu_count()})")
+        sp.add_argument("--executor", choices=["local", "ray"], default="local",
+                        help="local: a pool of processes (default); ray: Ray tasks")
+        sp.add_argument("--address", metavar="ADDR",
+                        help="Ray cluster to join (HOST:PORT of the head node); default: start a "
+                             "local Ray instance")
+
+    sw = sub.add_parser("sweep", help="run a grid of runs (resumable) into a sweep directory",
+                        description="Run every run of a sweep file that DIR does not hold yet, "
+                                    "then rebuild DIR/results.parquet. See docs/sweeps.md.")
+    sw.add_argument("sweep", metavar="SWEEP.toml", help="sweep file")
+    sw.add_argument("-o", "--out", required=True, metavar="DIR", help="sweep directory")
+    executor_opts(sw)
+    sw.add_argument("--progress", action="store_true",
+                    help="show the progress line even when stderr is not a terminal")
+    sw.add_argument("-q", "--quiet", action="store_true", help="no progress line and no summary")
+
+    q = sub.add_parser("query", help="SQL over a sweep's results (DuckDB)",
+                       description="Run SQL over a sweep directory's tables: results (one row per "
+                                   "run and flow), runs (one row per run) and links.")
+    q.add_argument("dir", metavar="DIR", help="sweep directory")
+    q.add_argument("sql", metavar="SQL", help='e.g. \'SELECT "flow.dl.cc", avg(goodput_bps) '
+                                               'FROM results GROUP BY 1\'')
+    fmt = q.add_mutually_exclusive_group()
+    fmt.add_argument("--csv", action="store_true", help="print CSV")
+    fmt.add_argument("--json", action="store_true", help="print a JSON array of rows")
+
+    st = sub.add_parser("study", help="run a study (its sweep, figures and report.html)")
+    st.add_argument("name", nargs="?", metavar="NAME", help="study name (see --list)")
+    st.add_argument("-o", "--out", metavar="DIR", help="study directory")
+    st.add_argument("--list", action="store_true", help="list the studies and exit")
+    st.add_argument("--quick", action="store_true", help="fewer points and shorter runs")
+    executor_opts(st)
     return p
+
+
+def _positive(s: str) -> int:
+    try:
+        n = int(s)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"{s!r}: expected a whole number >= 1")
+    return n
 
 
 # ---------------------------------------------------------------------------------------------
@@ -194,6 +250,55 @@ def _run(args: argparse.Namespace, scenario: api.Scenario, argv: Sequence[str]) 
     return 0
 
 
+def _sweep(args: argparse.Namespace) -> int:
+    from . import sweep
+
+    sw = sweep.load_sweep(args.sweep)
+    progress = not args.quiet and (args.progress or sys.stderr.isatty())
+    if not args.quiet:
+        print(f"sweep {args.sweep}: {len(sw.runs)} runs ({len(sw.runs) // len(sw.seeds)} "
+              f"combinations x {len(sw.seeds)} seeds) into {args.out}", flush=True)
+    res = sweep.run_sweep(sw, args.out, jobs=args.jobs, executor=args.executor,
+                          address=args.address, progress=progress)
+    if not args.quiet:
+        print(f"done {res.done}, skipped {res.skipped} (already finished), failed {res.failed}"
+              f" of {res.total} runs in {res.wall_s:.1f} s")
+        if res.failed:
+            print(f"failed runs: {res.failed_dir} (run the same command again to retry them)")
+        print(f"results: {Path(args.out) / sweep.RESULTS} ({len(res.table)} rows)")
+    return 1 if res.failed else 0
+
+
+def _query(args: argparse.Namespace) -> int:
+    from . import query
+
+    df = query.query(args.dir, args.sql)
+    if args.csv:
+        df.to_csv(sys.stdout, index=False)
+    elif args.json:
+        query.write_json(df, sys.stdout)
+    else:
+        query.format_table(df, sys.stdout)
+    return 0
+
+
+def _study(args: argparse.Namespace) -> int:
+    try:
+        from . import study
+    except ModuleNotFoundError as e:
+        if e.name != f"{__package__}.study":
+            raise
+        return _error("study support is not installed (celltcp.study is missing from this "
+                      "installation)")
+    if not args.list:
+        if not args.name:
+            return _error("study: expected a study NAME (see celltcp study --list)")
+        if not args.out:
+            return _error("study: expected -o DIR")
+    code: int = study.run(args)
+    return code
+
+
 def _dispatch(args: argparse.Namespace, argv: Sequence[str]) -> int:
     if args.command == "run":
         return _run(args, Path(args.scenario), argv)
@@ -212,6 +317,12 @@ def _dispatch(args: argparse.Namespace, argv: Sequence[str]) -> int:
         config = api.validate(Path(args.scenario), seed=args.seed, set=args.sets)
         print(json.dumps(config, indent=2))
         return 0
+    if args.command == "sweep":
+        return _sweep(args)
+    if args.command == "query":
+        return _query(args)
+    if args.command == "study":
+        return _study(args)
     if args.command == "list":
         ccs = api.list_cc()
         width = max((len(n) for n, _ in ccs), default=0)
@@ -234,6 +345,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _dispatch(args, argv)
     except (ScenarioError, FileNotFoundError, FileExistsError, IsADirectoryError) as e:
         return _error(e)
+    except ValueError as e:
+        # SweepError (a bad sweep file, directory or Ray address) and SQL errors from query
+        from .sweep import SweepError
+
+        if isinstance(e, SweepError) or args.command == "query":
+            return _error(e)
+        raise
     except KeyboardInterrupt:
         sys.stderr.write(f"\n{PROG}: interrupted\n")
         return 130
