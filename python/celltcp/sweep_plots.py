@@ -18,8 +18,8 @@ directories ``DIR/runs/<run_id>/`` (the layout of ``celltcp run``). Runs nothing
 
 Confidence intervals are Student t-intervals over the replications (seeds) of each point:
 ``mean ± t(1 - (1 - confidence)/2, n - 1) · s / sqrt(n)`` with ``s`` the sample standard
-deviation; a point with one replication has no interval. The t quantile comes from the
-regularised incomplete beta function (:func:`t_quantile`), so no SciPy is needed.
+deviation, as :func:`celltcp.sweep.aggregate` computes them; a point with one replication has
+no interval.
 
 Colours are fixed per group value (:func:`palette`): the same congestion control or RLC mode has
 the same colour in every figure of a study. Uses matplotlib's object API with the Agg canvas, so
@@ -44,6 +44,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from .plots import _STYLE as _RUN_STYLE
+from .sweep import aggregate, t_quantile
 
 __all__ = [
     "t_quantile", "ci_table", "palette", "metric_label", "param_label",
@@ -62,106 +63,12 @@ _CDF_POINTS = 2000
 # Statistics
 
 
-def _betacf(a: float, b: float, x: float) -> float:
-    """Continued fraction of the incomplete beta function (modified Lentz's method)."""
-    tiny = 1e-300
-    qab, qap, qam = a + b, a + 1.0, a - 1.0
-    c, d = 1.0, 1.0 - qab * x / qap
-    d = 1.0 / (d if abs(d) > tiny else tiny)
-    h = d
-    for m in range(1, 400):
-        m2 = 2 * m
-        aa = m * (b - m) * x / ((qam + m2) * (a + m2))
-        d = 1.0 + aa * d
-        d = 1.0 / (d if abs(d) > tiny else tiny)
-        c = 1.0 + aa / c
-        c = c if abs(c) > tiny else tiny
-        h *= d * c
-        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
-        d = 1.0 + aa * d
-        d = 1.0 / (d if abs(d) > tiny else tiny)
-        c = 1.0 + aa / c
-        c = c if abs(c) > tiny else tiny
-        delta = d * c
-        h *= delta
-        if abs(delta - 1.0) < 1e-15:
-            break
-    return h
-
-
-def _betainc(a: float, b: float, x: float) -> float:
-    """Regularised incomplete beta function I_x(a, b)."""
-    if x <= 0.0:
-        return 0.0
-    if x >= 1.0:
-        return 1.0
-    ln_front = (math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b)
-                + a * math.log(x) + b * math.log1p(-x))
-    front = math.exp(ln_front)
-    if x < (a + 1.0) / (a + b + 2.0):
-        return front * _betacf(a, b, x) / a
-    return 1.0 - front * _betacf(b, a, 1.0 - x) / b
-
-
-def _t_cdf(t: float, dof: float) -> float:
-    """CDF of Student's t distribution: 1 - I_{v/(v+t^2)}(v/2, 1/2) / 2 for t > 0."""
-    tail = 0.5 * _betainc(dof / 2.0, 0.5, dof / (dof + t * t))
-    return 1.0 - tail if t >= 0 else tail
-
-
-def t_quantile(p: float, dof: float) -> float:
-    """The ``p`` quantile of Student's t distribution with ``dof`` degrees of freedom."""
-    if not 0.0 < p < 1.0:
-        raise ValueError(f"t_quantile: p must lie in (0, 1), got {p!r}")
-    if not dof > 0:
-        raise ValueError(f"t_quantile: degrees of freedom must be > 0, got {dof!r}")
-    if p == 0.5:
-        return 0.0
-    if p < 0.5:
-        return -t_quantile(1.0 - p, dof)
-    lo, hi = 0.0, 1.0
-    while _t_cdf(hi, dof) < p:
-        hi *= 2.0
-        if hi > 1e12:
-            return math.inf
-    for _ in range(200):  # bisection to machine precision
-        mid = 0.5 * (lo + hi)
-        if _t_cdf(mid, dof) < p:
-            lo = mid
-        else:
-            hi = mid
-        if hi - lo <= 1e-13 * max(1.0, hi):
-            break
-    return 0.5 * (lo + hi)
-
-
 def ci_table(df: pd.DataFrame, by: Sequence[str], metric: str, confidence: float = 0.95) -> pd.DataFrame:
-    """Mean, std, n and the t-interval ``ci_low``, ``ci_high`` of ``metric`` per ``by`` group.
-
-    Rows whose metric is missing (NaN) are left out of the statistics; a group with a single
-    value has ``std`` and the interval NaN.
-    """
-    if not 0.0 < confidence < 1.0:
-        raise ValueError(f"confidence must lie in (0, 1), got {confidence!r}")
+    """Mean, std, n and the t-interval ``ci_low``, ``ci_high`` of ``metric`` per ``by`` group
+    (:func:`celltcp.sweep.aggregate`). Rows whose metric is missing are left out; a group with
+    a single value has ``std`` and the interval NaN."""
     _need(df, [*by, metric])
-    rows = []
-    keys = list(by)
-    grouped: Any = df.groupby(keys, sort=False, dropna=False) if keys else [((), df)]
-    for key, g in grouped:
-        v = pd.to_numeric(g[metric], errors="coerce").to_numpy(float)
-        v = v[np.isfinite(v)]
-        n = int(v.size)
-        mean = float(v.mean()) if n else math.nan
-        std = float(v.std(ddof=1)) if n > 1 else math.nan
-        if n > 1:
-            half = t_quantile(1.0 - (1.0 - confidence) / 2.0, n - 1) * std / math.sqrt(n)
-            low, high = mean - half, mean + half
-        else:
-            low = high = math.nan
-        key = key if isinstance(key, tuple) else (key,)
-        rows.append({**dict(zip(keys, key)), "mean": mean, "std": std, "n": n,
-                     "ci_low": low, "ci_high": high})
-    return pd.DataFrame(rows, columns=[*keys, "mean", "std", "n", "ci_low", "ci_high"])
+    return aggregate(df, by=list(by), metric=metric, confidence=confidence)
 
 
 # ---------------------------------------------------------------------------------------------

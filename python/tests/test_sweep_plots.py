@@ -1,7 +1,7 @@
 """Sweep figures (celltcp.sweep_plots) on synthetic results tables and run directories.
 
-The confidence intervals drawn are compared with t-intervals computed here from Student's t
-quantiles as printed in statistical tables, not with the module's own quantile function.
+The confidence intervals drawn (celltcp.sweep.aggregate) are compared with t-intervals computed
+here from Student's t quantiles as printed in statistical tables, not with celltcp's own quantile.
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ def test_t_quantile_other_levels_and_limits() -> None:
     assert sp.t_quantile(0.995, 10) == pytest.approx(3.1693, abs=1e-4)
     assert sp.t_quantile(0.975, 1e7) == pytest.approx(1.959964, abs=1e-5)
     assert sp.t_quantile(0.025, 4) == pytest.approx(-T975[4], abs=6e-6)
-    with pytest.raises(ValueError, match="p must lie"):
+    with pytest.raises(ValueError, match="0 < p < 1"):
         sp.t_quantile(1.0, 3)
 
 
