@@ -51,6 +51,9 @@ def list_studies() -> list[tuple[str, str]]:
 
 
 def _aggregated(study: Study, df: pd.DataFrame) -> pd.DataFrame:
+    """One row per point (the study's grouping columns), one column per metric in its display
+    unit: ``mean ± half-width of the 95 % t-interval`` (just the mean for a single run), and
+    the number of runs ``n``."""
     from .sweep import aggregate
 
     if study.table_rows is not None:
@@ -60,19 +63,28 @@ def _aggregated(study: Study, df: pd.DataFrame) -> pd.DataFrame:
     else:
         sel = df
     by = [c for c in study.aggregate_by if c in sel.columns]
-    parts = []
+    wide: pd.DataFrame | None = None
     for metric in study.metrics:
         if metric not in sel.columns or pd.to_numeric(sel[metric], errors="coerce").isna().all():
             continue
-        rows = sel[pd.to_numeric(sel[metric], errors="coerce").notna()]
-        a = aggregate(rows, by=by, metric=metric)
-        a.insert(len(by), "metric", metric)
-        parts.append(a)
-    if not parts:
+        a = aggregate(sel, by=by, metric=metric)
+        label, k = sweep_plots.metric_label(metric)
+        cells = []
+        for m, h in zip(a["mean"] * k, a["ci_half"] * k):
+            cells.append(f"{m:.4g}" if h != h else f"{m:.4g} ± {h:.2g}")
+        col = a[by].copy()
+        col["n"] = a["n"].astype(int)
+        col[label] = cells
+        wide = col if wide is None else wide.merge(col.drop(columns="n"), on=by, how="outer")
+    if wide is None:
         return pd.DataFrame()
-    keep = [*by, "metric", "mean", "std", "n", "ci_low", "ci_high"]
-    out = pd.concat(parts, ignore_index=True)
-    return out[[c for c in keep if c in out.columns]]
+    order = [c for c in by if c in wide.columns]
+    return wide.sort_values(order, key=lambda c: c.map(_order_key(c))).reset_index(drop=True)
+
+
+def _order_key(col: pd.Series) -> dict:  # type: ignore[type-arg]
+    """Rank of each value in its natural order (64KB < 1MB; else as they appear)."""
+    return {v: i for i, v in enumerate(sweep_plots.ordered(col))}
 
 
 def _files(sweep_file: Path) -> dict[str, str]:
