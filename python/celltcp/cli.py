@@ -272,7 +272,10 @@ def _sweep(args: argparse.Namespace) -> int:
 def _query(args: argparse.Namespace) -> int:
     from . import query
 
-    df = query.query(args.dir, args.sql)
+    try:
+        df = query.query(args.dir, args.sql)
+    except ImportError as e:
+        return _error(e)
     if args.csv:
         df.to_csv(sys.stdout, index=False)
     elif args.json:

@@ -51,9 +51,8 @@ def query(out_dir: str | os.PathLike[str], sql: str) -> pd.DataFrame:
 
     Raises ``ValueError`` with DuckDB's message for SQL it rejects.
     """
-    import duckdb
-
     con = _connect(out_dir)
+    import duckdb
     try:
         df: pd.DataFrame = con.execute(sql).df()
     except duckdb.Error as e:

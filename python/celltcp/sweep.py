@@ -606,7 +606,8 @@ def _unpack(archive: bytes, runs_dir: Path, run_id: str) -> None:
 OnResult = Callable[[dict[str, Any]], None]
 
 
-def _run_local(tasks: list[dict[str, Any]], jobs: int, on_result: OnResult) -> None:
+def _run_local(tasks: list[dict[str, Any]], jobs: int, on_result: OnResult,
+               lock_fd: int | None = None) -> None:
     if jobs == 1 or len(tasks) == 1:
         for t in tasks:
             on_result(run_local_task(t))
@@ -614,9 +615,14 @@ def _run_local(tasks: list[dict[str, Any]], jobs: int, on_result: OnResult) -> N
     import concurrent.futures as cf
     import multiprocessing as mp
 
-    # spawn: workers start clean (no inherited locks, threads or file descriptors).
-    ctx = mp.get_context("spawn")
-    pool = cf.ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_worker_init)
+    # fork starts a worker in milliseconds (spawn re-imports numpy and pandas: about a second per
+    # worker, as long as a few dozen short runs); it is safe only while this process has no other
+    # thread, so otherwise spawn.
+    method = "fork" if ("fork" in mp.get_all_start_methods()
+                        and threading.active_count() == 1) else "spawn"
+    ctx = mp.get_context(method)
+    pool = cf.ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_worker_init,
+                                  initargs=(lock_fd if method == "fork" else None,))
     ok = False
     try:
         futures = {pool.submit(run_local_task, t): t for t in tasks}
@@ -637,9 +643,14 @@ def _run_local(tasks: list[dict[str, Any]], jobs: int, on_result: OnResult) -> N
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _worker_init() -> None:
+def _worker_init(lock_fd: int | None) -> None:
     # Ctrl-C reaches the whole process group; the driver decides what happens to the workers.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    # A forked worker must not keep the sweep directory's lock alive after the driver dies.
+    if lock_fd is not None:
+        with contextlib.suppress(OSError):
+            os.close(lock_fd)
 
 
 def _check_address(address: str) -> None:
@@ -811,7 +822,7 @@ def _write_atomic(path: Path, data: bytes) -> None:
 
 
 @contextlib.contextmanager
-def _locked(out: Path) -> Iterator[None]:
+def _locked(out: Path) -> Iterator[int]:
     import fcntl
 
     fd = os.open(out / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
@@ -820,7 +831,7 @@ def _locked(out: Path) -> Iterator[None]:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             raise SweepError(f"{out}: another celltcp sweep is writing into this directory") from None
-        yield
+        yield fd
     finally:
         os.close(fd)
 
@@ -874,7 +885,7 @@ def run_sweep(
         raise SweepError(f"--address {address!r} needs --executor ray")
     out = Path(out_dir)
     _prepare_dir(sweep, out)
-    with _locked(out):
+    with _locked(out) as lock_fd:
         runs_dir = out / RUNS
         failed_dir = out / FAILED
         runs_dir.mkdir(exist_ok=True)
@@ -906,7 +917,8 @@ def run_sweep(
             if todo:
                 if executor == "local":
                     n = jobs or os.cpu_count() or 1
-                    _run_local([_task(sweep, r, runs_dir) for r in todo], min(n, len(todo)), on_result)
+                    _run_local([_task(sweep, r, runs_dir) for r in todo], min(n, len(todo)),
+                               on_result, lock_fd)
                 else:
                     _run_ray([_task(sweep, r, None) for r in todo], jobs, address, runs_dir, on_result)
         finally:
