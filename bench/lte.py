@@ -151,6 +151,11 @@ def lte_toml(sc: dict) -> str:
         f'mode = "{sc["rlc"]}"',
         f'buffer = "{sc["rlc_buf"]}"',
         "",
+        # ns-3 3.37's PDCP holds nothing; celltcp's holds AM SDUs until RLC confirms them
+        # (TS 36.323 §5.4): make its limit larger than the RLC buffer so that only RLC binds.
+        "[lte.pdcp]",
+        'buffer = "32MB"',
+        "",
         "[[lte.enb]]",
         'name = "enb"',
         "position = [0.0, 0.0]",

@@ -254,6 +254,14 @@ impl<P: Copy + std::fmt::Debug> PdcpTx<P> {
         }
     }
 
+    /// The lower layer refused the SDU with SN `sn` (its buffer was full): stop holding it,
+    /// counted as neither delivered nor discarded here (the caller counts the drop).
+    pub fn forget(&mut self, sn: u32) {
+        if let Some(idx) = self.index_of_sn(sn) {
+            self.release(idx);
+        }
+    }
+
     /// The lower layer (RLC UM) transmitted the SDU with SN `sn`: for UM bearers nothing is
     /// retransmitted, so the SDU is released at transmission.
     pub fn on_transmitted(&mut self, sn: u32) {

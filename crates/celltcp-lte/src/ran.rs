@@ -485,8 +485,13 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
                 return Err(p);
             }
         };
-        u.enb_pdcp_tx.on_transmitted(pdu.sn);
+        // UM/TM: nothing will confirm delivery, so PDCP lets go now. AM: PDCP holds the SDU
+        // until RLC confirms it (it is what lossless handover forwards, TS 36.323 §5.2.1.1).
+        if !u.enb_rlc.confirms_delivery() {
+            u.enb_pdcp_tx.on_transmitted(pdu.sn);
+        }
         if let Err(p) = u.enb_rlc.on_sdu(now, pdu, pdu.bytes) {
+            u.enb_pdcp_tx.forget(p.sn);
             u.stats.dl_sdus_dropped += 1;
             return Err(p.sdu);
         }
@@ -505,8 +510,11 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
                 return Err(p);
             }
         };
-        u.ue_pdcp_tx.on_transmitted(pdu.sn);
+        if !u.ue_rlc.confirms_delivery() {
+            u.ue_pdcp_tx.on_transmitted(pdu.sn);
+        }
         if let Err(p) = u.ue_rlc.on_sdu(now, pdu, pdu.bytes) {
+            u.ue_pdcp_tx.forget(p.sn);
             u.stats.ul_sdus_dropped += 1;
             return Err(p.sdu);
         }
@@ -639,9 +647,30 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
                 for sdu in self.delivered_pdcp.drain(..) {
                     out.push(RanOutput::ToUe { ue, sdu });
                 }
-                self.lost.clear();
-                u.enb_pdcp_tx.on_timeout(now, &mut self.lost);
-                u.ue_pdcp_tx.on_timeout(now, &mut self.lost);
+                // Discard timer (TS 36.323 §5.4): the SDU is discarded, and so is its PDU in
+                // RLC if no piece of it was sent yet (TS 36.322 §5.3); a PDU already on its
+                // way is left to RLC.
+                for dir in [Direction::Downlink, Direction::Uplink] {
+                    self.lost.clear();
+                    let (pdcp, rlc) = match dir {
+                        Direction::Downlink => (&mut u.enb_pdcp_tx, &mut u.enb_rlc),
+                        Direction::Uplink => (&mut u.ue_pdcp_tx, &mut u.ue_rlc),
+                    };
+                    pdcp.on_timeout(now, &mut self.lost);
+                    if self.lost.is_empty() {
+                        continue;
+                    }
+                    let first = self.lost[0].count;
+                    let last = self.lost[self.lost.len() - 1].count;
+                    let gone = rlc.discard_untransmitted(|p| p.count.wrapping_sub(first) <= last.wrapping_sub(first));
+                    for p in gone {
+                        match dir {
+                            Direction::Downlink => u.stats.dl_sdus_dropped += 1,
+                            Direction::Uplink => u.stats.ul_sdus_dropped += 1,
+                        }
+                        out.push(RanOutput::Dropped { ue, dir, sdu: p.sdu });
+                    }
+                }
                 Self::collect_lost(u, ue, out);
             }
             self.delivered_rlc = rlc_out;
@@ -759,6 +788,16 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
                     }
                     for p in rlc_out.drain(..) {
                         pdcp_rx.on_pdu(now, p, &mut self.delivered_pdcp);
+                    }
+                    // STATUS PDUs in this block confirm the peer's delivery of SDUs sent the
+                    // other way: their PDCP transmitter stops holding them (TS 36.323 §5.4).
+                    rlc.take_delivered(&mut rlc_out);
+                    let pdcp_tx = match dir {
+                        Direction::Downlink => &mut u.ue_pdcp_tx,
+                        Direction::Uplink => &mut u.enb_pdcp_tx,
+                    };
+                    for p in rlc_out.drain(..) {
+                        pdcp_tx.on_lower_layer_ack(p.sn);
                     }
                     self.delivered_rlc = rlc_out;
                     for sdu in self.delivered_pdcp.drain(..) {

@@ -489,6 +489,17 @@ impl<P: Copy + Debug> RlcEntity<P> {
     pub fn discard_untransmitted(&mut self, pred: impl FnMut(&P) -> bool) -> Vec<P> {
         dispatch!(self, e => e.discard_untransmitted(pred))
     }
+    /// Move the SDUs whose delivery the peer acknowledged (since the last call) into `out`:
+    /// AM only (TS 36.322 §5.1.3.1.1); TM and UM never confirm delivery.
+    pub fn take_delivered(&mut self, out: &mut Vec<P>) {
+        if let RlcEntity::Am(e) = self {
+            e.take_delivered(out);
+        }
+    }
+    /// Whether the entity confirms delivery (AM), so that PDCP holds SDUs until it does.
+    pub fn confirms_delivery(&self) -> bool {
+        matches!(self, RlcEntity::Am(_))
+    }
     /// Move the SDUs the receiver gave up on (since the last call) into `out`.
     pub fn take_lost(&mut self, out: &mut Vec<P>) {
         dispatch!(self, e => e.take_lost(out))

@@ -242,6 +242,8 @@ pub struct AmEntity<P> {
     stats: RlcStats,
     /// Unused by AM (never gives up an SDU), kept so `take_lost` has a uniform shape.
     lost: Vec<P>,
+    /// SDUs whose every piece is positively acknowledged, not yet taken by the upper layer.
+    delivered_tx: Vec<P>,
 }
 
 impl<P: Copy + Debug> AmEntity<P> {
@@ -273,6 +275,7 @@ impl<P: Copy + Debug> AmEntity<P> {
             reasm: Reassembler::new(),
             stats: RlcStats::default(),
             lost: Vec::new(),
+            delivered_tx: Vec::new(),
         }
     }
 
@@ -605,9 +608,17 @@ impl<P: Copy + Debug> AmEntity<P> {
                 self.ack(k as usize);
             }
         }
-        // VT(A) = first SN not positively acknowledged.
+        // VT(A) = first SN not positively acknowledged. An SDU whose last piece leaves with
+        // VT(A) has every piece acknowledged (its pieces are in this PDU and earlier ones): it
+        // is indicated to the upper layer as delivered (§5.1.3.1.1). SDUs whose last piece sits
+        // in a PDU acknowledged above a hole wait until VT(A) passes it.
         while self.tx_buf.front().is_some_and(|t| t.acked) {
-            self.tx_buf.pop_front();
+            let t = self.tx_buf.pop_front().expect("front exists");
+            for s in &t.segments {
+                if s.offset + s.len == s.sdu_bytes {
+                    self.delivered_tx.push(s.sdu);
+                }
+            }
             self.vt_a = add(self.vt_a, 1);
         }
     }
@@ -762,6 +773,12 @@ impl<P: Copy + Debug> AmEntity<P> {
     /// §5.3: drop queued SDUs not yet mapped to any PDU for which `pred` holds.
     pub fn discard_untransmitted(&mut self, pred: impl FnMut(&P) -> bool) -> Vec<P> {
         self.tx.discard(pred)
+    }
+
+    /// Moves the SDUs acknowledged since the last call into `out` (TS 36.322 §5.1.3.1.1:
+    /// "indicate to upper layers successful delivery"), in SN order: PDCP releases them.
+    pub fn take_delivered(&mut self, out: &mut Vec<P>) {
+        out.append(&mut self.delivered_tx);
     }
 
     /// AM never gives up an SDU (maxRetxThreshold raises radio link failure instead).
@@ -1147,16 +1164,25 @@ mod tests {
                 for i in 1..=n {
                     pair.a.on_sdu(pair.now, i, 1400).unwrap();
                 }
+                // §5.1.3.1.1 delivery indications: each SDU confirmed once, in order, and
+                // only once the receiver has delivered it.
+                let mut confirmed = Vec::new();
                 for k in 0..20_000u32 {
                     let grant = 600 + (k * 7919 % 2900);
                     pair.tti(grant, 200);
+                    pair.a.take_delivered(&mut confirmed);
+                    if let Some(&last) = confirmed.last() {
+                        assert!(pair.delivered_b.len() >= last as usize, "SDU {last} confirmed before delivery");
+                    }
                     if pair.delivered_b.len() == n as usize && pair.a.buffer_status().total() == 0 {
                         break;
                     }
                 }
                 pair.run_until_idle(2000, 5000);
+                pair.a.take_delivered(&mut confirmed);
                 let expected: Vec<u32> = (1..=n).collect();
                 assert_eq!(pair.delivered_b, expected, "seed {seed} loss {loss}");
+                assert_eq!(confirmed, expected, "delivery indications, seed {seed} loss {loss}");
                 assert_eq!(pair.a.untransmitted_and_unacked(), Vec::<u32>::new());
                 let mut lost = vec![];
                 pair.b.take_lost(&mut lost);
