@@ -14,6 +14,7 @@
 
 pub mod layout;
 pub mod mac;
+pub mod mobility;
 pub mod pdcp;
 pub mod phy;
 pub mod ran;
