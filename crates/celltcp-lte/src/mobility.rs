@@ -234,8 +234,8 @@ fn speed_in_range(key: &str, v: f64) -> Result<(), String> {
 
 impl SpeedDist {
     /// Checks the ranges; `key` names the field in errors. With `moving`, speeds must also be
-    /// > 0 (a walk with speeds near 0 takes forever to finish a leg; for random waypoint with
-    /// `min_kmh = 0` the mean speed decays to 0: Yoon, Liu, Noble, INFOCOM 2003).
+    /// strictly positive (a walk with speeds near 0 takes forever to finish a leg; for random
+    /// waypoint with `min_kmh = 0` the mean speed decays to 0: Yoon, Liu, Noble, INFOCOM 2003).
     pub fn validate(&self, key: &str, moving: bool) -> Result<(), String> {
         match *self {
             SpeedDist::Constant { kmh } => {

@@ -186,7 +186,7 @@ impl RlfDetector {
             let f = self.next_frame;
             // skip runs of frames whose windows hold no sample
             let newest = self.frames.back().map(|fr| fr.idx);
-            if newest.map_or(true, |n| n + n_out <= f) {
+            if !matches!(newest, Some(n) if n + n_out > f) {
                 self.frames.clear();
                 self.next_frame = current;
                 break;
