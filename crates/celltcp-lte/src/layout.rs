@@ -298,20 +298,28 @@ fn dist(a: (f64, f64), b: (f64, f64)) -> f64 {
 
 /// Gabriel graph: i ~ j iff no k lies strictly inside the circle with diameter ij, i.e.
 /// |k − m|² < (|i − j|/2)² with m the midpoint (a relative 1e-9 margin keeps grid points on the
-/// circle outside).
+/// circle outside). A k inside that circle is strictly closer to i than j is (the angle ikj is
+/// obtuse), so for each i the candidates k are scanned nearest first and the scan stops at j:
+/// the nearest blocker is usually found at once, which keeps large layouts fast.
 fn gabriel_neighbours(sites: &[Site]) -> Vec<Vec<usize>> {
     let n = sites.len();
     let mut nb = vec![Vec::new(); n];
+    let mut order: Vec<(f64, usize)> = Vec::with_capacity(n);
     for i in 0..n {
-        for j in i + 1..n {
-            let (pi, pj) = (sites[i].position, sites[j].position);
+        let pi = sites[i].position;
+        order.clear();
+        order.extend((0..n).filter(|&k| k != i).map(|k| (dist(pi, sites[k].position), k)));
+        order.sort_by(|a, b| a.0.total_cmp(&b.0));
+        for (idx, &(d_ij, j)) in order.iter().enumerate() {
+            if j < i {
+                continue;
+            }
+            let pj = sites[j].position;
             let m = ((pi.0 + pj.0) / 2.0, (pi.1 + pj.1) / 2.0);
-            let r2 = (dist(pi, pj) / 2.0).powi(2);
-            let blocked = (0..n).any(|k| {
-                k != i && k != j && {
-                    let pk = sites[k].position;
-                    (pk.0 - m.0).powi(2) + (pk.1 - m.1).powi(2) < r2 * (1.0 - 1e-9)
-                }
+            let r2 = (d_ij / 2.0).powi(2) * (1.0 - 1e-9);
+            let blocked = order[..idx].iter().any(|&(_, k)| {
+                let pk = sites[k].position;
+                (pk.0 - m.0).powi(2) + (pk.1 - m.1).powi(2) < r2
             });
             if !blocked {
                 nb[i].push(j);
@@ -466,6 +474,40 @@ mod tests {
         assert_eq!(hex(0, 0, 1).cells()[0].gain_toward_db(at(123.0)), 0.0);
         // cells of a site are adjacent
         assert!(l.cells_adjacent(0, 2));
+    }
+
+    #[test]
+    fn gabriel_matches_the_brute_force_definition() {
+        use rand::Rng;
+        let mut r = celltcp_engine::rng::component_rng(5, 5);
+        let pts: Vec<(String, (f64, f64))> = (0..60).map(|i| (format!("s{i}"), (r.gen::<f64>() * 5000.0, r.gen::<f64>() * 5000.0))).collect();
+        let l = Layout::explicit(&pts, 1).unwrap();
+        let p: Vec<(f64, f64)> = pts.iter().map(|x| x.1).collect();
+        for i in 0..p.len() {
+            for j in 0..p.len() {
+                if i == j {
+                    continue;
+                }
+                let m = ((p[i].0 + p[j].0) / 2.0, (p[i].1 + p[j].1) / 2.0);
+                let r2 = (dist(p[i], p[j]) / 2.0).powi(2);
+                let brute = !(0..p.len()).any(|k| k != i && k != j && dist(p[k], m).powi(2) < r2);
+                assert_eq!(l.neighbours(i).contains(&j), brute, "{i} {j}");
+            }
+        }
+        // a planar graph: at most 3n − 6 edges; connected
+        assert!(l.x2_pairs().len() <= 3 * 60 - 6);
+        let mut seen = vec![false; 60];
+        let mut stack = vec![0];
+        while let Some(v) = stack.pop() {
+            if !std::mem::replace(&mut seen[v], true) {
+                stack.extend(l.neighbours(v));
+            }
+        }
+        assert!(seen.iter().all(|&b| b));
+        // a large hex layout stays fast (1 + 3·20·21 = 1261 sites)
+        let big = hex(15, 5, 1);
+        assert_eq!(big.sites().len(), 1261);
+        assert_eq!(big.neighbours(0).len(), 6);
     }
 
     #[test]

@@ -68,7 +68,7 @@ pub const FILTER_REFERENCE_MS: f64 = 200.0;
 /// Values of the `TimeToTrigger` IE (TS 36.331 §6.3.5), ms.
 pub const TIME_TO_TRIGGER_MS: [u32; 16] = [0, 40, 64, 80, 100, 128, 160, 256, 320, 480, 512, 640, 1024, 1280, 2560, 5120];
 
-/// Values of the `FilterCoefficient` IE (TS 36.331 §6.3.5: fc0 … fc9, fc11, fc13, fc15, fc17, fc19).
+/// Values of the TS 36.331 `FilterCoefficient` IE (fc0 … fc9, fc11, fc13, fc15, fc17, fc19).
 pub const FILTER_COEFFICIENTS: [u8; 15] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 13, 15, 17, 19];
 
 /// Reference-signal REs per PRB in an OFDM symbol that carries them, antenna port 0
