@@ -8,7 +8,9 @@ an empty directory; the wall times include the worker start-up, the runs, writin
 directory and the results table. Prints both wall times and the ratio jobs-1 / jobs-N (the
 ideal on an idle machine with N cores is N), and the cores kept busy (CPU seconds of the
 driver and its workers per wall second): on a machine shared with other work the ratio falls
-short of N while the busy cores show whether the executor kept its N processes fed.
+short of N while the busy cores show whether the executor kept its N processes fed. For the
+same reason it measures, before and after, how much faster a pure-CPU loop runs on N processes
+than on one: the ceiling the machine offers at that moment.
 """
 
 from __future__ import annotations
@@ -58,6 +60,29 @@ def _cpu_s() -> float:
     return total
 
 
+def _spin(n: int) -> int:
+    x = 0
+    for i in range(n):
+        x ^= i * i
+    return x
+
+
+def machine_ratio(jobs: int, n: int = 20_000_000) -> float:
+    """What the machine gives right now: the same pure-CPU loop done ``jobs`` times one after
+    another, over ``jobs`` copies at once (``jobs`` on an idle machine with that many cores)."""
+    import multiprocessing as mp
+
+    t0 = time.perf_counter()
+    for _ in range(jobs):
+        _spin(n)
+    serial = time.perf_counter() - t0
+    ctx = mp.get_context("fork")
+    t0 = time.perf_counter()
+    with ctx.Pool(jobs) as pool:
+        pool.map(_spin, [n] * jobs)
+    return serial / (time.perf_counter() - t0)
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--runs", type=int, default=200)
@@ -76,6 +101,9 @@ def main() -> int:
         print(f"{len(sweep.runs)} runs of {args.duration} simulated "
               f"({len(CCS)} controls x {len(QUEUES)} queues x {len(sweep.seeds)} seeds), "
               f"{os.cpu_count()} cores", flush=True)
+        before = machine_ratio(args.jobs)
+        print(f"machine: a pure-CPU loop runs {before:.2f}x faster on {args.jobs} processes than "
+              f"on one (before)", flush=True)
         walls = {}
         for jobs in (1, args.jobs):
             out = work / f"jobs{jobs}"
@@ -90,6 +118,9 @@ def main() -> int:
             print(f"--jobs {jobs}: {walls[jobs]:7.1f} s wall  ({walls[jobs] / len(sweep.runs) * 1e3:.0f} ms "
                   f"per run; simulation alone {sim:.1f} s; {busy:.2f} cores busy)", flush=True)
         print(f"ratio jobs 1 / jobs {args.jobs}: {walls[1] / walls[args.jobs]:.2f}")
+        after = machine_ratio(args.jobs)
+        print(f"machine: a pure-CPU loop runs {after:.2f}x faster on {args.jobs} processes than "
+              f"on one (after)")
         load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
         print(f"load average (1, 5, 15 min) at the end: {load}")
     finally:
