@@ -117,7 +117,8 @@ def _parser() -> argparse.ArgumentParser:
 
     def executor_opts(sp: argparse.ArgumentParser) -> None:
         sp.add_argument("-j", "--jobs", type=_positive, metavar="N",
-                        help=f"runs at a time (default: the number of cores, {os.cpu_count()})")
+                        help=f"runs at a time (default: the number of cores, {os.cpu_count()}); "
+                             "with --address, the cluster's CPUs decide")
         sp.add_argument("--executor", choices=["local", "ray"], default="local",
                         help="local: a pool of processes (default); ray: Ray tasks")
         sp.add_argument("--address", metavar="ADDR",
