@@ -49,6 +49,7 @@
 //!
 //! API:
 //! ```text
+//! let samples = measure_cells(&links, n_prb, ue_noise_figure_db);   // (CellSample, RS SINR) per cell
 //! let mut m = UeMeasurements::new(MeasConfig::default(), serving)?;
 //! m.on_measurement(now, &[CellSample { cell, rsrp_dbm, rsrq_db }, ...], &mut reports);
 //! if let Some(t) = m.next_deadline() { /* at t: */ m.on_timeout(t, &mut reports) }
@@ -102,6 +103,51 @@ pub fn rssi_dbm(cells: &[(f64, f64)], n_prb: u16, noise_dbm: f64) -> f64 {
 /// RSRQ in dB (TS 36.214 §5.1.3): `10 log10(N) + RSRP − RSSI`.
 pub fn rsrq_db(rsrp_dbm: f64, rssi_dbm: f64, n_prb: u16) -> f64 {
     10.0 * (n_prb as f64).log10() + rsrp_dbm - rssi_dbm
+}
+
+/// One UE's view of one cell for [`measure_cells`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CellLink {
+    pub cell: usize,
+    /// eNB transmit power over the whole carrier, dBm.
+    pub tx_power_dbm: f64,
+    /// Total gain of the link in dB: antenna gains (with the sector pattern toward the UE)
+    /// minus path loss minus shadowing.
+    pub gain_db: f64,
+    /// Fraction of the cell's data REs in use, [0, 1].
+    pub load: f64,
+}
+
+/// The physical-layer samples (RSRP, RSRQ) of every cell in `links` for a UE whose receiver
+/// has `noise_figure_db`, on a carrier of `n_prb` PRBs (RSSI over the whole carrier, all
+/// links interfering). Also returns the reference-signal SINR of each cell
+/// ([`rs_sinr_db`]), the wideband quality the radio link monitoring of [`super::rlf`] uses.
+pub fn measure_cells(links: &[CellLink], n_prb: u16, noise_figure_db: f64) -> Vec<(CellSample, f64)> {
+    let rsrp: Vec<f64> = links.iter().map(|l| rsrp_dbm(l.tx_power_dbm, n_prb, 0.0, 0.0, -l.gain_db, 0.0)).collect();
+    let pairs: Vec<(f64, f64)> = rsrp.iter().zip(links).map(|(&p, l)| (p, l.load)).collect();
+    let noise = crate::phy::channel::thermal_noise_dbm(n_prb as f64 * crate::phy::channel::PRB_BANDWIDTH_HZ, noise_figure_db);
+    let rssi = rssi_dbm(&pairs, n_prb, noise);
+    let noise_re = crate::phy::channel::thermal_noise_dbm(15e3, noise_figure_db);
+    links
+        .iter()
+        .enumerate()
+        .map(|(i, l)| {
+            let others: Vec<(f64, f64)> = pairs.iter().enumerate().filter(|&(k, _)| k != i).map(|(_, &p)| p).collect();
+            (
+                CellSample { cell: l.cell, rsrp_dbm: rsrp[i], rsrq_db: rsrq_db(rsrp[i], rssi, n_prb) },
+                rs_sinr_db(rsrp[i], &others, noise_re),
+            )
+        })
+        .collect()
+}
+
+/// SINR of a cell's reference-signal REs: its RSRP over the mean power per RE of the other
+/// cells (`(rsrp, load)`: RS REs always on, data REs in proportion to load, as in
+/// [`rssi_dbm`], averaged over the 12 REs of a PRB) plus the thermal noise of one RE.
+pub fn rs_sinr_db(rsrp_dbm: f64, others: &[(f64, f64)], noise_per_re_dbm: f64) -> f64 {
+    let data_re = 12.0 - RS_RE_PER_PRB;
+    let i_mw: f64 = others.iter().map(|&(p, load)| dbm_to_mw(p) * (RS_RE_PER_PRB + data_re * load.clamp(0.0, 1.0)) / 12.0).sum();
+    rsrp_dbm - mw_to_dbm(i_mw + dbm_to_mw(noise_per_re_dbm))
 }
 
 /// The layer-3 filter of TS 36.331 §5.5.3.2 on one quantity (dB domain).
@@ -567,6 +613,25 @@ mod tests {
         close(rssi_dbm(&[(p, 1.0)], 50, f64::NEG_INFINITY), p + 10.0 * 600f64.log10(), 1e-9);
         let n = thermal_noise_dbm(50.0 * 180e3, 9.0);
         assert!(rssi_dbm(&[], 50, n) == n);
+    }
+
+    #[test]
+    fn measure_cells_two_equal_cells_and_noise_limited() {
+        // two equal, fully loaded cells, negligible noise (huge gains): RSRQ = 1/24 = −13.8 dB,
+        // SINR 0 dB
+        let l = |cell, load| CellLink { cell, tx_power_dbm: 46.0, gain_db: -60.0, load };
+        let m = measure_cells(&[l(0, 1.0), l(1, 1.0)], 50, 9.0);
+        close(m[0].0.rsrq_db, -10.0 * 24f64.log10(), 1e-6);
+        close(m[0].1, 0.0, 1e-6);
+        assert_eq!(m[1].0.cell, 1);
+        close(m[0].0.rsrp_dbm, 46.0 - 10.0 * 600f64.log10() - 60.0, 1e-12);
+        // an empty neighbour interferes with its RS REs only: 2/12 of its RE power
+        let m = measure_cells(&[l(0, 1.0), l(1, 0.0)], 50, 9.0);
+        close(m[0].1, 10.0 * 6f64.log10(), 1e-6);
+        // alone and far: SINR = RSRP − noise per RE (−174 + 41.76 + 9 = −123.2 dBm)
+        let far = CellLink { cell: 0, tx_power_dbm: 46.0, gain_db: -140.0, load: 1.0 };
+        let m = measure_cells(&[far], 50, 9.0);
+        close(m[0].1, m[0].0.rsrp_dbm - (-174.0 + 10.0 * 15e3f64.log10() + 9.0), 1e-9);
     }
 
     // ---------------------------------------------------------------- layer-3 filter
