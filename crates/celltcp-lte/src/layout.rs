@@ -496,7 +496,7 @@ mod tests {
         }
         // a planar graph: at most 3n − 6 edges; connected
         assert!(l.x2_pairs().len() <= 3 * 60 - 6);
-        let mut seen = vec![false; 60];
+        let mut seen = [false; 60];
         let mut stack = vec![0];
         while let Some(v) = stack.pop() {
             if !std::mem::replace(&mut seen[v], true) {
