@@ -25,7 +25,8 @@ The output directory::
 
     DIR/sweep.toml, DIR/base.toml     copies of the two files
     DIR/runs/RUN_ID/                  a normal run directory (see celltcp.api), plus scenario.toml
-                                      (the materialised scenario) and sweep-run.json (params, seed)
+                                      (the materialised scenario) and sweep-run.json (params, seed,
+                                      and the worker's host, pid, start and end time)
     DIR/failed/RUN_ID.json            the error of a run that failed (retried by the next invocation)
     DIR/results.parquet               one row per run and flow: run_id, seed, the swept parameters,
                                       flow, every scalar per-flow metric, run.* run-level scalars
@@ -523,10 +524,15 @@ def _base_for(task: Mapping[str, Any], scratch: Path) -> Path:
 
 
 def _execute_into(task: Mapping[str, Any], out: Path, scratch: Path) -> api.Result:
+    started = time.time()
+
     def finish(tmp: Path) -> None:
         (tmp / RUN_SCENARIO).write_text(task["scenario_toml"], encoding="utf-8")
         info = {"run_id": task["run_id"], "seed": task["seed"], "params": task["params"],
-                "overrides": task["overrides"]}
+                "overrides": task["overrides"],
+                # where and when it ran (which node of a cluster; how runs overlapped)
+                "worker": {"host": socket.gethostname(), "pid": os.getpid(),
+                           "started_unix_s": started, "finished_unix_s": time.time()}}
         (tmp / RUN_INFO).write_text(json.dumps(info, indent=2, default=str) + "\n", encoding="utf-8")
 
     return api.execute(

@@ -291,6 +291,20 @@ def test_sweep_resumes_after_sigkill_and_loses_no_finished_run(tmp_path: Path) -
     assert len(load_results(out)) == 9 * 2
 
 
+def test_local_executor_runs_in_parallel_processes(tmp_path: Path) -> None:
+    base = BASE.replace('duration = "1s"', 'duration = "20s"').replace("10Mbps", "100Mbps")
+    path = write(tmp_path, 'base = "base.toml"\nseeds = 3\n[grid]\n'
+                           '"flow.bulk.cc" = ["newreno", "cubic"]\n', base)
+    res = run_sweep(path, tmp_path / "out", jobs=2)
+    assert res.done == 6
+    workers = [json.loads((p / "sweep-run.json").read_text())["worker"]
+               for p in (tmp_path / "out" / "runs").iterdir()]
+    assert len({w["pid"] for w in workers}) == 2 and os.getpid() not in {w["pid"] for w in workers}
+    # two runs of different workers were under way at the same time
+    assert any(a["pid"] != b["pid"] and a["started_unix_s"] < b["finished_unix_s"]
+               and b["started_unix_s"] < a["finished_unix_s"] for a in workers for b in workers)
+
+
 def test_progress_line_counts_runs_and_time_left(tmp_path: Path) -> None:
     buf = io.StringIO()
     run_sweep(write(tmp_path, 'base = "base.toml"\n[grid]\n"flow.bulk.cc" = ["bbr", "cubic"]\n'),
