@@ -903,6 +903,8 @@ def run_sweep(
         todo = [r for r in sweep.runs if not (runs_dir / r.run_id / api.MANIFEST).is_file()]
         skipped = len(sweep.runs) - len(todo)
         bar = SweepProgress(len(sweep.runs), skipped, progress_stream) if progress else None
+        if bar is not None and todo:
+            bar.draw(force=True)
         counts = {"done": 0, "failed": 0}
 
         def on_result(res: dict[str, Any]) -> None:
