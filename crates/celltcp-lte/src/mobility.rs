@@ -429,7 +429,7 @@ pub(crate) fn push_flight(region: Option<&Region>, t0: f64, p: Point, d: Point, 
 
 /// What a UE does. Each variant's fields are documented on its config struct.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-#[serde(tag = "model", rename_all = "snake_case")]
+#[serde(tag = "model", rename_all = "snake_case", deny_unknown_fields)]
 pub enum MobilitySpec {
     Static { position: Point },
     ConstantVelocity(constant_velocity::ConstantVelocityConfig),

@@ -14,6 +14,7 @@ use super::{Leg, Point, Region, SpeedDist};
 
 /// `model = "constant_velocity"`.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct ConstantVelocityConfig {
     /// Start position, metres.
     pub start: Point,

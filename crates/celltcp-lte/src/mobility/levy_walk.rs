@@ -29,7 +29,7 @@ use super::{push_flight, Leg, Point, Region, SpeedDist};
 
 /// `model = "levy_walk"`.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-#[serde(default)]
+#[serde(default, deny_unknown_fields)]
 pub struct LevyWalkConfig {
     /// Start position (inside the region); default: uniform in the region.
     pub start: Option<Point>,

@@ -23,6 +23,7 @@ use super::{Leg, PauseDist, Point, Region, SpeedDist};
 
 /// `model = "random_waypoint"`.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct RandomWaypointConfig {
     /// Start position (inside the region); default: uniform in the region.
     #[serde(default)]

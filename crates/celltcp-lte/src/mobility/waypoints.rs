@@ -25,6 +25,7 @@ pub struct Waypoint {
 
 /// `model = "waypoints"`.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct WaypointsConfig {
     /// At least two waypoints.
     pub points: Vec<Waypoint>,
