@@ -123,19 +123,29 @@ pub struct CellLink {
 /// links interfering). Also returns the reference-signal SINR of each cell
 /// ([`rs_sinr_db`]), the wideband quality the radio link monitoring of [`super::rlf`] uses.
 pub fn measure_cells(links: &[CellLink], n_prb: u16, noise_figure_db: f64) -> Vec<(CellSample, f64)> {
-    let rsrp: Vec<f64> = links.iter().map(|l| rsrp_dbm(l.tx_power_dbm, n_prb, 0.0, 0.0, -l.gain_db, 0.0)).collect();
-    let pairs: Vec<(f64, f64)> = rsrp.iter().zip(links).map(|(&p, l)| (p, l.load)).collect();
-    let noise = crate::phy::channel::thermal_noise_dbm(n_prb as f64 * crate::phy::channel::PRB_BANDWIDTH_HZ, noise_figure_db);
-    let rssi = rssi_dbm(&pairs, n_prb, noise);
-    let noise_re = crate::phy::channel::thermal_noise_dbm(15e3, noise_figure_db);
+    use crate::phy::channel::{thermal_noise_dbm, PRB_BANDWIDTH_HZ};
+    let n = n_prb as f64;
+    let data_re = 12.0 - RS_RE_PER_PRB;
+    // per cell: RSRP (dBm) and its mean power per RE in mW, (RS + load · data) / 12 · RSRP
+    let per: Vec<(f64, f64)> = links
+        .iter()
+        .map(|l| {
+            let rsrp = rsrp_dbm(l.tx_power_dbm, n_prb, 0.0, 0.0, -l.gain_db, 0.0);
+            (rsrp, dbm_to_mw(rsrp) * (RS_RE_PER_PRB + data_re * l.load.clamp(0.0, 1.0)) / 12.0)
+        })
+        .collect();
+    let total_mw: f64 = per.iter().map(|p| p.1).sum();
+    let noise_re_mw = dbm_to_mw(thermal_noise_dbm(15e3, noise_figure_db));
+    // RSSI: 12 N REs of every cell's mean RE power, plus noise over N · 180 kHz (= 12 N REs)
+    let rssi = mw_to_dbm(12.0 * n * total_mw + dbm_to_mw(thermal_noise_dbm(n * PRB_BANDWIDTH_HZ, noise_figure_db)));
     links
         .iter()
-        .enumerate()
-        .map(|(i, l)| {
-            let others: Vec<(f64, f64)> = pairs.iter().enumerate().filter(|&(k, _)| k != i).map(|(_, &p)| p).collect();
+        .zip(&per)
+        .map(|(l, &(rsrp, own_mw))| {
+            let interference = (total_mw - own_mw).max(0.0);
             (
-                CellSample { cell: l.cell, rsrp_dbm: rsrp[i], rsrq_db: rsrq_db(rsrp[i], rssi, n_prb) },
-                rs_sinr_db(rsrp[i], &others, noise_re),
+                CellSample { cell: l.cell, rsrp_dbm: rsrp, rsrq_db: rsrq_db(rsrp, rssi, n_prb) },
+                rsrp - mw_to_dbm(interference + noise_re_mw),
             )
         })
         .collect()
@@ -628,6 +638,20 @@ mod tests {
         // an empty neighbour interferes with its RS REs only: 2/12 of its RE power
         let m = measure_cells(&[l(0, 1.0), l(1, 0.0)], 50, 9.0);
         close(m[0].1, 10.0 * 6f64.log10(), 1e-6);
+        // agrees with the separate rssi_dbm / rs_sinr_db definitions on an uneven mix
+        let mix = [
+            CellLink { cell: 4, tx_power_dbm: 46.0, gain_db: -95.0, load: 0.3 },
+            CellLink { cell: 7, tx_power_dbm: 43.0, gain_db: -101.0, load: 1.0 },
+            CellLink { cell: 9, tx_power_dbm: 46.0, gain_db: -110.0, load: 0.0 },
+        ];
+        let m = measure_cells(&mix, 25, 7.0);
+        let pairs: Vec<(f64, f64)> = m.iter().zip(&mix).map(|(x, l)| (x.0.rsrp_dbm, l.load)).collect();
+        let rssi = rssi_dbm(&pairs, 25, thermal_noise_dbm(25.0 * 180e3, 7.0));
+        for (i, x) in m.iter().enumerate() {
+            close(x.0.rsrq_db, rsrq_db(x.0.rsrp_dbm, rssi, 25), 1e-9);
+            let others: Vec<(f64, f64)> = pairs.iter().enumerate().filter(|&(k, _)| k != i).map(|(_, &p)| p).collect();
+            close(x.1, rs_sinr_db(x.0.rsrp_dbm, &others, thermal_noise_dbm(15e3, 7.0)), 1e-9);
+        }
         // alone and far: SINR = RSRP − noise per RE (−174 + 41.76 + 9 = −123.2 dBm)
         let far = CellLink { cell: 0, tx_power_dbm: 46.0, gain_db: -140.0, load: 1.0 };
         let m = measure_cells(&[far], 50, 9.0);
