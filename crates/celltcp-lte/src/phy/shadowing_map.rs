@@ -28,6 +28,10 @@
 //! keeps variance σ² and autocorrelation `exp(−Δd / d_corr)`, two sites correlate by `r`, two
 //! sectors of one site by 1.
 //!
+//! Cost: one update draws `1 + n_sites` normals. Because the AR(1) step is exact for any Δd,
+//! updating once per measurement or per metre moved gives the same statistics as updating
+//! every TTI (only the sampling of the path is coarser).
+//!
 //! API:
 //! ```text
 //! let mut m = ShadowingMap::new(&ShadowingConfig::default(), &site_of_cell, start_pos, rng)?;
