@@ -98,8 +98,9 @@ RUN_INFO = "sweep-run.json"
 RUN_SCENARIO = "scenario.toml"
 LOCK = ".sweep.lock"
 
-#: Seconds allowed for connecting to a Ray cluster before giving up.
-RAY_CONNECT_TIMEOUT_S = 20.0
+#: Seconds allowed for joining a Ray cluster that accepts connections before giving up
+#: (the environment variable CELLTCP_RAY_TIMEOUT_S overrides it).
+RAY_CONNECT_TIMEOUT_S = 15.0
 
 _TOP_KEYS = ("base", "seeds", "grid", "zip", "exclude", "set", "description")
 
@@ -702,12 +703,16 @@ def _ray_init(ray: Any, address: str | None, jobs: int | None) -> bool:
         except BaseException as e:  # noqa: BLE001
             box["error"] = e
 
+    try:
+        limit = float(os.environ.get("CELLTCP_RAY_TIMEOUT_S", RAY_CONNECT_TIMEOUT_S))
+    except ValueError:
+        limit = RAY_CONNECT_TIMEOUT_S
     th = threading.Thread(target=connect, name="celltcp-ray-init", daemon=True)
     th.start()
-    th.join(RAY_CONNECT_TIMEOUT_S)
+    th.join(limit)
     if th.is_alive():
         raise SweepError(f"--address {address!r}: no answer from a Ray cluster within "
-                         f"{RAY_CONNECT_TIMEOUT_S:g} s; giving up")
+                         f"{limit:g} s; giving up")
     if "error" in box:
         err = box["error"]
         raise SweepError(f"--address {address!r}: cannot join the Ray cluster: "

@@ -359,6 +359,25 @@ def test_ray_address_that_does_not_answer_fails_fast(tmp_path: Path) -> None:
     assert not list((tmp_path / "out" / "runs").iterdir())
 
 
+@pytest.mark.filterwarnings("ignore")
+def test_ray_address_that_accepts_but_never_answers_gives_up(tmp_path: Path) -> None:
+    pytest.importorskip("ray")
+    with socket.socket() as srv:  # accepts TCP connections, never speaks Ray
+        srv.bind(("127.0.0.1", 0))
+        srv.listen(8)
+        port = srv.getsockname()[1]
+        t0 = time.monotonic()
+        r = subprocess.run(
+            [sys.executable, "-m", "celltcp", "sweep", str(write(tmp_path)), "-o",
+             str(tmp_path / "out"), "--executor", "ray", "--address", f"127.0.0.1:{port}"],
+            capture_output=True, text=True, timeout=60,
+            env={**os.environ, "CELLTCP_RAY_TIMEOUT_S": "3"})
+        elapsed = time.monotonic() - t0
+    assert r.returncode == 2, r.stderr
+    assert "no answer from a Ray cluster within 3 s" in r.stderr
+    assert elapsed < 20
+
+
 # ---------------------------------------------------------------------------------------------
 # Confidence intervals
 
