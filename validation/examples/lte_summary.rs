@@ -17,7 +17,14 @@ fn main() {
     }
     if let Some(l) = s.get("lte") {
         println!("{}", serde_json::to_string_pretty(&l["cells"]).unwrap());
-        println!("{}", serde_json::to_string_pretty(&l["ues"][0]).unwrap());
+        if std::env::var_os("UE").is_some() {
+            println!("{}", serde_json::to_string_pretty(&l["ues"][0]).unwrap());
+        }
+        if l["handovers"].as_array().is_some_and(|a| !a.is_empty()) || l["radio_link_failures"].as_array().is_some_and(|a| !a.is_empty()) {
+            println!("handovers {}", serde_json::to_string_pretty(&l["handovers"]).unwrap());
+            println!("radio link failures {}", serde_json::to_string(&l["radio_link_failures"]).unwrap());
+            println!("mobility {}", l["mobility"]);
+        }
     }
     println!("events {} wall {:.3}s sim/wall {:.1}", out.events, out.wall_time_s, out.sim_time_s / out.wall_time_s);
 }

@@ -254,6 +254,12 @@ impl<P: Copy + std::fmt::Debug> PdcpTx<P> {
         }
     }
 
+    /// Whether the SDU with COUNT `count` is still held (not confirmed, discarded or released).
+    pub fn holds(&self, count: u32) -> bool {
+        let idx = count.wrapping_sub(self.front_count) as usize;
+        matches!(self.held.get(idx), Some(Some(h)) if h.pdu.count == count)
+    }
+
     /// The lower layer refused the SDU with SN `sn` (its buffer was full): stop holding it,
     /// counted as neither delivered nor discarded here (the caller counts the drop).
     pub fn forget(&mut self, sn: u32) {
@@ -412,6 +418,16 @@ impl<P: Copy + std::fmt::Debug> PdcpRx<P> {
     fn set_last_submitted(&mut self, count: u32) {
         self.last_submitted_count = count;
         self.last_submitted_pdcp_rx_sn = count & (self.cfg.sn_space() - 1);
+    }
+
+    /// Whether the SDU with COUNT `count` reached this receiver (delivered, or stored out of
+    /// order), as its status report would say (§5.3.1).
+    pub fn has_received(&self, count: u32) -> bool {
+        let ahead = count.wrapping_sub(self.last_submitted_count.wrapping_add(1));
+        if (ahead as i32) < 0 {
+            return !self.was_skipped(count);
+        }
+        matches!(self.stored.get(ahead as usize), Some(Some(_)))
     }
 
     /// Pops the front stored slot (COUNT `last_submitted_count + 1`), delivering it if present.

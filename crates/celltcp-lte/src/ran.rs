@@ -53,6 +53,13 @@ use crate::phy::{amc, tbs};
 use crate::rlc::{RlcConfig, RlcEntity, RlcPdu};
 use crate::Direction;
 
+mod handover;
+mod mobility;
+pub use handover::{HandoverConfig, HandoverEvent, PdcpForwarding};
+pub use mobility::{RlfRecord, MOBILITY_STEP};
+use handover::HoState;
+use mobility::UeMobility;
+
 /// Bytes the eNB grants in answer to a scheduling request, before any buffer status report
 /// has told it more: enough for the buffer status report and a TCP ACK.
 pub const SR_GRANT_BYTES: u32 = 128;
@@ -114,6 +121,7 @@ pub struct RanConfig {
     pub rlc: RlcConfig,
     pub pdcp: PdcpConfig,
     pub radio: RadioConfig,
+    pub handover: HandoverConfig,
 }
 
 /// An eNB (one cell) at a position.
@@ -181,6 +189,10 @@ pub struct UeStats {
     pub dl_sdus_dropped: u64,
     pub ul_sdus_dropped: u64,
     pub scheduling_requests: u64,
+    /// Handovers executed (the UE detached from one cell towards another).
+    pub handovers: u64,
+    /// Radio link failures (T310 expiries).
+    pub radio_link_failures: u64,
 }
 
 /// Counters of one cell.
@@ -267,6 +279,29 @@ struct Ue<P: Copy + std::fmt::Debug> {
     timer_at: Option<SimTime>,
     sr_offset_ms: u64,
     stats: UeStats,
+    position: (f64, f64),
+    /// Shadowing towards each cell, dB (drawn at the start).
+    shadow_db: Vec<f64>,
+    /// Handover in progress.
+    ho: Option<HoState>,
+    /// Between the handover command and the arrival in the target.
+    detached: bool,
+    /// Downlink SDUs on their way over X2-U to the target: (arrival, PDU).
+    x2_queue: VecDeque<(SimTime, PdcpPdu<P>)>,
+    /// When X2-U finishes serialising what is queued.
+    x2_free_at: SimTime,
+    /// New downlink SDUs go over X2 until the path switch.
+    x2_until: SimTime,
+    /// Uplink SDUs to send again in the target.
+    ul_resend: Vec<PdcpPdu<P>>,
+    /// Lossless handover: the UE's PDCP reorders until this COUNT is confirmed.
+    reorder_until: Option<u32>,
+    /// Trajectory, measurements, radio link monitoring.
+    mob: Option<UeMobility>,
+    /// T310 running since.
+    t310_started: Option<SimTime>,
+    /// Planned handovers (decision time, target), latest first.
+    ho_plan: Vec<(SimTime, usize)>,
 }
 
 /// The scheduler's view of one HARQ process (the block itself lives in the HARQ entity).
@@ -328,6 +363,9 @@ pub struct Ran<P: Copy + std::fmt::Debug> {
     sinr_buf: Vec<f64>,
     fading_buf: Vec<f32>,
     lost: Vec<PdcpPdu<P>>,
+    ho_events: Vec<HandoverEvent>,
+    interferer_only: Vec<bool>,
+    rlf_records: Vec<RlfRecord>,
 }
 
 fn ceil_tti(t: SimTime) -> SimTime {
@@ -388,12 +426,14 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
             .enumerate()
             .map(|(i, u)| {
                 let mut rng = component_rng(seed, component_id("ue", &u.name));
+                let mut shadow_db = Vec::with_capacity(cells.len());
                 let gain = cells
                     .iter()
                     .map(|c| {
                         let d = ((u.position.0 - c.position.0).powi(2) + (u.position.1 - c.position.1).powi(2)).sqrt();
                         let loss = r.pathloss.loss_db(d, r.carrier_hz, r.enb_height_m, r.ue_height_m);
                         let shadow = if r.shadowing_sigma_db > 0.0 { channel::shadowing_db(r.shadowing_sigma_db, &mut rng) } else { 0.0 };
+                        shadow_db.push(shadow);
                         channel::db_to_linear(r.enb_antenna_gain_dbi + r.ue_antenna_gain_dbi - loss - shadow)
                     })
                     .collect();
@@ -430,6 +470,18 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
                     timer_at: None,
                     sr_offset_ms: i as u64 % sr_ms,
                     stats: UeStats { dl_sinr_db_min: f64::INFINITY, dl_sinr_db_max: f64::NEG_INFINITY, ..UeStats::default() },
+                    position: u.position,
+                    shadow_db,
+                    ho: None,
+                    detached: false,
+                    x2_queue: VecDeque::new(),
+                    x2_free_at: SimTime::ZERO,
+                    x2_until: SimTime::ZERO,
+                    ul_resend: Vec::new(),
+                    reorder_until: None,
+                    mob: None,
+                    t310_started: None,
+                    ho_plan: Vec::new(),
                 }
             })
             .collect();
@@ -451,6 +503,9 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
             sinr_buf: Vec::new(),
             fading_buf: Vec::new(),
             lost: Vec::new(),
+            ho_events: Vec::new(),
+            interferer_only: Vec::new(),
+            rlf_records: Vec::new(),
         }
     }
 
@@ -489,6 +544,18 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         // until RLC confirms it (it is what lossless handover forwards, TS 36.323 §5.2.1.1).
         if !u.enb_rlc.confirms_delivery() {
             u.enb_pdcp_tx.on_transmitted(pdu.sn);
+        }
+        if now < u.x2_until {
+            // handover: the source forwards it to the target (until the path switch)
+            self.forward_late(now, ue, pdu);
+            self.refresh(now, ue);
+            return Ok(());
+        }
+        if !u.x2_queue.is_empty() {
+            // after the path switch, behind the forwarded data
+            self.after_forwarded(now, ue, pdu);
+            self.refresh(now, ue);
+            return Ok(());
         }
         if let Err(p) = u.enb_rlc.on_sdu(now, pdu, pdu.bytes) {
             u.enb_pdcp_tx.forget(p.sn);
@@ -539,7 +606,18 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
 
     /// Re-evaluates whether UE `ue` needs TTIs (data, HARQ, requests) or a timer.
     fn refresh(&mut self, _now: SimTime, ue: usize) {
+        let mob_next = self.mobility_next(ue);
         let u = &mut self.ues[ue];
+        if u.detached {
+            let t = [u.ho.as_ref().map(|h| h.next_at()), u.x2_queue.front().map(|x| x.0), mob_next, u.ho_plan.last().map(|x| x.0)].into_iter().flatten().min();
+            if let Some(t) = t {
+                if u.timer_at.map_or(true, |old| t < old) {
+                    u.timer_at = Some(t);
+                    self.timers.push(Reverse((t, ue as u32)));
+                }
+            }
+            return;
+        }
         let dl_busy = u.enb_rlc.buffer_status().total() > 0 || u.dl_procs.iter().any(|p| p.retx_at != SimTime::MAX);
         if dl_busy && !u.in_dl {
             u.in_dl = true;
@@ -559,6 +637,10 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
             u.ue_rlc.next_deadline(),
             u.enb_pdcp_tx.next_deadline(),
             u.ue_pdcp_tx.next_deadline(),
+            u.ho.as_ref().map(|h| h.next_at()),
+            u.x2_queue.front().map(|x| x.0),
+            mob_next,
+            u.ho_plan.last().map(|x| x.0),
         ]
         .into_iter()
         .flatten()
@@ -629,6 +711,12 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
                 continue;
             }
             self.ues[ue].timer_at = None;
+            self.mobility_step(now, ue, out);
+            self.handover_step(now, ue, out);
+            if self.ues[ue].detached {
+                self.refresh(now, ue);
+                continue;
+            }
             let mut rlc_out = std::mem::take(&mut self.delivered_rlc);
             rlc_out.clear();
             {
@@ -800,6 +888,12 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
                         pdcp_tx.on_lower_layer_ack(p.sn);
                     }
                     self.delivered_rlc = rlc_out;
+                    if dir == Direction::Downlink && u.reorder_until.is_some() {
+                        let mut d = std::mem::take(&mut self.delivered_pdcp);
+                        self.end_reordering_if_done(ue, &mut d);
+                        self.delivered_pdcp = d;
+                    }
+                    let u = &mut self.ues[ue];
                     for sdu in self.delivered_pdcp.drain(..) {
                         out.push(match dir {
                             Direction::Downlink => RanOutput::ToUe { ue, sdu },

@@ -37,6 +37,12 @@ pub(crate) struct LteSeries {
     pub ue_cqi: Vec<f64>,
     pub ue_dl_mbps: Vec<f64>,
     pub ue_dl_prbs: Vec<f64>,
+    pub ue_cell: Vec<i64>,
+    pub ue_x: Vec<f64>,
+    pub ue_y: Vec<f64>,
+    pub ue_rsrp_serving: Vec<f64>,
+    pub ue_rsrp_neighbour: Vec<f64>,
+    pub ue_detached: Vec<bool>,
     pub cell_time: Vec<f64>,
     pub cell_id: Vec<i64>,
     pub cell_dl_prb_util: Vec<f64>,
@@ -179,6 +185,15 @@ impl World {
                     se.ue_cqi.push(f64::from(q.cqi));
                     se.ue_dl_mbps.push((ue_now[u].0 - prev_ue[u].0) as f64 / dt / 1e6);
                     se.ue_dl_prbs.push((ue_now[u].1 - prev_ue[u].1) as f64 / ttis);
+                    let cell = ran.serving_cell(u);
+                    let pos = ran.position(u);
+                    se.ue_cell.push(cell as i64);
+                    se.ue_x.push(pos.0);
+                    se.ue_y.push(pos.1);
+                    se.ue_rsrp_serving.push(ran.rsrp_dbm(u, cell));
+                    let best = (0..ran.n_cells()).filter(|&c| c != cell).map(|c| ran.rsrp_dbm(u, c)).fold(f64::NAN, f64::max);
+                    se.ue_rsrp_neighbour.push(best);
+                    se.ue_detached.push(ran.is_detached(u));
                 }
                 let dl_prbs = f64::from(ran.config().dl_prbs);
                 let ul_prbs = f64::from(ran.config().ul_prbs);
@@ -275,6 +290,8 @@ pub(crate) fn lte_summary(w: &World, secs: f64) -> Option<Value> {
                     "scheduling_requests": s.scheduling_requests,
                 },
                 "radio_link_failure": ran.radio_link_failure(u),
+                "handovers": s.handovers,
+                "radio_link_failures": s.radio_link_failures,
             })
         })
         .collect();
@@ -291,7 +308,62 @@ pub(crate) fn lte_summary(w: &World, secs: f64) -> Option<Value> {
             })
         })
         .collect();
-    Some(json!({ "ues": ues, "cells": cells }))
+    let events = ran.handover_events();
+    let handovers: Vec<Value> = events
+        .iter()
+        .map(|e| {
+            json!({
+                "kind": e.kind,
+                "ue": ran.ue_name(e.ue),
+                "source": lte.enb_names[e.source],
+                "target": lte.enb_names[e.target],
+                "decided_s": e.decided_s,
+                "detach_s": e.detach_s,
+                "attach_s": if e.attach_s.is_finite() { json!(e.attach_s) } else { Value::Null },
+                "path_switch_s": if e.path_switch_s.is_finite() { json!(e.path_switch_s) } else { Value::Null },
+                "interruption_ms": if e.attach_s.is_finite() { json!(r3((e.attach_s - e.detach_s) * 1e3)) } else { Value::Null },
+                "sdus_forwarded": e.sdus_forwarded,
+                "sdus_forwarded_late": e.sdus_forwarded_late,
+                "sdus_discarded": e.sdus_discarded,
+                "sdus_discarded_received": e.sdus_discarded_received,
+                "sdus_already_received": e.sdus_already_received,
+                "ul_sdus_resent": e.ul_sdus_resent,
+                "harq_blocks_lost": e.harq_blocks_lost,
+            })
+        })
+        .collect();
+    let rlf: Vec<Value> = ran
+        .rlf_records()
+        .iter()
+        .map(|r| {
+            json!({
+                "ue": ran.ue_name(r.ue),
+                "cell": lte.enb_names[r.cell],
+                "t310_start_s": if r.t310_start_s.is_finite() { json!(r.t310_start_s) } else { Value::Null },
+                "failure_s": r.failure_s,
+                "reestablished_to": lte.enb_names[r.reestablished_to],
+                "during_handover": r.during_handover,
+            })
+        })
+        .collect();
+    // A ping-pong: a handover back to the cell the UE left less than 1 s earlier (the
+    // minimum time of stay of 3GPP TR 36.839 §6.2.1).
+    let mut ping_pongs = 0;
+    for (i, e) in events.iter().enumerate().filter(|(_, e)| e.kind == "handover") {
+        if let Some(prev) = events[..i].iter().rev().find(|p| p.ue == e.ue) {
+            if prev.target == e.source && e.target == prev.source && prev.attach_s.is_finite() && e.decided_s - prev.attach_s < 1.0 {
+                ping_pongs += 1;
+            }
+        }
+    }
+    let counts = json!({
+        "handovers": events.iter().filter(|e| e.kind == "handover").count(),
+        "reestablishments": events.iter().filter(|e| e.kind == "reestablishment").count(),
+        "radio_link_failures": ran.rlf_records().len(),
+        "too_late_handovers": ran.rlf_records().iter().filter(|r| r.during_handover).count(),
+        "ping_pongs": ping_pongs,
+    });
+    Some(json!({ "ues": ues, "cells": cells, "handovers": handovers, "radio_link_failures": rlf, "mobility": counts }))
 }
 
 /// The `lte_ue` and `lte_cell` time series.
@@ -307,7 +379,13 @@ pub(crate) fn lte_tables(w: &World) -> Vec<Table> {
             .f64("ul_rlc_buffer_bytes", s.ue_ul_rlc_bytes.clone())
             .f64("cqi", s.ue_cqi.clone())
             .f64("dl_phy_mbps", s.ue_dl_mbps.clone())
-            .f64("dl_prbs_per_tti", s.ue_dl_prbs.clone()),
+            .f64("dl_prbs_per_tti", s.ue_dl_prbs.clone())
+            .i64("cell", s.ue_cell.clone())
+            .f64("x_m", s.ue_x.clone())
+            .f64("y_m", s.ue_y.clone())
+            .f64("rsrp_serving_dbm", s.ue_rsrp_serving.clone())
+            .f64("rsrp_best_neighbour_dbm", s.ue_rsrp_neighbour.clone())
+            .i64("detached", s.ue_detached.iter().map(|&d| i64::from(d)).collect()),
         Table::new("lte_cell")
             .f64("time_s", s.cell_time.clone())
             .i64("cell", s.cell_id.clone())

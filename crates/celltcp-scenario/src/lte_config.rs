@@ -13,7 +13,10 @@ use celltcp_lte::phy::channel::PathLoss;
 use celltcp_lte::phy::fading::FadingProfile;
 use celltcp_lte::phy::tdd::Duplex;
 use celltcp_lte::phy::{amc, tbs};
-use celltcp_lte::ran::{EnbSpec, RadioConfig, RanConfig, UeSpec};
+use celltcp_lte::mobility::MobilitySpec;
+use celltcp_lte::ran::{EnbSpec, HandoverConfig, PdcpForwarding, RadioConfig, RanConfig, UeSpec};
+use celltcp_lte::rrc::meas::{MeasConfig, ReportConfig, TIME_TO_TRIGGER_MS};
+use celltcp_lte::rrc::rlf::RlfConfig;
 use celltcp_lte::rlc::{AmConfig, RlcConfig, TmConfig, UmConfig};
 use rand::Rng;
 use serde::{Deserialize, Serialize};
@@ -135,6 +138,8 @@ pub struct LteCfg {
     pub pdcp: PdcpCfg,
     #[serde(default)]
     pub epc: EpcCfg,
+    #[serde(default)]
+    pub handover: HandoverCfg,
     #[serde(default, rename = "enb")]
     pub enbs: Vec<EnbCfg>,
     #[serde(default, rename = "ue")]
@@ -183,6 +188,53 @@ pub struct PdcpCfg {
     pub sn_field_bits: Option<u8>,
     pub discard_timer: Option<Dur>,
     pub buffer: Option<Bytes>,
+}
+
+/// `[lte.handover]`: X2 handover, measurements, radio link failure (TS 36.300 §10.1.2.1,
+/// TS 36.331 §5.5, §5.3.11).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HandoverCfg {
+    /// `"seamless"` (default) or `"lossless"` (RLC AM only).
+    pub forwarding: Option<String>,
+    pub x2_delay: Option<Dur>,
+    pub x2_rate: Option<Rate>,
+    pub interruption: Option<Dur>,
+    pub path_switch_delay: Option<Dur>,
+    pub reestablishment: Option<Dur>,
+    /// `"a3"` (default) or `"none"` (only `[[lte.handover.manual]]`).
+    pub algorithm: Option<String>,
+    pub hysteresis: Option<Decibel>,
+    pub time_to_trigger: Option<Dur>,
+    pub a3_offset: Option<Decibel>,
+    pub filter_coefficient: Option<u8>,
+    pub measurement_period: Option<Dur>,
+    /// Radio link monitoring of moving UEs (default true).
+    pub rlf: Option<bool>,
+    pub t310: Option<Dur>,
+    pub n310: Option<u32>,
+    pub n311: Option<u32>,
+    pub qout: Option<Decibel>,
+    pub qin: Option<Decibel>,
+    #[serde(default)]
+    pub manual: Vec<ManualHandoverCfg>,
+}
+
+/// `[[lte.handover.manual]]`: a handover decided at `at`, whatever the measurements say.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ManualHandoverCfg {
+    pub ue: String,
+    pub at: Dur,
+    pub target: String,
+}
+
+/// What a UE does besides its bearer: trajectory, measurements, monitoring.
+#[derive(Clone, Debug)]
+pub struct UeSetup {
+    pub mobility: Option<MobilitySpec>,
+    pub meas: Option<MeasConfig>,
+    pub rlf: Option<RlfConfig>,
 }
 
 /// `[lte.epc]`: the combined SGW/PGW and the S1-U links.
@@ -247,6 +299,9 @@ pub struct UeCfg {
     pub sinr: Option<Decibel>,
     /// Fixed MCS 0..=28 instead of link adaptation.
     pub mcs: Option<u8>,
+    /// A trajectory (`model = "constant_velocity" | "waypoints" | "random_waypoint" |
+    /// "levy_walk" | "static"`); it gives the start position, so no `position`/`placement`.
+    pub mobility: Option<MobilitySpec>,
 }
 
 /// The validated LTE part: what [`celltcp_lte::ran::Ran::new`] needs, and the node names.
@@ -255,6 +310,10 @@ pub struct LtePlan {
     pub enbs: Vec<EnbSpec>,
     pub ues: Vec<UeSpec>,
     pub epc: EpcCfg,
+    /// Per UE, in the order of `ues`.
+    pub setup: Vec<UeSetup>,
+    /// Planned handovers: (decision time, UE index, target cell index).
+    pub manual: Vec<(SimDuration, usize, usize)>,
 }
 
 /// An error in `[lte]` or one of its tables, with the line when it can be found.
@@ -551,6 +610,7 @@ pub fn plan_lte(text: &str, cfg: &LteCfg, seed: u64) -> Result<LtePlan, Scenario
         return Err(e("ue", "expected at least one [[lte.ue]]".into()));
     }
     let mut ues: Vec<UeSpec> = Vec::new();
+    let mut mobility: Vec<Option<MobilitySpec>> = Vec::new();
     for (i, u) in cfg.ues.iter().enumerate() {
         let ue_e = |key: &str, msg: String| lte_err(text, "lte.ue", Some(i), key, msg);
         if u.name.is_empty() {
@@ -576,7 +636,27 @@ pub fn plan_lte(text: &str, cfg: &LteCfg, seed: u64) -> Result<LtePlan, Scenario
                 return Err(ue_e("sinr", format!("expected a SINR between -20dB and 60dB, got \"{s}\"")));
             }
         }
+        let mob_rng = |name: &str| component_rng(seed, component_id("ue-mobility", name));
+        let names: Vec<String> = (0..u.count as usize).map(|k| if u.count == 1 { u.name.clone() } else { format!("{}{}", u.name, k + 1) }).collect();
+        if let Some(spec) = &u.mobility {
+            if u.position.is_some() || u.placement.is_some() {
+                return Err(ue_e("mobility", "a UE with `mobility` starts where its trajectory starts: give no `position` or `placement`".into()));
+            }
+            let cells: Vec<(f64, f64)> = enbs.iter().map(|x| x.position).collect();
+            spec.validate_with_cells(&cells).map_err(|m| ue_e("mobility", m))?;
+        }
         let positions: Vec<(f64, f64)> = match (&u.position, &u.placement) {
+            _ if u.mobility.is_some() => {
+                let spec = u.mobility.as_ref().unwrap();
+                names
+                    .iter()
+                    .map(|n| {
+                        celltcp_lte::mobility::Mobility::new(spec, mob_rng(n))
+                            .map(|mut m| m.position(celltcp_engine::SimTime::ZERO))
+                            .map_err(|m| ue_e("mobility", m))
+                    })
+                    .collect::<Result<_, _>>()?
+            }
             (Some(_), Some(_)) => return Err(ue_e("placement", "give either `position` or `placement`, not both".into())),
             (Some(p), None) => {
                 if u.count != 1 {
@@ -635,6 +715,7 @@ pub fn plan_lte(text: &str, cfg: &LteCfg, seed: u64) -> Result<LtePlan, Scenario
                 return Err(ue_e("name", format!("UE name {name:?} is used twice")));
             }
             ues.push(UeSpec { name, enb, position: pos, fixed_sinr_db: u.sinr.map(|s| s.0), fixed_mcs: u.mcs });
+            mobility.push(u.mobility.clone());
         }
     }
     let ran = RanConfig {
@@ -650,6 +731,7 @@ pub fn plan_lte(text: &str, cfg: &LteCfg, seed: u64) -> Result<LtePlan, Scenario
         cqi_delay,
         sr_period,
         ul_olla: cfg.ul_olla,
+        handover: handover_config(text, cfg)?,
         rlc,
         pdcp,
         radio: RadioConfig {
@@ -687,7 +769,136 @@ pub fn plan_lte(text: &str, cfg: &LteCfg, seed: u64) -> Result<LtePlan, Scenario
             ));
         }
     }
-    Ok(LtePlan { ran, enbs, ues, epc })
+    let (meas, rlf) = measurement_config(text, &cfg.handover)?;
+    let setup = mobility
+        .into_iter()
+        .map(|m| {
+            let moving = m.as_ref().is_some_and(|s| !matches!(s, MobilitySpec::Static { .. }));
+            UeSetup { mobility: m, meas: if moving && enbs.len() > 1 { meas.clone() } else { None }, rlf: if moving { rlf.clone() } else { None } }
+        })
+        .collect();
+    let mut manual = Vec::new();
+    for (i, m) in cfg.handover.manual.iter().enumerate() {
+        let me = |key: &str, msg: String| lte_err(text, "lte.handover.manual", Some(i), key, msg);
+        let ue = ues.iter().position(|u| u.name == m.ue).ok_or_else(|| {
+            me("ue", format!("no UE named {:?}; UEs are {:?}", m.ue, ues.iter().map(|u| u.name.as_str()).collect::<Vec<_>>()))
+        })?;
+        let target = enbs.iter().position(|x| x.name == m.target).ok_or_else(|| {
+            me("target", format!("no eNB named {:?}; eNBs are {:?}", m.target, enbs.iter().map(|x| x.name.as_str()).collect::<Vec<_>>()))
+        })?;
+        manual.push((m.at.0, ue, target));
+    }
+    Ok(LtePlan { ran, enbs, ues, epc, setup, manual })
+}
+
+/// `[lte.handover]` → the X2 procedure parameters.
+fn handover_config(text: &str, cfg: &LteCfg) -> Result<HandoverConfig, ScenarioError> {
+    let h = &cfg.handover;
+    let e = |key: &str, msg: String| lte_err(text, "lte.handover", None, key, msg);
+    let mut out = HandoverConfig::default();
+    if let Some(f) = &h.forwarding {
+        out.forwarding = match f.as_str() {
+            "seamless" => PdcpForwarding::Seamless,
+            "lossless" => PdcpForwarding::Lossless,
+            other => return Err(e("forwarding", format!("expected \"seamless\" or \"lossless\", got {other:?}"))),
+        };
+        if out.forwarding == PdcpForwarding::Lossless && cfg.rlc.mode != "am" {
+            return Err(e("forwarding", format!("lossless forwarding needs RLC AM (TS 36.323 §5.2.1.1), but [lte.rlc] mode is {:?}", cfg.rlc.mode)));
+        }
+    }
+    let ms = |key: &str, d: Option<Dur>, lo: u64, hi: u64, dflt: SimDuration| -> Result<SimDuration, ScenarioError> {
+        match d {
+            None => Ok(dflt),
+            Some(d) if d.0 >= SimDuration::from_millis(lo) && d.0 <= SimDuration::from_millis(hi) => Ok(d.0),
+            Some(d) => Err(e(key, format!("expected a duration between {lo}ms and {hi}ms, got \"{d}\""))),
+        }
+    };
+    out.x2_delay = ms("x2_delay", h.x2_delay, 0, 1000, out.x2_delay)?;
+    out.interruption = ms("interruption", h.interruption, 0, 5000, out.interruption)?;
+    out.path_switch_delay = ms("path_switch_delay", h.path_switch_delay, 0, 5000, out.path_switch_delay)?;
+    out.reestablishment = ms("reestablishment", h.reestablishment, 0, 10000, out.reestablishment)?;
+    if let Some(r) = h.x2_rate {
+        if r.0 == 0 {
+            return Err(e("x2_rate", "expected a rate above 0".into()));
+        }
+        out.x2_rate_bps = r.0;
+    }
+    Ok(out)
+}
+
+/// `[lte.handover]` → the UE measurement and radio link monitoring configuration.
+fn measurement_config(text: &str, h: &HandoverCfg) -> Result<(Option<MeasConfig>, Option<RlfConfig>), ScenarioError> {
+    let e = |key: &str, msg: String| lte_err(text, "lte.handover", None, key, msg);
+    let meas = match h.algorithm.as_deref().unwrap_or("a3") {
+        "none" => None,
+        "a3" => {
+            let mut rc = ReportConfig::default();
+            if let Some(x) = h.hysteresis {
+                rc.hysteresis_db = x.0;
+            }
+            if let Some(x) = h.a3_offset {
+                rc.offset_db = x.0;
+            }
+            if let Some(t) = h.time_to_trigger {
+                let ms = t.0.as_nanos() / 1_000_000;
+                if t.0.as_nanos() % 1_000_000 != 0 || !TIME_TO_TRIGGER_MS.contains(&(ms as u32)) {
+                    return Err(e("time_to_trigger", format!("expected one of {TIME_TO_TRIGGER_MS:?} ms (TS 36.331 TimeToTrigger), got \"{t}\"")));
+                }
+                rc.time_to_trigger_ms = ms as u32;
+            }
+            let mut mc = MeasConfig { reports: vec![rc], ..MeasConfig::default() };
+            if let Some(k) = h.filter_coefficient {
+                mc.filter_coefficient = k;
+            }
+            if let Some(p) = h.measurement_period {
+                let ms = p.0.as_nanos() / 1_000_000;
+                if !(1..=10_000).contains(&ms) {
+                    return Err(e("measurement_period", format!("expected between 1ms and 10s, got \"{p}\"")));
+                }
+                mc.period_ms = ms as u32;
+            }
+            mc.validate().map_err(|m| {
+                let key = if m.contains("hysteresis") {
+                    "hysteresis"
+                } else if m.contains("offset") {
+                    "a3_offset"
+                } else if m.contains("filter") {
+                    "filter_coefficient"
+                } else {
+                    "algorithm"
+                };
+                e(key, m)
+            })?;
+            Some(mc)
+        }
+        other => return Err(e("algorithm", format!("expected \"a3\" or \"none\", got {other:?}"))),
+    };
+    let rlf = if h.rlf.unwrap_or(true) {
+        let mut r = RlfConfig::default();
+        if let Some(t) = h.t310 {
+            r.t310_ms = (t.0.as_nanos() / 1_000_000) as u32;
+        }
+        if let Some(n) = h.n310 {
+            r.n310 = n;
+        }
+        if let Some(n) = h.n311 {
+            r.n311 = n;
+        }
+        if let Some(q) = h.qout {
+            r.qout_db = q.0;
+        }
+        if let Some(q) = h.qin {
+            r.qin_db = q.0;
+        }
+        r.validate().map_err(|m| {
+            let key = ["t310", "n310", "n311", "qin", "qout"].into_iter().find(|k| m.starts_with(k)).unwrap_or("rlf");
+            e(key, m)
+        })?;
+        Some(r)
+    } else {
+        None
+    };
+    Ok((meas, rlf))
 }
 
 fn amc_max_mcs() -> u8 {

@@ -278,7 +278,21 @@ impl World {
             })
             .collect();
         let lte = plan.lte.take().map(|pl| {
-            let ran = Ran::new(pl.plan.ran.clone(), &pl.plan.enbs, &pl.plan.ues, seed);
+            let mut ran = Ran::new(pl.plan.ran.clone(), &pl.plan.enbs, &pl.plan.ues, seed);
+            for (i, s) in pl.plan.setup.iter().enumerate() {
+                if s.mobility.is_none() && s.meas.is_none() && s.rlf.is_none() {
+                    continue;
+                }
+                let name = &pl.plan.ues[i].name;
+                let mob = s.mobility.as_ref().map(|spec| {
+                    celltcp_lte::mobility::Mobility::new(spec, celltcp_engine::rng::component_rng(seed, component_id("ue-mobility", name)))
+                        .expect("validated by plan_lte")
+                });
+                ran.set_mobility(i, mob, s.meas.clone(), s.rlf.clone()).expect("validated by plan_lte");
+            }
+            for &(at, ue, target) in &pl.plan.manual {
+                ran.schedule_handover(SimTime::ZERO + at, ue, target);
+            }
             LteState::new(ran, pl.ue_node, pl.enb_node, pl.ue_dirs, pl.plan.ues.clone(), &pl.plan.enbs)
         });
         let mut q = EventQueue::new();
