@@ -1,6 +1,6 @@
 """Sweep speed: the same sweep of short runs with the local executor at --jobs 1 and --jobs 2.
 
-    python3 bench/sweep.py [--runs 200] [--duration 3s] [--jobs 2] [--keep DIR]
+    python3 bench/sweep.py [--runs 200] [--duration 20s] [--jobs 2] [--abba] [--keep DIR]
 
 The sweep is examples/dumbbell.toml (its pcap off) with the "cubic" flow's congestion control x
 the bottleneck queue, replicated over seeds until it has --runs runs. Both executions start from
@@ -89,6 +89,8 @@ def main() -> int:
     p.add_argument("--duration", default="20s", help="simulated time of each run (default 20s)")
     p.add_argument("--jobs", type=int, default=2, help="the parallel case (default 2)")
     p.add_argument("--keep", metavar="DIR", help="keep the sweep directories under DIR")
+    p.add_argument("--abba", action="store_true",
+                   help="run jobs 1, N, N, 1 and compare the sums (cancels a load that drifts)")
     args = p.parse_args()
 
     work = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="celltcp-bench-sweep-"))
@@ -104,18 +106,20 @@ def main() -> int:
         before = machine_ratio(args.jobs)
         print(f"machine: a pure-CPU loop runs {before:.2f}x faster on {args.jobs} processes than "
               f"on one (before)", flush=True)
-        walls = {}
-        for jobs in (1, args.jobs):
+        walls = {1: 0.0, args.jobs: 0.0}
+        order = (1, args.jobs, args.jobs, 1) if args.abba else (1, args.jobs)
+        for jobs in order:
             out = work / f"jobs{jobs}"
             shutil.rmtree(out, ignore_errors=True)
             cpu0 = _cpu_s()
             t0 = time.perf_counter()
             res = run_sweep(sweep, out, jobs=jobs)
-            walls[jobs] = time.perf_counter() - t0
-            busy = (_cpu_s() - cpu0) / walls[jobs]
+            wall = time.perf_counter() - t0
+            walls[jobs] += wall
+            busy = (_cpu_s() - cpu0) / wall
             assert res.done == len(sweep.runs) and res.failed == 0, (res.done, res.failed)
             sim = res.table.drop_duplicates("run_id")["run.wall_time_s"].sum()
-            print(f"--jobs {jobs}: {walls[jobs]:7.1f} s wall  ({walls[jobs] / len(sweep.runs) * 1e3:.0f} ms "
+            print(f"--jobs {jobs}: {wall:7.1f} s wall  ({wall / len(sweep.runs) * 1e3:.0f} ms "
                   f"per run; simulation alone {sim:.1f} s; {busy:.2f} cores busy)", flush=True)
         print(f"ratio jobs 1 / jobs {args.jobs}: {walls[1] / walls[args.jobs]:.2f}")
         after = machine_ratio(args.jobs)
