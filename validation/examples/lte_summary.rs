@@ -8,11 +8,14 @@ fn main() {
     let s = &out.summary;
     for f in s["flows"].as_array().unwrap() {
         println!(
-            "{:<12} goodput {:>8.3} Mbps  rtt mean {:>7.1} ms  retx {}",
+            "{:<12} goodput {:>8.3} Mbps  rtt mean {:>7.1} ms  retx {} timeouts {} recoveries {} lost {}",
             f["name"].as_str().unwrap(),
             f["goodput_bps"].as_f64().unwrap_or(0.0) / 1e6,
             f["rtt_mean_ms"].as_f64().unwrap_or(f64::NAN),
-            f["retransmitted_segments"]
+            f["retransmitted_segments"],
+            f["timeouts"],
+            f["fast_recoveries"],
+            f["data_packets_lost"]
         );
     }
     if let Some(l) = s.get("lte") {

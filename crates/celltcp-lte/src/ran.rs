@@ -366,6 +366,7 @@ pub struct Ran<P: Copy + std::fmt::Debug> {
     ho_events: Vec<HandoverEvent>,
     interferer_only: Vec<bool>,
     rlf_records: Vec<RlfRecord>,
+    seed: u64,
 }
 
 fn ceil_tti(t: SimTime) -> SimTime {
@@ -506,6 +507,7 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
             ho_events: Vec::new(),
             interferer_only: Vec::new(),
             rlf_records: Vec::new(),
+            seed,
         }
     }
 

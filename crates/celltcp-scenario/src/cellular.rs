@@ -87,6 +87,16 @@ impl LteState {
     }
 }
 
+impl LteState {
+    /// The first TTI the RAN needs on its own (moving UEs, planned handovers), before any
+    /// packet asks for one; the caller queues it.
+    pub(crate) fn first_tti(&mut self) -> Option<SimTime> {
+        let t = self.ran.next_tti(SimTime::ZERO)?;
+        self.tti_at = Some(t);
+        Some(t)
+    }
+}
+
 impl World {
     /// Hands `pkt` to the radio: the eNB's PDCP for a downlink direction, the UE's for an
     /// uplink one.

@@ -386,6 +386,10 @@ impl World {
             });
         }
         q.push(SimTime::ZERO, Ev::Sample);
+        let mut lte = lte;
+        if let Some(t) = lte.as_mut().and_then(|l| l.first_tti()) {
+            q.push(t, Ev::LteTti);
+        }
         Ok(World {
             q,
             nodes,

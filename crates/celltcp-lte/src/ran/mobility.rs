@@ -1,8 +1,9 @@
 //! Moving UEs, their measurements and the handover decision, inside the RAN.
 //!
 //! - Position: a UE with a [`Mobility`] moves along its trajectory; every
-//!   [`MOBILITY_STEP`] its path loss to every cell follows the new distance (the shadowing drawn
-//!   per cell at the start stays), so SINR, CQI and RSRP change continuously.
+//!   [`MOBILITY_STEP`] its path loss to every cell follows the new distance, and its shadowing
+//!   follows a spatially correlated process ([`ShadowingMap`]: Gudmundson, 50 m decorrelation,
+//!   0.5 between sites, TR 36.814 Table A.2.1.1-2), so SINR, CQI and RSRP change continuously.
 //! - Measurements (TS 36.331 §5.5.3): every `period_ms` of the [`MeasConfig`], RSRP (TS 36.214
 //!   §5.1.1) and RSRQ (§5.1.3, with each cell's recent PRB use as its load) of every cell go
 //!   through the UE's layer-3 filters and report triggers ([`UeMeasurements`]).
@@ -19,6 +20,8 @@ use celltcp_engine::{SimDuration, SimTime};
 use super::{Ran, RanOutput};
 use crate::mobility::Mobility;
 use crate::phy::channel;
+use crate::phy::shadowing_map::{ShadowingConfig, ShadowingMap};
+use celltcp_engine::rng::{component_id, component_rng};
 use crate::rrc::meas::{self, handover_target, CellSample, MeasConfig, MeasReport, UeMeasurements};
 use crate::rrc::rlf::{RlfConfig, RlfDetector, RlfEvent};
 
@@ -31,6 +34,7 @@ pub const RLM_STEP: SimDuration = SimDuration::from_millis(10);
 #[derive(Clone, Debug)]
 pub(super) struct UeMobility {
     pub mobility: Option<Mobility>,
+    pub shadowing: Option<ShadowingMap>,
     pub meas: Option<UeMeasurements>,
     pub rlf: Option<RlfDetector>,
     pub next_move_at: SimTime,
@@ -63,8 +67,22 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         let meas = meas.map(|m| UeMeasurements::new(m, serving)).transpose()?;
         let rlf = rlf.map(RlfDetector::new).transpose()?;
         let moving = mobility.is_some();
+        let sigma = self.cfg.radio.shadowing_sigma_db;
+        let shadowing = if moving && sigma > 0.0 {
+            let cfg = ShadowingConfig { sigma_db: sigma, ..ShadowingConfig::default() };
+            let sites: Vec<usize> = (0..self.cells.len()).collect();
+            let rng = component_rng(self.seed, component_id("ue-shadowing", &self.ues[ue].name));
+            let map = ShadowingMap::new(&cfg, &sites, self.ues[ue].position, rng)?;
+            self.ues[ue].shadow_db = map.values_db().to_vec();
+            let p = self.ues[ue].position;
+            self.set_position(ue, p);
+            Some(map)
+        } else {
+            None
+        };
         self.ues[ue].mob = Some(UeMobility {
             mobility,
+            shadowing,
             next_move_at: if moving { SimTime::ZERO } else { SimTime::MAX },
             next_meas_at: if meas.is_some() { SimTime::ZERO } else { SimTime::MAX },
             next_rlm_at: if rlf.is_some() { SimTime::ZERO } else { SimTime::MAX },
@@ -104,6 +122,10 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         if m.next_move_at <= now {
             if let Some(mob) = m.mobility.as_mut() {
                 let p = mob.position(now);
+                if let Some(map) = m.shadowing.as_mut() {
+                    map.update(p);
+                    self.ues[ue].shadow_db.copy_from_slice(map.values_db());
+                }
                 self.set_position(ue, p);
             }
             m.next_move_at = now + MOBILITY_STEP;
