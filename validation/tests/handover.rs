@@ -193,3 +193,66 @@ fn bad_handover_and_mobility_input_is_refused_with_key_and_range() {
         assert!(err.contains(key), "expected an error naming {key:?}, got {err:?}");
     }
 }
+
+// Study 001, scenario 2: a cell fails and its UEs move to the surviving cell (a load surge
+// there). Every UE of the failed cell re-establishes in the other one, and its download goes
+// on.
+#[test]
+fn cell_failure_moves_its_ues_to_the_surviving_cell() {
+    let text = r#"duration = "6s"
+[lte]
+bandwidth = "10MHz"
+shadowing = "0dB"
+[lte.handover]
+reestablishment = "200ms"
+[[lte.handover.cell_failure]]
+cell = "a"
+at = "3s"
+[[lte.enb]]
+name = "a"
+position = [0.0, 0.0]
+[[lte.enb]]
+name = "b"
+position = [500.0, 0.0]
+[[lte.ue]]
+name = "ua"
+count = 5
+enb = "a"
+placement = { type = "disc", radius = "150m" }
+[[lte.ue]]
+name = "ub"
+count = 3
+enb = "b"
+placement = { type = "disc", radius = "150m" }
+[[link]]
+between = ["server", "pgw"]
+rate = "1Gbps"
+delay = "10ms"
+queue = "100000p"
+[[flow]]
+name = "dl"
+app = "bulk"
+from = "server"
+to = "u*"
+cc = "cubic"
+mss = 1400
+window = "512KB"
+"#;
+    let out = run_text(text, 3);
+    let h = handovers(&out);
+    let moved: Vec<&Value> = h.iter().filter(|e| e["kind"] == "cell-failure").collect();
+    println!("cell a failed at 3 s: {} UEs moved; cells {}", moved.len(), out.summary["lte"]["cells"]);
+    assert_eq!(moved.len(), 5, "every UE of cell a moves: {h:?}");
+    assert!(moved.iter().all(|e| e["target"] == "b" && (e["detach_s"].as_f64().unwrap() - 3.0).abs() < 1e-9));
+    for u in out.summary["lte"]["ues"].as_array().unwrap() {
+        assert_eq!(u["cell"], "b", "{} ends in b", u["name"]);
+    }
+    // the UEs of a still download after the failure: more than 3 s' worth at a's rate alone
+    for (i, f) in out.summary["flows"].as_array().unwrap().iter().enumerate() {
+        let delivered = f["bytes_delivered"].as_f64().unwrap();
+        println!("{}: {:.2} MB", f["name"], delivered / 1e6);
+        assert!(delivered > 0.0, "flow {i} delivered nothing");
+    }
+    let b_bps = out.summary["lte"]["cells"][1]["dl_throughput_bps"].as_f64().unwrap();
+    assert!(b_bps > 0.0);
+}

@@ -367,6 +367,10 @@ pub struct Ran<P: Copy + std::fmt::Debug> {
     interferer_only: Vec<bool>,
     rlf_records: Vec<RlfRecord>,
     seed: u64,
+    /// Planned cell failures (time, cell), latest first.
+    cell_failures: Vec<(SimTime, usize)>,
+    /// Cells that failed (no longer serve or transmit).
+    failed: Vec<bool>,
 }
 
 fn ceil_tti(t: SimTime) -> SimTime {
@@ -508,6 +512,8 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
             interferer_only: Vec::new(),
             rlf_records: Vec::new(),
             seed,
+            cell_failures: Vec::new(),
+            failed: Vec::new(),
         }
     }
 
@@ -603,7 +609,9 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         if busy {
             return Some(earliest);
         }
-        self.timers.peek().map(|Reverse((t, _))| ceil_tti(*t).max(earliest))
+        let failure = self.cell_failures.last().map(|x| x.0);
+        let timer = self.timers.peek().map(|Reverse((t, _))| *t);
+        [failure, timer].into_iter().flatten().min().map(|t| ceil_tti(t).max(earliest))
     }
 
     /// Re-evaluates whether UE `ue` needs TTIs (data, HARQ, requests) or a timer.
@@ -659,6 +667,7 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
     pub fn on_tti(&mut self, now: SimTime, out: &mut Vec<RanOutput<P>>) {
         debug_assert_eq!(now.as_nanos() % TTI.as_nanos(), 0, "TTIs start on millisecond boundaries");
         self.last_tti = Some(now);
+        self.cell_failures_due(now, out);
         self.fire_timers(now, out);
         self.receive(now, out);
         let sf = subframe(now);

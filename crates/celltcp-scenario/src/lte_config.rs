@@ -218,6 +218,16 @@ pub struct HandoverCfg {
     pub qin: Option<Decibel>,
     #[serde(default)]
     pub manual: Vec<ManualHandoverCfg>,
+    #[serde(default)]
+    pub cell_failure: Vec<CellFailureCfg>,
+}
+
+/// `[[lte.handover.cell_failure]]`: cell `cell` fails at `at`; its UEs move to surviving cells.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CellFailureCfg {
+    pub cell: String,
+    pub at: Dur,
 }
 
 /// `[[lte.handover.manual]]`: a handover decided at `at`, whatever the measurements say.
@@ -314,6 +324,8 @@ pub struct LtePlan {
     pub setup: Vec<UeSetup>,
     /// Planned handovers: (decision time, UE index, target cell index).
     pub manual: Vec<(SimDuration, usize, usize)>,
+    /// Planned cell failures: (time, cell index).
+    pub failures: Vec<(SimDuration, usize)>,
 }
 
 /// An error in `[lte]` or one of its tables, with the line when it can be found.
@@ -788,7 +800,18 @@ pub fn plan_lte(text: &str, cfg: &LteCfg, seed: u64) -> Result<LtePlan, Scenario
         })?;
         manual.push((m.at.0, ue, target));
     }
-    Ok(LtePlan { ran, enbs, ues, epc, setup, manual })
+    let mut failures = Vec::new();
+    for (i, f) in cfg.handover.cell_failure.iter().enumerate() {
+        let fe = |key: &str, msg: String| lte_err(text, "lte.handover.cell_failure", Some(i), key, msg);
+        let c = enbs.iter().position(|x| x.name == f.cell).ok_or_else(|| {
+            fe("cell", format!("no eNB named {:?}; eNBs are {:?}", f.cell, enbs.iter().map(|x| x.name.as_str()).collect::<Vec<_>>()))
+        })?;
+        if enbs.len() < 2 {
+            return Err(fe("cell", "a cell failure needs another cell for its UEs to move to".into()));
+        }
+        failures.push((f.at.0, c));
+    }
+    Ok(LtePlan { ran, enbs, ues, epc, setup, manual, failures })
 }
 
 /// `[lte.handover]` → the X2 procedure parameters.

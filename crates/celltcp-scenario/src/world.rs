@@ -293,6 +293,9 @@ impl World {
             for &(at, ue, target) in &pl.plan.manual {
                 ran.schedule_handover(SimTime::ZERO + at, ue, target);
             }
+            for &(at, c) in &pl.plan.failures {
+                ran.schedule_cell_failure(SimTime::ZERO + at, c);
+            }
             LteState::new(ran, pl.ue_node, pl.enb_node, pl.ue_dirs, pl.plan.ues.clone(), &pl.plan.enbs)
         });
         let mut q = EventQueue::new();

@@ -87,7 +87,8 @@ impl Default for HandoverConfig {
 /// One handover, for the run's timeline.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct HandoverEvent {
-    /// `"handover"` (X2, prepared) or `"reestablishment"` (after a radio link failure).
+    /// `"handover"` (X2, prepared), `"reestablishment"` (after a radio link failure) or
+    /// `"cell-failure"` (the serving cell failed).
     pub kind: &'static str,
     pub ue: usize,
     pub source: usize,
@@ -153,7 +154,7 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
     pub fn request_handover(&mut self, now: SimTime, ue: usize, target: usize) -> bool {
         assert!(target < self.cells.len(), "no cell {target}");
         let u = &self.ues[ue];
-        if u.ho.is_some() || u.cell == target {
+        if u.ho.is_some() || u.cell == target || self.cell_failed(target) {
             return false;
         }
         let detach_at = now + self.cfg.handover.x2_delay + self.cfg.handover.x2_delay;
@@ -221,6 +222,62 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         plan.push((at, target));
         plan.sort_by_key(|x| std::cmp::Reverse(x.0));
         self.refresh(SimTime::ZERO, ue);
+    }
+
+    /// Plans the failure of cell `c` at `at` (study 001, scenario 2): from then on it serves no
+    /// one and transmits nothing; each UE it served re-establishes in the surviving cell it
+    /// hears best, as after a radio link failure (nothing forwarded), and no handover targets it.
+    pub fn schedule_cell_failure(&mut self, at: SimTime, c: usize) {
+        assert!(c < self.cells.len(), "no cell {c}");
+        self.cell_failures.push((at, c));
+        self.cell_failures.sort_by_key(|x| std::cmp::Reverse(x.0));
+    }
+
+    /// Whether cell `c` has failed.
+    pub fn cell_failed(&self, c: usize) -> bool {
+        self.failed.get(c).copied().unwrap_or(false)
+    }
+
+    pub(super) fn cell_failures_due(&mut self, now: SimTime, out: &mut Vec<RanOutput<P>>) {
+        while let Some(&(at, c)) = self.cell_failures.last() {
+            if at > now {
+                break;
+            }
+            self.cell_failures.pop();
+            if self.failed.len() <= c {
+                self.failed.resize(self.cells.len(), false);
+            }
+            self.failed[c] = true;
+            self.set_interferer_only(c, true);
+            let alive: Vec<usize> = (0..self.cells.len()).filter(|&x| !self.cell_failed(x)).collect();
+            if alive.is_empty() {
+                continue;
+            }
+            for ue in 0..self.ues.len() {
+                let u = &self.ues[ue];
+                let heading_here = u.ho.as_ref().is_some_and(|h| h.target == c);
+                let best = *alive.iter().max_by(|&&a, &&b| self.rsrp_dbm(ue, a).total_cmp(&self.rsrp_dbm(ue, b))).expect("non-empty");
+                if u.detached {
+                    if heading_here {
+                        // on its way there: it lands in the best surviving cell instead
+                        if let Some(h) = self.ues[ue].ho.as_mut() {
+                            h.target = best;
+                        }
+                    }
+                    continue;
+                }
+                if u.cell != c {
+                    if heading_here {
+                        self.ues[ue].ho = None; // the preparation towards it fails
+                    }
+                    continue;
+                }
+                self.ues[ue].ho = None;
+                self.reestablish(now, ue, best, out);
+                let e = self.ho_events.len() - 1;
+                self.ho_events[e].kind = "cell-failure";
+            }
+        }
     }
 
     /// Every handover so far (the ones in progress have NaN for the steps not reached).

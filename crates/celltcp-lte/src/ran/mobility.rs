@@ -175,10 +175,14 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         let n = self.cfg.dl_prbs;
         let rsrp: Vec<f64> = (0..self.cells.len()).map(|c| self.rsrp_dbm(ue, c)).collect();
         let load: Vec<f64> = self.cells.iter().map(|c| f64::from(c.last_dl_mask.count_ones()) / f64::from(n.max(1)).min(1.0)).collect();
-        let pairs: Vec<(f64, f64)> = rsrp.iter().copied().zip(load).collect();
+        let pairs: Vec<(f64, f64)> = rsrp.iter().copied().zip(load).enumerate().filter(|&(c, _)| !self.cell_failed(c)).map(|(_, x)| x).collect();
         let noise = channel::thermal_noise_dbm(channel::PRB_BANDWIDTH_HZ * f64::from(n), self.cfg.radio.ue_noise_figure_db);
         let rssi = meas::rssi_dbm(&pairs, n, noise);
-        rsrp.iter().enumerate().map(|(c, &r)| CellSample { cell: c, rsrp_dbm: r, rsrq_db: meas::rsrq_db(r, rssi, n) }).collect()
+        rsrp.iter()
+            .enumerate()
+            .filter(|&(c, _)| !self.cell_failed(c))
+            .map(|(c, &r)| CellSample { cell: c, rsrp_dbm: r, rsrq_db: meas::rsrq_db(r, rssi, n) })
+            .collect()
     }
 
     /// The serving cell's wideband downlink SINR (dB) with every other cell transmitting (the
@@ -189,7 +193,7 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
             return s;
         }
         let signal = self.enb_prb_mw * u.gain[u.cell];
-        let interference: f64 = (0..self.cells.len()).filter(|&c| c != u.cell).map(|c| self.enb_prb_mw * u.gain[c]).sum();
+        let interference: f64 = (0..self.cells.len()).filter(|&c| c != u.cell && !self.cell_failed(c)).map(|c| self.enb_prb_mw * u.gain[c]).sum();
         channel::linear_to_db(signal / (self.noise_dl_mw + interference))
     }
 
