@@ -256,3 +256,63 @@ window = "512KB"
     let b_bps = out.summary["lte"]["cells"][1]["dl_throughput_bps"].as_f64().unwrap();
     assert!(b_bps > 0.0);
 }
+
+// A hexagonal layout (TR 36.814: 1 ring of measured sites, 1 ring of interferers, ISD 500 m,
+// 3 sectors): 57 cells; a UE driving through the measured area hands over between measured
+// cells only, with per-pair X2 delays taken from [[lte.x2]].
+#[test]
+fn hex_layout_with_interferer_ring_and_x2_links() {
+    let text = r#"duration = "40s"
+[lte]
+bandwidth = "5MHz"
+[lte.layout]
+type = "hex"
+rings = 1
+interferer_rings = 1
+isd = "500m"
+sectors = 3
+[[lte.x2]]
+between = ["site0.0", "site1.0"]
+delay = "15ms"
+[[lte.ue]]
+name = "car"
+enb = "site0.0"
+mobility = { model = "constant_velocity", start = [20.0, 10.0], heading_deg = 30.0, speed = { dist = "constant", kmh = 60.0 } }
+[[lte.ue]]
+name = "edge"
+enb = "site8.0"
+position = [1000.0, 10.0]
+[[link]]
+between = ["server", "pgw"]
+rate = "1Gbps"
+delay = "10ms"
+[[flow]]
+name = "dl"
+app = "bulk"
+from = "server"
+to = "car"
+cc = "cubic"
+mss = 1400
+window = "256KB"
+"#;
+    let out = run_text(text, 2);
+    let cells = out.summary["lte"]["cells"].as_array().unwrap().len();
+    assert_eq!(cells, 57, "19 sites × 3 sectors");
+    let h = handovers(&out);
+    println!("hex layout: {cells} cells, {} handovers: {:?}", h.len(), h.iter().map(|e| format!("{}→{} at {:.2}s", e["source"], e["target"], e["decided_s"])).collect::<Vec<_>>());
+    assert!(!h.is_empty(), "a 60 km/h drive over 660 m crosses cells");
+    let outer: Vec<String> = (7..19).map(|k| format!("site{k}")).collect();
+    for e in &h {
+        let t = e["target"].as_str().unwrap();
+        assert!(!outer.iter().any(|o| t.starts_with(&format!("{o}."))), "handover into an interferer cell {t}");
+    }
+    if let Some(first) = h.iter().find(|e| e["source"] == "site0.0" && e["target"] == "site1.0") {
+        let d = first["detach_s"].as_f64().unwrap() - first["decided_s"].as_f64().unwrap();
+        assert!((d - 0.030).abs() < 1e-9, "2 × the declared 15 ms X2 delay, got {d}");
+    }
+    // X2 between cells that do not exist is refused
+    let bad = text.replace("between = [\"site0.0\", \"site1.0\"]", "between = [\"site0.0\", \"site99.0\"]");
+    let e = celltcp_scenario::validate(&bad, &[], None).expect_err("unknown X2 end");
+    println!("{}: {}", e.key, e.message);
+    assert_eq!(e.key, "lte.x2[0].between");
+}

@@ -125,10 +125,25 @@ pub struct RanConfig {
 }
 
 /// An eNB (one cell) at a position.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct EnbSpec {
     pub name: String,
     pub position: (f64, f64),
+    /// Boresight of a sector antenna (degrees counter-clockwise from +x) with the TR 36.814
+    /// Table A.2.1.1-2 pattern; `None`: omnidirectional.
+    pub boresight_deg: Option<f64>,
+}
+
+/// Linear gain from a cell at `cell` (sector boresight `boresight`) to a UE at `pos`: antenna
+/// gains and sector pattern, minus path loss and `shadow_db`.
+pub(crate) fn link_gain(r: &RadioConfig, cell: (f64, f64), boresight: Option<f64>, pos: (f64, f64), shadow_db: f64) -> f64 {
+    let d = ((pos.0 - cell.0).powi(2) + (pos.1 - cell.1).powi(2)).sqrt();
+    let loss = r.pathloss.loss_db(d, r.carrier_hz, r.enb_height_m, r.ue_height_m);
+    let pattern = match boresight {
+        Some(b) if d > 0.0 => crate::layout::sector_pattern_db((pos.1 - cell.1).atan2(pos.0 - cell.0).to_degrees() - b),
+        _ => 0.0,
+    };
+    channel::db_to_linear(r.enb_antenna_gain_dbi + r.ue_antenna_gain_dbi + pattern - loss - shadow_db)
 }
 
 /// A UE attached to a cell.
@@ -223,6 +238,7 @@ type Tb<P> = Vec<RlcPdu<PdcpPdu<P>>>;
 
 struct Cell {
     position: (f64, f64),
+    boresight_deg: Option<f64>,
     dl_active: Vec<u32>,
     ul_active: Vec<u32>,
     dl_sched: AnyScheduler,
@@ -302,6 +318,8 @@ struct Ue<P: Copy + std::fmt::Debug> {
     t310_started: Option<SimTime>,
     /// Planned handovers (decision time, target), latest first.
     ho_plan: Vec<(SimTime, usize)>,
+    /// X2 delay and rate between the cells of the handover in progress.
+    x2_link: (SimDuration, u64),
 }
 
 /// The scheduler's view of one HARQ process (the block itself lives in the HARQ entity).
@@ -371,6 +389,8 @@ pub struct Ran<P: Copy + std::fmt::Debug> {
     cell_failures: Vec<(SimTime, usize)>,
     /// Cells that failed (no longer serve or transmit).
     failed: Vec<bool>,
+    /// Declared X2 links: (cell, cell, delay, rate).
+    x2_links: Vec<(usize, usize, SimDuration, u64)>,
 }
 
 fn ceil_tti(t: SimTime) -> SimTime {
@@ -412,6 +432,7 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
             .iter()
             .map(|e| Cell {
                 position: e.position,
+                boresight_deg: e.boresight_deg,
                 dl_active: Vec::new(),
                 ul_active: Vec::new(),
                 dl_sched: AnyScheduler::new(cfg.dl_scheduler, cfg.pf),
@@ -435,11 +456,9 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
                 let gain = cells
                     .iter()
                     .map(|c| {
-                        let d = ((u.position.0 - c.position.0).powi(2) + (u.position.1 - c.position.1).powi(2)).sqrt();
-                        let loss = r.pathloss.loss_db(d, r.carrier_hz, r.enb_height_m, r.ue_height_m);
                         let shadow = if r.shadowing_sigma_db > 0.0 { channel::shadowing_db(r.shadowing_sigma_db, &mut rng) } else { 0.0 };
                         shadow_db.push(shadow);
-                        channel::db_to_linear(r.enb_antenna_gain_dbi + r.ue_antenna_gain_dbi - loss - shadow)
+                        link_gain(r, c.position, c.boresight_deg, u.position, shadow)
                     })
                     .collect();
                 let fading = r.fading.map(|p| FadingChannel::new(p, r.doppler_hz, &mut rng));
@@ -487,6 +506,7 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
                     mob: None,
                     t310_started: None,
                     ho_plan: Vec::new(),
+                    x2_link: (cfg.handover.x2_delay, cfg.handover.x2_rate_bps),
                 }
             })
             .collect();
@@ -514,6 +534,7 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
             seed,
             cell_failures: Vec::new(),
             failed: Vec::new(),
+            x2_links: Vec::new(),
         }
     }
 
@@ -1473,8 +1494,7 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
 /// by `enb`: used to refuse scenarios with UEs out of every cell's range.
 pub fn median_sinr_db(cfg: &RanConfig, enb: &EnbSpec, pos: (f64, f64)) -> f64 {
     let r = &cfg.radio;
-    let d = ((pos.0 - enb.position.0).powi(2) + (pos.1 - enb.position.1).powi(2)).sqrt();
-    let loss = r.pathloss.loss_db(d, r.carrier_hz, r.enb_height_m, r.ue_height_m);
-    let rx = channel::rx_power_per_prb_dbm(r.enb_tx_power_dbm, cfg.dl_prbs, r.enb_antenna_gain_dbi, r.ue_antenna_gain_dbi, loss, 0.0);
+    let g_db = channel::linear_to_db(link_gain(r, enb.position, enb.boresight_deg, pos, 0.0));
+    let rx = r.enb_tx_power_dbm - 10.0 * f64::from(cfg.dl_prbs).log10() + g_db;
     rx - channel::thermal_noise_dbm(channel::PRB_BANDWIDTH_HZ, r.ue_noise_figure_db)
 }

@@ -140,6 +140,11 @@ pub struct LteCfg {
     pub epc: EpcCfg,
     #[serde(default)]
     pub handover: HandoverCfg,
+    /// A generated layout instead of `[[lte.enb]]`.
+    pub layout: Option<LayoutCfg>,
+    /// X2 links with their own delay and rate.
+    #[serde(default)]
+    pub x2: Vec<X2Cfg>,
     #[serde(default, rename = "enb")]
     pub enbs: Vec<EnbCfg>,
     #[serde(default, rename = "ue")]
@@ -228,6 +233,40 @@ pub struct HandoverCfg {
 pub struct CellFailureCfg {
     pub cell: String,
     pub at: Dur,
+}
+
+/// `[lte.layout]`: a hexagonal grid of sites (TR 36.814 Annex A.2.1.1).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LayoutCfg {
+    /// `"hex"`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// Rings of sites around the centre one (0: the centre site alone).
+    pub rings: u32,
+    /// Rings of interfering sites outside them (never handover targets).
+    #[serde(default)]
+    pub interferer_rings: u32,
+    /// Inter-site distance.
+    pub isd: Meters,
+    /// 1 (omnidirectional) or 3 sectors per site.
+    #[serde(default = "def_sectors")]
+    pub sectors: u8,
+    #[serde(default)]
+    pub centre: [f64; 2],
+}
+
+fn def_sectors() -> u8 {
+    1
+}
+
+/// `[[lte.x2]]`: the X2 link between two cells.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct X2Cfg {
+    pub between: [String; 2],
+    pub delay: Option<Dur>,
+    pub rate: Option<Rate>,
 }
 
 /// `[[lte.handover.manual]]`: a handover decided at `at`, whatever the measurements say.
@@ -326,6 +365,10 @@ pub struct LtePlan {
     pub manual: Vec<(SimDuration, usize, usize)>,
     /// Planned cell failures: (time, cell index).
     pub failures: Vec<(SimDuration, usize)>,
+    /// Cells of a layout's interferer rings (never handover targets).
+    pub interferers: Vec<usize>,
+    /// Declared X2 links: (cell, cell, delay, rate).
+    pub x2: Vec<(usize, usize, SimDuration, u64)>,
 }
 
 /// An error in `[lte]` or one of its tables, with the line when it can be found.
@@ -597,10 +640,39 @@ pub fn plan_lte(text: &str, cfg: &LteCfg, seed: u64) -> Result<LtePlan, Scenario
         return Err(lte_err(text, "lte.epc", None, "s1u_mtu", format!("expected an MTU between 576 and 65535 bytes, got {}", epc.s1u_mtu)));
     }
 
-    if cfg.enbs.is_empty() {
-        return Err(e("enb", "expected at least one [[lte.enb]]".into()));
-    }
     let mut enbs: Vec<EnbSpec> = Vec::new();
+    let mut interferers: Vec<usize> = Vec::new();
+    if let Some(l) = &cfg.layout {
+        let le = |key: &str, msg: String| lte_err(text, "lte.layout", None, key, msg);
+        if !cfg.enbs.is_empty() {
+            return Err(le("type", "give either [lte.layout] or [[lte.enb]] tables, not both".into()));
+        }
+        if l.kind != "hex" {
+            return Err(le("type", format!("expected \"hex\", got {:?}", l.kind)));
+        }
+        if l.rings + l.interferer_rings > 10 {
+            return Err(le("rings", format!("expected rings + interferer_rings <= 10, got {}", l.rings + l.interferer_rings)));
+        }
+        let hex = celltcp_lte::layout::HexLayout {
+            rings: l.rings,
+            interferer_rings: l.interferer_rings,
+            isd_m: l.isd.0,
+            sectors: l.sectors,
+            centre: (l.centre[0], l.centre[1]),
+        };
+        let layout = celltcp_lte::layout::Layout::hexagonal(&hex).map_err(|m| {
+            let key = if m.contains("sectors") { "sectors" } else if m.contains("isd") { "isd" } else { "rings" };
+            le(key, m)
+        })?;
+        for (i, c) in layout.cells().iter().enumerate() {
+            enbs.push(EnbSpec { name: c.name.clone(), position: c.position, boresight_deg: c.boresight_deg });
+            if !c.measured {
+                interferers.push(i);
+            }
+        }
+    } else if cfg.enbs.is_empty() {
+        return Err(e("enb", "expected at least one [[lte.enb]] (or an [lte.layout])".into()));
+    }
     for (i, en) in cfg.enbs.iter().enumerate() {
         let ee = |key: &str, msg: String| lte_err(text, "lte.enb", Some(i), key, msg);
         if en.name.is_empty() {
@@ -616,7 +688,7 @@ pub fn plan_lte(text: &str, cfg: &LteCfg, seed: u64) -> Result<LtePlan, Scenario
         if let Some(o) = enbs.iter().find(|o| o.position == pos) {
             return Err(ee("position", format!("eNB {:?} is at the same position as {:?}", en.name, o.name)));
         }
-        enbs.push(EnbSpec { name: en.name.clone(), position: pos });
+        enbs.push(EnbSpec { name: en.name.clone(), position: pos, boresight_deg: None });
     }
     if cfg.ues.is_empty() {
         return Err(e("ue", "expected at least one [[lte.ue]]".into()));
@@ -811,7 +883,29 @@ pub fn plan_lte(text: &str, cfg: &LteCfg, seed: u64) -> Result<LtePlan, Scenario
         }
         failures.push((f.at.0, c));
     }
-    Ok(LtePlan { ran, enbs, ues, epc, setup, manual, failures })
+    let mut x2 = Vec::new();
+    for (i, l) in cfg.x2.iter().enumerate() {
+        let xe = |key: &str, msg: String| lte_err(text, "lte.x2", Some(i), key, msg);
+        let mut ends = [0usize; 2];
+        for (k, n) in l.between.iter().enumerate() {
+            ends[k] = enbs.iter().position(|x| &x.name == n).ok_or_else(|| {
+                xe("between", format!("no eNB named {n:?}; eNBs are {:?}", enbs.iter().map(|x| x.name.as_str()).collect::<Vec<_>>()))
+            })?;
+        }
+        if ends[0] == ends[1] {
+            return Err(xe("between", format!("an X2 link joins two different eNBs, got {:?} twice", l.between[0])));
+        }
+        let delay = l.delay.map_or(ran.handover.x2_delay, |d| d.0);
+        if delay > SimDuration::from_secs(1) {
+            return Err(xe("delay", format!("expected an X2 delay up to 1s, got \"{}\"", l.delay.unwrap())));
+        }
+        let rate = l.rate.map_or(ran.handover.x2_rate_bps, |r| r.0);
+        if rate == 0 {
+            return Err(xe("rate", "expected a rate above 0".into()));
+        }
+        x2.push((ends[0], ends[1], delay, rate));
+    }
+    Ok(LtePlan { ran, enbs, ues, epc, setup, manual, failures, interferers, x2 })
 }
 
 /// `[lte.handover]` → the X2 procedure parameters.

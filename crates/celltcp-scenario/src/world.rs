@@ -296,6 +296,12 @@ impl World {
             for &(at, c) in &pl.plan.failures {
                 ran.schedule_cell_failure(SimTime::ZERO + at, c);
             }
+            for &c in &pl.plan.interferers {
+                ran.set_interferer_only(c, true);
+            }
+            for &(a, b, d, r) in &pl.plan.x2 {
+                ran.set_x2(a, b, d, r);
+            }
             LteState::new(ran, pl.ue_node, pl.enb_node, pl.ue_dirs, pl.plan.ues.clone(), &pl.plan.enbs)
         });
         let mut q = EventQueue::new();

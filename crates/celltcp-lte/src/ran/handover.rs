@@ -157,7 +157,10 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         if u.ho.is_some() || u.cell == target || self.cell_failed(target) {
             return false;
         }
-        let detach_at = now + self.cfg.handover.x2_delay + self.cfg.handover.x2_delay;
+        let (x2_delay, x2_rate) = self.x2_of(u.cell, target);
+        let detach_at = now + x2_delay + x2_delay;
+        self.ues[ue].x2_link = (x2_delay, x2_rate);
+        let u = &self.ues[ue];
         self.ho_events.push(HandoverEvent {
             kind: "handover",
             ue,
@@ -312,12 +315,27 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
     /// Queues `pdu` on the X2-U of UE `ue`: it reaches the target after serialisation at the
     /// X2 rate (behind what is already queued) and the X2 delay.
     fn push_x2(&mut self, now: SimTime, ue: usize, pdu: PdcpPdu<P>) {
-        let h = self.cfg.handover;
         let u = &mut self.ues[ue];
+        let (delay, rate) = u.x2_link;
         let start = u.x2_free_at.max(now);
-        let tx = SimDuration::from_nanos((u64::from(pdu.bytes) * 8 * 1_000_000_000).div_ceil(h.x2_rate_bps.max(1)));
+        let tx = SimDuration::from_nanos((u64::from(pdu.bytes) * 8 * 1_000_000_000).div_ceil(rate.max(1)));
         u.x2_free_at = start + tx;
-        u.x2_queue.push_back((start + tx + h.x2_delay, pdu));
+        u.x2_queue.push_back((start + tx + delay, pdu));
+    }
+
+    /// Declares the X2 link between cells `a` and `b` with its one-way delay and rate
+    /// (otherwise every pair uses `[lte.handover]`'s `x2_delay` and `x2_rate`).
+    pub fn set_x2(&mut self, a: usize, b: usize, delay: SimDuration, rate_bps: u64) {
+        self.x2_links.retain(|&(x, y, _, _)| !((x, y) == (a, b) || (x, y) == (b, a)));
+        self.x2_links.push((a, b, delay, rate_bps));
+    }
+
+    /// Delay and rate of the X2 link between cells `a` and `b`.
+    pub fn x2_of(&self, a: usize, b: usize) -> (SimDuration, u64) {
+        self.x2_links
+            .iter()
+            .find(|&&(x, y, _, _)| (x, y) == (a, b) || (x, y) == (b, a))
+            .map_or((self.cfg.handover.x2_delay, self.cfg.handover.x2_rate_bps), |&(_, _, d, r)| (d, r))
     }
 
     /// Runs the handover steps of UE `ue` due at `now`, and moves forwarded SDUs that arrived
@@ -545,9 +563,7 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         let u = &mut self.ues[ue];
         u.position = pos;
         for (c, cell) in self.cells.iter().enumerate() {
-            let d = ((pos.0 - cell.position.0).powi(2) + (pos.1 - cell.position.1).powi(2)).sqrt();
-            let loss = r.pathloss.loss_db(d, r.carrier_hz, r.enb_height_m, r.ue_height_m);
-            u.gain[c] = crate::phy::channel::db_to_linear(r.enb_antenna_gain_dbi + r.ue_antenna_gain_dbi - loss - u.shadow_db[c]);
+            u.gain[c] = super::link_gain(r, cell.position, cell.boresight_deg, pos, u.shadow_db[c]);
         }
         // Cached CQI reports stay (they are taken at report instants); the next report sees
         // the new gains.
@@ -629,7 +645,10 @@ mod tests {
     /// `ms` ms (and sends one small uplink SDU every 5 ms); a handover to cell 1 is decided at
     /// `ho_ms`. The run continues until everything is delivered or 3 s more have passed.
     fn run(h: HandoverConfig, ho_ms: u64, per_ms: u32, bytes: u32, sinr_db: f64, ms: u64) -> Trace {
-        let enbs = [EnbSpec { name: "a".into(), position: (0.0, 0.0) }, EnbSpec { name: "b".into(), position: (500.0, 0.0) }];
+        let enbs = [
+            EnbSpec { name: "a".into(), position: (0.0, 0.0), boresight_deg: None },
+            EnbSpec { name: "b".into(), position: (500.0, 0.0), boresight_deg: None },
+        ];
         let ues = [UeSpec { name: "ue".into(), enb: 0, position: (250.0, 10.0), fixed_sinr_db: Some(sinr_db), fixed_mcs: None }];
         let mut ran: Ran<u32> = Ran::new(config(h), &enbs, &ues, 7);
         ran.schedule_handover(SimTime::from_millis(ho_ms), 0, 1);
@@ -766,6 +785,25 @@ mod tests {
             );
             assert!((t.event.attach_s - t.event.detach_s - interruption_ms / 1e3).abs() < 1e-9);
             assert!((t.event.detach_s - t.event.decided_s - 2.0 * x2_ms as f64 / 1e3).abs() < 1e-9);
+        }
+    }
+
+    // TR 36.814 Table A.2.1.1-2: a sector's RSRP toward a UE follows −min(12(θ/70°)², 20 dB)
+    // of the angle off boresight, at equal distance.
+    #[test]
+    fn sector_pattern_shapes_rsrp() {
+        let enbs = [EnbSpec { name: "s".into(), position: (0.0, 0.0), boresight_deg: Some(30.0) }];
+        let at = |deg: f64| {
+            let r = 200.0;
+            let p = (r * deg.to_radians().cos(), r * deg.to_radians().sin());
+            UeSpec { name: format!("u{deg}"), enb: 0, position: p, fixed_sinr_db: None, fixed_mcs: None }
+        };
+        let ues = [at(30.0), at(65.0), at(90.0), at(210.0)];
+        let ran: Ran<u32> = Ran::new(config(HandoverConfig::default()), &enbs, &ues, 1);
+        let d: Vec<f64> = (0..4).map(|u| ran.rsrp_dbm(u, 0) - ran.rsrp_dbm(0, 0)).collect();
+        let expected = [0.0, -12.0 * (35.0f64 / 70.0).powi(2), -12.0 * (60.0f64 / 70.0).powi(2), -20.0];
+        for (got, want) in d.iter().zip(expected) {
+            assert!((got - want).abs() < 1e-9, "{d:?} vs {expected:?}");
         }
     }
 }

@@ -110,7 +110,9 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
     /// The next instant UE `ue`'s mobility needs attention.
     pub(super) fn mobility_next(&self, ue: usize) -> Option<SimTime> {
         let m = self.ues[ue].mob.as_ref()?;
-        let ttt = m.meas.as_ref().and_then(|x| x.next_deadline()).unwrap_or(SimTime::MAX);
+        // A detached UE evaluates no trigger (its pending time-to-trigger waits for the
+        // measurements to resume in the target), so its deadline does not count.
+        let ttt = if self.ues[ue].detached { None } else { m.meas.as_ref().and_then(|x| x.next_deadline()) }.unwrap_or(SimTime::MAX);
         let t = m.next_move_at.min(m.next_meas_at).min(m.next_rlm_at).min(ttt);
         (t != SimTime::MAX).then_some(t)
     }
