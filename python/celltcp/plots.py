@@ -21,6 +21,10 @@ lte_rlc_buffer    downlink RLC buffer occupancy per UE over time (``lte_ue`` ser
 lte_cell          PRB utilisation and PHY throughput per cell over time (``lte_cell`` series)
 lte_harq_rlc      HARQ BLER and RLC retransmission ratio per UE
 lte_prbs_goodput  PRBs per scheduled TTI and application goodput per UE
+lte_handover      per handed-over UE: RSRP of serving and best other cell, serving cell, TCP
+                  data delivered, with each handover's decision and interruption marked
+lte_ho_zoom       TCP data delivered and cwnd around the first handover (study 001's
+                  segment-sequence plot)
 ================  ===========================================================================
 
 Uses matplotlib's object API with the Agg canvas, so it does not touch pyplot's global
@@ -53,7 +57,9 @@ __all__ = ["plot_run", "FIGURES", "LTE_FIGURES"]
 FIGURES = ("cwnd", "throughput", "rtt_cdf", "queue", "iperf", "ping")
 #: The figures of runs with an LTE radio access network.
 LTE_FIGURES = ("lte_cqi_mcs", "lte_sinr", "lte_rlc_buffer", "lte_cell", "lte_harq_rlc",
-               "lte_prbs_goodput")
+               "lte_prbs_goodput", "lte_handover", "lte_ho_zoom")
+#: Most UEs drawn in the handover timeline.
+_HO_UES_MAX = 4
 
 #: ssthresh at or above this is "infinite" (the initial ssthresh of most stacks).
 INFINITE_BYTES = 2.0**62
@@ -720,6 +726,121 @@ def fig_lte_prbs_goodput(run: _Run) -> Figure | None:
     return fig
 
 
+def _handovers(run: _Run) -> list[dict[str, Any]]:
+    return [h for h in (run.lte or {}).get("handovers", []) or [] if isinstance(h, dict)]
+
+
+def _mark_handovers(ax: Axes, hos: Sequence[dict[str, Any]], label: bool) -> None:
+    """Decision (dotted line) and detach-to-attach interruption (shaded) of each handover."""
+    for k, h in enumerate(hos):
+        first = label and k == 0
+        ax.axvline(_num(h.get("decided_s")), color="0.35", linestyle=":", linewidth=0.9,
+                   label="handover decided" if first else None)
+        a, b = _num(h.get("detach_s")), _num(h.get("attach_s"))
+        if np.isfinite(a) and np.isfinite(b):
+            ax.axvspan(a, b, color="tab:red", alpha=0.25, linewidth=0,
+                       label="interruption" if first else None)
+
+
+def _flow_to(run: _Run, ue: str) -> int | None:
+    for i, f in enumerate(run.flows):
+        if f.get("to") == ue and f.get("app") in ("bulk", "iperf") and not f.get("reverse"):
+            return i
+    return None
+
+
+def fig_lte_handover(run: _Run) -> Figure | None:
+    """Timeline of each handed-over UE: RSRPs, serving cell, TCP data delivered."""
+    hos = _handovers(run)
+    t = run.table("lte_ue")
+    if not hos or t is None or "rsrp_serving_dbm" not in t:
+        return None
+    ues = _ues(run)
+    names = [str(u.get("name", f"UE {i}")) for i, u in enumerate(ues)]
+    moved = list(dict.fromkeys(h.get("ue") for h in hos))[:_HO_UES_MAX]
+    cells = [str(c.get("name", f"cell {i}")) for i, c in enumerate((run.lte or {}).get("cells", []))]
+    tcp = run.table("tcp")
+    fig = Figure(figsize=(_FIGSIZE[0], 6.2))
+    FigureCanvasAgg(fig)
+    ax_r, ax_c, ax_s = fig.subplots(3, 1, sharex=True, gridspec_kw={"height_ratios": [3, 1.3, 2.4]})
+    for k, ue in enumerate(moved):
+        if ue not in names:
+            continue
+        i = names.index(str(ue))
+        g = t[t["ue"] == i]
+        tt = g["time_s"].to_numpy(float)
+        c = _color(k)
+        ax_r.plot(tt, g["rsrp_serving_dbm"].to_numpy(float), color=c, label=f"{ue}: serving")
+        ax_r.plot(tt, g["rsrp_best_neighbour_dbm"].to_numpy(float), color=c, linestyle="--",
+                  linewidth=0.9, label=f"{ue}: best other cell")
+        ax_c.step(tt, g["cell"].to_numpy(float), where="post", color=c, label=str(ue))
+        f = _flow_to(run, str(ue))
+        if tcp is not None and f is not None and "delivered_bytes" in tcp:
+            fl = tcp[tcp["flow"] == f]
+            ax_s.plot(fl["time_s"].to_numpy(float), fl["delivered_bytes"].to_numpy(float) / 1e6,
+                      color=c, label=f"{run.flow_name(f)} → {ue}")
+    mine = [h for h in hos if h.get("ue") in moved]
+    for ax in (ax_r, ax_c, ax_s):
+        _mark_handovers(ax, mine, label=ax is ax_r)
+    ax_r.set_ylabel("RSRP (dBm)")
+    ax_r.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    ax_c.set_ylabel("serving cell")
+    if cells:
+        ax_c.set_yticks(range(len(cells)))
+        ax_c.set_yticklabels(cells)
+    ax_s.set_ylabel("TCP data delivered (MB)")
+    ax_s.set_xlabel("time (s)")
+    if ax_s.lines:
+        ax_s.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
+        ax_s.set_ylim(bottom=0)
+    else:
+        _no_data(ax_s, "no TCP flow to these UEs")
+    n = sum(1 for h in hos if h.get("kind") == "handover")
+    ax_r.set_title(f"Handovers: {n} (interruption shaded, decision dotted)")
+    return fig
+
+
+def fig_lte_ho_zoom(run: _Run) -> Figure | None:
+    """TCP data delivered and cwnd from 2 s before to 3 s after the first handover."""
+    hos = [h for h in _handovers(run) if np.isfinite(_num(h.get("attach_s")))]
+    tcp = run.table("tcp")
+    if not hos or tcp is None or "delivered_bytes" not in tcp:
+        return None
+    h = hos[0]
+    f = _flow_to(run, str(h.get("ue")))
+    if f is None:
+        return None
+    t0 = _num(h.get("decided_s"))
+    fl = tcp[(tcp["flow"] == f) & (tcp["time_s"] >= t0 - 2.0) & (tcp["time_s"] <= t0 + 3.0)]
+    if len(fl) < 2:
+        return None
+    fig = Figure(figsize=(_FIGSIZE[0], 4.6))
+    FigureCanvasAgg(fig)
+    ax_s, ax_w = fig.subplots(2, 1, sharex=True)
+    tt = fl["time_s"].to_numpy(float)
+    d = fl["delivered_bytes"].to_numpy(float)
+    ax_s.plot(tt, (d - d[0]) / 1e6, color=_color(0), label="delivered to the UE")
+    if "cwnd_bytes" in fl:
+        ax_w.plot(tt, fl["cwnd_bytes"].to_numpy(float) / 1e3, color=_color(1), label="cwnd")
+    if "bytes_in_flight" in fl:
+        ax_w.plot(tt, fl["bytes_in_flight"].to_numpy(float) / 1e3, color=_color(2), linewidth=0.9,
+                  label="in flight")
+    for ax in (ax_s, ax_w):
+        _mark_handovers(ax, [h], label=ax is ax_s)
+        ax.legend(loc="upper left")
+    ax_s.set_ylabel(f"data since {tt[0]:.1f} s (MB)")
+    ax_w.set_ylabel("KB")
+    ax_w.set_ylim(bottom=0)
+    ax_w.set_xlabel("time (s)")
+    ax_s.set_title(
+        f"{run.flow_name(f)} around the handover of {h.get('ue')} "
+        f"({h.get('source')} → {h.get('target')}): {int(_num(h.get('sdus_forwarded')) + _num(h.get('sdus_forwarded_late')))} SDUs forwarded, "
+        f"{int(_num(h.get('sdus_discarded')))} discarded",
+        fontsize=9,
+    )
+    return fig
+
+
 _MAKERS = {
     "cwnd": fig_cwnd,
     "throughput": fig_throughput,
@@ -733,6 +854,8 @@ _MAKERS = {
     "lte_cell": fig_lte_cell,
     "lte_harq_rlc": fig_lte_harq_rlc,
     "lte_prbs_goodput": fig_lte_prbs_goodput,
+    "lte_handover": fig_lte_handover,
+    "lte_ho_zoom": fig_lte_ho_zoom,
 }
 
 

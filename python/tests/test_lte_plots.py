@@ -56,6 +56,50 @@ mss = 1400
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
+HANDOVER_FIGURES = ("lte_handover", "lte_ho_zoom")
+
+#: Two eNBs 300 m apart, a UE driving from one to the other at 120 km/h while downloading.
+HANDOVER_TOML = """\
+duration = "6s"
+seed = 3
+
+[lte]
+bandwidth = "5MHz"
+shadowing = "0dB"
+
+[lte.handover]
+forwarding = "lossless"
+time_to_trigger = "100ms"
+
+[[lte.enb]]
+name = "a"
+position = [0.0, 0.0]
+
+[[lte.enb]]
+name = "b"
+position = [300.0, 0.0]
+
+[[lte.ue]]
+name = "car"
+enb = "a"
+mobility = { model = "constant_velocity", start = [20.0, 5.0], heading_deg = 0.0, speed = { dist = "constant", kmh = 120.0 } }
+
+[[link]]
+between = ["server", "pgw"]
+rate = "1Gbps"
+delay = "10ms"
+queue = "1000p"
+
+[[flow]]
+name = "dl"
+app = "bulk"
+from = "server"
+to = "car"
+cc = "cubic"
+mss = 1400
+window = "512KB"
+"""
+
 
 @pytest.fixture(scope="module")
 def lte_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
@@ -98,12 +142,34 @@ def test_lte_figures_png_and_svg(lte_dir: Path) -> None:
     figs = lte_dir / "figures"
     for name in plots.LTE_FIGURES:
         png, svg = figs / f"{name}.png", figs / f"{name}.svg"
+        if name in HANDOVER_FIGURES:  # a run without handovers has none
+            assert png not in written, name
+            continue
         assert png in written and svg in written, name
         _valid_png(png)
         _valid_svg(svg)
     # the ordinary figures are still there
     for name in ("cwnd", "throughput", "rtt_cdf"):
         assert (figs / f"{name}.png").is_file()
+
+
+def test_handover_figures(tmp_path: Path) -> None:
+    out = tmp_path / "ho"
+    celltcp.run(HANDOVER_TOML, out=out)
+    summary = json.loads((out / "summary.json").read_text())
+    hos = summary["lte"]["handovers"]
+    assert [(h["source"], h["target"]) for h in hos] == [("a", "b")]
+    ue = pd.read_parquet(out / "timeseries" / "lte_ue.parquet")
+    assert set(ue["cell"]) == {0, 1}
+    assert ue["x_m"].iloc[-1] > ue["x_m"].iloc[0] + 150  # 120 km/h for 6 s: 200 m
+    written = plots.plot_run(out)
+    for name in HANDOVER_FIGURES:
+        png, svg = out / "figures" / f"{name}.png", out / "figures" / f"{name}.svg"
+        assert png in written and svg in written, name
+        _valid_png(png)
+        _valid_svg(svg)
+    svg = (out / "figures" / "lte_handover.svg").read_text(encoding="utf-8")
+    assert "interruption" in svg and "handover decided" in svg
 
 
 def test_lte_goodput_matches_flows_by_host(lte_dir: Path) -> None:
@@ -172,7 +238,7 @@ def _fake_lte_run(d: Path, n: int, failed: int | None = None) -> None:
 def test_lte_figures_any_number_of_ues(tmp_path: Path, n: int) -> None:
     _fake_lte_run(tmp_path / "run", n, failed=0)
     written = plots.plot_run(tmp_path / "run", ["png"])
-    assert sorted(p.stem for p in written) == sorted(plots.LTE_FIGURES)
+    assert sorted(p.stem for p in written) == sorted(f for f in plots.LTE_FIGURES if f not in HANDOVER_FIGURES)
     for p in written:
         _valid_png(p)
 
