@@ -152,9 +152,11 @@ def lte_toml(sc: dict) -> str:
         f'buffer = "{sc["rlc_buf"]}"',
         "",
         # ns-3 3.37's PDCP holds nothing; celltcp's holds AM SDUs until RLC confirms them
-        # (TS 36.323 §5.4): make its limit larger than the RLC buffer so that only RLC binds.
+        # (TS 36.323 §5.4), within half its SN space: make both limits larger than what the
+        # 4 MiB windows can put in flight (18-bit SNs: 131072 SDUs), so that only RLC binds.
         "[lte.pdcp]",
         'buffer = "32MB"',
+        "sn_field_bits = 18",
         "",
         "[[lte.enb]]",
         'name = "enb"',
