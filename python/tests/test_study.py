@@ -115,3 +115,22 @@ def test_cc_variants_lte_quick_end_to_end(tmp_path: Path, capsys: pytest.Capture
     for key, verdict in verdicts.items():
         if key not in need or need[key] <= ccs:
             assert verdict != "not evaluated", (key, verdicts)
+
+
+def test_handover_quick_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "handover"
+    rc, text = _study("handover", out, capsys)
+    assert rc == 0, text
+    html = (out / "report.html").read_text()
+    figures = sorted((out / "figures").glob("*.png"))
+    assert len(figures) == 4
+    assert html.count('src="data:image/png;base64,') == len(figures)
+    verdicts = _agreement(html)
+    assert set(verdicts) == {"seamless-goodput-falls", "lossless-delay-grows", "seamless-throughput-lossless-delay"}
+    assert "not evaluated" not in verdicts.values()
+    table = pd.read_parquet(out / "results.parquet")
+    dl = table[table["flow"] == "dl"]
+    lossless = dl[dl["lte.handover.forwarding"] == "lossless"]
+    # with a 4 MB queue nothing overflows: a lossless handover leaves TCP nothing to retransmit
+    assert (lossless["retransmitted_segments"][lossless["lte.pdcp.buffer"] == "4MB"] == 0).all()
+    assert verdicts["lossless-delay-grows"] == "agrees"

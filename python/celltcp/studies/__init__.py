@@ -10,6 +10,7 @@ name                  paper  what it reproduces
 ====================  =====  ===================================================================
 ``iperf-lte``         000    iperf3 over a TDD band-41 LTE cell: window 64 KB..4 MB, uplink vs
                              downlink, CUBIC vs Reno, RTT over LTE vs a wired path
+``handover``          001    X2 handover, PDCP seamless vs lossless forwarding, PDCP queue 64 KB..4 MB
 ``cc-variants-lte``   003    eleven congestion controls × RLC AM/UM × 1000/3000-byte segments,
                              14 UEs with 1 Mbit/s flows: throughput, delay, jitter, loss
 ====================  =====  ===================================================================
@@ -91,9 +92,9 @@ class UnknownStudy(KeyError):
 
 def registry() -> dict[str, Study]:
     """Every study, by name, in the order of the papers."""
-    from . import cc_variants_lte, iperf_lte
+    from . import cc_variants_lte, handover, iperf_lte
 
-    studies = [iperf_lte.STUDY, cc_variants_lte.STUDY]
+    studies = [iperf_lte.STUDY, handover.STUDY, cc_variants_lte.STUDY]
     return {s.name: s for s in sorted(studies, key=lambda s: s.paper_id)}
 
 
