@@ -150,6 +150,11 @@ pub struct FadingChannel {
 }
 
 impl FadingChannel {
+    /// The maximum Doppler shift of this realisation, Hz.
+    pub fn doppler(&self) -> f64 {
+        self.doppler_hz
+    }
+
     /// Draws a realisation of `profile` with maximum Doppler `doppler_hz` (all random phases
     /// and angles are drawn here, so the channel is fixed by `rng`'s state).
     pub fn new(profile: FadingProfile, doppler_hz: f64, rng: &mut impl rand::Rng) -> Self {

@@ -806,4 +806,27 @@ mod tests {
             assert!((got - want).abs() < 1e-9, "{d:?} vs {expected:?}");
         }
     }
+
+    // A moving UE's fading runs at its own Doppler v·f_c/c: 108 km/h at 2.12 GHz is 212 Hz.
+    #[test]
+    fn moving_ue_fades_at_its_doppler() {
+        use crate::mobility::{constant_velocity::ConstantVelocityConfig, Mobility, MobilitySpec, SpeedDist};
+        let mut cfg = config(HandoverConfig::default());
+        cfg.radio.fading = Some(crate::phy::fading::FadingProfile::Epa);
+        cfg.radio.doppler_hz = 5.0;
+        let enbs = [EnbSpec { name: "a".into(), position: (0.0, 0.0), boresight_deg: None }];
+        let ues = [UeSpec { name: "car".into(), enb: 0, position: (100.0, 0.0), fixed_sinr_db: None, fixed_mcs: None }];
+        let mut ran: Ran<u32> = Ran::new(cfg, &enbs, &ues, 1);
+        assert_eq!(ran.ues[0].fading.as_ref().unwrap().doppler(), 5.0);
+        let spec = MobilitySpec::ConstantVelocity(ConstantVelocityConfig {
+            start: (100.0, 0.0),
+            heading_deg: 0.0,
+            speed: SpeedDist::Constant { kmh: 108.0 },
+            region: None,
+        });
+        let m = Mobility::new(&spec, celltcp_engine::rng::component_rng(1, 1)).unwrap();
+        ran.set_mobility(0, Some(m), None, None).unwrap();
+        let fd = ran.ues[0].fading.as_ref().unwrap().doppler();
+        assert!((fd - 30.0 * 2.12e9 / 299_792_458.0).abs() < 1e-9, "{fd}");
+    }
 }

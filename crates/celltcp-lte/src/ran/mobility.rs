@@ -1,5 +1,7 @@
 //! Moving UEs, their measurements and the handover decision, inside the RAN.
 //!
+//! - Fast fading: a moving UE's fading runs at its own Doppler frequency v·f_c/c (its speed at
+//!   the start), instead of `[lte] doppler`.
 //! - Position: a UE with a [`Mobility`] moves along its trajectory; every
 //!   [`MOBILITY_STEP`] its path loss to every cell follows the new distance, and its shadowing
 //!   follows a spatially correlated process ([`ShadowingMap`]: Gudmundson, 50 m decorrelation,
@@ -80,6 +82,15 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         } else {
             None
         };
+        // Fast fading at the UE's own Doppler, f_d = v · f_c / c (its speed at the start).
+        if let (Some(profile), Some(m)) = (self.cfg.radio.fading, mobility.as_ref()) {
+            let v = m.clone().speed_mps(SimTime::ZERO);
+            if v > 0.0 {
+                let fd = crate::phy::fading::doppler_hz(v, self.cfg.radio.carrier_hz);
+                let u = &mut self.ues[ue];
+                u.fading = Some(crate::phy::fading::FadingChannel::new(profile, fd, &mut u.rng));
+            }
+        }
         self.ues[ue].mob = Some(UeMobility {
             mobility,
             shadowing,
