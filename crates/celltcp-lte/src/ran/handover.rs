@@ -161,13 +161,22 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         let detach_at = now + x2_delay + x2_delay;
         self.ues[ue].x2_link = (x2_delay, x2_rate);
         let u = &self.ues[ue];
+        let event = self.new_event("handover", ue, u.cell, target, now, detach_at);
+        let forwarding = Some(self.cfg.handover.forwarding);
+        self.ues[ue].ho = Some(HoState { phase: HoPhase::Preparing { detach_at }, forwarding, target, event });
+        self.refresh(now, ue);
+        true
+    }
+
+    /// Records a new handover event (steps not reached yet are NaN); returns its index.
+    fn new_event(&mut self, kind: &'static str, ue: usize, source: usize, target: usize, decided: SimTime, detach: SimTime) -> usize {
         self.ho_events.push(HandoverEvent {
-            kind: "handover",
+            kind,
             ue,
-            source: u.cell,
+            source,
             target,
-            decided_s: now.as_secs_f64(),
-            detach_s: detach_at.as_secs_f64(),
+            decided_s: decided.as_secs_f64(),
+            detach_s: detach.as_secs_f64(),
             attach_s: f64::NAN,
             path_switch_s: f64::NAN,
             sdus_forwarded: 0,
@@ -178,11 +187,7 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
             ul_sdus_resent: 0,
             harq_blocks_lost: 0,
         });
-        let event = self.ho_events.len() - 1;
-        let forwarding = Some(self.cfg.handover.forwarding);
-        self.ues[ue].ho = Some(HoState { phase: HoPhase::Preparing { detach_at }, forwarding, target, event });
-        self.refresh(now, ue);
-        true
+        self.ho_events.len() - 1
     }
 
     /// Radio link failure: the UE re-establishes in `target` without preparation; what was in
@@ -196,24 +201,7 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
                 return;
             }
         }
-        self.ho_events.push(HandoverEvent {
-            kind: "reestablishment",
-            ue,
-            source,
-            target,
-            decided_s: now.as_secs_f64(),
-            detach_s: now.as_secs_f64(),
-            attach_s: f64::NAN,
-            path_switch_s: f64::NAN,
-            sdus_forwarded: 0,
-            sdus_forwarded_late: 0,
-            sdus_discarded: 0,
-            sdus_discarded_received: 0,
-            sdus_already_received: 0,
-            ul_sdus_resent: 0,
-            harq_blocks_lost: 0,
-        });
-        let event = self.ho_events.len() - 1;
+        let event = self.new_event("reestablishment", ue, source, target, now, now);
         self.detach(now, ue, target, event, None, self.cfg.handover.reestablishment, out);
     }
 
