@@ -52,7 +52,7 @@ from matplotlib.container import BarContainer
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-__all__ = ["plot_run", "FIGURES", "LTE_FIGURES"]
+__all__ = ["plot_run", "run_figure", "FIGURES", "LTE_FIGURES"]
 
 FIGURES = ("cwnd", "throughput", "rtt_cdf", "queue", "iperf", "ping")
 #: The figures of runs with an LTE radio access network.
@@ -857,6 +857,19 @@ _MAKERS = {
     "lte_handover": fig_lte_handover,
     "lte_ho_zoom": fig_lte_ho_zoom,
 }
+
+
+def run_figure(dir: str | Path, name: str) -> Figure | None:
+    """One figure of a run (``name`` as in :func:`plot_run`'s file names, e.g. ``"lte_ho_zoom"``),
+    or None when the run has no data for it -- for reports that place a run's figure among
+    others."""
+    if name not in _MAKERS:
+        raise ValueError(f"figure {name!r}: expected one of {', '.join(_MAKERS)}")
+    d = Path(dir)
+    if not (d / "summary.json").is_file():
+        raise FileNotFoundError(f"{d} is not a celltcp run directory (no summary.json)")
+    with _style():
+        return _MAKERS[name](_Run(d))
 
 
 def plot_run(

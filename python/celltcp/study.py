@@ -6,7 +6,8 @@ write ``DIR/report.html``.
     celltcp study --list
     celltcp study iperf-lte -o out/iperf-lte [--quick] [--jobs N] [--executor local|ray] [--address A]
 
-``DIR`` is the sweep directory (``DIR/runs/<run_id>/``, ``DIR/results.parquet``) and receives
+``DIR`` is the sweep directory (``DIR/runs/<run_id>/``, ``DIR/results.parquet``; a study's
+further parts, e.g. a second scenario of the paper, are sweeps in ``DIR/<part>/``) and receives
 ``DIR/figures/*.png|svg``, ``DIR/report.html`` and ``DIR/findings.json``. Running the same
 command again resumes the sweep (finished runs are not run again) and redraws the report.
 The studies themselves live in :mod:`celltcp.studies`.
@@ -29,7 +30,7 @@ import pandas as pd
 
 from . import sweep_plots
 from .report import Evaluated, Figure, evaluate, write_report
-from .studies import Study, UnknownStudy, get, registry
+from .studies import MAIN, PART, Study, UnknownStudy, get, part_dir, registry
 
 __all__ = ["run", "run_study", "StudyOutcome", "list_studies"]
 
@@ -87,31 +88,46 @@ def _order_key(col: pd.Series) -> dict:  # type: ignore[type-arg]
     return {v: i for i, v in enumerate(sweep_plots.ordered(col))}
 
 
-def _files(sweep_file: Path) -> dict[str, str]:
-    """The sweep file and the scenario it names, verbatim."""
+def _files(sweep_file: Path, prefix: str = "") -> dict[str, str]:
+    """The sweep file and the scenario it names, verbatim (names prefixed with ``prefix``)."""
     text = sweep_file.read_text(encoding="utf-8")
     files = {}
     m = re.search(r'^\s*base\s*=\s*["\']([^"\']+)["\']', text, re.M)
     base = m.group(1) if m else None
     if base is not None and (sweep_file.parent / base).is_file():
-        files[base] = (sweep_file.parent / base).read_text(encoding="utf-8")
-    files[sweep_file.name] = text
+        files[prefix + base] = (sweep_file.parent / base).read_text(encoding="utf-8")
+    files[prefix + sweep_file.name] = text
     return files
 
 
 def run_study(study: Study, out: str | Path, *, quick: bool = False, jobs: int | None = None,
               executor: str = "local", address: str | None = None,
               progress: bool = False) -> StudyOutcome:
-    """Run ``study``'s sweep (the quick one with ``quick``) into ``out`` and write the report."""
-    from .sweep import run_sweep
+    """Run ``study``'s sweeps (the quick ones with ``quick``; its parts into ``out/<part>``) into
+    ``out`` and write the report."""
+    from .sweep import load_sweep, run_sweep
 
     out = Path(out)
-    sweep_file = study.sweep_file(quick)
-    if not sweep_file.is_file():
-        raise FileNotFoundError(f"study {study.name!r}: sweep file {sweep_file} is missing")
-    res = run_sweep(sweep_file, out, jobs=jobs, executor=executor, address=address,
-                    progress=progress)
-    df = study.prepare(res.table)
+    # Every sweep of the study is read and checked before the first run starts.
+    sweeps = []
+    for part in (MAIN, *study.parts):
+        sweep_file = study.sweep_file(quick, part)
+        if not sweep_file.is_file():
+            raise FileNotFoundError(f"study {study.name!r}: sweep file {sweep_file} is missing")
+        sweeps.append((part, sweep_file, load_sweep(sweep_file)))
+    tables, files = [], {}
+    counts = {"done": 0, "skipped": 0, "failed": 0}
+    for part, sweep_file, sweep in sweeps:
+        res = run_sweep(sweep, part_dir(out, part), jobs=jobs, executor=executor,
+                        address=address, progress=progress)
+        tables.append(res.table.assign(**{PART: part}))
+        files.update(_files(sweep_file, "" if part == MAIN else f"{part}/"))
+        for k in counts:
+            counts[k] += getattr(res, k)
+    table = pd.concat(tables, ignore_index=True, sort=False) if len(tables) > 1 else tables[0]
+    if study.enrich is not None:
+        table = study.enrich(table, out)
+    df = study.prepare(table)
 
     figdir = out / "figures"
     figures = []
@@ -120,8 +136,8 @@ def run_study(study: Study, out: str | Path, *, quick: bool = False, jobs: int |
         figures.append(Figure(png=png, svg=svg, caption=f.caption, title=f.title))
     evaluated = evaluate(study.findings, df)
     notes = []
-    if res.failed:
-        notes.append(f"{res.failed} run(s) failed: their errors are in the sweep directory; the "
+    if counts["failed"]:
+        notes.append(f"{counts['failed']} run(s) failed: their errors are in the sweep directory; the "
                      "figures and checks use the runs that finished.")
     if quick:
         notes.append("Quick variant (--quick): fewer points, one seed and shorter runs than the "
@@ -134,11 +150,12 @@ def run_study(study: Study, out: str | Path, *, quick: bool = False, jobs: int |
         evaluated=evaluated,
         figures=figures,
         aggregated=_aggregated(study, df),
-        files=_files(sweep_file),
-        run_counts={"done": res.done, "skipped (already done)": res.skipped, "failed": res.failed},
+        files=files,
+        run_counts={"done": counts["done"], "skipped (already done)": counts["skipped"],
+                    "failed": counts["failed"]},
         notes=notes,
     )
-    return StudyOutcome(report, evaluated, res.done, res.skipped, res.failed)
+    return StudyOutcome(report, evaluated, counts["done"], counts["skipped"], counts["failed"])
 
 
 def _error(msg: object) -> int:

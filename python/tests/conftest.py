@@ -9,6 +9,20 @@ from pathlib import Path
 
 import pytest
 
+def require_ray() -> object:
+    """Import ray for a test, or skip the test when it is not installed -- unless
+    ``CELLTCP_REQUIRE_RAY=1`` (set by scripts/test.sh, which installs ``.[test]`` with ray):
+    then a missing ray fails the test instead of skipping it silently."""
+    try:
+        import ray
+    except ImportError as e:
+        if os.environ.get("CELLTCP_REQUIRE_RAY") == "1":
+            pytest.fail(f"CELLTCP_REQUIRE_RAY=1 but ray cannot be imported ({e}); "
+                        "pip install -e '.[test]' installs it")
+        pytest.skip(f"ray is not installed ({e}); pip install 'celltcp[ray]'")
+    return ray
+
+
 #: A small, quick scenario: one CUBIC bulk flow and a ping over a 10 Mbit/s bottleneck.
 SMALL_TOML = """\
 duration = "3s"

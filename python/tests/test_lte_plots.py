@@ -170,6 +170,19 @@ def test_handover_figures(tmp_path: Path) -> None:
         _valid_svg(svg)
     svg = (out / "figures" / "lte_handover.svg").read_text(encoding="utf-8")
     assert "interruption" in svg and "handover decided" in svg
+    # one figure on its own, as the handover study's report places it
+    fig = plots.run_figure(out, "lte_ho_zoom")
+    assert fig is not None and "around the handover of car (a → b)" in fig.axes[0].get_title()
+
+
+def test_run_figure_one_by_name(lte_dir: Path, tmp_path: Path) -> None:
+    assert plots.run_figure(lte_dir, "lte_ho_zoom") is None  # no handover in this run
+    fig = plots.run_figure(lte_dir, "cwnd")
+    assert fig is not None and fig.axes[0].lines
+    with pytest.raises(ValueError, match="figure 'nope': expected one of cwnd, "):
+        plots.run_figure(lte_dir, "nope")
+    with pytest.raises(FileNotFoundError, match="not a celltcp run directory"):
+        plots.run_figure(tmp_path, "cwnd")
 
 
 def test_lte_goodput_matches_flows_by_host(lte_dir: Path) -> None:

@@ -21,6 +21,7 @@ from celltcp import sweep_plots as sp
 from celltcp.report import Figure, Finding, Verdict, evaluate, versions, write_report
 from celltcp.studies import UnknownStudy, get, registry
 from celltcp.studies import cc_variants_lte as ccv
+from celltcp.studies import handover as ho
 from celltcp.studies import iperf_lte
 
 
@@ -204,6 +205,106 @@ def test_ccv_checks_agree_and_flip() -> None:
     assert _ccv(ccv_results(vegas_am_gp=1.0))["am-westwood-veno-beat-vegas"] is False
     assert _ccv(ccv_results(yeah_um_delay=20.0))["um-yeah-beats-illinois"] is True
     assert _ccv(ccv_results(yeah_um_delay=50.0))["um-yeah-beats-illinois"] is False
+
+
+# --- handover checks (scenario 1: handover; scenario 2: load surge) -------------------------------
+
+
+HO_PAPER_LIKE: dict = dict(
+    # Mbit/s per PDCP queue (64KB, 256KB, 1MB, 4MB); mean one-way delay (ms) of lossless
+    seamless=(7.6, 31.3, 31.25, 31.0), lossless=(7.6, 31.3, 31.3, 31.3),
+    lossless_owd=(26.0, 60.0, 230.0, 780.0), retx=(2800, 900),
+    # crowd size -> (goodput before, after, Mbit/s; srtt before, after, ms)
+    surge={5: (34.0, 6.0, 220.0, 1200.0), 20: (34.0, 2.0, 220.0, 3600.0)},
+)
+
+
+def handover_results(seamless: tuple, lossless: tuple, lossless_owd: tuple, retx: tuple,
+                     surge: dict | None) -> pd.DataFrame:
+    """Scenario-1 rows (flow dl, two seeds per forwarding and queue; ``retx``: TCP
+    retransmissions of seamless and lossless at every queue) and, unless ``surge`` is None, the
+    load-surge part's rows (the tagged flow with its window metrics, and two crowd flows)."""
+    rows = []
+    for mode, gps in (("seamless", seamless), ("lossless", lossless)):
+        for k, q in enumerate(["64KB", "256KB", "1MB", "4MB"]):
+            for seed in (1, 2):
+                rows.append({"run_id": f"{mode}{q}{seed}", "seed": seed, "part": "main",
+                             ho.MODE: mode, ho.QUEUE: q, "flow": "dl",
+                             "goodput_bps": gps[k] * 1e6 * (1 + 0.001 * seed),
+                             "owd_mean_ms": lossless_owd[k] * (0.95 if mode == "seamless" else 1.0),
+                             "retransmitted_segments": retx[0] if mode == "seamless" else retx[1]})
+    for n, (gb, ga, rb, ra) in (surge or {}).items():
+        for seed in (1, 2):
+            base = {"run_id": f"surge{n}{seed}", "seed": seed, "part": ho.SURGE, ho.CROWD: n,
+                    "surge_at_s": 10.0}
+            rows.append({**base, "flow": ho.TAGGED, "goodput_bps": (gb + ga) / 2 * 1e6,
+                         "goodput_before_bps": gb * 1e6, "goodput_after_bps": ga * 1e6 * (1 + 0.01 * seed),
+                         "srtt_before_ms": rb, "srtt_after_ms": ra})
+            for i in (1, 2):
+                rows.append({**base, "flow": f"surge-crowd{i}", "goodput_bps": ga * 1e6,
+                             "goodput_after_bps": ga * 1e6, "srtt_after_ms": ra})
+    return pd.DataFrame(rows)
+
+
+def _ho(**change: object) -> dict[str, bool | None]:
+    df = handover_results(**{**HO_PAPER_LIKE, **change})
+    return {e.finding.key: e.verdict.agrees for e in evaluate(ho.FINDINGS, df)}
+
+
+def test_handover_checks_agree_with_paper_like_results() -> None:
+    v = _ho()
+    assert v == {k: True for k in v} and len(v) == 5
+
+
+@pytest.mark.parametrize("change, key", [
+    ({"seamless": (7.6, 31.0, 31.1, 31.2)}, "seamless-goodput-falls"),
+    ({"seamless": (7.6, 31.0, 31.1, 31.0)}, "seamless-goodput-falls"),  # equal is not lower
+    ({"lossless_owd": (26.0, 60.0, 800.0, 780.0)}, "lossless-delay-grows"),
+    ({"lossless": (7.6, 31.3, 31.3, 30.9)}, "seamless-throughput-lossless-delay"),
+    ({"retx": (900, 2800)}, "seamless-throughput-lossless-delay"),
+    ({"surge": {5: (34.0, 20.0, 220.0, 1200.0), 20: (34.0, 18.0, 220.0, 3600.0)}}, "surge-bandwidth-drops"),
+    ({"surge": {5: (34.0, 6.0, 220.0, 900.0), 20: (34.0, 2.0, 220.0, 400.0)}}, "surge-degrades-tcp"),
+])
+def test_handover_checks_flip(change: dict, key: str) -> None:
+    v = _ho(**change)
+    assert v.pop(key) is False
+    assert all(v.values()), v
+
+
+def test_handover_checks_of_a_missing_scenario_are_not_evaluated() -> None:
+    assert _ho(surge=None) == {"seamless-goodput-falls": True, "lossless-delay-grows": True,
+                               "seamless-throughput-lossless-delay": True,
+                               "surge-bandwidth-drops": None, "surge-degrades-tcp": None}
+    only_surge = handover_results(**HO_PAPER_LIKE).query("part == 'surge'")
+    v = {e.finding.key: e.verdict.agrees for e in evaluate(ho.FINDINGS, only_surge)}
+    assert v == {"seamless-goodput-falls": None, "lossless-delay-grows": None,
+                 "seamless-throughput-lossless-delay": None,
+                 "surge-bandwidth-drops": True, "surge-degrades-tcp": True}
+
+
+def test_handover_surge_verdict_states_the_numbers() -> None:
+    df = handover_results(**HO_PAPER_LIKE)
+    r = ho.check_surge_bandwidth_drops(df).result
+    # the mean over the seeds (after: ×1.01 and ×1.02)
+    assert "crowd 5: 34.00 → 6.09 Mbit/s" in r and "crowd 20: 34.00 → 2.03 Mbit/s (×0.06)" in r
+    assert "crowd 20: 220 → 3600 ms (×16.4)" in ho.check_surge_rtt_grows(df).result
+
+
+def test_surge_window_metrics_from_a_time_series() -> None:
+    t = np.round(np.arange(0.0, 20.0, 0.1), 3)
+    # 1 MB/s until 10 s, then 0.25 MB/s; srtt 100 ms, then 400 ms
+    delivered = np.where(t < 10, t * 1e6, 10e6 + (t - 10) * 0.25e6)
+    tcp = pd.DataFrame({"time_s": t, "flow": 0, "delivered_bytes": delivered,
+                        "srtt_ms": np.where(t < 10, 100.0, 400.0)})
+    m = ho.window_metrics(tcp, 10.0, 8.0)
+    assert m["goodput_before_bps"] == pytest.approx(8e6)
+    assert m["goodput_after_bps"] == pytest.approx(2e6)
+    assert (m["srtt_before_ms"], m["srtt_after_ms"]) == (100.0, 400.0)
+    # a flow that starts at the surge has no "before"; its "after" counts from zero
+    late = tcp[tcp["time_s"] >= 10].assign(delivered_bytes=lambda d: (d["time_s"] - 10) * 0.25e6 + 1e5)
+    m = ho.window_metrics(late, 10.0, 8.0)
+    assert np.isnan(m["goodput_before_bps"]) and np.isnan(m["srtt_before_ms"])
+    assert m["goodput_after_bps"] == pytest.approx((8 * 0.25e6 + 1e5 - 1e5) * 8 / 8)
 
 
 # --- the report in a browser ------------------------------------------------------------------

@@ -3,9 +3,12 @@ agreement table being computed from the results (a changed result changes the ve
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import io
 import json
 import re
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +18,7 @@ import pytest
 import celltcp.sweep
 from celltcp.cli import main
 from celltcp.studies import cc_variants_lte as ccv
+from celltcp.studies import handover as ho
 from celltcp.studies import registry
 from test_report import CHROMIUM, check_figures_render
 
@@ -45,10 +49,24 @@ def test_unknown_study_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFi
     assert not (tmp_path / "x").exists()  # nothing ran
 
 
-def test_iperf_lte_quick_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+@pytest.fixture(scope="module")
+def iperf_quick(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int, str]:
+    """``celltcp study iperf-lte --quick``, run once for the tests of this module: its
+    directory, exit status and standard output."""
+    out = tmp_path_factory.mktemp("iperf-lte") / "study"
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        rc = main(["study", "iperf-lte", "--quick", "-o", str(out), "--jobs", "2"])
+    return out, rc, buf.getvalue()
+
+
+def test_iperf_lte_quick_end_to_end(iperf_quick: tuple[Path, int, str], tmp_path: Path,
+                                    capsys: pytest.CaptureFixture[str],
                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    # a copy, so that the re-run below leaves the module's study as it was
     out = tmp_path / "iperf-lte"
-    rc, text = _study("iperf-lte", out, capsys)
+    shutil.copytree(iperf_quick[0], out)
+    rc, text = iperf_quick[1:]
     assert rc == 0, text
     report = out / "report.html"
     html = report.read_text()
@@ -90,8 +108,18 @@ def test_iperf_lte_quick_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert second.pop("uplink-slower") == "does not agree"
     assert first.pop("uplink-slower") == "agrees"
 
-    if CHROMIUM is not None:
-        check_figures_render(report, tmp_path, len(figures))
+
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (Debian package "
+                    "'chromium'; scripts/install.sh installs it)")
+def test_iperf_lte_quick_report_renders_in_chromium(iperf_quick: tuple[Path, int, str],
+                                                     tmp_path: Path) -> None:
+    """The real report of a study (not a synthetic one): every figure decodes and is laid out,
+    and the first one is drawn."""
+    out, rc, text = iperf_quick
+    assert rc == 0, text
+    figures = list((out / "figures").glob("*.png"))
+    assert len(figures) == 5
+    check_figures_render(out / "report.html", tmp_path, len(figures))
 
 
 @pytest.mark.skipif(not (Path(celltcp.studies.__file__).parent / "cc-variants-lte"
@@ -121,16 +149,46 @@ def test_handover_quick_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture
     out = tmp_path / "handover"
     rc, text = _study("handover", out, capsys)
     assert rc == 0, text
+    assert "runs done 8, skipped 0, failed 0" in text  # 6 handover runs + 2 load-surge runs
     html = (out / "report.html").read_text()
-    figures = sorted((out / "figures").glob("*.png"))
-    assert len(figures) == 4
+    figures = sorted(p.stem for p in (out / "figures").glob("*.png"))
+    assert figures == sorted(["goodput_queue", "delay_queue", "retx_queue", "traces",
+                              "ho_zoom_seamless", "ho_zoom_lossless", "surge_goodput",
+                              "surge_rtt", "surge_crowd_cdf", "surge_traces"])
     assert html.count('src="data:image/png;base64,') == len(figures)
     verdicts = _agreement(html)
-    assert set(verdicts) == {"seamless-goodput-falls", "lossless-delay-grows", "seamless-throughput-lossless-delay"}
+    assert set(verdicts) == {"seamless-goodput-falls", "lossless-delay-grows",
+                             "seamless-throughput-lossless-delay", "surge-bandwidth-drops",
+                             "surge-degrades-tcp"}
     assert "not evaluated" not in verdicts.values()
+    # both scenarios' files are in the report
+    for name in ("scenario.toml", "sweep-quick.toml", "surge/scenario.toml", "surge/sweep-quick.toml"):
+        assert f"<h3>{name}</h3>" in html
     table = pd.read_parquet(out / "results.parquet")
     dl = table[table["flow"] == "dl"]
-    lossless = dl[dl["lte.handover.forwarding"] == "lossless"]
-    # with a 4 MB queue nothing overflows: a lossless handover leaves TCP nothing to retransmit
-    assert (lossless["retransmitted_segments"][lossless["lte.pdcp.buffer"] == "4MB"] == 0).all()
+    assert len(dl) == 6
+    # the handover itself: lossless forwards every SDU; seamless discards those RLC was sending
+    # (with a 64 KB queue the window is so small that there may be none)
+    for rid, mode, q in zip(dl["run_id"], dl["lte.handover.forwarding"], dl["lte.pdcp.buffer"]):
+        hos = json.loads((out / "runs" / rid / "summary.json").read_text())["lte"]["handovers"]
+        assert [h["kind"] for h in hos] == ["handover"]
+        if mode == "lossless":
+            assert hos[0]["sdus_discarded"] == 0, hos[0]
+        elif q != "64KB":
+            assert hos[0]["sdus_discarded"] > 0, hos[0]
     assert verdicts["lossless-delay-grows"] == "agrees"
+
+    # scenario 2, in its own sweep directory: a tagged flow and one flow per UE of the crowd
+    surge = pd.read_parquet(out / "surge" / "results.parquet")
+    assert sorted(surge["lte.ue.crowd.count"].unique()) == [5, 20]
+    for n, g in surge.groupby("lte.ue.crowd.count"):
+        assert sorted(g["flow"]) == sorted(["tagged", *(f"surge-crowd{i}" for i in range(1, n + 1))])
+    # the verdict's numbers are the tagged flow's time series over the windows around the surge
+    big = surge[(surge["lte.ue.crowd.count"] == 20) & (surge["flow"] == "tagged")]
+    run = out / "surge" / "runs" / big["run_id"].iloc[0]
+    tcp = pd.read_parquet(run / "timeseries" / "tcp.parquet")
+    m = ho.window_metrics(tcp[tcp["flow"] == 0], 10.0, 10.0)
+    findings = {f["key"]: f for f in json.loads((out / "findings.json").read_text())}
+    assert (f"crowd 20: {m['goodput_before_bps'] / 1e6:.2f} → {m['goodput_after_bps'] / 1e6:.2f} "
+            "Mbit/s") in findings["surge-bandwidth-drops"]["result"]
+    assert m["goodput_after_bps"] < m["goodput_before_bps"]

@@ -1,5 +1,5 @@
 """Sweeps: sweep files (grid, zip, exclude, seeds, bad input), the local and Ray executors,
-resuming after SIGKILL, failed runs, the results table, confidence intervals, `celltcp query`
+resuming after SIGKILL and Ctrl-C, failed runs, the results table, confidence intervals, `celltcp query`
 and the `celltcp study` surface."""
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from celltcp.sweep import (
     run_sweep,
     t_quantile,
 )
-from conftest import SMALL_TOML, cli
+from conftest import SMALL_TOML, cli, require_ray
 
 #: SMALL_TOML, one second long.
 BASE = SMALL_TOML.replace('duration = "3s"', 'duration = "1s"')
@@ -253,14 +253,17 @@ def test_a_failed_run_is_recorded_the_sweep_goes_on_and_a_rerun_retries_it(tmp_p
     assert len(again.table) == 4 * 2
 
 
-def test_sweep_resumes_after_sigkill_and_loses_no_finished_run(tmp_path: Path) -> None:
+def _interrupt_sweep(tmp_path: Path, sig: signal.Signals) -> tuple[Path, Path, int, str]:
+    """Start a 9-run sweep with one job, send ``sig`` to its process group (as a terminal's
+    Ctrl-C does) once two runs have finished; the sweep file, its directory, the exit status
+    and stderr."""
     base = BASE.replace('duration = "1s"', 'duration = "4s"').replace("10Mbps", "50Mbps")
     path = write(tmp_path, 'base = "base.toml"\nseeds = 3\n[grid]\n'
                            '"flow.bulk.cc" = ["newreno", "cubic", "bbr"]\n', base)
     out = tmp_path / "out"
     proc = subprocess.Popen([sys.executable, "-m", "celltcp", "sweep", str(path), "-o", str(out),
                              "--jobs", "1", "-q"], start_new_session=True,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     finished: list[Path] = []
     try:
         deadline = time.monotonic() + 120
@@ -270,11 +273,18 @@ def test_sweep_resumes_after_sigkill_and_loses_no_finished_run(tmp_path: Path) -
             if len(finished) >= 2:
                 break
             time.sleep(0.05)
-        assert proc.poll() is None, "the sweep finished before it could be killed"
-        os.killpg(proc.pid, signal.SIGKILL)
+        assert proc.poll() is None, "the sweep finished before it could be interrupted"
+        os.killpg(proc.pid, sig)
+        _, stderr = proc.communicate(timeout=60)
     finally:
-        proc.wait(30)
-    assert proc.returncode == -signal.SIGKILL
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(30)
+    assert proc.returncode is not None
+    return path, out, proc.returncode, stderr
+
+
+def _resume_loses_nothing(path: Path, out: Path) -> None:
     before = {p.name: (p / "manifest.json").stat().st_mtime_ns
               for p in (out / "runs").iterdir() if not p.name.startswith(".")}
     assert 2 <= len(before) < 9
@@ -289,6 +299,22 @@ def test_sweep_resumes_after_sigkill_and_loses_no_finished_run(tmp_path: Path) -
     assert len(after) == 9 and all(after[k] == v for k, v in before.items())
     assert not [p for p in (out / "runs").iterdir() if p.name.startswith(".")]
     assert len(load_results(out)) == 9 * 2
+
+
+def test_sweep_resumes_after_sigkill_and_loses_no_finished_run(tmp_path: Path) -> None:
+    path, out, rc, _ = _interrupt_sweep(tmp_path, signal.SIGKILL)
+    assert rc == -signal.SIGKILL
+    _resume_loses_nothing(path, out)
+
+
+def test_sweep_resumes_after_ctrl_c_and_loses_no_finished_run(tmp_path: Path) -> None:
+    path, out, rc, stderr = _interrupt_sweep(tmp_path, signal.SIGINT)
+    assert rc == 130, stderr
+    assert "Traceback" not in stderr
+    # an interrupted sweep still writes the table of the runs it finished
+    done = [p.name for p in (out / "runs").iterdir() if not p.name.startswith(".")]
+    assert sorted(load_results(out)["run_id"].unique()) == sorted(done)
+    _resume_loses_nothing(path, out)
 
 
 def test_local_executor_runs_in_parallel_processes(tmp_path: Path) -> None:
@@ -325,9 +351,19 @@ def test_out_dir_that_is_not_a_sweep_is_refused(tmp_path: Path) -> None:
 # Ray
 
 
+def test_missing_ray_fails_rather_than_skips_when_required(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` raises ImportError
+    monkeypatch.delenv("CELLTCP_REQUIRE_RAY", raising=False)
+    with pytest.raises(pytest.skip.Exception):
+        require_ray()
+    monkeypatch.setenv("CELLTCP_REQUIRE_RAY", "1")
+    with pytest.raises(pytest.fail.Exception, match="CELLTCP_REQUIRE_RAY=1"):
+        require_ray()
+
+
 @pytest.mark.filterwarnings("ignore")
 def test_ray_executor_equals_the_local_one_run_for_run(tmp_path: Path) -> None:
-    pytest.importorskip("ray")
+    require_ray()
     path = write(tmp_path, 'base = "base.toml"\nseeds = 2\n[grid]\n"flow.bulk.cc" = ["bbr", "cubic"]\n'
                            '"link.bottleneck.queue" = ["15KB", "60KB"]\n')
     local = run_sweep(path, tmp_path / "local", jobs=2)
@@ -345,7 +381,7 @@ def test_ray_executor_equals_the_local_one_run_for_run(tmp_path: Path) -> None:
 
 
 def test_ray_address_that_does_not_answer_fails_fast(tmp_path: Path) -> None:
-    pytest.importorskip("ray")
+    require_ray()
     with socket.socket() as sock:  # a port nobody listens on
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
@@ -361,7 +397,7 @@ def test_ray_address_that_does_not_answer_fails_fast(tmp_path: Path) -> None:
 
 @pytest.mark.filterwarnings("ignore")
 def test_ray_address_that_accepts_but_never_answers_gives_up(tmp_path: Path) -> None:
-    pytest.importorskip("ray")
+    require_ray()
     with socket.socket() as srv:  # accepts TCP connections, never speaks Ray
         srv.bind(("127.0.0.1", 0))
         srv.listen(8)

@@ -3,14 +3,19 @@
 A study is a folder of data (``studies/<name>/``: ``scenario.toml``, ``sweep.toml`` and
 ``sweep-quick.toml``) and a Python module (``studies/<name with _>.py``) that defines its
 :class:`Study`: the figures it draws from the results and the paper's findings, each with the
-function that checks it against the results (:class:`celltcp.report.Finding`).
+function that checks it against the results (:class:`celltcp.report.Finding`). A paper with a
+second scenario (a different topology, not just other parameter values) gives it a *part*: a
+subfolder ``studies/<name>/<part>/`` with its own three files, run as a second sweep into
+``DIR/<part>/``; its rows join the results table with ``part = "<part>"`` (the main sweep's
+rows have ``part = "main"``).
 
 ====================  =====  ===================================================================
 name                  paper  what it reproduces
 ====================  =====  ===================================================================
 ``iperf-lte``         000    iperf3 over a TDD band-41 LTE cell: window 64 KB..4 MB, uplink vs
                              downlink, CUBIC vs Reno, RTT over LTE vs a wired path
-``handover``          001    X2 handover, PDCP seamless vs lossless forwarding, PDCP queue 64 KB..4 MB
+``handover``          001    X2 handover, PDCP seamless vs lossless forwarding, PDCP queue 64 KB..4 MB;
+                             part ``surge``: a sudden load increase in a cell
 ``cc-variants-lte``   003    eleven congestion controls × RLC AM/UM × 1000/3000-byte segments,
                              14 UEs with 1 Mbit/s flows: throughput, delay, jitter, loss
 ====================  =====  ===================================================================
@@ -28,9 +33,12 @@ from matplotlib.figure import Figure
 
 from ..report import Finding
 
-__all__ = ["Study", "StudyFigure", "registry", "get", "UnknownStudy", "run_dir"]
+__all__ = ["Study", "StudyFigure", "registry", "get", "UnknownStudy", "run_dir", "part_dir", "MAIN", "PART"]
 
 HERE = Path(__file__).resolve().parent
+#: the results table's column that names the sweep (part) a row comes from, and the main one's name
+PART = "part"
+MAIN = "main"
 
 
 @dataclass(frozen=True)
@@ -68,16 +76,36 @@ class Study:
     #: restricted to ``table_flows``), e.g. one row per run averaged over the UEs
     table_rows: Callable[[pd.DataFrame], pd.DataFrame] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    #: further scenarios of the paper, each a sweep of its own in ``<folder>/<part>/``, run into
+    #: ``DIR/<part>/``; their rows join the results table with ``part = <part>``
+    parts: Sequence[str] = ()
+    #: adds columns computed from the run directories (e.g. metrics over a time window, from the
+    #: time series) to the results table, before ``prepare``; gets the table (with its ``part``
+    #: column) and the study's output directory
+    enrich: Callable[[pd.DataFrame, Path], pd.DataFrame] | None = None
 
     @property
     def folder(self) -> Path:
         return HERE / self.name
 
-    def sweep_file(self, quick: bool = False) -> Path:
-        return self.folder / ("sweep-quick.toml" if quick else "sweep.toml")
+    def part_folder(self, part: str = MAIN) -> Path:
+        if part == MAIN:
+            return self.folder
+        if part not in self.parts:
+            raise KeyError(f"study {self.name!r} has no part {part!r} (parts: {MAIN}, "
+                           f"{', '.join(self.parts)})")
+        return self.folder / part
 
-    def scenario_file(self) -> Path:
-        return self.folder / "scenario.toml"
+    def sweep_file(self, quick: bool = False, part: str = MAIN) -> Path:
+        return self.part_folder(part) / ("sweep-quick.toml" if quick else "sweep.toml")
+
+    def scenario_file(self, part: str = MAIN) -> Path:
+        return self.part_folder(part) / "scenario.toml"
+
+
+def part_dir(sweep_dir: Path, part: str = MAIN) -> Path:
+    """Where the sweep of ``part`` of a study runs inside the study's output directory."""
+    return Path(sweep_dir) if part == MAIN else Path(sweep_dir) / part
 
 
 class UnknownStudy(KeyError):

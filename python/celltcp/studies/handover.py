@@ -1,5 +1,6 @@
 """Study ``handover`` (paper 001): Nguyen et al., TCP over LTE handovers with PDCP seamless and
-lossless forwarding (ns-3 with RLC AM and a lossless handover added, Linux CUBIC through NSC).
+lossless forwarding (ns-3 with RLC AM and a lossless handover added, Linux CUBIC through NSC),
+and a sudden load increase in a cell.
 
 Scenario 1 of the paper: two eNBs 750 m apart, X2 with 6 ms of delay, a UE at a speed drawn from
 a normal distribution (mean 40 km/h, σ 5 km/h) driving from one to the other while downloading
@@ -10,22 +11,35 @@ with TCP CUBIC; the PDCP (retransmission) queue from 64 KB to 4 MB. Its findings
 2. in lossless handovers, the larger the PDCP queue, the larger the end-to-end delay;
 3. seamless handover costs throughput, lossless handover costs delay.
 
-celltcp's setting is ``handover/scenario.toml`` (the UE starts 250 m from the source so that it
-hands over early in the run); the sweep crosses the forwarding with the queue over seeds (each
-seed draws a speed). The 64 KB queue limits TCP to about queue/RTT in both modes, so the trends
-are read from 256 KB up.
+celltcp's setting is ``handover/scenario.toml`` (the UE drives from the source eNB for 70 s, the
+time to cover the 750 m at 40 km/h); the sweep crosses the forwarding with the queue over seeds
+(each seed draws a speed). The 64 KB queue limits TCP to about queue/RTT in both modes, so the
+trends are read from 256 KB up.
+
+Scenario 2 (part ``surge``, ``handover/surge/``): UEs uniformly within 250 m of one eNB, Levy
+walk, attached from the start; they start downloading at the same instant. celltcp adds a
+"tagged" UE that downloads from the start, so the surge is seen by a TCP connection under way,
+and sweeps the size of the crowd. The paper's findings (its abstract): a load increase in a cell
+
+4. causes a dramatic bandwidth reduction on the UEs, and
+5. significantly degrades TCP's performance.
+
+Both are read from the tagged flow's time series over equal windows before and after the surge
+(:func:`enrich` adds them to the results table).
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from .. import plots
 from .. import sweep_plots as sp
 from ..report import Finding, Verdict
-from . import Study, StudyFigure, run_dir
+from . import MAIN, PART, Study, StudyFigure, part_dir, run_dir
 
 MODE = "lte.handover.forwarding"
 QUEUE = "lte.pdcp.buffer"
@@ -34,6 +48,17 @@ COLORS = {"seamless": "#D55E00", "lossless": "#0072B2"}
 #: the smallest queue whose goodput is not limited by queue/RTT (see the module doc)
 TREND_FROM = "256KB"
 
+SURGE = "surge"
+CROWD = "lte.ue.crowd.count"
+TAGGED = "tagged"
+PHASES = ["before the surge", "after the surge"]
+PHASE_COLORS = {"before the surge": "#009E73", "after the surge": "#D55E00"}
+#: "a dramatic bandwidth reduction": the tagged UE's goodput after the surge at most this
+#: fraction of before (fixed from the wording, before any run)
+DROP_MAX = 0.5
+#: "significantly degrades TCP": its smoothed RTT after the surge at least this many times before
+RTT_GROWTH_MIN = 2.0
+
 
 def prepare(df: pd.DataFrame) -> pd.DataFrame:
     df = df.copy()
@@ -41,12 +66,109 @@ def prepare(df: pd.DataFrame) -> pd.DataFrame:
         df["forwarding"] = df[MODE].astype(str)
     if QUEUE in df.columns:
         df["pdcp_queue"] = df[QUEUE].astype(str)
+    if CROWD in df.columns:
+        df["crowd"] = pd.to_numeric(df[CROWD], errors="coerce").astype("Int64")
     return df
+
+
+# --- scenario 2: metrics over time windows around the surge ------------------------------------
+
+
+def window_metrics(tcp: pd.DataFrame, at_s: float, width_s: float) -> dict[str, float]:
+    """Goodput and mean smoothed RTT of one TCP flow (its rows of ``timeseries/tcp.parquet``)
+    over ``[at - width, at)`` ("before") and ``[at, at + width)`` ("after"). Goodput is the
+    growth of the cumulative acknowledged bytes over the window (interpolated between samples;
+    0 before the flow's first sample); a window without samples gives NaN."""
+    g = tcp.sort_values("time_s")
+    t = g["time_s"].to_numpy(float)
+    d = g["delivered_bytes"].to_numpy(float)
+    srtt = g["srtt_ms"].to_numpy(float)
+    out: dict[str, float] = {}
+    for name, lo, hi in (("before", at_s - width_s, at_s), ("after", at_s, at_s + width_s)):
+        inside = (t >= lo) & (t < hi)
+        if width_s <= 0 or not inside.any():
+            out[f"goodput_{name}_bps"] = out[f"srtt_{name}_ms"] = float("nan")
+            continue
+        gained = np.interp(hi, t, d, left=0.0) - np.interp(lo, t, d, left=0.0)
+        out[f"goodput_{name}_bps"] = float(gained * 8.0 / width_s)
+        s = srtt[inside]
+        s = s[np.isfinite(s) & (s > 0)]
+        out[f"srtt_{name}_ms"] = float(s.mean()) if s.size else float("nan")
+    return out
+
+
+def enrich(df: pd.DataFrame, sweep_dir: Path) -> pd.DataFrame:
+    """Adds ``surge_at_s``, ``goodput_before_bps``, ``goodput_after_bps``, ``srtt_before_ms`` and
+    ``srtt_after_ms`` to the rows of the surge part: per flow, over equal windows before and
+    after the surge (the latest flow start), each as long as the shorter of the two sides."""
+    cols = ["surge_at_s", "goodput_before_bps", "goodput_after_bps", "srtt_before_ms", "srtt_after_ms"]
+    if PART not in df.columns or not (df[PART] == SURGE).any():
+        return df
+    rows = []
+    for run_id in df.loc[df[PART] == SURGE, "run_id"].unique():
+        d = part_dir(sweep_dir, SURGE) / "runs" / str(run_id)
+        summary = json.loads((d / "summary.json").read_text(encoding="utf-8"))
+        flows = summary.get("flows", [])
+        at = max((float(f.get("start_s") or 0.0) for f in flows), default=0.0)
+        width = min(at, float(summary.get("duration_s") or 0.0) - at)
+        tcp_path = d / "timeseries" / "tcp.parquet"
+        tcp = pd.read_parquet(tcp_path) if tcp_path.is_file() else None
+        for i, f in enumerate(flows):
+            row: dict[str, object] = {"run_id": run_id, "flow": f.get("name"), "surge_at_s": at}
+            if tcp is not None and at > 0:
+                row.update(window_metrics(tcp[tcp["flow"] == i], at, width))
+            rows.append(row)
+    extra = pd.DataFrame(rows, columns=["run_id", "flow", *cols])
+    surge = df[df[PART] == SURGE].drop(columns=[c for c in cols if c in df.columns])
+    surge = surge.merge(extra, on=["run_id", "flow"], how="left")
+    return pd.concat([df[df[PART] != SURGE], surge], ignore_index=True, sort=False)
+
+
+def _tagged(df: pd.DataFrame) -> pd.DataFrame:
+    d = prepare(df) if "crowd" not in df.columns and CROWD in df.columns else df
+    if "crowd" not in d.columns:
+        raise ValueError(f"no load-surge runs (no {CROWD} column)")
+    sel = d[(d["flow"] == TAGGED) & d["crowd"].notna()]
+    for c in ("goodput_before_bps", "goodput_after_bps", "srtt_before_ms", "srtt_after_ms"):
+        if c not in sel.columns:
+            raise KeyError(f"results have no {c!r} (the surge windows are added by enrich)")
+    if sel.empty:
+        raise ValueError(f"no rows for the {TAGGED!r} flow of the load-surge runs")
+    return sel
+
+
+def _by_crowd(sel: pd.DataFrame, before: str, after: str) -> list[tuple[int, float, float]]:
+    out = []
+    for n in sorted(int(x) for x in sel["crowd"].dropna().unique()):
+        g = sel[sel["crowd"] == n]
+        b = pd.to_numeric(g[before], errors="coerce").dropna()
+        a = pd.to_numeric(g[after], errors="coerce").dropna()
+        if b.empty or a.empty:
+            raise ValueError(f"no {before}/{after} for a crowd of {n}")
+        out.append((n, float(b.mean()), float(a.mean())))
+    return out
+
+
+def check_surge_bandwidth_drops(df: pd.DataFrame) -> Verdict:
+    pts = _by_crowd(_tagged(df), "goodput_before_bps", "goodput_after_bps")
+    text = "; ".join(f"crowd {n}: {b / 1e6:.2f} → {a / 1e6:.2f} Mbit/s (×{a / b:.2f})" for n, b, a in pts)
+    n, b, a = pts[-1]
+    return Verdict(f"tagged UE's goodput before → after the surge: {text}", a <= DROP_MAX * b)
+
+
+def check_surge_rtt_grows(df: pd.DataFrame) -> Verdict:
+    pts = _by_crowd(_tagged(df), "srtt_before_ms", "srtt_after_ms")
+    text = "; ".join(f"crowd {n}: {b:.0f} → {a:.0f} ms (×{a / b:.1f})" for n, b, a in pts)
+    n, b, a = pts[-1]
+    return Verdict(f"tagged flow's smoothed RTT before → after the surge: {text}",
+                   a >= RTT_GROWTH_MIN * b)
 
 
 def _dl(df: pd.DataFrame) -> pd.DataFrame:
     d = prepare(df) if "forwarding" not in df.columns else df
     sel = d[d["flow"] == "dl"]
+    if PART in sel.columns:
+        sel = sel[sel[PART] == MAIN]
     if sel.empty:
         raise ValueError("no rows for the dl flow")
     return sel
@@ -110,10 +232,75 @@ FINDINGS = [
             "experiences a high delay.", check_tradeoff,
             "at the largest queue: lossless goodput > seamless goodput, and fewer TCP "
             "retransmissions with lossless"),
+    Finding("surge-bandwidth-drops",
+            "Scenario 2: a load increase in a cell causes a dramatic bandwidth reduction on the "
+            "UEs (abstract, finding 1).", check_surge_bandwidth_drops,
+            f"the tagged UE's mean goodput over the window after the surge ≤ {DROP_MAX} × the "
+            "window before it, with the largest crowd"),
+    Finding("surge-degrades-tcp",
+            "Scenario 2: a sudden load increase significantly degrades TCP performance "
+            "(abstract, finding 1).", check_surge_rtt_grows,
+            f"the tagged flow's mean smoothed RTT over the window after the surge ≥ "
+            f"{RTT_GROWTH_MIN:g} × before it, with the largest crowd"),
 ]
 
 
 def figures(df: pd.DataFrame, sweep_dir: Path) -> list[StudyFigure]:
+    out = _handover_figures(df, sweep_dir) if (df["flow"] == "dl").any() else []
+    if "crowd" in df.columns and (df["flow"] == TAGGED).any():
+        out += _surge_figures(df, sweep_dir)
+    return out
+
+
+def _surge_figures(df: pd.DataFrame, sweep_dir: Path) -> list[StudyFigure]:
+    d = df[df["crowd"].notna()]
+    tag = d[d["flow"] == TAGGED]
+    crowds = [int(x) for x in sp.ordered(tag["crowd"].dropna())]
+    out = []
+    if {"goodput_before_bps", "srtt_before_ms"} <= set(tag.columns):
+        long = pd.concat([
+            tag[["run_id", "seed", "crowd"]].assign(
+                phase=phase, goodput_bps=tag[f"goodput_{k}_bps"], srtt_ms=tag[f"srtt_{k}_ms"])
+            for phase, k in zip(PHASES, ("before", "after"))], ignore_index=True)
+        long["crowd"] = long["crowd"].astype(int)
+        at = float(pd.to_numeric(tag["surge_at_s"], errors="coerce").max())
+        out += [
+            StudyFigure("surge_goodput", "Load surge: the tagged UE's goodput",
+                        f"Goodput of the tagged UE's download over equal windows before and after "
+                        f"the crowd starts downloading ({at:g} s), against the crowd's size; mean "
+                        "over seeds with 95 % t-intervals (paper: scenario 2).",
+                        sp.lines(long, "crowd", "goodput_bps", "phase", x_order=crowds,
+                                 group_order=PHASES, colors=PHASE_COLORS,
+                                 title="Tagged UE's goodput around the load surge")),
+            StudyFigure("surge_rtt", "Load surge: the tagged flow's RTT",
+                        "Mean smoothed RTT of the tagged flow over the same windows.",
+                        sp.lines(long, "crowd", "srtt_ms", "phase", x_order=crowds,
+                                 group_order=PHASES, colors=PHASE_COLORS,
+                                 title="Tagged flow's smoothed RTT around the load surge")),
+        ]
+    crowd_flows = d[d["flow"].astype(str).str.startswith(f"{SURGE}-")].copy()
+    if not crowd_flows.empty:
+        crowd_flows["crowd"] = crowd_flows["crowd"].astype(int)
+        out.append(StudyFigure(
+            "surge_crowd_cdf", "Load surge: goodput of the crowd's UEs",
+            "CDF over the crowd's UEs (all seeds) of each one's goodput from the surge to the "
+            "end of the run, per crowd size.",
+            sp.metric_cdf(crowd_flows, "goodput_bps", "crowd", group_order=crowds,
+                          title="Per-UE goodput of the downloads that start together")))
+    try:
+        runs = {f"crowd of {n}": run_dir(part_dir(sweep_dir, SURGE), d, crowd=n)
+                for n in (crowds[0], crowds[-1])}
+        out.append(StudyFigure(
+            "surge_traces", "Load surge: the tagged flow over time",
+            "cwnd, goodput and smoothed RTT of the tagged flow (first seed) with the smallest and "
+            "the largest crowd, side by side.",
+            sp.traces(runs, flows=[TAGGED], rows=("cwnd", "throughput", "srtt"))))
+    except (KeyError, FileNotFoundError, IndexError):
+        pass
+    return out
+
+
+def _handover_figures(df: pd.DataFrame, sweep_dir: Path) -> list[StudyFigure]:
     d = _dl(df)
     qs = [str(q) for q in sp.ordered(d["pdcp_queue"])]
     out = [
@@ -139,6 +326,15 @@ def figures(df: pd.DataFrame, sweep_dir: Path) -> list[StudyFigure]:
                                f"cwnd and goodput of the first seed with a {q} PDCP queue, seamless "
                                "and lossless side by side (paper: congestion window and throughput).",
                                sp.traces(runs, flows=["dl"], rows=("cwnd", "throughput"))))
+        for m in MODES:
+            fig = plots.run_figure(runs[f"{m}, {q}"], "lte_ho_zoom")
+            if fig is not None:
+                out.append(StudyFigure(
+                    f"ho_zoom_{m}", f"Around the handover, {m}",
+                    f"Data delivered to the UE, cwnd and bytes in flight from 2 s before to 3 s "
+                    f"after the handover decision, {m} forwarding with a {q} PDCP queue (first "
+                    "seed); the interruption is shaded (paper: congestion window and segment "
+                    "sequence around the handover).", fig))
     except (KeyError, FileNotFoundError):
         pass
     return out
@@ -148,7 +344,7 @@ STUDY = Study(
     name="handover",
     paper_id="001",
     summary="X2 handover with PDCP seamless vs lossless forwarding, PDCP queue 64 KB..4 MB, "
-            "a UE at ~40 km/h between two eNBs (paper 001)",
+            "a UE at ~40 km/h between two eNBs; a sudden load surge in a cell (paper 001)",
     paper="Nguyen et al., TCP performance over LTE handovers: PDCP seamless and lossless "
           "forwarding (ns-3 study, paper 001 in /papers)",
     intro_html=(
@@ -157,11 +353,20 @@ STUDY = Study(
         "a normally distributed speed (40 km/h, σ 5 km/h), with PDCP queues from 64 KB to "
         "4 MB.</p><p>celltcp runs the same geometry with its X2 handover (A3, 3 dB, 256 ms), "
         "seamless or lossless forwarding, and the PDCP queue as the bearer's backlog limit; each "
-        "seed draws a speed.</p>"),
+        "seed draws a speed. The UE drives from the source eNB for 70 s (750 m at 40 km/h "
+        "take 67.5 s), handing over about halfway.</p>"
+        "<p>Scenario 2, a sudden load increase: UEs uniformly within 250 m of one eNB, walking "
+        "(Levy walk), attached from the start, all start downloading at the same instant. "
+        "celltcp adds a tagged UE that downloads from the start, compares its goodput and RTT "
+        "over equal windows before and after the surge, and varies the size of the crowd "
+        "(sweep in <code>surge/</code>). The paper's cell-failure variant (neighbour cells "
+        "fail and their UEs move to the survivor) is not run: see docs/studies.md.</p>"),
     findings=FINDINGS,
     figures=figures,
     prepare=prepare,
     aggregate_by=("forwarding", "pdcp_queue", "flow"),
     metrics=("goodput_bps", "owd_mean_ms", "rtt_mean_ms", "retransmitted_segments"),
     table_flows=("dl",),
+    parts=(SURGE,),
+    enrich=enrich,
 )
