@@ -176,11 +176,12 @@ pub enum CcKind {
     Bic,
     Illinois,
     Yeah,
+    Lp,
     Dctcp,
 }
 
 impl CcKind {
-    pub const ALL: [CcKind; 14] = [
+    pub const ALL: [CcKind; 15] = [
         CcKind::NewReno,
         CcKind::Cubic,
         CcKind::Bbr,
@@ -194,6 +195,7 @@ impl CcKind {
         CcKind::Bic,
         CcKind::Illinois,
         CcKind::Yeah,
+        CcKind::Lp,
         CcKind::Dctcp,
     ];
 
@@ -212,6 +214,7 @@ impl CcKind {
             CcKind::Bic => "bic",
             CcKind::Illinois => "illinois",
             CcKind::Yeah => "yeah",
+            CcKind::Lp => "lp",
             CcKind::Dctcp => "dctcp",
         }
     }
@@ -238,6 +241,7 @@ impl CcKind {
             CcKind::Bic => "BIC: binary search toward the last loss window, max probing beyond it, cut to 0.8 (Xu, Harfoush & Rhee 2004)",
             CcKind::Illinois => "Illinois: increase 10..0.3 and decrease 1/8..1/2 set by the average queueing delay (Liu, Basar & Srikant 2006)",
             CcKind::Yeah => "YeAH: Scalable growth while the queue is short, Reno plus queue draining otherwise (Baiocchi et al. 2007)",
+            CcKind::Lp => "TCP-LP: low priority, halves when the one-way delay passes 15 % of its range, 1 MSS if again within 3 RTT (Kuzmanovic & Knightly 2003)",
             CcKind::Dctcp => "DCTCP: cwnd cut by alpha/2, alpha = EWMA of the CE-marked fraction; turns ECN on (RFC 8257)",
         }
     }
@@ -260,6 +264,7 @@ impl std::str::FromStr for CcKind {
             "bic" => Ok(CcKind::Bic),
             "illinois" => Ok(CcKind::Illinois),
             "yeah" => Ok(CcKind::Yeah),
+            "lp" | "tcp-lp" | "tcplp" => Ok(CcKind::Lp),
             "dctcp" => Ok(CcKind::Dctcp),
             _ => Err(format!(
                 "expected one of {}; got {s:?}",
@@ -295,6 +300,7 @@ pub enum AnyCc {
     Bic(bic::Bic),
     Illinois(illinois::Illinois),
     Yeah(yeah::Yeah),
+    Lp(lp::Lp),
     Dctcp(dctcp::Dctcp),
 }
 
@@ -374,6 +380,11 @@ impl AnyCc {
                 mss,
                 initial_cwnd_pkts,
             )),
+            CcKind::Lp => AnyCc::Lp(lp::Lp::new(
+                lp::LpConfig::default(),
+                mss,
+                initial_cwnd_pkts,
+            )),
             CcKind::Dctcp => AnyCc::Dctcp(dctcp::Dctcp::new(
                 dctcp::DctcpConfig::default(),
                 mss,
@@ -397,6 +408,7 @@ impl AnyCc {
             AnyCc::Bic(_) => CcKind::Bic,
             AnyCc::Illinois(_) => CcKind::Illinois,
             AnyCc::Yeah(_) => CcKind::Yeah,
+            AnyCc::Lp(_) => CcKind::Lp,
             AnyCc::Dctcp(_) => CcKind::Dctcp,
         }
     }
@@ -418,6 +430,7 @@ macro_rules! dispatch {
             AnyCc::Bic($c) => $e,
             AnyCc::Illinois($c) => $e,
             AnyCc::Yeah($c) => $e,
+            AnyCc::Lp($c) => $e,
             AnyCc::Dctcp($c) => $e,
         }
     };
