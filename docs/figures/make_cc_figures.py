@@ -6,6 +6,8 @@ The dumbbell: sender -(100 Mbit/s, 1 ms)- left -(10 Mbit/s, 23 ms)- right -(100 
 receiver, so a 50 ms base RTT; the bottleneck queue holds one bandwidth-delay product
 (10 Mbit/s x 50 ms = 62.5 KB, 42 packets of 1500 bytes), drop-tail. DCTCP gets the same buffer as
 a step-marking queue with K = 17 packets (about 0.4 BDP), since without CE marks it is NewReno.
+TCP-LP's figure also marks the window at which its delay threshold fires, BDP + 0.15 x buffer
+(Kuzmanovic & Knightly 2003, delta = 0.15).
 
 Usage (from the repository root, with the ``celltcp`` command installed by scripts/install.sh):
 
@@ -34,6 +36,8 @@ import pandas as pd  # noqa: E402
 OUT = Path(__file__).resolve().parent
 MSS = 1448
 BDP_PKTS = 42
+#: TCP-LP's early-congestion threshold as a fraction of the buffer (paper and Linux: 0.15).
+LP_DELTA = 0.15
 DURATION = "30s"
 #: The command that runs celltcp (override with e.g. CELLTCP="python3 -m celltcp").
 CELLTCP = shlex.split(os.environ.get("CELLTCP", "celltcp"))
@@ -110,6 +114,9 @@ def draw(cc: str, tcp: pd.DataFrame) -> Path:
         ax.plot(t, ss, drawstyle="steps-post", linewidth=0.8, linestyle="--", label="ssthresh")
         ax.axhline(BDP_PKTS, color="0.4", linewidth=0.7, linestyle=":", label="BDP (42 pkts)")
         ax.axhline(2 * BDP_PKTS, color="0.6", linewidth=0.7, linestyle="-.", label="BDP + buffer")
+        if cc == "lp":
+            ax.axhline(BDP_PKTS * (1 + LP_DELTA), color="tab:red", linewidth=0.7, linestyle=":",
+                       label="BDP + 0.15 buffer")
         top = min(float(max(cwnd.max(), 2 * BDP_PKTS)) * 1.1, 400.0)
         ax.set_ylim(0, top)
         ax.set_xlim(0, float(t.max()))

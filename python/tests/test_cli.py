@@ -145,11 +145,21 @@ def test_validate_bad_file_exits_2(tmp_path: Path) -> None:
     assert r.returncode == 2 and "10Mbs" in r.stderr
 
 
+#: Every control issue 5 asks for (Westwood+ and plain Westwood), plus the foundation's three,
+#: by the names `cc` accepts.
+ALL_CC = {"newreno", "cubic", "bbr", "bic", "highspeed", "htcp", "scalable", "hybla", "vegas",
+          "veno", "westwood", "westwoodplain", "illinois", "yeah", "lp", "dctcp"}
+
+
 def test_list_cc() -> None:
     r = cli("list", "cc")
     assert r.returncode == 0
-    names = [line.split()[0] for line in r.stdout.splitlines()]
-    assert "cubic" in names and "newreno" in names
+    lines = r.stdout.splitlines()
+    names = [line.split()[0] for line in lines]
+    assert len(names) == len(set(names))
+    assert set(names) == ALL_CC
+    # one line each: the name, then a description
+    assert all(len(line.split()) > 2 for line in lines)
 
 
 def test_version() -> None:

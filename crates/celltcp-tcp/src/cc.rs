@@ -173,14 +173,16 @@ pub enum CcKind {
     Vegas,
     Veno,
     Westwood,
+    WestwoodPlain,
     Bic,
     Illinois,
     Yeah,
+    Lp,
     Dctcp,
 }
 
 impl CcKind {
-    pub const ALL: [CcKind; 14] = [
+    pub const ALL: [CcKind; 16] = [
         CcKind::NewReno,
         CcKind::Cubic,
         CcKind::Bbr,
@@ -191,9 +193,11 @@ impl CcKind {
         CcKind::Vegas,
         CcKind::Veno,
         CcKind::Westwood,
+        CcKind::WestwoodPlain,
         CcKind::Bic,
         CcKind::Illinois,
         CcKind::Yeah,
+        CcKind::Lp,
         CcKind::Dctcp,
     ];
 
@@ -209,9 +213,11 @@ impl CcKind {
             CcKind::Vegas => "vegas",
             CcKind::Veno => "veno",
             CcKind::Westwood => "westwood",
+            CcKind::WestwoodPlain => "westwoodplain",
             CcKind::Bic => "bic",
             CcKind::Illinois => "illinois",
             CcKind::Yeah => "yeah",
+            CcKind::Lp => "lp",
             CcKind::Dctcp => "dctcp",
         }
     }
@@ -235,9 +241,11 @@ impl CcKind {
             CcKind::Vegas => "Vegas: keeps alpha..beta segments queued from expected vs actual rate (Brakmo & Peterson 1995)",
             CcKind::Veno => "Veno: Vegas backlog estimate tells random from congestive loss (Fu & Liew 2003)",
             CcKind::Westwood => "Westwood+: ssthresh from the filtered bandwidth estimate after a loss (Grieco & Mascolo 2004)",
+            CcKind::WestwoodPlain => "Westwood: as Westwood+ but per-ACK bandwidth samples through a low-pass filter (Mascolo et al. 2001)",
             CcKind::Bic => "BIC: binary search toward the last loss window, max probing beyond it, cut to 0.8 (Xu, Harfoush & Rhee 2004)",
             CcKind::Illinois => "Illinois: increase 10..0.3 and decrease 1/8..1/2 set by the average queueing delay (Liu, Basar & Srikant 2006)",
             CcKind::Yeah => "YeAH: Scalable growth while the queue is short, Reno plus queue draining otherwise (Baiocchi et al. 2007)",
+            CcKind::Lp => "TCP-LP: low priority, halves when the one-way delay passes 15 % of its range, 1 MSS if again within 3 RTT (Kuzmanovic & Knightly 2003)",
             CcKind::Dctcp => "DCTCP: cwnd cut by alpha/2, alpha = EWMA of the CE-marked fraction; turns ECN on (RFC 8257)",
         }
     }
@@ -256,10 +264,12 @@ impl std::str::FromStr for CcKind {
             "hybla" => Ok(CcKind::Hybla),
             "vegas" => Ok(CcKind::Vegas),
             "veno" => Ok(CcKind::Veno),
-            "westwood" => Ok(CcKind::Westwood),
+            "westwood" | "westwoodplus" | "westwood+" => Ok(CcKind::Westwood),
+            "westwoodplain" | "westwood-plain" => Ok(CcKind::WestwoodPlain),
             "bic" => Ok(CcKind::Bic),
             "illinois" => Ok(CcKind::Illinois),
             "yeah" => Ok(CcKind::Yeah),
+            "lp" | "tcp-lp" | "tcplp" => Ok(CcKind::Lp),
             "dctcp" => Ok(CcKind::Dctcp),
             _ => Err(format!(
                 "expected one of {}; got {s:?}",
@@ -292,9 +302,12 @@ pub enum AnyCc {
     Vegas(vegas::Vegas),
     Veno(veno::Veno),
     Westwood(westwood::Westwood),
+    /// Original Westwood: the same controller with `WestwoodConfig { plus: false }`.
+    WestwoodPlain(westwood::Westwood),
     Bic(bic::Bic),
     Illinois(illinois::Illinois),
     Yeah(yeah::Yeah),
+    Lp(lp::Lp),
     Dctcp(dctcp::Dctcp),
 }
 
@@ -359,6 +372,14 @@ impl AnyCc {
                 mss,
                 initial_cwnd_pkts,
             )),
+            CcKind::WestwoodPlain => AnyCc::WestwoodPlain(westwood::Westwood::new(
+                westwood::WestwoodConfig {
+                    plus: false,
+                    ..westwood::WestwoodConfig::default()
+                },
+                mss,
+                initial_cwnd_pkts,
+            )),
             CcKind::Bic => AnyCc::Bic(bic::Bic::new(
                 bic::BicConfig::default(),
                 mss,
@@ -371,6 +392,11 @@ impl AnyCc {
             )),
             CcKind::Yeah => AnyCc::Yeah(yeah::Yeah::new(
                 yeah::YeahConfig::default(),
+                mss,
+                initial_cwnd_pkts,
+            )),
+            CcKind::Lp => AnyCc::Lp(lp::Lp::new(
+                lp::LpConfig::default(),
                 mss,
                 initial_cwnd_pkts,
             )),
@@ -394,9 +420,11 @@ impl AnyCc {
             AnyCc::Vegas(_) => CcKind::Vegas,
             AnyCc::Veno(_) => CcKind::Veno,
             AnyCc::Westwood(_) => CcKind::Westwood,
+            AnyCc::WestwoodPlain(_) => CcKind::WestwoodPlain,
             AnyCc::Bic(_) => CcKind::Bic,
             AnyCc::Illinois(_) => CcKind::Illinois,
             AnyCc::Yeah(_) => CcKind::Yeah,
+            AnyCc::Lp(_) => CcKind::Lp,
             AnyCc::Dctcp(_) => CcKind::Dctcp,
         }
     }
@@ -415,9 +443,11 @@ macro_rules! dispatch {
             AnyCc::Vegas($c) => $e,
             AnyCc::Veno($c) => $e,
             AnyCc::Westwood($c) => $e,
+            AnyCc::WestwoodPlain($c) => $e,
             AnyCc::Bic($c) => $e,
             AnyCc::Illinois($c) => $e,
             AnyCc::Yeah($c) => $e,
+            AnyCc::Lp($c) => $e,
             AnyCc::Dctcp($c) => $e,
         }
     };
@@ -456,5 +486,26 @@ impl Controller for AnyCc {
     }
     fn metrics(&self) -> CcMetrics {
         dispatch!(self, c => c.metrics())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_parses_from_its_name_and_builds_itself() {
+        for k in CcKind::ALL {
+            assert_eq!(k.name().parse::<CcKind>(), Ok(k));
+            assert_eq!(AnyCc::new(k, 1448, 10, SimTime::ZERO, 1).kind(), k);
+        }
+        let mut names: Vec<_> = CcKind::ALL.iter().map(|k| k.name()).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), CcKind::ALL.len());
+        assert_eq!("TCP-LP".parse::<CcKind>(), Ok(CcKind::Lp));
+        assert_eq!("westwood+".parse::<CcKind>(), Ok(CcKind::Westwood));
+        let err = "lp2".parse::<CcKind>().unwrap_err();
+        assert!(err.contains("lp2") && err.contains("westwoodplain"), "{err}");
     }
 }

@@ -4,6 +4,7 @@
 mod common;
 
 use celltcp_engine::{SimDuration, SimTime};
+use celltcp_tcp::cc::CcKind;
 use celltcp_tcp::{BufSize, TcpConfig};
 use common::*;
 
@@ -159,8 +160,9 @@ fn rto_fires_at_rfc6298_time_backs_off_and_holds() {
 #[test]
 fn every_controller_fills_a_bottleneck_with_a_bdp_queue() {
     // Sanity of the sender/controller interface: a 20 Mbit/s, 40 ms path with a one-BDP
-    // drop-tail queue is kept busy (loss-based controls recover by SACK, BBR paces).
-    for cc in celltcp_tcp::cc::CcKind::ALL {
+    // drop-tail queue is kept busy (loss-based controls recover by SACK, BBR paces). TCP-LP,
+    // which backs off at 15 % of the buffer, is held to its own sawtooth (about 80 %) instead.
+    for cc in CcKind::ALL {
         let cfg = TcpConfig {
             cc,
             ..Default::default()
@@ -181,9 +183,38 @@ fn every_controller_fills_a_bottleneck_with_a_bdp_queue() {
             w.a.sample(w.now).srtt
         );
         // payload share of a 1500-byte packet is 1448/1500 = 96.5 %
-        assert!(goodput > 0.85 * 20e6, "{cc}: {goodput:.0} bit/s");
+        if cc == CcKind::Lp {
+            // TCP-LP yields before the buffer fills, by design: its own sawtooth, not 85 %.
+            let model = lp_alone_utilisation(20e6 * 0.040 / 12_000.0, 70.0) * 20e6 * 1448.0 / 1500.0;
+            println!("lp: model {:.2} Mbit/s", model / 1e6);
+            assert!((goodput / model - 1.0).abs() < 0.04, "lp: {goodput:.0} vs model {model:.0} bit/s");
+        } else {
+            assert!(goodput > 0.85 * 20e6, "{cc}: {goodput:.0} bit/s");
+        }
         assert_eq!(s.timeouts, 0, "{cc}");
     }
+}
+
+/// The link utilisation of one TCP-LP flow alone on a bottleneck of `bdp_pkts` with a drop-tail
+/// buffer of `buffer_pkts` (Kuzmanovic & Knightly 2003, §III). After the first loss calibrates
+/// `d_max` to the full buffer, the early indication fires when the standing queue passes
+/// δ·B (δ = 0.15), i.e. at a window of `W = BDP + δ·B`; cwnd halves, stays there for the
+/// inference time-out (3 RTTs, the queue empty since W/2 < BDP) and grows by 1 MSS per round
+/// back to W. Below BDP a round of the base RTT carries the window; above it the link is busy
+/// and a round takes `W/C`. The buffer never overflows again, so there is no loss.
+///
+/// The model is exact only to a few packets of W (the indication reads the round's smallest
+/// RTT, delayed ACKs make the queue step by 2, `d_max` is one record behind the largest
+/// sample), about 1 % of utilisation per packet here: hence the ±4 % the caller allows.
+fn lp_alone_utilisation(bdp_pkts: f64, buffer_pkts: f64) -> f64 {
+    let (delta, itt_rounds) = (0.15, 3.0);
+    let w = bdp_pkts + delta * buffer_pkts;
+    let lo = w / 2.0;
+    assert!(lo < bdp_pkts && w > bdp_pkts, "the model needs W/2 < BDP < W");
+    // packets sent and time elapsed (in base RTTs) over one cycle
+    let sent = itt_rounds * lo + (bdp_pkts - lo) * (lo + bdp_pkts) / 2.0 + (w - bdp_pkts) * (w + bdp_pkts) / 2.0;
+    let time = itt_rounds + (bdp_pkts - lo) + (w - bdp_pkts) * (w + bdp_pkts) / 2.0 / bdp_pkts;
+    sent / time / bdp_pkts
 }
 
 #[test]
@@ -294,7 +325,7 @@ fn bbr_keeps_a_shallow_buffer_busy_and_rtprop_at_the_path_rtt() {
     // ~1 ms for a whole 10 s filter window, cwnd to ~6 packets and goodput to ~1.2 Mbit/s
     // (83% over 60 s in the closed-form validation).
     let cfg = TcpConfig {
-        cc: celltcp_tcp::cc::CcKind::Bbr,
+        cc: CcKind::Bbr,
         ..Default::default()
     };
     let mut w = bulk(cfg, 25, 10_000_000, 1 << 40);
@@ -344,7 +375,7 @@ fn resending_the_first_hole_restarts_the_retransmission_timer() {
     // BBR keeps the queue short (RTT near 50 ms, so RTO = its 200 ms floor) and keeps sending
     // new data during recovery, whose SACKs reveal each lost retransmission.
     let cfg = TcpConfig {
-        cc: celltcp_tcp::cc::CcKind::Bbr,
+        cc: CcKind::Bbr,
         ..Default::default()
     };
     let mut w = bulk(cfg, 25, 10_000_000, 1 << 40);

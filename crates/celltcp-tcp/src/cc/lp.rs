@@ -3,11 +3,11 @@
 //! Priority Data Transfer", IEEE INFOCOM 2003, §III), with Linux `net/ipv4/tcp_lp.c` as the
 //! reference implementation.
 //!
-//! **Status: fixed, not yet selectable** (not in [`super::CcKind`]). With the calibration below,
-//! alone on the 10 Mbit/s, 50 ms, 42-packet dumbbell it reaches 0.837 utilisation (was 0.024), and
-//! against one NewReno flow it takes 1.49 of 9.65 Mbit/s (NewReno 8.12). Registering it needs the
-//! 85 % goodput bound of `tests/recovery.rs` relaxed for LP: its sawtooth between (BDP + δ·B)/2 and
-//! BDP + δ·B gives 16.0 Mbit/s there (80 %), exactly as measured.
+//! Selectable as `lp` ([`super::CcKind::Lp`]). Alone on the 10 Mbit/s, 50 ms dumbbell with a
+//! one-BDP (42-packet) buffer it keeps the link 81 % busy, as its own sawtooth predicts (between
+//! (BDP + δ·B)/2 and BDP + δ·B, no loss after the first; `celltcp_validation::
+//! lp_alone_utilisation` gives 0.817); against one NewReno flow on that dumbbell it takes 2 % of
+//! the link and NewReno keeps 98 % of what it gets alone (validation/tests/cc_behaviour.rs).
 //!
 //! Rules (paper §III):
 //! - **Early congestion indication** (§III-A): the smoothed one-way delay `s` exceeds
@@ -46,7 +46,11 @@
 //! **Choices where the paper leaves room** (documented, tested):
 //! - **Smoothing per round**: the delay `s` is the minimum RTT/2 of each round (a round ends when
 //!   the data outstanding at its start is delivered), and the indication is tested once per
-//!   round; this replaces the per-packet EWMA (Linux: gain 1/8). The reason is the receiver's
+//!   round; this replaces the per-packet EWMA (Linux: gain 1/8). Rounds are counted in delivered
+//!   bytes: a round that starts with `C.delivered = D` and `bytes_in_flight = F` ends when
+//!   `C.delivered` reaches `D + F`. (Counting bytes *sent* instead stretched every later round
+//!   by each retransmission, which is sent twice but delivered once; against NewReno, LP then
+//!   tested its delay once per several RTTs and took 22 % of the link.) The reason is the receiver's
 //!   delayed ACKs (RFC 5681 §4.2, 40 ms here): the trailing segment of an odd window waits for
 //!   the timer, and those inflated samples would read as queueing. The minimum over a round is
 //!   not inflated as long as one ACK in the round was immediate.
@@ -108,16 +112,18 @@ pub struct Lp {
     srtt: SimDuration,
     /// When the last early indication was acted on.
     last_indication: Option<SimTime>,
-    /// Bytes sent when the last indication was acted on: only ACKs delivering more can indicate.
+    /// `delivered + bytes_in_flight` when the last indication was acted on: only rounds that
+    /// end beyond it (whose data left after the reaction) can indicate.
     react_mark: u64,
     round_min_rtt: Option<SimDuration>,
+    /// The round ends when `C.delivered` reaches this: what was delivered or in flight when it
+    /// began (module doc).
     round_end: Option<u64>,
     /// An ACK has covered two segments: the receiver delays ACKs.
     receiver_delays_acks: bool,
     /// The network has signalled congestion (loss, ECN, timeout) once: `[d_min, d_max]` spans
     /// the bottleneck queue and delay indications are acted on (module doc).
     calibrated: bool,
-    sent_bytes: u64,
     indications: u64,
     ca_acked: u64,
     prior: (u64, u64),
@@ -143,7 +149,6 @@ impl Lp {
             round_end: None,
             receiver_delays_acks: false,
             calibrated: false,
-            sent_bytes: 0,
             indications: 0,
             ca_acked: 0,
             prior: (0, 0),
@@ -200,7 +205,7 @@ impl Lp {
 
     /// A round ended with smoothed delay `owd` (its minimum sample): when `may_indicate`, test
     /// the threshold and react (paper §III-B).
-    fn round_measurement(&mut self, now: SimTime, owd: f64, may_indicate: bool) {
+    fn round_measurement(&mut self, now: SimTime, owd: f64, may_indicate: bool, mark: u64) {
         self.sowd = Some(owd);
         if !may_indicate || !self.calibrated {
             return;
@@ -216,17 +221,13 @@ impl Lp {
             }
             self.ca_acked = 0;
             self.last_indication = Some(now);
-            self.react_mark = self.sent_bytes;
+            self.react_mark = mark;
             self.indications += 1;
         }
     }
 }
 
 impl Controller for Lp {
-    fn on_sent(&mut self, _now: SimTime, bytes: u64, _bytes_in_flight: u64) {
-        self.sent_bytes += bytes;
-    }
-
     fn on_ack(&mut self, now: SimTime, ack: &Ack) {
         if ack.acked_bytes > 0 {
             self.rto_pending = false;
@@ -247,17 +248,20 @@ impl Controller for Lp {
             self.track_sample(rtt.as_secs_f64() / 2.0);
             self.round_min_rtt = Some(self.round_min_rtt.map_or(rtt, |m| m.min(rtt)));
         }
+        // Everything sent so far is delivered or in flight; counting in delivered bytes, a
+        // retransmission does not move the mark (module doc).
+        let mark = ack.delivered + ack.bytes_in_flight;
         match self.round_end {
-            None => self.round_end = Some(self.sent_bytes.max(ack.delivered)),
+            None => self.round_end = Some(mark),
             Some(end) if ack.delivered >= end => {
                 // Rounds whose data left before the last reaction, or that end in
                 // recovery, are not tested.
                 if let Some(rtt) = self.round_min_rtt {
                     let may_indicate = end > self.react_mark && !ack.in_recovery;
-                    self.round_measurement(now, rtt.as_secs_f64() / 2.0, may_indicate);
+                    self.round_measurement(now, rtt.as_secs_f64() / 2.0, may_indicate, mark);
                 }
                 self.round_min_rtt = None;
-                self.round_end = Some(self.sent_bytes.max(ack.delivered));
+                self.round_end = Some(mark);
             }
             Some(_) => {}
         }
@@ -481,6 +485,31 @@ mod tests {
             s.ack_stretch(2);
         }
         assert_eq!(s.cc.indications(), 2);
+    }
+
+    #[test]
+    fn lp_rounds_are_not_stretched_by_lost_data() {
+        // Regression: a round used to end when the bytes *sent* by its start were delivered,
+        // but lost data is sent twice and delivered once, so every loss pushed the end of all
+        // later rounds further into the next window. After a few losses the delay was tested
+        // once per several RTTs and LP hardly yielded (against NewReno on the 10 Mbit/s
+        // dumbbell it held ~20 MSS with the queue at 20-40 packets, its threshold 6). Rounds are
+        // now counted in delivered bytes (module doc): a delayed window right after a recovery
+        // still indicates within itself.
+        let mut s = primed();
+        s.send_window();
+        s.advance(RTT);
+        s.lose_n(8);
+        s.ack_all();
+        s.exit_recovery();
+        for _ in 0..3 {
+            s.send_window();
+            s.advance(RTT);
+            s.ack_all();
+        }
+        assert_eq!(s.cc.indications(), 1);
+        let w = window_at_delay(&mut s, RTT * 14 / 10).expect("an indication in the delayed window");
+        assert_eq!(s.window(), w / 2);
     }
 
     #[test]

@@ -16,7 +16,7 @@
 //! - Before the first bandwidth sample exists the reaction is Reno's (halve the flight size);
 //!   that fallback is this crate's choice.
 //!
-//! **The two estimators** ([`WestwoodConfig::plus`]):
+//! **The two estimators** ([`WestwoodConfig::plus`]; selected as `westwood` and `westwoodplain`):
 //! - *Westwood+* (`plus = true`, default): one bandwidth sample per RTT, `b = bytes ACKed during
 //!   the last RTT / that interval`, where an interval closes at the first ACK after
 //!   `max(srtt, 50 ms)` has passed (Linux `TCP_WESTWOOD_RTT_MIN` = 50 ms; Linux compares with the
