@@ -87,8 +87,9 @@ impl Default for HandoverConfig {
 /// One handover, for the run's timeline.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct HandoverEvent {
-    /// `"handover"` (X2, prepared), `"reestablishment"` (after a radio link failure) or
-    /// `"cell-failure"` (the serving cell failed).
+    /// `"handover"` (X2, prepared), `"reestablishment"` (after a radio link failure),
+    /// `"cell-failure"` (the serving cell failed) or `"handover-abandoned"` (decided, but the
+    /// link failed or the target cell failed before the UE detached; `detach_s` is NaN).
     pub kind: &'static str,
     pub ue: usize,
     pub source: usize,
@@ -200,9 +201,19 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
                 self.ues[ue].ho = Some(prev);
                 return;
             }
+            if matches!(prev.phase, HoPhase::Preparing { .. }) {
+                self.abandon(prev.event);
+            }
         }
         let event = self.new_event("reestablishment", ue, source, target, now, now);
         self.detach(now, ue, target, event, None, self.cfg.handover.reestablishment, out);
+    }
+
+    /// A handover decided but never executed (the UE did not detach): reported as abandoned.
+    fn abandon(&mut self, event: usize) {
+        let e = &mut self.ho_events[event];
+        e.kind = "handover-abandoned";
+        e.detach_s = f64::NAN;
     }
 
     /// Plans a handover of UE `ue` to cell `target`, decided at `at` (as ns-3's
@@ -259,11 +270,18 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
                 }
                 if u.cell != c {
                     if heading_here {
-                        self.ues[ue].ho = None; // the preparation towards it fails
+                        // the preparation towards it fails
+                        if let Some(h) = self.ues[ue].ho.take() {
+                            self.abandon(h.event);
+                        }
                     }
                     continue;
                 }
-                self.ues[ue].ho = None;
+                if let Some(h) = self.ues[ue].ho.take() {
+                    if matches!(h.phase, HoPhase::Preparing { .. }) {
+                        self.abandon(h.event);
+                    }
+                }
                 self.reestablish(now, ue, best, out);
                 let e = self.ho_events.len() - 1;
                 self.ho_events[e].kind = "cell-failure";
