@@ -32,8 +32,9 @@
 //! Simplifications (stated, not hidden): the uplink transmit power per PRB is the UE's maximum
 //! power spread over the whole uplink band (no closed-loop power control); the CQI is measured
 //! against the other cells' most recent PRB use; fast fading applies to the serving link only;
-//! PDCP releases an SDU once it is handed to RLC (the RLC transmit buffer is the bearer's
-//! queue); the scheduling request is answered with a grant sized for [`SR_GRANT_BYTES`].
+//! PDCP hands every SDU to RLC at once (the RLC transmit buffer is the bearer's queue) and,
+//! with RLC UM or TM, releases it then (with AM it holds it until RLC confirms delivery, TS
+//! 36.323 §5.4); the scheduling request is answered with a grant sized for [`SR_GRANT_BYTES`].
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
