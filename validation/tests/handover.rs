@@ -468,3 +468,52 @@ fn too_late_handovers_are_reported() {
     assert_eq!(count(&x2, "handovers"), 0.0, "the abandoned preparation is no handover");
     assert!(count(&x2, "too_late_handovers") >= 1.0);
 }
+
+// Two sites at the same position would give two cells with identical RSRP everywhere: refused
+// with the key, the position and both names.
+#[test]
+fn two_enbs_at_the_same_position_are_refused() {
+    let text = drive("5s", 50.0, 40.0, 0.0, "", "").replace("position = [750.0, 0.0]", "position = [0.0, 0.0]");
+    let e = celltcp_scenario::validate(&text, &[], None).expect_err("two eNBs at [0, 0]");
+    println!("{}: {}", e.key, e.message);
+    assert_eq!(e.key, "lte.enb[1].position");
+    assert!(e.message.contains("[0, 0]") && e.message.contains("\"a\"") && e.message.contains("\"b\""), "{}", e.message);
+    // one metre apart is fine
+    let ok = drive("5s", 50.0, 40.0, 0.0, "", "").replace("position = [750.0, 0.0]", "position = [1.0, 0.0]");
+    assert!(celltcp_scenario::validate(&ok, &[], None).is_ok());
+}
+
+// examples/handover.toml (study 001, scenario 1) parses, validates and, started 300 m from the
+// source and run for 15 s instead of 40, hands over once to the target after the point where
+// the target is 3 dB stronger (its hysteresis), with lossless forwarding: nothing lost.
+#[test]
+fn handover_example_runs_and_hands_over() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/handover.toml");
+    let text = std::fs::read_to_string(path).expect("examples/handover.toml");
+    let set = ["duration=15s".to_string(), "lte.ue.0.mobility.start=[300.0, 0.0]".to_string()];
+    celltcp_scenario::validate(&text, &set, None).unwrap_or_else(|e| panic!("{}: {}", e.key, e.message));
+    let out = celltcp_scenario::run(&text, &set, &celltcp_scenario::RunOptions::default(), &mut |_| true)
+        .unwrap_or_else(|e| panic!("{}: {}", e.key, e.message));
+    let h = handovers(&out);
+    assert_eq!(h.len(), 1, "{h:?}");
+    let e = &h[0];
+    assert_eq!((e["kind"].as_str(), e["source"].as_str(), e["target"].as_str()), (Some("handover"), Some("source"), Some("target")));
+    // the speed was drawn (normal, 40 km/h, σ 5): recover it from where the UE ended
+    let x_end = out.summary["lte"]["ues"][0]["position_m"][0].as_f64().unwrap();
+    let v = (x_end - 300.0) / 15.0;
+    let x_decided = 300.0 + v * f(e, "decided_s");
+    let r = 10f64.powf(3.0 / 37.6);
+    let x3 = 750.0 * r / (1.0 + r);
+    println!("example: {:.1} km/h, handover decided at {:.2} s, x = {x_decided:.1} m (3 dB point {x3:.1} m); {} SDUs forwarded, interruption {} ms", v * 3.6, f(e, "decided_s"), f(e, "sdus_forwarded"), e["interruption_ms"]);
+    assert!(v * 3.6 > 20.0 && v * 3.6 < 60.0, "speed {:.1} km/h", v * 3.6);
+    assert!(x_decided > x3 && x_decided < x3 + 40.0);
+    assert!((f(e, "detach_s") - f(e, "decided_s") - 0.012).abs() < 1e-9, "2 × the example's 6 ms X2");
+    assert_eq!(f(e, "interruption_ms"), 49.5);
+    assert!(f(e, "sdus_forwarded") > 0.0);
+    assert_eq!(f(e, "sdus_discarded"), 0.0, "lossless");
+    // nothing lost on the radio (the 1 MB PDCP queue does tail-drop: that is the study's knob)
+    let radio_lost: f64 = out.summary["links"].as_array().unwrap().iter().filter(|l| l["name"] == "radio-ue:source->ue").map(|l| l["lost_packets"].as_f64().unwrap()).sum();
+    assert_eq!(radio_lost, 0.0);
+    assert_eq!(out.summary["lte"]["ues"][0]["cell"], "target");
+    assert!(flow_f64(&out, 0, "bytes_delivered") > 0.0);
+}

@@ -8,7 +8,7 @@
 //! plus UDP 8 and IPv4 20), so inner packets above `s1u_mtu − 36` are fragmented at the PGW.
 
 use celltcp_engine::{SimDuration, SimTime};
-use celltcp_lte::ran::{HandoverEvent, Ran, RanOutput, RlfRecord, UeSpec};
+use celltcp_lte::ran::{HandoverEvent, Ran, RanOutput, RlfRecord};
 use celltcp_lte::Direction;
 use celltcp_net::Packet;
 use serde_json::{json, Value};
@@ -62,7 +62,6 @@ pub(crate) struct LteState {
     pub enb_node: Vec<usize>,
     /// Downlink and uplink pseudo link directions of each UE.
     pub ue_dirs: Vec<[usize; 2]>,
-    pub specs: Vec<UeSpec>,
     pub enb_names: Vec<String>,
     pub enb_positions: Vec<(f64, f64)>,
     tti_at: Option<SimTime>,
@@ -73,13 +72,12 @@ pub(crate) struct LteState {
 }
 
 impl LteState {
-    pub fn new(ran: Ran<Packet>, ue_node: Vec<usize>, enb_node: Vec<usize>, ue_dirs: Vec<[usize; 2]>, specs: Vec<UeSpec>, enbs: &[celltcp_lte::ran::EnbSpec]) -> Self {
+    pub fn new(ran: Ran<Packet>, ue_node: Vec<usize>, enb_node: Vec<usize>, ue_dirs: Vec<[usize; 2]>, enbs: &[celltcp_lte::ran::EnbSpec]) -> Self {
         LteState {
             ran,
             ue_node,
             enb_node,
             ue_dirs,
-            specs,
             enb_names: enbs.iter().map(|e| e.name.clone()).collect(),
             enb_positions: enbs.iter().map(|e| e.position).collect(),
             tti_at: None,
@@ -247,10 +245,11 @@ pub(crate) fn lte_summary(w: &World, secs: f64) -> Option<Value> {
         .map(|u| {
             let s = ran.ue_stats(u);
             let (enb_rlc, ue_rlc) = ran.rlc_stats(u);
-            let spec = &lte.specs[u];
+            // where the UE is at the end (a moving UE has left its start position)
+            let pos = ran.position(u);
             let cell = ran.serving_cell(u);
             let dist = {
-                let p = spec.position;
+                let p = pos;
                 let e = lte.enb_positions[cell];
                 ((p.0 - e.0).powi(2) + (p.1 - e.1).powi(2)).sqrt()
             };
@@ -259,7 +258,7 @@ pub(crate) fn lte_summary(w: &World, secs: f64) -> Option<Value> {
             json!({
                 "name": ran.ue_name(u),
                 "cell": lte.enb_names[cell],
-                "position_m": [r3(spec.position.0), r3(spec.position.1)],
+                "position_m": [r3(pos.0), r3(pos.1)],
                 "distance_m": r3(dist),
                 "dl": {
                     "sinr_db_mean": mean(s.dl_sinr_db_sum, s.dl_sinr_db_n),
