@@ -10,6 +10,9 @@
 //! - radio link failure (TS 36.331 §5.3.11) out of coverage: T310 against the closed-form
 //!   SINR, re-establishment in the best cell, counts consistent; too-late handovers (TS 36.300
 //!   §22.4.2.2) reported;
+//! - a load surge (study 001): 20 idle UEs start downloading at one instant and the cell goes
+//!   from no PRB use to full use;
+//! - examples/handover.toml runs and hands over;
 //! - bad `[lte.handover]` and mobility input is refused with the key and the expected range.
 //!
 //! Each test prints its figures.
@@ -516,4 +519,89 @@ fn handover_example_runs_and_hands_over() {
     assert_eq!(radio_lost, 0.0);
     assert_eq!(out.summary["lte"]["ues"][0]["cell"], "target");
     assert!(flow_f64(&out, 0, "bytes_delivered") > 0.0);
+}
+
+fn column<'a>(out: &'a RunOutput, table: &str, col: &str) -> &'a [f64] {
+    let t = out.timeseries.iter().find(|t| t.name == table).unwrap_or_else(|| panic!("no {table} table"));
+    match t.column(col) {
+        Some(celltcp_scenario::ColumnData::F64(v)) => v,
+        other => panic!("{table}.{col}: {other:?}"),
+    }
+}
+
+fn column_i64<'a>(out: &'a RunOutput, table: &str, col: &str) -> &'a [i64] {
+    let t = out.timeseries.iter().find(|t| t.name == table).unwrap_or_else(|| panic!("no {table} table"));
+    match t.column(col) {
+        Some(celltcp_scenario::ColumnData::I64(v)) => v,
+        other => panic!("{table}.{col}: {other:?}"),
+    }
+}
+
+// Study 001's load surge: 20 UEs attached from the start, idle, all start a download at 2 s.
+// No flow delivers anything before 2 s, every flow delivers its first bytes within 300 ms of
+// it (and not before the SYN and SYN-ACK have crossed the 11 ms of wired delay each way), all
+// within 30 ms of each other; the
+// cell's downlink PRB use (10 ms samples of `lte_cell`) is exactly 0 before the instant and
+// jumps to full use within 300 ms, staying there.
+#[test]
+fn load_surge_all_flows_start_together_and_fill_the_cell() {
+    let start = 2.0;
+    let text = format!(
+        r#"duration = "4s"
+[lte]
+bandwidth = "10MHz"
+[[lte.enb]]
+name = "enb"
+position = [0.0, 0.0]
+[[lte.ue]]
+name = "ue"
+count = 20
+enb = "enb"
+placement = {{ type = "disc", radius = "250m" }}
+[[link]]
+between = ["server", "pgw"]
+rate = "1Gbps"
+delay = "10ms"
+queue = "100000p"
+[[flow]]
+name = "dl"
+app = "bulk"
+from = "server"
+to = "ue*"
+cc = "cubic"
+mss = 1400
+window = "1MB"
+start = "{start}s"
+"#
+    );
+    let out = run_text(&text, 1);
+    let flows = out.summary["flows"].as_array().unwrap().len();
+    assert_eq!(flows, 20);
+    let (t, flow, delivered) = (column(&out, "tcp", "time_s"), column_i64(&out, "tcp", "flow"), column(&out, "tcp", "delivered_bytes"));
+    let mut first = vec![f64::INFINITY; flows];
+    for ((&t, &f), &d) in t.iter().zip(flow).zip(delivered) {
+        if d > 0.0 {
+            first[f as usize] = first[f as usize].min(t);
+        }
+    }
+    let (lo, hi) = first.iter().fold((f64::INFINITY, 0f64), |(a, b), &x| (a.min(x), b.max(x)));
+    println!("20 flows starting at {start} s: first bytes delivered between {lo:.3} s and {hi:.3} s");
+    // one-way wired delay server–PGW 10 ms + S1-U 1 ms: the handshake needs twice that
+    assert!(lo > start + 0.022, "a flow delivered data at {lo:.3} s, before its handshake could end");
+    assert!(hi <= start + 0.3, "a flow delivered nothing until {hi:.3} s");
+    // together: the UEs' handshakes differ by their scheduling-request opportunities (10 ms
+    // period), a few TTIs of contention and the 10 ms sampling
+    assert!(hi - lo < 0.03, "first deliveries spread over {:.3} s", hi - lo);
+    let (ct, cell, util) = (column(&out, "lte_cell", "time_s"), column_i64(&out, "lte_cell", "cell"), column(&out, "lte_cell", "dl_prb_utilization"));
+    let series: Vec<(f64, f64)> = ct.iter().zip(cell).zip(util).filter(|((_, &c), _)| c == 0).map(|((&t, _), &u)| (t, u)).collect();
+    let before: Vec<f64> = series.iter().filter(|x| x.0 <= start + 1e-9).map(|x| x.1).collect();
+    let surge = series.iter().filter(|x| x.0 > start && x.0 <= start + 0.3).map(|x| x.1).fold(0f64, f64::max);
+    let after: Vec<f64> = series.iter().filter(|x| x.0 > start + 0.3).map(|x| x.1).collect();
+    let mean_after = after.iter().sum::<f64>() / after.len() as f64;
+    let first_busy = series.iter().find(|x| x.1 > 0.0).map(|x| x.0).unwrap();
+    println!("cell PRB use: {} samples before {start} s, max {:.3}; first non-zero sample at {first_busy:.2} s; max {surge:.3} within 300 ms; mean {mean_after:.3} after", before.len(), before.iter().fold(0f64, |a, &b| a.max(b)));
+    assert!(before.len() >= 150 && before.iter().all(|&u| u == 0.0), "the cell carried data before the surge");
+    assert!(first_busy > start, "{first_busy}");
+    assert!(surge >= 0.95, "PRB use {surge:.3} within 300 ms of the surge");
+    assert!(mean_after >= 0.95, "PRB use {mean_after:.3} after the surge");
 }
