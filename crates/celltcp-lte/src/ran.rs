@@ -473,12 +473,12 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
                     fixed_sinr_db: u.fixed_sinr_db,
                     fixed_mcs: u.fixed_mcs,
                     rng,
-                    enb_pdcp_tx: PdcpTx::new(cfg.pdcp.clone()),
+                    enb_pdcp_tx: PdcpTx::new(cfg.pdcp),
                     enb_rlc: RlcEntity::new(&cfg.rlc),
-                    enb_pdcp_rx: PdcpRx::new(cfg.pdcp.clone()),
-                    ue_pdcp_tx: PdcpTx::new(cfg.pdcp.clone()),
+                    enb_pdcp_rx: PdcpRx::new(cfg.pdcp),
+                    ue_pdcp_tx: PdcpTx::new(cfg.pdcp),
                     ue_rlc: RlcEntity::new(&cfg.rlc),
-                    ue_pdcp_rx: PdcpRx::new(cfg.pdcp.clone()),
+                    ue_pdcp_rx: PdcpRx::new(cfg.pdcp),
                     dl_harq: HarqEntity::new(n_dl as u8, cfg.harq_max_tx),
                     ul_harq: HarqEntity::new(n_ul, cfg.harq_max_tx),
                     dl_procs: vec![Proc::IDLE; n_dl],
@@ -643,7 +643,7 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         if u.detached {
             let t = [u.ho.as_ref().map(|h| h.next_at()), u.x2_queue.front().map(|x| x.0), mob_next, u.ho_plan.last().map(|x| x.0)].into_iter().flatten().min();
             if let Some(t) = t {
-                if u.timer_at.map_or(true, |old| t < old) {
+                if u.timer_at.is_none_or(|old| t < old) {
                     u.timer_at = Some(t);
                     self.timers.push(Reverse((t, ue as u32)));
                 }
@@ -678,7 +678,7 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         .flatten()
         .min();
         if let Some(t) = deadline {
-            if u.timer_at.map_or(true, |old| t < old) {
+            if u.timer_at.is_none_or(|old| t < old) {
                 u.timer_at = Some(t);
                 self.timers.push(Reverse((t, ue as u32)));
             }
