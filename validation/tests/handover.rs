@@ -7,7 +7,14 @@
 //! - lossless forwarding (TS 36.323 §5.2.1.1): no PDCP SDU is lost and TCP sees no loss from
 //!   the handover, over random speeds, loads and start points;
 //! - seamless forwarding: the packets TCP loses are exactly those the source discarded;
+//! - radio link failure (TS 36.331 §5.3.11) out of coverage: T310 against the closed-form
+//!   SINR, re-establishment in the best cell, counts consistent; too-late handovers (TS 36.300
+//!   §22.4.2.2) reported;
+//! - a load surge (study 001): 20 idle UEs start downloading at one instant and the cell goes
+//!   from no PRB use to full use;
+//! - examples/handover.toml runs and hands over;
 //! - bad `[lte.handover]` and mobility input is refused with the key and the expected range.
+//!
 //! Each test prints its figures.
 
 use celltcp_scenario::RunOutput;
@@ -315,4 +322,286 @@ window = "256KB"
     let e = celltcp_scenario::validate(&bad, &[], None).expect_err("unknown X2 end");
     println!("{}: {}", e.key, e.message);
     assert_eq!(e.key, "lte.x2[0].between");
+}
+
+/// Wideband downlink SINR (dB) at distance `d_serving` from the serving eNB with one other
+/// eNB at `d_other`, every eNB at `power_dbm` over `prbs` PRBs with the default 14 dBi antenna,
+/// the TR 36.814 UMa path loss `128.1 + 37.6 log10(d km) + 21 log10(f / 2 GHz)` at the default
+/// 2.12 GHz carrier and thermal noise −174 dBm/Hz over a 180 kHz PRB with the UE's 9 dB noise
+/// figure (TS 36.331 §5.3.11 radio link monitoring uses this SINR with every cell transmitting).
+fn uma_sinr_db(power_dbm: f64, prbs: f64, d_serving: f64, d_other: f64) -> f64 {
+    let rx_dbm = |d: f64| power_dbm - 10.0 * prbs.log10() + 14.0 - (128.1 + 37.6 * (d / 1000.0).log10() + 21.0 * (2.12f64 / 2.0).log10());
+    let mw = |dbm: f64| 10f64.powf(dbm / 10.0);
+    let noise_mw = mw(-174.0 + 10.0 * 180e3f64.log10() + 9.0);
+    10.0 * (mw(rx_dbm(d_serving)) / (noise_mw + mw(rx_dbm(d_other)))).log10()
+}
+
+/// Where, between `lo_x` and `hi_x` on the line through eNBs at `serving_x` and `other_x`, the
+/// wideband SINR of the serving one crosses `level_db` (bisection on the closed form; the SINR
+/// is monotonic between the two eNBs).
+fn sinr_crossing_x(power_dbm: f64, prbs: f64, serving_x: f64, other_x: f64, lo_x: f64, hi_x: f64, level_db: f64) -> f64 {
+    let sinr = |x: f64| uma_sinr_db(power_dbm, prbs, (x - serving_x).abs(), (x - other_x).abs());
+    let (mut lo, mut hi) = (lo_x, hi_x);
+    let rising = sinr(hi) > sinr(lo);
+    for _ in 0..200 {
+        let mid = 0.5 * (lo + hi);
+        if (sinr(mid) > level_db) != rising {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    0.5 * (lo + hi)
+}
+
+fn rlf_records(out: &RunOutput) -> Vec<Value> {
+    out.summary["lte"]["radio_link_failures"].as_array().cloned().unwrap_or_default()
+}
+
+fn f(v: &Value, key: &str) -> f64 {
+    v[key].as_f64().unwrap_or_else(|| panic!("{key} missing in {v}"))
+}
+
+// A UE driving out of its cell's coverage into a hole (eNBs at 0 dBm, 1500 m apart, no A3:
+// only radio link monitoring acts) gets radio link failure (TS 36.331 §5.3.11): T310 starts
+// when the 200 ms mean of its wideband SINR falls below Qout = −8 dB, i.e. about 100 ms after
+// the closed-form crossing (rounded up to the 10 ms frame), and the link fails T310 = 1 s later;
+// it re-establishes (TS 36.300 §10.1.6) in the cell it hears best at that instant — its old cell
+// before the midpoint, the other one after — 200 ms later, until it reaches the other cell's
+// coverage. Every count in the summary agrees with the records.
+#[test]
+fn radio_link_failure_out_of_coverage_reestablishes_in_the_best_cell() {
+    let (x0, kmh, b_x) = (200.0, 108.0, 1500.0);
+    let v = kmh / 3.6;
+    let text = drive("60s", x0, kmh, 0.0, "algorithm = \"none\"", &bulk("256KB"))
+        .replace("shadowing = \"0dB\"", "shadowing = \"0dB\"\nenb_power = \"0dBm\"")
+        .replace("position = [750.0, 0.0]", &format!("position = [{b_x}, 0.0]"));
+    let out = run_text(&text, 1);
+    let r = rlf_records(&out);
+    let ho = handovers(&out);
+    let t_cross = (sinr_crossing_x(0.0, 50.0, 0.0, b_x, x0, b_x / 2.0, -8.0) - x0) / v;
+    println!("out of coverage: SINR of a reaches -8 dB at t = {t_cross:.3} s (x = {:.1} m); {} radio link failures:", x0 + v * t_cross, r.len());
+    for e in &r {
+        println!("  T310 {:.3} s, failure {:.3} s at x = {:.0} m in {} -> {} ({})", f(e, "t310_start_s"), f(e, "failure_s"), x0 + v * f(e, "failure_s"), e["cell"], e["reestablished_to"], e["cause"]);
+    }
+    assert!(!r.is_empty(), "no radio link failure out of coverage");
+    let first = f(&r[0], "t310_start_s");
+    assert_eq!(r[0]["cell"], "a");
+    assert!(first >= t_cross + 0.09 && first <= t_cross + 0.12, "T310 started at {first:.3} s, Qout crossing at {t_cross:.3} s");
+    // b's SINR rises above Qin = −6 dB here: no radio problem starts after it
+    let t_qin_b = (sinr_crossing_x(0.0, 50.0, b_x, 0.0, b_x / 2.0, b_x - 1.0, -6.0) - x0) / v;
+    for e in &r {
+        assert!((f(e, "failure_s") - f(e, "t310_start_s") - 1.0).abs() < 1e-9, "T310 = 1 s: {e}");
+        let x = x0 + v * f(e, "failure_s");
+        let best = if x < b_x / 2.0 { "a" } else { "b" };
+        assert_eq!(e["reestablished_to"], best, "re-establishment at x = {x:.0} m: {e}");
+        assert_eq!(e["during_handover"], false);
+        // TS 36.300 §22.4.2.2: re-established in another cell after a long stay is "too late"
+        let cause = if e["cell"] == e["reestablished_to"] { "coverage" } else { "too-late" };
+        assert_eq!(e["cause"], cause, "{e}");
+        assert!(f(e, "t310_start_s") < t_qin_b, "T310 started at {:.3} s, after b's SINR rose above Qin at {t_qin_b:.3} s", f(e, "t310_start_s"));
+    }
+    assert!(r.iter().any(|e| e["reestablished_to"] == "a") && r.iter().any(|e| e["reestablished_to"] == "b"));
+    // counts agree with the records and with the re-establishment events
+    let re: Vec<&Value> = ho.iter().filter(|e| e["kind"] == "reestablishment").collect();
+    assert_eq!(re.len(), r.len());
+    assert_eq!(ho.len(), r.len(), "no A3 handovers: {ho:?}");
+    for (e, rec) in re.iter().zip(&r) {
+        assert_eq!(f(e, "decided_s"), f(rec, "failure_s"));
+        assert_eq!(f(e, "detach_s"), f(rec, "failure_s"));
+        assert!((f(e, "attach_s") - f(e, "detach_s") - 0.2).abs() < 1e-9, "re-establishment takes 200 ms: {e}");
+        assert_eq!(e["source"], rec["cell"]);
+        assert_eq!(e["target"], rec["reestablished_to"]);
+    }
+    assert_eq!(count(&out, "radio_link_failures"), r.len() as f64);
+    assert_eq!(count(&out, "reestablishments"), r.len() as f64);
+    assert_eq!(count(&out, "too_late_handovers"), r.iter().filter(|e| e["cause"] == "too-late").count() as f64);
+    assert_eq!(count(&out, "handovers"), 0.0);
+    let ue = &out.summary["lte"]["ues"][0];
+    assert_eq!(ue["radio_link_failures"].as_f64(), Some(r.len() as f64));
+    assert_eq!(ue["cell"], "b", "ends in b's coverage");
+    // the download goes on in b once TCP's backed-off retransmission timer fires
+    assert!(out.summary["lte"]["cells"][1]["dl_throughput_bps"].as_f64().unwrap() > 0.0);
+    assert!(flow_f64(&out, 0, "timeouts") >= 1.0);
+}
+
+// A handover too late (TS 36.300 §22.4.2.2) is reported as such, in two ways of being late,
+// against a control on the same road that hands over in time:
+// - a time-to-trigger of 5.12 s: the UE passes the point where its SINR falls below Qout
+//   (465 m) while A3 (3 dB point 409 m) is still waiting, the link fails and it re-establishes
+//   in the target without any handover having been decided;
+// - an X2 of 1 s each way (the preparation takes 2 s) at 120 km/h: A3 decides in time but the
+//   link fails while the handover is being prepared (`during_handover`).
+#[test]
+fn too_late_handovers_are_reported() {
+    let road = |kmh: f64, handover: &str| drive("30s", 300.0, kmh, 0.0, handover, &bulk("256KB"));
+    let t_cross = |kmh: f64| (sinr_crossing_x(46.0, 50.0, 0.0, 750.0, 300.0, 749.0, -8.0) - 300.0) / (kmh / 3.6);
+
+    let control = run_text(&road(60.0, "hysteresis = \"3dB\"\ntime_to_trigger = \"256ms\""), 1);
+    println!("control (256 ms, X2 6 ms, 60 km/h): {} handovers, {} RLF", count(&control, "handovers"), count(&control, "radio_link_failures"));
+    assert_eq!(count(&control, "handovers"), 1.0);
+    assert_eq!(count(&control, "radio_link_failures"), 0.0);
+    assert_eq!(count(&control, "too_late_handovers"), 0.0);
+
+    let ttt = run_text(&road(60.0, "hysteresis = \"3dB\"\ntime_to_trigger = \"5120ms\""), 1);
+    let r = rlf_records(&ttt);
+    println!("TTT 5.12 s: Qout crossing at {:.3} s; RLF {r:?}; handovers {:?}", t_cross(60.0), handovers(&ttt));
+    assert!(!r.is_empty(), "no radio link failure with a 5.12 s time-to-trigger");
+    assert_eq!((r[0]["cell"].as_str(), r[0]["reestablished_to"].as_str()), (Some("a"), Some("b")));
+    assert_eq!(r[0]["during_handover"], false);
+    assert_eq!(r[0]["cause"], "too-late");
+    let t_fail = f(&r[0], "failure_s");
+    assert!(handovers(&ttt).iter().all(|e| e["kind"] != "handover" || f(e, "decided_s") > t_fail), "no handover before the failure");
+    assert!(count(&ttt, "too_late_handovers") >= 1.0);
+
+    let x2 = run_text(&road(120.0, "hysteresis = \"3dB\"\ntime_to_trigger = \"256ms\"\nx2_delay = \"1000ms\"\nt310 = \"500ms\""), 1);
+    let r = rlf_records(&x2);
+    let h = handovers(&x2);
+    println!("X2 1 s, 120 km/h: Qout crossing at {:.3} s; RLF {r:?}; handovers {h:?}", t_cross(120.0));
+    assert!(!r.is_empty(), "no radio link failure with a 2 s preparation");
+    assert_eq!(r[0]["during_handover"], true);
+    assert_eq!(r[0]["cause"], "too-late");
+    // the prepared handover was decided before the failure and would have detached after it;
+    // it is reported abandoned, not as a handover
+    let prepared = &h[0];
+    assert_eq!(prepared["kind"], "handover-abandoned", "{h:?}");
+    assert!(prepared["detach_s"].is_null());
+    assert!(f(prepared, "decided_s") < f(&r[0], "failure_s") && f(prepared, "decided_s") + 2.0 > f(&r[0], "failure_s"));
+    assert_eq!((h[1]["kind"].as_str(), h[1]["target"].as_str()), (Some("reestablishment"), Some("b")));
+    assert_eq!(count(&x2, "handovers"), 0.0, "the abandoned preparation is no handover");
+    assert!(count(&x2, "too_late_handovers") >= 1.0);
+}
+
+// Two sites at the same position would give two cells with identical RSRP everywhere: refused
+// with the key, the position and both names.
+#[test]
+fn two_enbs_at_the_same_position_are_refused() {
+    let text = drive("5s", 50.0, 40.0, 0.0, "", "").replace("position = [750.0, 0.0]", "position = [0.0, 0.0]");
+    let e = celltcp_scenario::validate(&text, &[], None).expect_err("two eNBs at [0, 0]");
+    println!("{}: {}", e.key, e.message);
+    assert_eq!(e.key, "lte.enb[1].position");
+    assert!(e.message.contains("[0, 0]") && e.message.contains("\"a\"") && e.message.contains("\"b\""), "{}", e.message);
+    // one metre apart is fine
+    let ok = drive("5s", 50.0, 40.0, 0.0, "", "").replace("position = [750.0, 0.0]", "position = [1.0, 0.0]");
+    assert!(celltcp_scenario::validate(&ok, &[], None).is_ok());
+}
+
+// examples/handover.toml (study 001, scenario 1) parses, validates and, started 300 m from the
+// source and run for 15 s instead of 40, hands over once to the target after the point where
+// the target is 3 dB stronger (its hysteresis), with lossless forwarding: nothing lost.
+#[test]
+fn handover_example_runs_and_hands_over() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/handover.toml");
+    let text = std::fs::read_to_string(path).expect("examples/handover.toml");
+    let set = ["duration=15s".to_string(), "lte.ue.0.mobility.start=[300.0, 0.0]".to_string()];
+    celltcp_scenario::validate(&text, &set, None).unwrap_or_else(|e| panic!("{}: {}", e.key, e.message));
+    let out = celltcp_scenario::run(&text, &set, &celltcp_scenario::RunOptions::default(), &mut |_| true)
+        .unwrap_or_else(|e| panic!("{}: {}", e.key, e.message));
+    let h = handovers(&out);
+    assert_eq!(h.len(), 1, "{h:?}");
+    let e = &h[0];
+    assert_eq!((e["kind"].as_str(), e["source"].as_str(), e["target"].as_str()), (Some("handover"), Some("source"), Some("target")));
+    // the speed was drawn (normal, 40 km/h, σ 5): recover it from where the UE ended
+    let x_end = out.summary["lte"]["ues"][0]["position_m"][0].as_f64().unwrap();
+    let v = (x_end - 300.0) / 15.0;
+    let x_decided = 300.0 + v * f(e, "decided_s");
+    let r = 10f64.powf(3.0 / 37.6);
+    let x3 = 750.0 * r / (1.0 + r);
+    println!("example: {:.1} km/h, handover decided at {:.2} s, x = {x_decided:.1} m (3 dB point {x3:.1} m); {} SDUs forwarded, interruption {} ms", v * 3.6, f(e, "decided_s"), f(e, "sdus_forwarded"), e["interruption_ms"]);
+    assert!(v * 3.6 > 20.0 && v * 3.6 < 60.0, "speed {:.1} km/h", v * 3.6);
+    assert!(x_decided > x3 && x_decided < x3 + 40.0);
+    assert!((f(e, "detach_s") - f(e, "decided_s") - 0.012).abs() < 1e-9, "2 × the example's 6 ms X2");
+    assert_eq!(f(e, "interruption_ms"), 49.5);
+    assert!(f(e, "sdus_forwarded") > 0.0);
+    assert_eq!(f(e, "sdus_discarded"), 0.0, "lossless");
+    // nothing lost on the radio (the 1 MB PDCP queue does tail-drop: that is the study's knob)
+    let radio_lost: f64 = out.summary["links"].as_array().unwrap().iter().filter(|l| l["name"] == "radio-ue:source->ue").map(|l| l["lost_packets"].as_f64().unwrap()).sum();
+    assert_eq!(radio_lost, 0.0);
+    assert_eq!(out.summary["lte"]["ues"][0]["cell"], "target");
+    assert!(flow_f64(&out, 0, "bytes_delivered") > 0.0);
+}
+
+fn column<'a>(out: &'a RunOutput, table: &str, col: &str) -> &'a [f64] {
+    let t = out.timeseries.iter().find(|t| t.name == table).unwrap_or_else(|| panic!("no {table} table"));
+    match t.column(col) {
+        Some(celltcp_scenario::ColumnData::F64(v)) => v,
+        other => panic!("{table}.{col}: {other:?}"),
+    }
+}
+
+fn column_i64<'a>(out: &'a RunOutput, table: &str, col: &str) -> &'a [i64] {
+    let t = out.timeseries.iter().find(|t| t.name == table).unwrap_or_else(|| panic!("no {table} table"));
+    match t.column(col) {
+        Some(celltcp_scenario::ColumnData::I64(v)) => v,
+        other => panic!("{table}.{col}: {other:?}"),
+    }
+}
+
+// Study 001's load surge: 20 UEs attached from the start, idle, all start a download at 2 s.
+// No flow delivers anything before 2 s, every flow delivers its first bytes within 300 ms of
+// it (and not before the SYN and SYN-ACK have crossed the 11 ms of wired delay each way), all
+// within 30 ms of each other; the
+// cell's downlink PRB use (10 ms samples of `lte_cell`) is exactly 0 before the instant and
+// jumps to full use within 300 ms, staying there.
+#[test]
+fn load_surge_all_flows_start_together_and_fill_the_cell() {
+    let start = 2.0;
+    let text = format!(
+        r#"duration = "4s"
+[lte]
+bandwidth = "10MHz"
+[[lte.enb]]
+name = "enb"
+position = [0.0, 0.0]
+[[lte.ue]]
+name = "ue"
+count = 20
+enb = "enb"
+placement = {{ type = "disc", radius = "250m" }}
+[[link]]
+between = ["server", "pgw"]
+rate = "1Gbps"
+delay = "10ms"
+queue = "100000p"
+[[flow]]
+name = "dl"
+app = "bulk"
+from = "server"
+to = "ue*"
+cc = "cubic"
+mss = 1400
+window = "1MB"
+start = "{start}s"
+"#
+    );
+    let out = run_text(&text, 1);
+    let flows = out.summary["flows"].as_array().unwrap().len();
+    assert_eq!(flows, 20);
+    let (t, flow, delivered) = (column(&out, "tcp", "time_s"), column_i64(&out, "tcp", "flow"), column(&out, "tcp", "delivered_bytes"));
+    let mut first = vec![f64::INFINITY; flows];
+    for ((&t, &f), &d) in t.iter().zip(flow).zip(delivered) {
+        if d > 0.0 {
+            first[f as usize] = first[f as usize].min(t);
+        }
+    }
+    let (lo, hi) = first.iter().fold((f64::INFINITY, 0f64), |(a, b), &x| (a.min(x), b.max(x)));
+    println!("20 flows starting at {start} s: first bytes delivered between {lo:.3} s and {hi:.3} s");
+    // one-way wired delay server–PGW 10 ms + S1-U 1 ms: the handshake needs twice that
+    assert!(lo > start + 0.022, "a flow delivered data at {lo:.3} s, before its handshake could end");
+    assert!(hi <= start + 0.3, "a flow delivered nothing until {hi:.3} s");
+    // together: the UEs' handshakes differ by their scheduling-request opportunities (10 ms
+    // period), a few TTIs of contention and the 10 ms sampling
+    assert!(hi - lo < 0.03, "first deliveries spread over {:.3} s", hi - lo);
+    let (ct, cell, util) = (column(&out, "lte_cell", "time_s"), column_i64(&out, "lte_cell", "cell"), column(&out, "lte_cell", "dl_prb_utilization"));
+    let series: Vec<(f64, f64)> = ct.iter().zip(cell).zip(util).filter(|((_, &c), _)| c == 0).map(|((&t, _), &u)| (t, u)).collect();
+    let before: Vec<f64> = series.iter().filter(|x| x.0 <= start + 1e-9).map(|x| x.1).collect();
+    let surge = series.iter().filter(|x| x.0 > start && x.0 <= start + 0.3).map(|x| x.1).fold(0f64, f64::max);
+    let after: Vec<f64> = series.iter().filter(|x| x.0 > start + 0.3).map(|x| x.1).collect();
+    let mean_after = after.iter().sum::<f64>() / after.len() as f64;
+    let first_busy = series.iter().find(|x| x.1 > 0.0).map(|x| x.0).unwrap();
+    println!("cell PRB use: {} samples before {start} s, max {:.3}; first non-zero sample at {first_busy:.2} s; max {surge:.3} within 300 ms; mean {mean_after:.3} after", before.len(), before.iter().fold(0f64, |a, &b| a.max(b)));
+    assert!(before.len() >= 150 && before.iter().all(|&u| u == 0.0), "the cell carried data before the surge");
+    assert!(first_busy > start, "{first_busy}");
+    assert!(surge >= 0.95, "PRB use {surge:.3} within 300 ms of the surge");
+    assert!(mean_after >= 0.95, "PRB use {mean_after:.3} after the surge");
 }

@@ -32,8 +32,9 @@
 //! Simplifications (stated, not hidden): the uplink transmit power per PRB is the UE's maximum
 //! power spread over the whole uplink band (no closed-loop power control); the CQI is measured
 //! against the other cells' most recent PRB use; fast fading applies to the serving link only;
-//! PDCP releases an SDU once it is handed to RLC (the RLC transmit buffer is the bearer's
-//! queue); the scheduling request is answered with a grant sized for [`SR_GRANT_BYTES`].
+//! PDCP hands every SDU to RLC at once (the RLC transmit buffer is the bearer's queue) and,
+//! with RLC UM or TM, releases it then (with AM it holds it until RLC confirms delivery, TS
+//! 36.323 §5.4); the scheduling request is answered with a grant sized for [`SR_GRANT_BYTES`].
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -472,12 +473,12 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
                     fixed_sinr_db: u.fixed_sinr_db,
                     fixed_mcs: u.fixed_mcs,
                     rng,
-                    enb_pdcp_tx: PdcpTx::new(cfg.pdcp.clone()),
+                    enb_pdcp_tx: PdcpTx::new(cfg.pdcp),
                     enb_rlc: RlcEntity::new(&cfg.rlc),
-                    enb_pdcp_rx: PdcpRx::new(cfg.pdcp.clone()),
-                    ue_pdcp_tx: PdcpTx::new(cfg.pdcp.clone()),
+                    enb_pdcp_rx: PdcpRx::new(cfg.pdcp),
+                    ue_pdcp_tx: PdcpTx::new(cfg.pdcp),
                     ue_rlc: RlcEntity::new(&cfg.rlc),
-                    ue_pdcp_rx: PdcpRx::new(cfg.pdcp.clone()),
+                    ue_pdcp_rx: PdcpRx::new(cfg.pdcp),
                     dl_harq: HarqEntity::new(n_dl as u8, cfg.harq_max_tx),
                     ul_harq: HarqEntity::new(n_ul, cfg.harq_max_tx),
                     dl_procs: vec![Proc::IDLE; n_dl],
@@ -642,7 +643,7 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         if u.detached {
             let t = [u.ho.as_ref().map(|h| h.next_at()), u.x2_queue.front().map(|x| x.0), mob_next, u.ho_plan.last().map(|x| x.0)].into_iter().flatten().min();
             if let Some(t) = t {
-                if u.timer_at.map_or(true, |old| t < old) {
+                if u.timer_at.is_none_or(|old| t < old) {
                     u.timer_at = Some(t);
                     self.timers.push(Reverse((t, ue as u32)));
                 }
@@ -677,7 +678,7 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         .flatten()
         .min();
         if let Some(t) = deadline {
-            if u.timer_at.map_or(true, |old| t < old) {
+            if u.timer_at.is_none_or(|old| t < old) {
                 u.timer_at = Some(t);
                 self.timers.push(Reverse((t, ue as u32)));
             }

@@ -8,7 +8,7 @@
 //! plus UDP 8 and IPv4 20), so inner packets above `s1u_mtu − 36` are fragmented at the PGW.
 
 use celltcp_engine::{SimDuration, SimTime};
-use celltcp_lte::ran::{Ran, RanOutput, UeSpec};
+use celltcp_lte::ran::{HandoverEvent, Ran, RanOutput, RlfRecord};
 use celltcp_lte::Direction;
 use celltcp_net::Packet;
 use serde_json::{json, Value};
@@ -52,30 +52,32 @@ pub(crate) struct LteSeries {
 }
 
 /// The RAN of a run and its place in the topology.
+/// The counters at the previous time-series sample: (time, per UE (DL bits, DL PRBs, UL
+/// bits), per cell (DL PRBs used, UL PRBs used)).
+type LastSample = (SimTime, Vec<(u64, u64, u64)>, Vec<(u64, u64)>);
+
 pub(crate) struct LteState {
     pub ran: Ran<Packet>,
     pub ue_node: Vec<usize>,
     pub enb_node: Vec<usize>,
     /// Downlink and uplink pseudo link directions of each UE.
     pub ue_dirs: Vec<[usize; 2]>,
-    pub specs: Vec<UeSpec>,
     pub enb_names: Vec<String>,
     pub enb_positions: Vec<(f64, f64)>,
     tti_at: Option<SimTime>,
     last_bits: Option<Vec<(u64, u64)>>,
     out: Vec<RanOutput<Packet>>,
-    last_sample: Option<(SimTime, Vec<(u64, u64, u64)>, Vec<(u64, u64)>)>,
+    last_sample: Option<LastSample>,
     pub series: LteSeries,
 }
 
 impl LteState {
-    pub fn new(ran: Ran<Packet>, ue_node: Vec<usize>, enb_node: Vec<usize>, ue_dirs: Vec<[usize; 2]>, specs: Vec<UeSpec>, enbs: &[celltcp_lte::ran::EnbSpec]) -> Self {
+    pub fn new(ran: Ran<Packet>, ue_node: Vec<usize>, enb_node: Vec<usize>, ue_dirs: Vec<[usize; 2]>, enbs: &[celltcp_lte::ran::EnbSpec]) -> Self {
         LteState {
             ran,
             ue_node,
             enb_node,
             ue_dirs,
-            specs,
             enb_names: enbs.iter().map(|e| e.name.clone()).collect(),
             enb_positions: enbs.iter().map(|e| e.position).collect(),
             tti_at: None,
@@ -243,10 +245,11 @@ pub(crate) fn lte_summary(w: &World, secs: f64) -> Option<Value> {
         .map(|u| {
             let s = ran.ue_stats(u);
             let (enb_rlc, ue_rlc) = ran.rlc_stats(u);
-            let spec = &lte.specs[u];
+            // where the UE is at the end (a moving UE has left its start position)
+            let pos = ran.position(u);
             let cell = ran.serving_cell(u);
             let dist = {
-                let p = spec.position;
+                let p = pos;
                 let e = lte.enb_positions[cell];
                 ((p.0 - e.0).powi(2) + (p.1 - e.1).powi(2)).sqrt()
             };
@@ -255,7 +258,7 @@ pub(crate) fn lte_summary(w: &World, secs: f64) -> Option<Value> {
             json!({
                 "name": ran.ue_name(u),
                 "cell": lte.enb_names[cell],
-                "position_m": [r3(spec.position.0), r3(spec.position.1)],
+                "position_m": [r3(pos.0), r3(pos.1)],
                 "distance_m": r3(dist),
                 "dl": {
                     "sinr_db_mean": mean(s.dl_sinr_db_sum, s.dl_sinr_db_n),
@@ -342,10 +345,18 @@ pub(crate) fn lte_summary(w: &World, secs: f64) -> Option<Value> {
             })
         })
         .collect();
+    // Mobility robustness classes of a radio link failure (TS 36.300 §22.4.2.2): too late
+    // (after a long stay in the failed cell, or while a handover was being prepared, the UE
+    // re-establishes in a different cell), too early (shortly after a handover into the failed
+    // cell, back in the handover's source), to a wrong cell (shortly after a handover, in a
+    // third cell); a failure re-established in the same cell after a long stay is coverage
+    // (no better cell). "Shortly" is less than `MRO_SHORT_STAY_S` after arrival.
+    let causes: Vec<&str> = ran.rlf_records().iter().map(|r| rlf_cause(r, events)).collect();
     let rlf: Vec<Value> = ran
         .rlf_records()
         .iter()
-        .map(|r| {
+        .zip(&causes)
+        .map(|(r, cause)| {
             json!({
                 "ue": ran.ue_name(r.ue),
                 "cell": lte.enb_names[r.cell],
@@ -353,6 +364,7 @@ pub(crate) fn lte_summary(w: &World, secs: f64) -> Option<Value> {
                 "failure_s": r.failure_s,
                 "reestablished_to": lte.enb_names[r.reestablished_to],
                 "during_handover": r.during_handover,
+                "cause": cause,
             })
         })
         .collect();
@@ -370,10 +382,43 @@ pub(crate) fn lte_summary(w: &World, secs: f64) -> Option<Value> {
         "handovers": events.iter().filter(|e| e.kind == "handover").count(),
         "reestablishments": events.iter().filter(|e| e.kind == "reestablishment").count(),
         "radio_link_failures": ran.rlf_records().len(),
-        "too_late_handovers": ran.rlf_records().iter().filter(|r| r.during_handover).count(),
+        "too_late_handovers": causes.iter().filter(|&&c| c == "too-late").count(),
+        "too_early_handovers": causes.iter().filter(|&&c| c == "too-early").count(),
+        "wrong_cell_handovers": causes.iter().filter(|&&c| c == "wrong-cell").count(),
         "ping_pongs": ping_pongs,
     });
     Some(json!({ "ues": ues, "cells": cells, "handovers": handovers, "radio_link_failures": rlf, "mobility": counts }))
+}
+
+/// Below this time in a cell after a handover into it, a radio link failure there is blamed
+/// on that handover (too early, or to a wrong cell); TS 36.300 §22.4.2.2 leaves the limit to
+/// the network (it keeps the UE context that long), this is the 1 s minimum time of stay of
+/// TR 36.839 §6.2.1 that also defines ping-pongs.
+const MRO_SHORT_STAY_S: f64 = 1.0;
+
+/// The mobility robustness class of radio link failure `r` (TS 36.300 §22.4.2.2):
+/// `"too-late"`, `"too-early"`, `"wrong-cell"` or `"coverage"`.
+fn rlf_cause(r: &RlfRecord, events: &[HandoverEvent]) -> &'static str {
+    if r.during_handover {
+        return "too-late";
+    }
+    let arrival = events
+        .iter()
+        .rev()
+        .find(|e| e.ue == r.ue && e.kind == "handover" && e.target == r.cell && e.attach_s.is_finite() && e.attach_s <= r.failure_s);
+    match arrival {
+        Some(e) if r.failure_s - e.attach_s < MRO_SHORT_STAY_S => {
+            if r.reestablished_to == e.source {
+                "too-early"
+            } else if r.reestablished_to != r.cell {
+                "wrong-cell"
+            } else {
+                "coverage"
+            }
+        }
+        _ if r.reestablished_to != r.cell => "too-late",
+        _ => "coverage",
+    }
 }
 
 /// The `lte_ue` and `lte_cell` time series.

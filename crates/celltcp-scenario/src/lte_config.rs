@@ -566,7 +566,7 @@ pub fn plan_lte(text: &str, cfg: &LteCfg, seed: u64) -> Result<LtePlan, Scenario
     }
     let ttis = |key: &str, v: Dur, lo: u64, hi: u64| -> Result<SimDuration, ScenarioError> {
         let ms = v.0.as_nanos() / 1_000_000;
-        if v.0.as_nanos() % 1_000_000 != 0 || ms < lo || ms > hi {
+        if !v.0.as_nanos().is_multiple_of(1_000_000) || ms < lo || ms > hi {
             return Err(e(key, format!("expected a whole number of milliseconds between {lo}ms and {hi}ms, got \"{v}\"")));
         }
         Ok(v.0)
@@ -686,7 +686,7 @@ pub fn plan_lte(text: &str, cfg: &LteCfg, seed: u64) -> Result<LtePlan, Scenario
         }
         let pos = (en.position[0], en.position[1]);
         if let Some(o) = enbs.iter().find(|o| o.position == pos) {
-            return Err(ee("position", format!("eNB {:?} is at the same position as {:?}", en.name, o.name)));
+            return Err(ee("position", format!("expected a position no other eNB has: eNB {:?} at [{}, {}] is at the same position as {:?}", en.name, pos.0, pos.1, o.name)));
         }
         enbs.push(EnbSpec { name: en.name.clone(), position: pos, boresight_deg: None });
     }

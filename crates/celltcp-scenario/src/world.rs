@@ -302,7 +302,7 @@ impl World {
             for &(a, b, d, r) in &pl.plan.x2 {
                 ran.set_x2(a, b, d, r);
             }
-            LteState::new(ran, pl.ue_node, pl.enb_node, pl.ue_dirs, pl.plan.ues.clone(), &pl.plan.enbs)
+            LteState::new(ran, pl.ue_node, pl.enb_node, pl.ue_dirs, &pl.plan.enbs)
         });
         let mut q = EventQueue::new();
         let mut ports = FastMap::default();

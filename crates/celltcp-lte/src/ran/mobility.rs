@@ -14,8 +14,9 @@
 //!   progress. Cells flagged as interferers only are never targets.
 //! - Radio link failure (TS 36.331 §5.3.11): the serving cell's wideband downlink SINR is
 //!   sampled every 10 ms into an [`RlfDetector`]; on T310 expiry the UE re-establishes (TS 36.300
-//!   §10.1.6) to the cell with the best RSRP, which costs it the configured interruption plus
-//!   the re-establishment delay with no forwarding: everything in flight is lost.
+//!   §10.1.6) to the cell with the best RSRP, which costs it the re-establishment delay
+//!   (`HandoverConfig::reestablishment`) with no forwarding: everything in flight is lost. A
+//!   handover decided but not yet executed is abandoned.
 
 use celltcp_engine::{SimDuration, SimTime};
 
