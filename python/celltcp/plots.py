@@ -18,6 +18,7 @@ and, for a run with an LTE radio access network (an ``lte`` section in ``summary
 lte_cqi_mcs       per-UE distribution of the downlink CQI and MCS of scheduled transport blocks
 lte_sinr          downlink effective SINR per UE against distance to the serving eNB
 lte_rlc_buffer    downlink RLC buffer occupancy per UE over time (``lte_ue`` series)
+lte_pdcp_buffer   downlink PDCP SDUs held until RLC AM confirms them, per UE over time (AM only)
 lte_cell          PRB utilisation and PHY throughput per cell over time (``lte_cell`` series)
 lte_harq_rlc      HARQ BLER and RLC retransmission ratio per UE
 lte_prbs_goodput  PRBs per scheduled TTI and application goodput per UE
@@ -56,8 +57,8 @@ __all__ = ["plot_run", "run_figure", "FIGURES", "LTE_FIGURES"]
 
 FIGURES = ("cwnd", "throughput", "rtt_cdf", "queue", "iperf", "ping")
 #: The figures of runs with an LTE radio access network.
-LTE_FIGURES = ("lte_cqi_mcs", "lte_sinr", "lte_rlc_buffer", "lte_cell", "lte_harq_rlc",
-               "lte_prbs_goodput", "lte_handover", "lte_ho_zoom")
+LTE_FIGURES = ("lte_cqi_mcs", "lte_sinr", "lte_rlc_buffer", "lte_pdcp_buffer", "lte_cell",
+               "lte_harq_rlc", "lte_prbs_goodput", "lte_handover", "lte_ho_zoom")
 #: Most UEs drawn in the handover timeline.
 _HO_UES_MAX = 4
 
@@ -529,14 +530,9 @@ def _ue_distances(run: _Run) -> np.ndarray:
     return np.array([_num(u.get("distance_m")) for u in _ues(run)])
 
 
-def fig_lte_rlc_buffer(run: _Run) -> Figure | None:
-    """Bytes waiting in each UE's downlink RLC entity at the eNB (new data + retransmissions)."""
-    t = run.table("lte_ue")
-    if t is None or "dl_rlc_buffer_bytes" not in t or not run.lte:
-        return None
-    occ = t["dl_rlc_buffer_bytes"].to_numpy(float)
-    if "dl_rlc_retx_bytes" in t:
-        occ = occ + t["dl_rlc_retx_bytes"].to_numpy(float)
+def _ue_occupancy(run: _Run, t: pd.DataFrame, occ: np.ndarray, what: str, title: str) -> Figure:
+    """One line per UE of a per-UE byte count over time (KB or MB): named lines up to
+    ``_UE_LEGEND_MAX`` UEs, beyond that coloured by distance to the eNB with a colour bar."""
     t = t.assign(_occ=occ)
     scale, unit = _bytes_unit(float(np.nanmax(occ)) if occ.size else 0.0)
     if unit == "bytes":
@@ -567,10 +563,33 @@ def fig_lte_rlc_buffer(run: _Run) -> Figure | None:
     else:
         ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
     ax.set_xlabel("time (s)")
-    ax.set_ylabel(f"RLC buffer ({unit})")
+    ax.set_ylabel(f"{what} ({unit})")
     ax.set_ylim(bottom=0)
-    ax.set_title(f"Downlink RLC buffer occupancy, {len(groups)} UEs")
+    ax.set_title(f"{title}, {len(groups)} UEs")
     return fig
+
+
+def fig_lte_rlc_buffer(run: _Run) -> Figure | None:
+    """Bytes waiting in each UE's downlink RLC entity at the eNB (new data + retransmissions)."""
+    t = run.table("lte_ue")
+    if t is None or "dl_rlc_buffer_bytes" not in t or not run.lte:
+        return None
+    occ = t["dl_rlc_buffer_bytes"].to_numpy(float)
+    if "dl_rlc_retx_bytes" in t:
+        occ = occ + t["dl_rlc_retx_bytes"].to_numpy(float)
+    return _ue_occupancy(run, t, occ, "RLC buffer", "Downlink RLC buffer occupancy")
+
+
+def fig_lte_pdcp_buffer(run: _Run) -> Figure | None:
+    """SDU bytes each UE's downlink PDCP transmitter holds until RLC AM confirms delivery (the
+    queue lossless handover forwards); none with RLC UM/TM, where PDCP holds nothing."""
+    t = run.table("lte_ue")
+    if t is None or "dl_pdcp_buffer_bytes" not in t or not run.lte:
+        return None
+    occ = t["dl_pdcp_buffer_bytes"].to_numpy(float)
+    if not np.any(occ > 0):
+        return None
+    return _ue_occupancy(run, t, occ, "PDCP held", "Downlink PDCP SDUs held until RLC AM confirms them")
 
 
 def _binned(t: np.ndarray, v: np.ndarray, width: float) -> tuple[np.ndarray, np.ndarray]:
@@ -851,6 +870,7 @@ _MAKERS = {
     "lte_cqi_mcs": fig_lte_cqi_mcs,
     "lte_sinr": fig_lte_sinr,
     "lte_rlc_buffer": fig_lte_rlc_buffer,
+    "lte_pdcp_buffer": fig_lte_pdcp_buffer,
     "lte_cell": fig_lte_cell,
     "lte_harq_rlc": fig_lte_harq_rlc,
     "lte_prbs_goodput": fig_lte_prbs_goodput,

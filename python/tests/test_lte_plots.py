@@ -238,6 +238,7 @@ def _fake_lte_run(d: Path, n: int, failed: int | None = None) -> None:
     ue = np.tile(np.arange(n, dtype=np.int64), 100)
     pd.DataFrame({"time_s": t, "ue": ue, "dl_rlc_buffer_bytes": rng.uniform(0, 5e5, t.size),
                   "dl_rlc_retx_bytes": np.zeros(t.size), "ul_rlc_buffer_bytes": np.zeros(t.size),
+                  "dl_pdcp_buffer_bytes": rng.uniform(0, 8e5, t.size),
                   "cqi": np.full(t.size, 9.0), "dl_phy_mbps": np.ones(t.size),
                   "dl_prbs_per_tti": np.ones(t.size)}).to_parquet(d / "timeseries" / "lte_ue.parquet")
     tc = np.arange(1, 101) * 0.01

@@ -34,6 +34,8 @@ mode = "am"
 buffer = "16MB"
 [lte.pdcp]
 buffer = "16MB"
+# 4 MB windows hold ≈ 2900 SDUs: more than the 2048 a 12-bit SN may span (TS 36.323 §5.1.2.1.2)
+sn_field_bits = 15
 [lte.handover]
 {handover}
 [[lte.enb]]

@@ -599,9 +599,12 @@ fn rlc_buffer_below_the_bdp_limits_tcp_to_buffer_over_rtt() {
     // 5 MHz (≈17.4 Mbit/s at IP), server 10/20 ms behind the PGW: BDP ≈ 75–115 KB. Without
     // pacing the server answers each clump of ACKs (the uplink grants them together) with a
     // line-rate burst, so a window larger than the RLC buffer B overflows it: W ≈ B and
-    // goodput ≈ B · (1400/1452) / RTT_min. The clumps are not always the whole window (at
-    // 20 ms the window reaches ≈1.5 B), hence the tolerance ×0.6–1.7. A 2 MB buffer (≫ BDP)
-    // gives the full rate instead.
+    // goodput ≈ B · (1400/1452) / RTT_min. The clumps are not always the whole window: the
+    // window that fits grows with the number of clumps per round trip, up to ≈ 2 B at 20 ms /
+    // 15 KB (1.49 before the scheduling-request fix, 1.96 after it: a request no longer waits
+    // one period when the ACK arrives on its opportunity, so the ACKs come in more, smaller
+    // clumps), hence the tolerance ×0.6–2.1. A 2 MB buffer (≫ BDP) gives the full rate
+    // instead.
     let cap = payload_per_tb(TBS_26_25, 1452.0, 1400.0, 0.0) * 8.0 * 1000.0;
     let text = |delay: &str, buffer: &str| {
         scenario(
@@ -628,21 +631,34 @@ fn rlc_buffer_below_the_bdp_limits_tcp_to_buffer_over_rtt() {
                 ue_stat(&out, 0, "dl", "rlc_sdus_dropped")
             );
             assert!(
-                (0.6..=1.7).contains(&(g / expect)),
-                "{delay} {buffer}: goodput {g:.0} vs B/RTT {expect:.0} (×0.6–1.7)"
+                (0.6..=2.1).contains(&(g / expect)),
+                "{delay} {buffer}: goodput {g:.0} vs B/RTT {expect:.0} (×0.6–2.1)"
             );
             assert!(g < 0.5 * cap, "the buffer must limit TCP");
             assert!(ue_stat(&out, 0, "dl", "rlc_sdus_dropped") > 0.0);
         }
     }
-    let out = run_text(&text("10ms", "2MB"), 1);
-    let g = flow_f64(&out, 0, "goodput_bps");
+    // With a buffer far above the BDP the link is full in steady state: measured over [4 s,
+    // 10 s], after NewReno's slow start has overshot the 2 MB buffer (at RTT ≈ 1 s, so up to a
+    // window's worth is lost at once) and recovered.
+    let big = |duration: &str| {
+        scenario(
+            duration,
+            "bandwidth = \"5MHz\"\n[lte.rlc]\nmode = \"am\"\nbuffer = \"2MB\"",
+            &ue("ue", 100.0, "sinr = \"30dB\""),
+            "10ms",
+            &bulk("server", "ue", "newreno", ""),
+        )
+    };
+    let (a, b) = two_runs(&big, 4, 10, 1);
+    let g = steady_goodput(&a, &b, 0);
     println!(
-        "RLC buffer 2 MB: goodput {:.2} Mbit/s vs capacity {:.2}",
+        "RLC buffer 2 MB: goodput {:.2} Mbit/s over [4 s, 10 s] ({:.2} over the whole run) vs capacity {:.2}",
         g / 1e6,
+        flow_f64(&b, 0, "goodput_bps") / 1e6,
         cap / 1e6
     );
-    assert!(g > 0.9 * cap, "a buffer above the BDP must not limit TCP");
+    assert!(g > 0.95 * cap, "a buffer above the BDP must not limit TCP");
 }
 
 /// `n` UEs with full-buffer UDP downloads (60 Mbit/s each on a 10 MHz cell).
@@ -1194,7 +1210,58 @@ cc = "cubic"
     let (b_with, b_without) = (first_bler(&with), first_bler(&without));
     let (c_with, c_without) = (cell(&with, "ul_throughput_bps") / 1e6, cell(&without, "ul_throughput_bps") / 1e6);
     println!("UL first-transmission BLER: OLLA {b_with:.3}, none {b_without:.3}; cell a UL {c_with:.2} vs {c_without:.2} Mbit/s");
-    assert!((0.07..=0.16).contains(&b_with), "with OLLA the first-tx BLER {b_with:.3} should be near 0.10");
-    assert!(b_without > 0.3, "without OLLA the interference should push the BLER well above target: {b_without:.3}");
+    // The loop only backs off (its offset stays ≥ 0): a UE whose own estimate already errs on
+    // the safe side stays below the 10 % target, so the mean lands at or a little below it.
+    assert!((0.04..=0.14).contains(&b_with), "with OLLA the first-tx BLER {b_with:.3} should be near 0.10, not above");
+    // (Over 0.3 before the wideband SINR became the EESM value when PRBs differ; with it the
+    // eNB's own estimate already sees some of the partial interference: 0.22.)
+    assert!(b_without > 2.0 * 0.1, "without OLLA the interference should push the BLER well above target: {b_without:.3}");
     assert!(c_with > c_without, "fewer failures should carry more: {c_with:.2} vs {c_without:.2}");
+}
+
+fn f64_column<'a>(out: &'a RunOutput, table: &str, col: &str) -> &'a [f64] {
+    let t = out.timeseries.iter().find(|t| t.name == table).unwrap_or_else(|| panic!("no {table} table"));
+    match t.column(col) {
+        Some(celltcp_scenario::ColumnData::F64(v)) => v,
+        other => panic!("{table}.{col}: {other:?}"),
+    }
+}
+
+#[test]
+fn pdcp_occupancy_is_the_unconfirmed_backlog_with_am_and_nothing_with_um() {
+    // TS 36.323 §5.1.1 and §5.4 with RLC AM: the PDCP transmitter holds every SDU until RLC
+    // confirms its delivery (TS 36.322 §5.1.3.1.1), so under overload (UDP at twice the 5 MHz
+    // capacity) its held bytes climb to the PDCP buffer and never pass it, and RLC never holds
+    // more than PDCP does. With UM nothing confirms delivery: PDCP lets each SDU go when RLC
+    // takes it, and the backlog sits in the RLC buffer.
+    const PDCP_BYTES: f64 = 300_000.0;
+    for mode in ["am", "um"] {
+        let text = scenario(
+            "3s",
+            &format!("bandwidth = \"5MHz\"\n[lte.rlc]\nmode = \"{mode}\"\nbuffer = \"2MB\"\n[lte.pdcp]\nbuffer = \"300000B\""),
+            &ue("ue", 100.0, "sinr = \"30dB\""),
+            "10ms",
+            &udp("server", "ue", "35Mbps"),
+        );
+        let out = run_text(&text, 1);
+        let pdcp = f64_column(&out, "lte_ue", "dl_pdcp_buffer_bytes");
+        let rlc = f64_column(&out, "lte_ue", "dl_rlc_buffer_bytes");
+        let retx = f64_column(&out, "lte_ue", "dl_rlc_retx_bytes");
+        assert_eq!(pdcp.len(), rlc.len());
+        let pdcp_max = pdcp.iter().copied().fold(0.0, f64::max);
+        let rlc_max = rlc.iter().copied().fold(0.0, f64::max);
+        println!("{mode}: PDCP held max {pdcp_max:.0} B (buffer {PDCP_BYTES:.0}), RLC queued max {rlc_max:.0} B, {} samples", pdcp.len());
+        if mode == "am" {
+            assert!(pdcp.iter().all(|&b| b <= PDCP_BYTES), "PDCP holds more than its buffer");
+            assert!(pdcp_max >= PDCP_BYTES - 2.0 * 1428.0, "the overload must fill the PDCP buffer: {pdcp_max}");
+            // RLC holds PDCP PDUs (SDU + 2 B header) plus its own headers: at most a few per cent
+            // above what PDCP holds, never the 2 MB RLC buffer.
+            for (i, ((&p, &r), &x)) in pdcp.iter().zip(rlc).zip(retx).enumerate() {
+                assert!(r + x <= 1.03 * p + 100.0, "sample {i}: RLC {r} + retx {x} B but PDCP only holds {p} B");
+            }
+        } else {
+            assert!(pdcp.iter().all(|&b| b == 0.0), "with UM PDCP holds nothing");
+            assert!(rlc_max > 1_500_000.0, "with UM the backlog is in RLC's 2 MB buffer: {rlc_max}");
+        }
+    }
 }

@@ -34,7 +34,8 @@
 //! against the other cells' most recent PRB use; fast fading applies to the serving link only;
 //! PDCP hands every SDU to RLC at once (the RLC transmit buffer is the bearer's queue) and,
 //! with RLC UM or TM, releases it then (with AM it holds it until RLC confirms delivery, TS
-//! 36.323 §5.4); the scheduling request is answered with a grant sized for [`SR_GRANT_BYTES`].
+//! 36.323 §5.4); the eNB answers a scheduling request in the subframe it receives it (no SR
+//! decoding delay), with a grant sized for [`SR_GRANT_BYTES`] for the PUSCH 4 subframes later.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -56,6 +57,8 @@ use crate::Direction;
 
 mod handover;
 mod mobility;
+#[cfg(test)]
+mod tests;
 pub use handover::{HandoverConfig, HandoverEvent, PdcpForwarding};
 pub use mobility::{RlfRecord, MOBILITY_STEP};
 use handover::HoState;
@@ -231,6 +234,12 @@ pub struct UeQueues {
     pub ue_rlc_tx_bytes: u64,
     /// eNB RLC AM retransmission buffer.
     pub enb_rlc_retx_bytes: u64,
+    /// SDU bytes the eNB's PDCP transmitter holds (TS 36.323 §5.1.1): with RLC AM every SDU
+    /// not yet confirmed delivered by RLC (what lossless handover forwards, §5.2.1.1); with
+    /// UM/TM nothing, as PDCP lets an SDU go once RLC has it.
+    pub enb_pdcp_held_bytes: u64,
+    /// The same for the UE's PDCP transmitter (uplink).
+    pub ue_pdcp_held_bytes: u64,
     /// The last DL CQI reported.
     pub cqi: u8,
 }
@@ -244,9 +253,13 @@ struct Cell {
     ul_active: Vec<u32>,
     dl_sched: AnyScheduler,
     ul_sched: AnyScheduler,
-    /// PRBs used in the most recent TTI that had a transmission, for interference.
+    /// PRBs used in the most recent TTI that had a transmission, for the interference seen by
+    /// CQI reports and RSRQ measurements, and that TTI; a mask older than one CQI period is
+    /// not counted (the cell has gone quiet, or failed).
     last_dl_mask: u128,
     last_ul_mask: u128,
+    last_dl_at: SimTime,
+    last_ul_at: SimTime,
     dl_mask_now: u128,
     ul_mask_now: u128,
     /// The UE sending on each UL PRB of `ul_mask_now` / `last_ul_mask` (entries outside the
@@ -254,6 +267,19 @@ struct Cell {
     ul_owner_now: Vec<u32>,
     last_ul_owner: Vec<u32>,
     stats: CellStats,
+}
+
+impl Cell {
+    /// The PRBs of the cell's most recent downlink transmission, if it was less than `memory`
+    /// before `t` (or after it); none otherwise.
+    fn recent_dl_mask(&self, t: SimTime, memory: SimDuration) -> u128 {
+        if self.last_dl_at + memory > t { self.last_dl_mask } else { 0 }
+    }
+
+    /// The same for the uplink.
+    fn recent_ul_mask(&self, t: SimTime, memory: SimDuration) -> u128 {
+        if self.last_ul_at + memory > t { self.last_ul_mask } else { 0 }
+    }
 }
 
 #[derive(Clone, Copy)]
@@ -315,6 +341,9 @@ struct Ue<P: Copy + std::fmt::Debug> {
     reorder_until: Option<u32>,
     /// Trajectory, measurements, radio link monitoring.
     mob: Option<UeMobility>,
+    /// The UE has changed position since the start: its channel is not static, so a CQI report
+    /// cannot be reused past its report instant.
+    moved: bool,
     /// T310 running since.
     t310_started: Option<SimTime>,
     /// Planned handovers (decision time, target), latest first.
@@ -440,6 +469,8 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
                 ul_sched: AnyScheduler::new(cfg.ul_scheduler, cfg.pf),
                 last_dl_mask: 0,
                 last_ul_mask: 0,
+                last_dl_at: SimTime::ZERO,
+                last_ul_at: SimTime::ZERO,
                 dl_mask_now: 0,
                 ul_mask_now: 0,
                 ul_owner_now: vec![0; cfg.ul_prbs as usize],
@@ -505,6 +536,7 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
                     ul_resend: Vec::new(),
                     reorder_until: None,
                     mob: None,
+                    moved: false,
                     t310_started: None,
                     ho_plan: Vec::new(),
                     x2_link: (cfg.handover.x2_delay, cfg.handover.x2_rate_bps),
@@ -719,9 +751,11 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
             let cell = &mut self.cells[c];
             if cell.dl_mask_now != 0 {
                 cell.last_dl_mask = cell.dl_mask_now;
+                cell.last_dl_at = now;
             }
             if cell.ul_mask_now != 0 {
                 cell.last_ul_mask = cell.ul_mask_now;
+                cell.last_ul_at = now;
                 if multi_cell {
                     let (now_o, last_o) = (&cell.ul_owner_now, &mut cell.last_ul_owner);
                     last_o.copy_from_slice(now_o);
@@ -956,7 +990,8 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
             Direction::Downlink => u.dl_cqi,
             Direction::Uplink => u.ul_cqi,
         };
-        let static_channel = u.fading.is_none() && self.cells.len() == 1;
+        // One cell, no fading and a UE that stays put: every report is the same, compute it once.
+        let static_channel = u.fading.is_none() && self.cells.len() == 1 && !u.moved;
         if cached.0 == report || (static_channel && cached.0 != u64::MAX) {
             return (cached.1, cached.2);
         }
@@ -965,10 +1000,14 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
             Direction::Uplink => self.cfg.ul_prbs,
         };
         let all = if n >= 128 { u128::MAX } else { (1u128 << n) - 1 };
-        let first = self.sinr_per_prb(SimTime::from_nanos(report), ue, dir, all, true);
+        let fading = self.sinr_per_prb(SimTime::from_nanos(report), ue, dir, all, true);
         let mean_db = channel::linear_to_db(self.sinr_buf.iter().sum::<f64>() / f64::from(n.max(1)));
         let guess = amc::mcs_from_cqi(amc::cqi_from_sinr_db(mean_db, self.cfg.cfi));
-        let eff = if first { amc::effective_sinr_db(&self.sinr_buf, guess) } else { mean_db };
+        // PRBs differ under frequency-selective fading, and also when a neighbour interferes on
+        // some of them only: then the wideband value is the effective (EESM) SINR, not the
+        // linear mean, which the clean PRBs would dominate.
+        let differ = fading || self.sinr_buf.iter().any(|&x| x != self.sinr_buf[0]);
+        let eff = if differ { amc::effective_sinr_db(&self.sinr_buf, guess) } else { mean_db };
         // Downlink: a CQI report (TS 36.213 §7.2.3). Uplink: the eNB measures the SINR itself
         // (sounding) and picks the highest MCS meeting the BLER target; the value stored is
         // that MCS + 1 (0: none), so that 0 means "do not schedule" in both directions.
@@ -1013,6 +1052,7 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
             Direction::Uplink => (self.ue_prb_mw, self.noise_ul_mw),
         };
         let signal = p_prb * u.gain[u.cell];
+        let memory = self.cfg.cqi_period.max(TTI);
         let mut m = mask;
         while m != 0 {
             let prb = m.trailing_zeros();
@@ -1025,9 +1065,9 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
                 }
                 let used = match (dir, for_report) {
                     (Direction::Downlink, false) => cell.dl_mask_now,
-                    (Direction::Downlink, true) => cell.last_dl_mask,
+                    (Direction::Downlink, true) => cell.recent_dl_mask(t, memory),
                     (Direction::Uplink, false) => cell.ul_mask_now,
-                    (Direction::Uplink, true) => cell.last_ul_mask,
+                    (Direction::Uplink, true) => cell.recent_ul_mask(t, memory),
                 };
                 if used & bit != 0 {
                     interference += p_prb
@@ -1317,8 +1357,9 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
             }
             match u.sr_at {
                 None => {
-                    let next = (now_ms + period_ms - u.sr_offset_ms % period_ms) / period_ms * period_ms + u.sr_offset_ms % period_ms;
-                    let next = if next < now_ms { next + period_ms } else { next };
+                    // The first opportunity at or after now: (n − offset) mod period = 0
+                    // (TS 36.213 §10.1.5). (It used to skip one that fell on `now` itself.)
+                    let next = now_ms + (u.sr_offset_ms % period_ms + period_ms - now_ms % period_ms) % period_ms;
                     u.sr_at = Some(SimTime::from_millis(next));
                     if next == now_ms {
                         u.sr_at = None;
@@ -1475,6 +1516,8 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
             enb_rlc_tx_bytes: u64::from(u.enb_rlc.queued_bytes()),
             enb_rlc_retx_bytes: u64::from(e.retx_bytes),
             ue_rlc_tx_bytes: u64::from(u.ue_rlc.queued_bytes() + u.ue_rlc.buffer_status().retx_bytes),
+            enb_pdcp_held_bytes: u.enb_pdcp_tx.held_bytes(),
+            ue_pdcp_held_bytes: u.ue_pdcp_tx.held_bytes(),
             cqi: u.dl_cqi.1,
         }
     }

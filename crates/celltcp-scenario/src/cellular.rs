@@ -34,6 +34,8 @@ pub(crate) struct LteSeries {
     pub ue_dl_rlc_bytes: Vec<f64>,
     pub ue_dl_retx_bytes: Vec<f64>,
     pub ue_ul_rlc_bytes: Vec<f64>,
+    pub ue_dl_pdcp_bytes: Vec<f64>,
+    pub ue_ul_pdcp_bytes: Vec<f64>,
     pub ue_cqi: Vec<f64>,
     pub ue_dl_mbps: Vec<f64>,
     pub ue_dl_prbs: Vec<f64>,
@@ -194,6 +196,8 @@ impl World {
                     se.ue_dl_rlc_bytes.push(q.enb_rlc_tx_bytes as f64);
                     se.ue_dl_retx_bytes.push(q.enb_rlc_retx_bytes as f64);
                     se.ue_ul_rlc_bytes.push(q.ue_rlc_tx_bytes as f64);
+                    se.ue_dl_pdcp_bytes.push(q.enb_pdcp_held_bytes as f64);
+                    se.ue_ul_pdcp_bytes.push(q.ue_pdcp_held_bytes as f64);
                     se.ue_cqi.push(f64::from(q.cqi));
                     se.ue_dl_mbps.push((ue_now[u].0 - prev_ue[u].0) as f64 / dt / 1e6);
                     se.ue_dl_prbs.push((ue_now[u].1 - prev_ue[u].1) as f64 / ttis);
@@ -432,6 +436,8 @@ pub(crate) fn lte_tables(w: &World) -> Vec<Table> {
             .f64("dl_rlc_buffer_bytes", s.ue_dl_rlc_bytes.clone())
             .f64("dl_rlc_retx_bytes", s.ue_dl_retx_bytes.clone())
             .f64("ul_rlc_buffer_bytes", s.ue_ul_rlc_bytes.clone())
+            .f64("dl_pdcp_buffer_bytes", s.ue_dl_pdcp_bytes.clone())
+            .f64("ul_pdcp_buffer_bytes", s.ue_ul_pdcp_bytes.clone())
             .f64("cqi", s.ue_cqi.clone())
             .f64("dl_phy_mbps", s.ue_dl_mbps.clone())
             .f64("dl_prbs_per_tti", s.ue_dl_prbs.clone())

@@ -567,6 +567,7 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
     pub fn set_position(&mut self, ue: usize, pos: (f64, f64)) {
         let r = &self.cfg.radio;
         let u = &mut self.ues[ue];
+        u.moved |= u.position != pos;
         u.position = pos;
         for (c, cell) in self.cells.iter().enumerate() {
             u.gain[c] = super::link_gain(r, cell.position, cell.boresight_deg, pos, u.shadow_db[c]);

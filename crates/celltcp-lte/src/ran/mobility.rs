@@ -188,7 +188,8 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
     fn measure(&self, ue: usize) -> Vec<CellSample> {
         let n = self.cfg.dl_prbs;
         let rsrp: Vec<f64> = (0..self.cells.len()).map(|c| self.rsrp_dbm(ue, c)).collect();
-        let load: Vec<f64> = self.cells.iter().map(|c| f64::from(c.last_dl_mask.count_ones()) / f64::from(n.max(1)).min(1.0)).collect();
+        let (now, memory) = (self.last_tti.unwrap_or(SimTime::ZERO), self.cfg.cqi_period.max(super::TTI));
+        let load: Vec<f64> = self.cells.iter().map(|c| f64::from(c.recent_dl_mask(now, memory).count_ones()) / f64::from(n.max(1)).min(1.0)).collect();
         let pairs: Vec<(f64, f64)> = rsrp.iter().copied().zip(load).enumerate().filter(|&(c, _)| !self.cell_failed(c)).map(|(_, x)| x).collect();
         let noise = channel::thermal_noise_dbm(channel::PRB_BANDWIDTH_HZ * f64::from(n), self.cfg.radio.ue_noise_figure_db);
         let rssi = meas::rssi_dbm(&pairs, n, noise);
