@@ -31,7 +31,7 @@
 //!
 //! Simplifications (stated, not hidden): the uplink transmit power per PRB is the UE's maximum
 //! power spread over the whole uplink band (no closed-loop power control); the CQI is measured
-//! against the other cells' most recent PRB use; fast fading applies to the serving link only;
+//! against the other cells' most recent PRB use (if less than one CQI period old); fast fading applies to the serving link only;
 //! PDCP hands every SDU to RLC at once (the RLC transmit buffer is the bearer's queue) and,
 //! with RLC UM or TM, releases it then (with AM it holds it until RLC confirms delivery, TS
 //! 36.323 §5.4); the eNB answers a scheduling request in the subframe it receives it (no SR
