@@ -24,6 +24,7 @@ pub mod illinois;
 pub mod lp;
 pub mod minmax;
 pub mod newreno;
+pub mod round;
 pub mod scalable;
 #[cfg(test)]
 pub mod test_sender;
