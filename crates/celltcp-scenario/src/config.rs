@@ -528,6 +528,23 @@ window = "64KB"
     }
 
     #[test]
+    fn cc_accepts_every_name_from_str_accepts() {
+        // The selector goes through `CcKind::from_str`: its aliases and any case are accepted
+        // (they were refused before, serde knowing only the lowercase variant names), and the
+        // written-back scenario has the canonical name.
+        for (alias, kind) in [("reno", CcKind::NewReno), ("tcp-lp", CcKind::Lp), ("Westwood+", CcKind::Westwood), ("BBRv1", CcKind::Bbr)] {
+            let c = parse(&BASE.replace("cc = \"newreno\"", &format!("cc = \"{alias}\""))).unwrap();
+            assert_eq!(c.flows[0].cc, Some(kind), "{alias}");
+            let written = toml::to_string(&c).unwrap();
+            assert!(written.contains(&format!("cc = \"{}\"", kind.name())), "{written}");
+        }
+        let e = parse(&BASE.replace("cc = \"newreno\"", "cc = \"reno2\"")).unwrap_err();
+        assert_eq!(e.key, "flow[0].cc");
+        assert_eq!(e.line, Some(17));
+        assert!(e.message.contains("\"reno2\"") && e.message.contains("newreno, cubic, bbr"), "{e}");
+    }
+
+    #[test]
     fn overrides_edit_nested_keys_and_keep_lines() {
         let t = apply_overrides(BASE, &["link.0.rate=20Mbps".into(), "flow.0.cc=cubic".into(), "duration=\"5s\"".into()]).unwrap();
         let c = parse(&t).unwrap();

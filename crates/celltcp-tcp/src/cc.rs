@@ -24,6 +24,7 @@ pub mod illinois;
 pub mod lp;
 pub mod minmax;
 pub mod newreno;
+pub mod round;
 pub mod scalable;
 #[cfg(test)]
 pub mod test_sender;
@@ -159,9 +160,11 @@ pub trait Controller {
     }
 }
 
-/// Which congestion control a flow uses; what users and Python see.
+/// Which congestion control a flow uses; what users and Python see. Serialised as its
+/// [`CcKind::name`]; deserialised through [`std::str::FromStr`], so a scenario file accepts
+/// exactly the names and aliases (`reno`, `tcp-lp`, `westwood+`, any case) that `parse` does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "lowercase", try_from = "String")]
 pub enum CcKind {
     NewReno,
     Cubic,
@@ -280,6 +283,13 @@ impl std::str::FromStr for CcKind {
                     .join(", ")
             )),
         }
+    }
+}
+
+impl TryFrom<String> for CcKind {
+    type Error = String;
+    fn try_from(s: String) -> Result<Self, String> {
+        s.parse()
     }
 }
 
@@ -507,5 +517,31 @@ mod tests {
         assert_eq!("westwood+".parse::<CcKind>(), Ok(CcKind::Westwood));
         let err = "lp2".parse::<CcKind>().unwrap_err();
         assert!(err.contains("lp2") && err.contains("westwoodplain"), "{err}");
+    }
+
+    #[test]
+    fn serde_accepts_what_from_str_accepts() {
+        // Regression: the derived Deserialize knew only the lowercase variant names, so a
+        // scenario refused `cc = "reno"` or `cc = "tcp-lp"` although `parse` accepts them.
+        use serde::de::{value::StrDeserializer, Deserialize, IntoDeserializer};
+        let de = |v: &'static str| {
+            let d: StrDeserializer<'_, serde::de::value::Error> = v.into_deserializer();
+            CcKind::deserialize(d).map_err(|e| e.to_string())
+        };
+        for (alias, kind) in [
+            ("reno", CcKind::NewReno),
+            ("tcp-lp", CcKind::Lp),
+            ("TCPLP", CcKind::Lp),
+            ("westwood+", CcKind::Westwood),
+            ("westwood-plain", CcKind::WestwoodPlain),
+            ("bbrv1", CcKind::Bbr),
+        ] {
+            assert_eq!(alias.parse::<CcKind>(), Ok(kind));
+            assert_eq!(de(alias), Ok(kind), "{alias}");
+        }
+        for k in CcKind::ALL {
+            assert_eq!(de(k.name()), Ok(k));
+        }
+        assert_eq!(de("vegas2"), "vegas2".parse::<CcKind>());
     }
 }

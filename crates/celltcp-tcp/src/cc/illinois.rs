@@ -7,7 +7,10 @@
 //! - Delays: `T_min` (base) and `T_max` are the smallest and largest RTT samples seen; `d_m =
 //!   T_max − T_min` is the largest queueing delay, and `d_a = T_a − T_min` the average queueing
 //!   delay, with `T_a` the mean RTT sample of the last round. α and β are recomputed once per
-//!   round (a round ends when the data outstanding at its start is delivered).
+//!   round (a round ends when the data outstanding at its start is delivered, counted in
+//!   delivered bytes, [`super::round`]: counting bytes *sent*, as this controller did, stretched
+//!   every later round by each retransmission, so after losses the delay was sampled once per
+//!   several RTTs and the θ rule took as many times longer).
 //! - **α** (segments per RTT in congestion avoidance): `α_max = 10` while `d_a ≤ d_1 = 0.01·d_m`;
 //!   above `d_1`, `α = κ1/(κ2 + d_a)` with κ1, κ2 chosen so that `α(d_1) = α_max` and
 //!   `α(d_m) = α_min = 0.3`. Once the delay has exceeded `d_1`, α returns to `α_max` only after
@@ -24,6 +27,7 @@
 
 use celltcp_engine::{SimDuration, SimTime};
 
+use super::round::{RoundCounter, RoundEvent};
 use super::{Ack, CongestionEvent, Controller};
 
 /// Illinois parameters.
@@ -111,8 +115,8 @@ pub struct Illinois {
     rtt_above: bool,
     /// Consecutive low-delay rounds while `rtt_above`.
     rtt_low: u32,
-    sent_bytes: u64,
-    round_end: Option<u64>,
+    /// Packet-timed rounds in delivered bytes (module doc).
+    rounds: RoundCounter,
     frac: f64,
     prior: (u64, u64),
     rto_pending: bool,
@@ -134,8 +138,7 @@ impl Illinois {
             cnt_rtt: 0,
             rtt_above: false,
             rtt_low: 0,
-            sent_bytes: 0,
-            round_end: None,
+            rounds: RoundCounter::new(),
             frac: 0.0,
             prior: (0, 0),
             rto_pending: false,
@@ -195,10 +198,6 @@ impl Illinois {
 }
 
 impl Controller for Illinois {
-    fn on_sent(&mut self, _now: SimTime, bytes: u64, _bytes_in_flight: u64) {
-        self.sent_bytes += bytes;
-    }
-
     fn on_ack(&mut self, _now: SimTime, ack: &Ack) {
         if ack.acked_bytes > 0 {
             self.rto_pending = false;
@@ -209,13 +208,8 @@ impl Controller for Illinois {
             self.sum_rtt_s += rtt.as_secs_f64();
             self.cnt_rtt += 1;
         }
-        match self.round_end {
-            None => self.round_end = Some(self.sent_bytes.max(ack.delivered)),
-            Some(end) if ack.delivered >= end => {
-                self.end_of_round();
-                self.round_end = Some(self.sent_bytes.max(ack.delivered));
-            }
-            Some(_) => {}
+        if let RoundEvent::Ended { .. } = self.rounds.on_ack(ack) {
+            self.end_of_round();
         }
         if ack.in_recovery || ack.app_limited || ack.acked_bytes == 0 {
             return;
@@ -400,6 +394,32 @@ mod tests {
         assert!(seen[..first_max].iter().all(|a| *a < 10.0), "{seen:?}");
         // One round may mix high and low samples; then θ = 5 low rounds.
         assert!((4..=6).contains(&first_max), "{seen:?}");
+    }
+
+    #[test]
+    fn illinois_samples_the_delay_once_per_rtt_after_retransmissions() {
+        // Paper §3: d_a is the average delay of one RTT, and α returns to α_max after θ = 5
+        // consecutive low-delay rounds, i.e. about 5 RTTs after the queue drains. Regression: a
+        // round ended when the bytes *sent* by its start were delivered; a retransmitted segment
+        // is sent twice but delivered once, so each loss lengthened every later round by the
+        // bytes lost (here 25 segments on a 25-segment window: rounds of two RTTs, and α stayed
+        // low twice as long).
+        let mut s = in_ca(50);
+        s.run_rounds(2);
+        s.set_rtt(RTT * 2);
+        s.run_rounds(2);
+        assert!(s.cc.alpha() < 1.0);
+        s.lose_n(25);
+        s.send(25); // their retransmissions
+        s.set_rtt(RTT);
+        let mut rtts = 0;
+        while s.cc.alpha() < 10.0 {
+            s.run_rounds(1);
+            rtts += 1;
+            assert!(rtts < 20, "α still {}", s.cc.alpha());
+        }
+        // One or two RTTs for the segments sent at the old delay to drain, then θ rounds.
+        assert!((5..=8).contains(&rtts), "α back to α_max after {rtts} RTTs");
     }
 
     #[test]

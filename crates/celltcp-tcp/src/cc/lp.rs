@@ -72,6 +72,7 @@
 
 use celltcp_engine::{SimDuration, SimTime};
 
+use super::round::{RoundCounter, RoundEvent};
 use super::{Ack, CongestionEvent, Controller};
 
 /// TCP-LP parameters.
@@ -116,9 +117,8 @@ pub struct Lp {
     /// end beyond it (whose data left after the reaction) can indicate.
     react_mark: u64,
     round_min_rtt: Option<SimDuration>,
-    /// The round ends when `C.delivered` reaches this: what was delivered or in flight when it
-    /// began (module doc).
-    round_end: Option<u64>,
+    /// Packet-timed rounds in delivered bytes (module doc, [`super::round`]).
+    rounds: RoundCounter,
     /// An ACK has covered two segments: the receiver delays ACKs.
     receiver_delays_acks: bool,
     /// The network has signalled congestion (loss, ECN, timeout) once: `[d_min, d_max]` spans
@@ -146,7 +146,7 @@ impl Lp {
             last_indication: None,
             react_mark: 0,
             round_min_rtt: None,
-            round_end: None,
+            rounds: RoundCounter::new(),
             receiver_delays_acks: false,
             calibrated: false,
             indications: 0,
@@ -248,22 +248,15 @@ impl Controller for Lp {
             self.track_sample(rtt.as_secs_f64() / 2.0);
             self.round_min_rtt = Some(self.round_min_rtt.map_or(rtt, |m| m.min(rtt)));
         }
-        // Everything sent so far is delivered or in flight; counting in delivered bytes, a
-        // retransmission does not move the mark (module doc).
-        let mark = ack.delivered + ack.bytes_in_flight;
-        match self.round_end {
-            None => self.round_end = Some(mark),
-            Some(end) if ack.delivered >= end => {
-                // Rounds whose data left before the last reaction, or that end in
-                // recovery, are not tested.
-                if let Some(rtt) = self.round_min_rtt {
-                    let may_indicate = end > self.react_mark && !ack.in_recovery;
-                    self.round_measurement(now, rtt.as_secs_f64() / 2.0, may_indicate, mark);
-                }
-                self.round_min_rtt = None;
-                self.round_end = Some(mark);
+        // Rounds in delivered bytes: a retransmission does not move their ends (module doc).
+        if let RoundEvent::Ended { end, next_end } = self.rounds.on_ack(ack) {
+            // Rounds whose data left before the last reaction, or that end in recovery, are
+            // not tested. `next_end` counts everything sent so far once.
+            if let Some(rtt) = self.round_min_rtt {
+                let may_indicate = end > self.react_mark && !ack.in_recovery;
+                self.round_measurement(now, rtt.as_secs_f64() / 2.0, may_indicate, next_end);
             }
-            Some(_) => {}
+            self.round_min_rtt = None;
         }
         if ack.in_recovery || ack.app_limited || ack.acked_bytes == 0 || self.in_inference(now) {
             return;

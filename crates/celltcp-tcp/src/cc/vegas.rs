@@ -16,15 +16,17 @@
 //!   `cwnd · BaseRTT / RTT + 1` segments (Linux) with ssthresh just below it.
 //! - Loss (duplicate ACKs, RTO) is handled as Reno (RFC 5681 eq. 4).
 //!
-//! **Rounds** are packet-timed: the controller counts bytes handed to the network in
-//! [`Controller::on_sent`] (its `snd_nxt`), and a round ends at the first ACK whose
-//! [`Ack::delivered`] reaches the count recorded when the previous round ended, i.e. when the
-//! first segment sent in the round is acknowledged (Linux `beg_snd_nxt`). A round whose ACKs gave
-//! fewer than [`VegasConfig::min_rtt_samples`] RTT samples falls back to Reno for that round
-//! (Linux: "we don't have enough RTT samples … revert to Reno", `cnt_rtt <= 2`).
+//! **Rounds** are packet-timed and counted in delivered bytes ([`super::round`]): a round ends
+//! when the data outstanding at its start has been delivered (Linux `beg_snd_nxt`, in sequence
+//! space). Counting bytes *sent* instead, as this controller did, stretched every later round by
+//! each retransmission (sent twice, delivered once), so after losses the diff test ran once per
+//! several RTTs. A round whose ACKs gave fewer than [`VegasConfig::min_rtt_samples`] RTT samples
+//! falls back to Reno for that round (Linux: "we don't have enough RTT samples … revert to
+//! Reno", `cnt_rtt <= 2`).
 
 use celltcp_engine::{SimDuration, SimTime};
 
+use super::round::{RoundCounter, RoundEvent};
 use super::{Ack, CongestionEvent, Controller};
 
 /// Vegas parameters. Thresholds are in segments (queued packets at the bottleneck).
@@ -69,10 +71,8 @@ pub struct Vegas {
     /// Minimum RTT sample of the current round, and how many samples it has seen.
     round_min_rtt: Option<SimDuration>,
     round_samples: u32,
-    /// Bytes handed to the network so far (`snd_nxt`).
-    sent_bytes: u64,
-    /// The round ends when `delivered` reaches this (`beg_snd_nxt`); `None` before the first ACK.
-    round_end: Option<u64>,
+    /// Packet-timed rounds in delivered bytes (module doc).
+    rounds: RoundCounter,
     /// Slow start grows cwnd only in every other round (paper §3.3).
     ss_grow_round: bool,
     /// The last diff computed, segments (for tests and traces).
@@ -94,8 +94,7 @@ impl Vegas {
             base_rtt: None,
             round_min_rtt: None,
             round_samples: 0,
-            sent_bytes: 0,
-            round_end: None,
+            rounds: RoundCounter::new(),
             ss_grow_round: true,
             last_diff_pkts: None,
             ca_acked: 0,
@@ -178,10 +177,6 @@ impl Vegas {
 }
 
 impl Controller for Vegas {
-    fn on_sent(&mut self, _now: SimTime, bytes: u64, _bytes_in_flight: u64) {
-        self.sent_bytes += bytes;
-    }
-
     fn on_ack(&mut self, _now: SimTime, ack: &Ack) {
         if ack.acked_bytes > 0 {
             self.rto_pending = false;
@@ -199,18 +194,14 @@ impl Controller for Vegas {
             let inc = ack.acked_bytes.min(2 * self.mss);
             self.cwnd = (self.cwnd + inc).min(self.ssthresh.max(self.cwnd));
         }
-        match self.round_end {
-            None => {
-                // First ACK: the first round ends when everything sent so far is acknowledged.
-                self.round_end = Some(self.sent_bytes.max(ack.delivered));
-                self.reset_round();
-            }
-            Some(end) if ack.delivered >= end => {
+        match self.rounds.on_ack(ack) {
+            // First ACK: the first round ends when everything outstanding now is delivered.
+            RoundEvent::First => self.reset_round(),
+            RoundEvent::Ended { .. } => {
                 self.end_of_round(ack);
-                self.round_end = Some(self.sent_bytes.max(ack.delivered));
                 self.reset_round();
             }
-            Some(_) => {}
+            RoundEvent::Within => {}
         }
     }
 
@@ -349,6 +340,32 @@ mod tests {
         let w = s.window_pkts();
         assert!((30.0..=60.0).contains(&w), "{w}");
         assert_eq!(s.cc.ssthresh(), u64::MAX);
+    }
+
+    #[test]
+    fn vegas_decides_once_per_rtt_after_retransmissions() {
+        // Paper §3.2: the diff test, and with no queue its +1 MSS, happens once per RTT.
+        // Regression: a round ended when the bytes *sent* by its start were delivered; a
+        // retransmitted segment is sent twice but delivered once, so each loss lengthened every
+        // later round by the bytes lost (here 10 segments on a 10-segment window: rounds of two
+        // RTTs, so cwnd grew half as fast as the paper's rule).
+        let mut s = in_ca(20);
+        s.send_window();
+        s.lose_n(10);
+        s.send(10); // their retransmissions
+        s.advance(RTT);
+        s.ack_all();
+        s.exit_recovery();
+        assert_eq!(
+            s.cc.ssthresh(),
+            10 * MSS as u64,
+            "Reno cut of the 20-segment flight"
+        );
+        s.run_rounds(1);
+        let w0 = s.window_pkts();
+        s.run_rounds(10);
+        let grew = s.window_pkts() - w0;
+        assert!((9.0..=11.0).contains(&grew), "grew {grew} MSS in 10 RTTs");
     }
 
     #[test]

@@ -16,14 +16,16 @@
 //! - RTO: cwnd = 1 MSS with the same ssthresh rule (Linux calls the same `ssthresh` hook).
 //!
 //! **RTT and N**: `RTT` is the minimum RTT sample of the last packet-timed round (as Vegas in
-//! Linux), and N is recomputed once per round; the loss rule uses the latest N. A round ends at
-//! the first ACK whose [`Ack::delivered`] reaches the bytes sent (counted in
-//! [`Controller::on_sent`]) when the previous round ended. Until a round has given an N, the
-//! loss is treated as congestive (Reno's halving). The paper applies its rules to cwnd, not to
+//! Linux), and N is recomputed once per round; the loss rule uses the latest N. A round ends when
+//! the data outstanding at its start has been delivered, counted in delivered bytes
+//! ([`super::round`]; counting bytes *sent*, as this controller did, stretched every later round
+//! by each retransmission, so after losses N lagged the queue by several RTTs). Until a round
+//! has given an N, the loss is treated as congestive (Reno's halving). The paper applies its rules to cwnd, not to
 //! the flight size; so does this controller.
 
 use celltcp_engine::{SimDuration, SimTime};
 
+use super::round::{RoundCounter, RoundEvent};
 use super::{Ack, CongestionEvent, Controller};
 
 /// Veno parameters.
@@ -60,8 +62,8 @@ pub struct Veno {
     ssthresh: u64,
     base_rtt: Option<SimDuration>,
     round_min_rtt: Option<SimDuration>,
-    sent_bytes: u64,
-    round_end: Option<u64>,
+    /// Packet-timed rounds in delivered bytes (module doc).
+    rounds: RoundCounter,
     /// Backlog N in segments from the last completed round (paper eq. (3)).
     backlog_pkts: Option<f64>,
     ca_acked: u64,
@@ -81,8 +83,7 @@ impl Veno {
             ssthresh: u64::MAX,
             base_rtt: None,
             round_min_rtt: None,
-            sent_bytes: 0,
-            round_end: None,
+            rounds: RoundCounter::new(),
             backlog_pkts: None,
             ca_acked: 0,
             inc_toggle: false,
@@ -123,10 +124,6 @@ impl Veno {
 }
 
 impl Controller for Veno {
-    fn on_sent(&mut self, _now: SimTime, bytes: u64, _bytes_in_flight: u64) {
-        self.sent_bytes += bytes;
-    }
-
     fn on_ack(&mut self, _now: SimTime, ack: &Ack) {
         if ack.acked_bytes > 0 {
             self.rto_pending = false;
@@ -135,16 +132,10 @@ impl Controller for Veno {
             self.base_rtt = Some(self.base_rtt.map_or(rtt, |b| b.min(rtt)));
             self.round_min_rtt = Some(self.round_min_rtt.map_or(rtt, |m| m.min(rtt)));
         }
-        match self.round_end {
-            None => {
-                self.round_end = Some(self.sent_bytes.max(ack.delivered));
-                self.round_min_rtt = ack.rtt;
-            }
-            Some(end) if ack.delivered >= end => {
-                self.end_of_round();
-                self.round_end = Some(self.sent_bytes.max(ack.delivered));
-            }
-            Some(_) => {}
+        match self.rounds.on_ack(ack) {
+            RoundEvent::First => self.round_min_rtt = ack.rtt,
+            RoundEvent::Ended { .. } => self.end_of_round(),
+            RoundEvent::Within => {}
         }
         if ack.in_recovery || ack.app_limited || ack.acked_bytes == 0 {
             return;
@@ -279,6 +270,33 @@ mod tests {
         let slow_growth = (slow.window() - s0) / MSS as u64;
         assert!((7..=9).contains(&fast_growth), "{fast_growth}");
         assert!((3..=5).contains(&slow_growth), "{slow_growth}");
+    }
+
+    #[test]
+    fn veno_backlog_follows_the_queue_once_per_rtt_after_retransmissions() {
+        // Paper §II: N is estimated once per RTT, so within a round or two of the queue
+        // draining a loss is again judged random. Regression: a round ended when the bytes
+        // *sent* by its start were delivered; a retransmitted segment is sent twice but
+        // delivered once, so each loss lengthened every later round by the bytes lost (here 10
+        // segments on a 10-segment window: rounds of two RTTs, and N lagged the queue by
+        // several RTTs).
+        let mut s = in_ca(20);
+        s.set_rtt(RTT * 2);
+        s.run_rounds(3);
+        assert!(s.cc.backlog_pkts().unwrap() >= 3.0);
+        s.lose_n(10);
+        s.send(10); // their retransmissions
+        s.run_rounds(2);
+        assert!(s.cc.backlog_pkts().unwrap() >= 3.0);
+        s.set_rtt(RTT); // the queue is gone
+        let mut rtts = 0;
+        while s.cc.backlog_pkts().unwrap() >= 3.0 {
+            s.run_rounds(1);
+            rtts += 1;
+            assert!(rtts < 20, "N still {:?}", s.cc.backlog_pkts());
+        }
+        // Segments sent before the drop still come back at the old delay, ACKs in order.
+        assert!(rtts <= 3, "N below β after {rtts} RTTs");
     }
 
     #[test]

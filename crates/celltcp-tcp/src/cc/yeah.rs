@@ -5,7 +5,10 @@
 //! - Once per round, from the minimum RTT of the round `RTT_min` and the smallest RTT ever seen
 //!   `RTT_base`: the queue estimate `Q = cwnd·(RTT_min − RTT_base)/RTT_min` and the queueing delay
 //!   ratio `L = (RTT_min − RTT_base)/RTT_base`. A round ends when the data outstanding at its start
-//!   is delivered, and is used only with at least 3 RTT samples (Linux's Vegas rule).
+//!   is delivered, counted in delivered bytes ([`super::round`]: counting bytes *sent*, as this
+//!   controller did, stretched every later round by each retransmission, so after losses the
+//!   mode was decided once per several RTTs), and is used only with at least 3 RTT samples
+//!   (Linux's Vegas rule).
 //! - **Fast mode** (`Q < Q_max = 80` and `L < φ = 1/8`): Scalable TCP growth, +1 segment per
 //!   `min(cwnd, 100)` acknowledged segments (≈ 1 % per RTT for large windows).
 //! - **Slow mode** (otherwise): Reno growth, +1 segment per RTT; and if `Q > Q_max`,
@@ -23,6 +26,7 @@
 
 use celltcp_engine::{SimDuration, SimTime};
 
+use super::round::{RoundCounter, RoundEvent};
 use super::{Ack, CongestionEvent, Controller};
 
 /// YeAH parameters.
@@ -77,8 +81,8 @@ pub struct Yeah {
     base_rtt: Option<SimDuration>,
     round_min_rtt: Option<SimDuration>,
     round_samples: u32,
-    sent_bytes: u64,
-    round_end: Option<u64>,
+    /// Packet-timed rounds in delivered bytes (module doc).
+    rounds: RoundCounter,
     /// Q of the last usable round, segments.
     last_q: f64,
     /// Consecutive slow rounds (0: fast mode).
@@ -102,8 +106,7 @@ impl Yeah {
             base_rtt: None,
             round_min_rtt: None,
             round_samples: 0,
-            sent_bytes: 0,
-            round_end: None,
+            rounds: RoundCounter::new(),
             last_q: 0.0,
             doing_reno_now: 0,
             reno_count: 2.0,
@@ -218,10 +221,6 @@ impl Yeah {
 }
 
 impl Controller for Yeah {
-    fn on_sent(&mut self, _now: SimTime, bytes: u64, _bytes_in_flight: u64) {
-        self.sent_bytes += bytes;
-    }
-
     fn on_ack(&mut self, _now: SimTime, ack: &Ack) {
         if ack.acked_bytes > 0 {
             self.rto_pending = false;
@@ -233,18 +232,13 @@ impl Controller for Yeah {
         }
         self.grow(ack);
         // Linux checks the round after the growth, from cong_avoid (so not during recovery).
-        match self.round_end {
-            None => self.round_end = Some(self.sent_bytes.max(ack.delivered)),
-            Some(end) if ack.delivered >= end => {
-                if !ack.in_recovery {
-                    self.end_of_round();
-                } else {
-                    self.round_min_rtt = None;
-                    self.round_samples = 0;
-                }
-                self.round_end = Some(self.sent_bytes.max(ack.delivered));
+        if let RoundEvent::Ended { .. } = self.rounds.on_ack(ack) {
+            if !ack.in_recovery {
+                self.end_of_round();
+            } else {
+                self.round_min_rtt = None;
+                self.round_samples = 0;
             }
-            Some(_) => {}
         }
     }
 
@@ -415,6 +409,27 @@ mod tests {
         s.send_window();
         s.lose_n(1);
         assert_eq!(s.window(), w / MSS as u64 / 2 * MSS as u64);
+    }
+
+    #[test]
+    fn yeah_decides_the_mode_once_per_rtt_after_retransmissions() {
+        // Paper §3: the fast/slow decision is taken once per RTT, so with a standing queueing
+        // delay above φ the count of consecutive slow rounds (which ρ is compared with) grows
+        // by one per RTT. Regression: a round ended when the bytes *sent* by its start were
+        // delivered; a retransmitted segment is sent twice but delivered once, so each loss
+        // lengthened every later round by the bytes lost (here 30 segments: rounds of almost two
+        // RTTs, and ρ = 16 slow rounds took 30 RTTs).
+        let mut s = in_ca(60);
+        s.set_rtt(SimDuration::from_millis(120)); // L = 0.2 > φ, Q = cwnd/6 < Q_max
+        s.run_rounds(3);
+        assert!(!s.cc.fast_mode());
+        s.lose_n(30);
+        s.send(30); // their retransmissions
+        s.run_rounds(2); // recovery: rounds ending in it are not used (Linux)
+        let r0 = s.cc.slow_rounds();
+        s.run_rounds(10);
+        let r = s.cc.slow_rounds() - r0;
+        assert!((9..=11).contains(&r), "{r} slow rounds in 10 RTTs");
     }
 
     #[test]
