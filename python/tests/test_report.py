@@ -207,6 +207,41 @@ def test_ccv_checks_agree_and_flip() -> None:
     assert _ccv(ccv_results(yeah_um_delay=50.0))["um-yeah-beats-illinois"] is False
 
 
+def ccv_with_bulk_part(main: pd.DataFrame) -> pd.DataFrame:
+    """``main`` as the main sweep's rows (its 1 Mbit/s flows, parameters under ``flow.rate.``)
+    and a ``bulk`` part as the study writes it: other runs, flows ``bulk-<ue>``, parameters
+    under ``flow.bulk.``, every CC at 5 Mbit/s except NewReno at 3."""
+    m = main[main["flow"].str.startswith("rate-")].rename(
+        columns={"flow.0.cc": "flow.rate.cc", "flow.0.mss": "flow.rate.mss"}).assign(part="main")
+    bulk = m.rename(columns={"flow.rate.cc": "flow.bulk.cc", "flow.rate.mss": "flow.bulk.mss"}).assign(
+        part=ccv.BULK, run_id=lambda d: "bulk" + d["run_id"], flow=lambda d: d["flow"].str.replace("rate-", "bulk-"),
+        goodput_bps=lambda d: np.where(d["flow.bulk.cc"] == "newreno", 3e6, 5e6), loss_ratio=0.2)
+    return pd.concat([m, bulk], ignore_index=True, sort=False)
+
+
+def test_ccv_bulk_part_is_shown_but_not_checked() -> None:
+    df = ccv_with_bulk_part(ccv_results())
+    d = ccv.prepare(df)
+    # each row's CC and size come from its own sweep's parameter columns
+    assert d["cc"].notna().all() and set(d["cc"]) == set(ccv.ALL_CCS)
+    assert set(d.loc[d["part"] == ccv.BULK, "group"]) == {ccv.BULK}
+    assert ccv.primary_group(d) == "rate"
+    # the checks read the 1 Mbit/s flows only: the same verdicts as without the bulk part, even
+    # where the bulk numbers alone would flip them (AM at 3..5 Mbit/s, 20 % loss in both sizes)
+    assert _ccv(df) == _ccv(ccv_results())
+    assert _ccv(ccv_with_bulk_part(ccv_results(am_gp=0.85)))["am-full-rate"] is False
+    # the aggregated table has both groups, one row per point each
+    rows = ccv.per_run_all(df)
+    assert list(dict.fromkeys(rows["group"])) == ["rate", ccv.BULK]
+    bulk = rows[rows["group"] == ccv.BULK]
+    assert len(bulk) == len(ccv.ALL_CCS) * 2 * 2 * 2
+    assert float(bulk.loc[bulk["cc"] == "newreno", "goodput_bps"].mean()) == pytest.approx(3e6)
+    # with the main sweep's rows missing, nothing is checked on the bulk flows
+    only_bulk = df[df["part"] == ccv.BULK]
+    assert set(_ccv(only_bulk).values()) == {None}
+    assert list(dict.fromkeys(ccv.per_run_all(only_bulk)["group"])) == [ccv.BULK]
+
+
 # --- handover checks (scenario 1: handover; scenario 2: load surge) -------------------------------
 
 

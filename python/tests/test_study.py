@@ -143,6 +143,37 @@ def test_cc_variants_lte_quick_end_to_end(tmp_path: Path, capsys: pytest.Capture
     for key, verdict in verdicts.items():
         if key not in need or need[key] <= ccs:
             assert verdict != "not evaluated", (key, verdicts)
+    # the bulk part: its own sweep directory, one saturating flow per UE, its figures and rows
+    # in the aggregated table, and no finding of its own
+    assert "runs done 40, skipped 0, failed 0" in text  # 28 at 1 Mbit/s + 12 bulk
+    bulk = pd.read_parquet(out / "bulk" / "results.parquet")
+    assert sorted(set(bulk["flow"])) == sorted(f"bulk-ue{i}" for i in range(1, 15))
+    assert "rate" not in set(bulk["flow.bulk.cc"])
+    names = {p.stem for p in figures}
+    assert {"goodput_bulk", "owd_bulk", "jitter_bulk", "loss_bulk"} <= names
+    assert "<h3>bulk/scenario.toml</h3>" in html and "<td>bulk</td>" in html
+    # saturating flows get more than their 1 Mbit/s counterparts
+    assert bulk["goodput_bps"].mean() > 2e6
+
+
+def test_cc_variants_lte_bulk_scenario_differs_only_in_the_rate() -> None:
+    """``bulk/scenario.toml`` is the main scenario with the flow renamed and its rate removed
+    (a sweep cannot delete a key): nothing else may drift apart."""
+    from celltcp.sweep import tomllib
+
+    folder = Path(celltcp.studies.__file__).parent / "cc-variants-lte"
+    main_sc = tomllib.loads((folder / "scenario.toml").read_text())
+    bulk_sc = tomllib.loads((folder / "bulk" / "scenario.toml").read_text())
+    (rate_flow,), (bulk_flow,) = main_sc.pop("flow"), bulk_sc.pop("flow")
+    assert main_sc == bulk_sc
+    assert rate_flow.pop("rate") == "1Mbps" and "rate" not in bulk_flow
+    assert (rate_flow.pop("name"), bulk_flow.pop("name")) == ("rate", ccv.BULK)
+    assert rate_flow == bulk_flow
+    # and the bulk grid is the 1 Mbit/s grid (full sweep)
+    grid = {k.split(".", 2)[-1]: v for k, v in tomllib.loads((folder / "sweep.toml").read_text())["grid"].items()}
+    bulk_grid = {k.split(".", 2)[-1]: v for k, v in
+                 tomllib.loads((folder / "bulk" / "sweep.toml").read_text())["grid"].items()}
+    assert grid == bulk_grid and "dctcp" not in grid["cc"] and {"lp", "westwoodplain"} <= set(grid["cc"])
 
 
 def test_handover_quick_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
