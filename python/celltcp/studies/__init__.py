@@ -15,7 +15,8 @@ name                  paper  what it reproduces
 ``iperf-lte``         000    iperf3 over a TDD band-41 LTE cell: window 64 KB..4 MB, uplink vs
                              downlink, CUBIC vs Reno, RTT over LTE vs a wired path
 ``handover``          001    X2 handover, PDCP seamless vs lossless forwarding, PDCP queue 64 KB..4 MB;
-                             part ``surge``: a sudden load increase in a cell
+                             part ``surge``: a sudden load increase in a cell; part
+                             ``failure``: neighbour cells fail, their UEs move to the survivor
 ``cc-variants-lte``   003    eleven congestion controls (and four more) × RLC AM/UM ×
                              1000/3000-byte segments, 14 UEs with 1 Mbit/s flows: throughput,
                              delay, jitter, loss; part ``bulk``: the same with saturating flows
