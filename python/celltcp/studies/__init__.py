@@ -4,10 +4,10 @@ A study is a folder of data (``studies/<name>/``: ``scenario.toml``, ``sweep.tom
 ``sweep-quick.toml``) and a Python module (``studies/<name with _>.py``) that defines its
 :class:`Study`: the figures it draws from the results and the paper's findings, each with the
 function that checks it against the results (:class:`celltcp.report.Finding`). A paper with a
-second scenario (a different topology, not just other parameter values) gives it a *part*: a
-subfolder ``studies/<name>/<part>/`` with its own three files, run as a second sweep into
-``DIR/<part>/``; its rows join the results table with ``part = "<part>"`` (the main sweep's
-rows have ``part = "main"``).
+second scenario (a different topology, or a change a sweep cannot make such as removing a key;
+not just other parameter values) gives it a *part*: a subfolder ``studies/<name>/<part>/``
+with its own three files, run as a second sweep into ``DIR/<part>/``; its rows join the
+results table with ``part = "<part>"`` (the main sweep's rows have ``part = "main"``).
 
 ====================  =====  ===================================================================
 name                  paper  what it reproduces
