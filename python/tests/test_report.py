@@ -207,6 +207,41 @@ def test_ccv_checks_agree_and_flip() -> None:
     assert _ccv(ccv_results(yeah_um_delay=50.0))["um-yeah-beats-illinois"] is False
 
 
+def ccv_with_bulk_part(main: pd.DataFrame) -> pd.DataFrame:
+    """``main`` as the main sweep's rows (its 1 Mbit/s flows, parameters under ``flow.rate.``)
+    and a ``bulk`` part as the study writes it: other runs, flows ``bulk-<ue>``, parameters
+    under ``flow.bulk.``, every CC at 5 Mbit/s except NewReno at 3."""
+    m = main[main["flow"].str.startswith("rate-")].rename(
+        columns={"flow.0.cc": "flow.rate.cc", "flow.0.mss": "flow.rate.mss"}).assign(part="main")
+    bulk = m.rename(columns={"flow.rate.cc": "flow.bulk.cc", "flow.rate.mss": "flow.bulk.mss"}).assign(
+        part=ccv.BULK, run_id=lambda d: "bulk" + d["run_id"], flow=lambda d: d["flow"].str.replace("rate-", "bulk-"),
+        goodput_bps=lambda d: np.where(d["flow.bulk.cc"] == "newreno", 3e6, 5e6), loss_ratio=0.2)
+    return pd.concat([m, bulk], ignore_index=True, sort=False)
+
+
+def test_ccv_bulk_part_is_shown_but_not_checked() -> None:
+    df = ccv_with_bulk_part(ccv_results())
+    d = ccv.prepare(df)
+    # each row's CC and size come from its own sweep's parameter columns
+    assert d["cc"].notna().all() and set(d["cc"]) == set(ccv.ALL_CCS)
+    assert set(d.loc[d["part"] == ccv.BULK, "group"]) == {ccv.BULK}
+    assert ccv.primary_group(d) == "rate"
+    # the checks read the 1 Mbit/s flows only: the same verdicts as without the bulk part, even
+    # where the bulk numbers alone would flip them (AM at 3..5 Mbit/s, 20 % loss in both sizes)
+    assert _ccv(df) == _ccv(ccv_results())
+    assert _ccv(ccv_with_bulk_part(ccv_results(am_gp=0.85)))["am-full-rate"] is False
+    # the aggregated table has both groups, one row per point each
+    rows = ccv.per_run_all(df)
+    assert list(dict.fromkeys(rows["group"])) == ["rate", ccv.BULK]
+    bulk = rows[rows["group"] == ccv.BULK]
+    assert len(bulk) == len(ccv.ALL_CCS) * 2 * 2 * 2
+    assert float(bulk.loc[bulk["cc"] == "newreno", "goodput_bps"].mean()) == pytest.approx(3e6)
+    # with the main sweep's rows missing, nothing is checked on the bulk flows
+    only_bulk = df[df["part"] == ccv.BULK]
+    assert set(_ccv(only_bulk).values()) == {None}
+    assert list(dict.fromkeys(ccv.per_run_all(only_bulk)["group"])) == [ccv.BULK]
+
+
 # --- handover checks (scenario 1: handover; scenario 2: load surge) -------------------------------
 
 
@@ -216,14 +251,18 @@ HO_PAPER_LIKE: dict = dict(
     lossless_owd=(26.0, 60.0, 230.0, 780.0), retx=(2800, 900),
     # crowd size -> (goodput before, after, Mbit/s; srtt before, after, ms)
     surge={5: (34.0, 6.0, 220.0, 1200.0), 20: (34.0, 2.0, 220.0, 3600.0)},
+    # UEs per failing cell -> the same for the tagged UE in the surviving cell
+    failure={2: (32.0, 7.5, 230.0, 970.0), 10: (32.0, 2.4, 230.0, 3500.0)},
 )
 
 
 def handover_results(seamless: tuple, lossless: tuple, lossless_owd: tuple, retx: tuple,
-                     surge: dict | None) -> pd.DataFrame:
+                     surge: dict | None, failure: dict | None) -> pd.DataFrame:
     """Scenario-1 rows (flow dl, two seeds per forwarding and queue; ``retx``: TCP
     retransmissions of seamless and lossless at every queue) and, unless ``surge`` is None, the
-    load-surge part's rows (the tagged flow with its window metrics, and two crowd flows)."""
+    load-surge part's rows (the tagged flow with its window metrics, and two crowd flows); unless
+    ``failure`` is None, the cell-failure part's (the tagged flow and one moved UE per failing
+    cell, keyed by the UE count of each failing cell)."""
     rows = []
     for mode, gps in (("seamless", seamless), ("lossless", lossless)):
         for k, q in enumerate(["64KB", "256KB", "1MB", "4MB"]):
@@ -243,6 +282,17 @@ def handover_results(seamless: tuple, lossless: tuple, lossless_owd: tuple, retx
             for i in (1, 2):
                 rows.append({**base, "flow": f"surge-crowd{i}", "goodput_bps": ga * 1e6,
                              "goodput_after_bps": ga * 1e6, "srtt_after_ms": ra})
+    for n, (gb, ga, rb, ra) in (failure or {}).items():
+        for seed in (1, 2):
+            base = {"run_id": f"failure{n}{seed}", "seed": seed, "part": ho.FAILURE,
+                    **{c: n for c in ho.FAILED_CELL_UES}, "surge_at_s": 10.0}
+            rows.append({**base, "flow": ho.TAGGED, "goodput_bps": (gb + ga) / 2 * 1e6,
+                         "goodput_before_bps": gb * 1e6, "goodput_after_bps": ga * 1e6 * (1 + 0.01 * seed),
+                         "srtt_before_ms": rb, "srtt_after_ms": ra})
+            for cell in ("west", "east"):
+                rows.append({**base, "flow": f"moved-ue-{cell}1", "goodput_bps": 3e6,
+                             "goodput_before_bps": 5e6, "goodput_after_bps": ga * 1e6,
+                             "srtt_before_ms": 400.0, "srtt_after_ms": ra})
     return pd.DataFrame(rows)
 
 
@@ -253,7 +303,7 @@ def _ho(**change: object) -> dict[str, bool | None]:
 
 def test_handover_checks_agree_with_paper_like_results() -> None:
     v = _ho()
-    assert v == {k: True for k in v} and len(v) == 5
+    assert v == {k: True for k in v} and len(v) == 7
 
 
 @pytest.mark.parametrize("change, key", [
@@ -264,6 +314,9 @@ def test_handover_checks_agree_with_paper_like_results() -> None:
     ({"retx": (900, 2800)}, "seamless-throughput-lossless-delay"),
     ({"surge": {5: (34.0, 20.0, 220.0, 1200.0), 20: (34.0, 18.0, 220.0, 3600.0)}}, "surge-bandwidth-drops"),
     ({"surge": {5: (34.0, 6.0, 220.0, 900.0), 20: (34.0, 2.0, 220.0, 400.0)}}, "surge-degrades-tcp"),
+    # the verdict is read at the largest load: a drop with the fewest moved UEs is not enough
+    ({"failure": {2: (32.0, 7.5, 230.0, 970.0), 10: (32.0, 17.0, 230.0, 3500.0)}}, "failure-bandwidth-drops"),
+    ({"failure": {2: (32.0, 7.5, 230.0, 970.0), 10: (32.0, 2.4, 230.0, 450.0)}}, "failure-degrades-tcp"),
 ])
 def test_handover_checks_flip(change: dict, key: str) -> None:
     v = _ho(**change)
@@ -272,14 +325,24 @@ def test_handover_checks_flip(change: dict, key: str) -> None:
 
 
 def test_handover_checks_of_a_missing_scenario_are_not_evaluated() -> None:
-    assert _ho(surge=None) == {"seamless-goodput-falls": True, "lossless-delay-grows": True,
-                               "seamless-throughput-lossless-delay": True,
-                               "surge-bandwidth-drops": None, "surge-degrades-tcp": None}
+    assert _ho(surge=None, failure=None) == {
+        "seamless-goodput-falls": True, "lossless-delay-grows": True,
+        "seamless-throughput-lossless-delay": True, "surge-bandwidth-drops": None,
+        "surge-degrades-tcp": None, "failure-bandwidth-drops": None, "failure-degrades-tcp": None}
     only_surge = handover_results(**HO_PAPER_LIKE).query("part == 'surge'")
     v = {e.finding.key: e.verdict.agrees for e in evaluate(ho.FINDINGS, only_surge)}
     assert v == {"seamless-goodput-falls": None, "lossless-delay-grows": None,
                  "seamless-throughput-lossless-delay": None,
-                 "surge-bandwidth-drops": True, "surge-degrades-tcp": True}
+                 "surge-bandwidth-drops": True, "surge-degrades-tcp": True,
+                 "failure-bandwidth-drops": None, "failure-degrades-tcp": None}
+    # each part's checks read only its own tagged flow: a failure part whose tagged UE keeps its
+    # goodput does not borrow the surge part's drop, and the other way round
+    v = _ho(failure={2: (32.0, 30.0, 230.0, 240.0), 10: (32.0, 31.0, 230.0, 250.0)})
+    assert (v["surge-bandwidth-drops"], v["surge-degrades-tcp"]) == (True, True)
+    assert (v["failure-bandwidth-drops"], v["failure-degrades-tcp"]) == (False, False)
+    v = _ho(surge={5: (34.0, 33.0, 220.0, 230.0), 20: (34.0, 32.0, 220.0, 240.0)})
+    assert (v["surge-bandwidth-drops"], v["surge-degrades-tcp"]) == (False, False)
+    assert (v["failure-bandwidth-drops"], v["failure-degrades-tcp"]) == (True, True)
 
 
 def test_handover_surge_verdict_states_the_numbers() -> None:
@@ -288,6 +351,20 @@ def test_handover_surge_verdict_states_the_numbers() -> None:
     # the mean over the seeds (after: ×1.01 and ×1.02)
     assert "crowd 5: 34.00 → 6.09 Mbit/s" in r and "crowd 20: 34.00 → 2.03 Mbit/s (×0.06)" in r
     assert "crowd 20: 220 → 3600 ms (×16.4)" in ho.check_surge_rtt_grows(df).result
+    # the failure part's points are the UEs moved: both failing cells' UEs
+    r = ho.check_failure_bandwidth_drops(df).result
+    assert "4 moved: 32.00 → 7.61 Mbit/s" in r and "20 moved: 32.00 → 2.44 Mbit/s (×0.08)" in r
+    assert "20 moved: 230 → 3500 ms (×15.2)" in ho.check_failure_rtt_grows(df).result
+
+
+def test_load_event_time_from_the_summary() -> None:
+    flows = [{"name": "tagged", "start_s": 0.0}, {"name": "surge-crowd1", "start_s": 10.0}]
+    assert ho.event_time(ho.SURGE, {"flows": flows}) == 10.0
+    moved = [{"kind": "handover", "detach_s": 4.0},
+             {"kind": "cell-failure", "detach_s": 12.5}, {"kind": "cell-failure", "detach_s": 10.0}]
+    # the first cell failure, not a handover before it nor the flows' starts
+    assert ho.event_time(ho.FAILURE, {"flows": flows, "lte": {"handovers": moved}}) == 10.0
+    assert ho.event_time(ho.FAILURE, {"flows": flows, "lte": {"handovers": moved[:1]}}) is None
 
 
 def test_surge_window_metrics_from_a_time_series() -> None:

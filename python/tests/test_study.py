@@ -143,26 +143,59 @@ def test_cc_variants_lte_quick_end_to_end(tmp_path: Path, capsys: pytest.Capture
     for key, verdict in verdicts.items():
         if key not in need or need[key] <= ccs:
             assert verdict != "not evaluated", (key, verdicts)
+    # the bulk part: its own sweep directory, one saturating flow per UE, its figures and rows
+    # in the aggregated table, and no finding of its own
+    assert "runs done 40, skipped 0, failed 0" in text  # 28 at 1 Mbit/s + 12 bulk
+    bulk = pd.read_parquet(out / "bulk" / "results.parquet")
+    assert sorted(set(bulk["flow"])) == sorted(f"bulk-ue{i}" for i in range(1, 15))
+    assert "rate" not in set(bulk["flow.bulk.cc"])
+    names = {p.stem for p in figures}
+    assert {"goodput_bulk", "owd_bulk", "jitter_bulk", "loss_bulk"} <= names
+    assert "<h3>bulk/scenario.toml</h3>" in html and "<td>bulk</td>" in html
+    # saturating flows get more than their 1 Mbit/s counterparts
+    assert bulk["goodput_bps"].mean() > 2e6
+
+
+def test_cc_variants_lte_bulk_scenario_differs_only_in_the_rate() -> None:
+    """``bulk/scenario.toml`` is the main scenario with the flow renamed and its rate removed
+    (a sweep cannot delete a key): nothing else may drift apart."""
+    from celltcp.sweep import tomllib
+
+    folder = Path(celltcp.studies.__file__).parent / "cc-variants-lte"
+    main_sc = tomllib.loads((folder / "scenario.toml").read_text())
+    bulk_sc = tomllib.loads((folder / "bulk" / "scenario.toml").read_text())
+    (rate_flow,), (bulk_flow,) = main_sc.pop("flow"), bulk_sc.pop("flow")
+    assert main_sc == bulk_sc
+    assert rate_flow.pop("rate") == "1Mbps" and "rate" not in bulk_flow
+    assert (rate_flow.pop("name"), bulk_flow.pop("name")) == ("rate", ccv.BULK)
+    assert rate_flow == bulk_flow
+    # and the bulk grid is the 1 Mbit/s grid (full sweep)
+    grid = {k.split(".", 2)[-1]: v for k, v in tomllib.loads((folder / "sweep.toml").read_text())["grid"].items()}
+    bulk_grid = {k.split(".", 2)[-1]: v for k, v in
+                 tomllib.loads((folder / "bulk" / "sweep.toml").read_text())["grid"].items()}
+    assert grid == bulk_grid and "dctcp" not in grid["cc"] and {"lp", "westwoodplain"} <= set(grid["cc"])
 
 
 def test_handover_quick_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "handover"
     rc, text = _study("handover", out, capsys)
     assert rc == 0, text
-    assert "runs done 8, skipped 0, failed 0" in text  # 6 handover runs + 2 load-surge runs
+    assert "runs done 10, skipped 0, failed 0" in text  # 6 handover + 2 load-surge + 2 cell-failure runs
     html = (out / "report.html").read_text()
     figures = sorted(p.stem for p in (out / "figures").glob("*.png"))
     assert figures == sorted(["goodput_queue", "delay_queue", "retx_queue", "traces",
                               "ho_zoom_seamless", "ho_zoom_lossless", "surge_goodput",
-                              "surge_rtt", "surge_crowd_cdf", "surge_traces"])
+                              "surge_rtt", "surge_crowd_cdf", "surge_traces", "failure_goodput",
+                              "failure_rtt", "failure_moved_goodput", "failure_traces"])
     assert html.count('src="data:image/png;base64,') == len(figures)
     verdicts = _agreement(html)
     assert set(verdicts) == {"seamless-goodput-falls", "lossless-delay-grows",
                              "seamless-throughput-lossless-delay", "surge-bandwidth-drops",
-                             "surge-degrades-tcp"}
+                             "surge-degrades-tcp", "failure-bandwidth-drops", "failure-degrades-tcp"}
     assert "not evaluated" not in verdicts.values()
     # both scenarios' files are in the report
-    for name in ("scenario.toml", "sweep-quick.toml", "surge/scenario.toml", "surge/sweep-quick.toml"):
+    for name in ("scenario.toml", "sweep-quick.toml", "surge/scenario.toml", "surge/sweep-quick.toml",
+                 "failure/scenario.toml", "failure/sweep-quick.toml"):
         assert f"<h3>{name}</h3>" in html
     table = pd.read_parquet(out / "results.parquet")
     dl = table[table["flow"] == "dl"]
@@ -192,3 +225,25 @@ def test_handover_quick_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture
     assert (f"crowd 20: {m['goodput_before_bps'] / 1e6:.2f} → {m['goodput_after_bps'] / 1e6:.2f} "
             "Mbit/s") in findings["surge-bandwidth-drops"]["result"]
     assert m["goodput_after_bps"] < m["goodput_before_bps"]
+
+    # scenario 2 with cell failures: both neighbours fail at 10 s, every one of their UEs moves to
+    # the surviving cell and keeps downloading there (a failed cell's last transmission no longer
+    # interferes with the CQI reports of the UEs it lost)
+    fail = pd.read_parquet(out / "failure" / "results.parquet")
+    for (w, e), g in fail.groupby(list(ho.FAILED_CELL_UES)):
+        run = out / "failure" / "runs" / g["run_id"].iloc[0]
+        summary = json.loads((run / "summary.json").read_text())
+        moved = [h for h in summary["lte"]["handovers"] if h["kind"] == "cell-failure"]
+        assert sorted(h["ue"] for h in moved) == sorted(
+            [f"ue-west{i}" for i in range(1, w + 1)] + [f"ue-east{i}" for i in range(1, e + 1)])
+        assert all(h["target"] == "enb" and h["detach_s"] == 10.0 for h in moved), moved
+        assert {u["cell"] for u in summary["lte"]["ues"]} == {"enb"}
+        tcp = pd.read_parquet(run / "timeseries" / "tcp.parquet")
+        for i, f in enumerate(summary["flows"]):
+            after = ho.window_metrics(tcp[tcp["flow"] == i], 10.0, 10.0)["goodput_after_bps"]
+            assert after > 0.5e6, (f["name"], after)
+    big = fail[(fail["lte.ue.ue-west.count"] == 10) & (fail["flow"] == "tagged")]
+    tcp = pd.read_parquet(out / "failure" / "runs" / big["run_id"].iloc[0] / "timeseries" / "tcp.parquet")
+    m = ho.window_metrics(tcp[tcp["flow"] == 0], 10.0, 10.0)
+    assert (f"20 moved: {m['goodput_before_bps'] / 1e6:.2f} → {m['goodput_after_bps'] / 1e6:.2f} "
+            "Mbit/s") in findings["failure-bandwidth-drops"]["result"]

@@ -4,10 +4,10 @@ A study is a folder of data (``studies/<name>/``: ``scenario.toml``, ``sweep.tom
 ``sweep-quick.toml``) and a Python module (``studies/<name with _>.py``) that defines its
 :class:`Study`: the figures it draws from the results and the paper's findings, each with the
 function that checks it against the results (:class:`celltcp.report.Finding`). A paper with a
-second scenario (a different topology, not just other parameter values) gives it a *part*: a
-subfolder ``studies/<name>/<part>/`` with its own three files, run as a second sweep into
-``DIR/<part>/``; its rows join the results table with ``part = "<part>"`` (the main sweep's
-rows have ``part = "main"``).
+second scenario (a different topology, or a change a sweep cannot make such as removing a key;
+not just other parameter values) gives it a *part*: a subfolder ``studies/<name>/<part>/``
+with its own three files, run as a second sweep into ``DIR/<part>/``; its rows join the
+results table with ``part = "<part>"`` (the main sweep's rows have ``part = "main"``).
 
 ====================  =====  ===================================================================
 name                  paper  what it reproduces
@@ -15,9 +15,11 @@ name                  paper  what it reproduces
 ``iperf-lte``         000    iperf3 over a TDD band-41 LTE cell: window 64 KB..4 MB, uplink vs
                              downlink, CUBIC vs Reno, RTT over LTE vs a wired path
 ``handover``          001    X2 handover, PDCP seamless vs lossless forwarding, PDCP queue 64 KB..4 MB;
-                             part ``surge``: a sudden load increase in a cell
-``cc-variants-lte``   003    eleven congestion controls × RLC AM/UM × 1000/3000-byte segments,
-                             14 UEs with 1 Mbit/s flows: throughput, delay, jitter, loss
+                             part ``surge``: a sudden load increase in a cell; part
+                             ``failure``: neighbour cells fail, their UEs move to the survivor
+``cc-variants-lte``   003    eleven congestion controls (and four more) × RLC AM/UM ×
+                             1000/3000-byte segments, 14 UEs with 1 Mbit/s flows: throughput,
+                             delay, jitter, loss; part ``bulk``: the same with saturating flows
 ====================  =====  ===================================================================
 """
 

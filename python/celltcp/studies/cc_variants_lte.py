@@ -24,6 +24,11 @@ The scenario and sweep files (``cc-variants-lte/scenario.toml``, ``sweep.toml``,
 are called: a flow ``<group>-<ue>`` (``to = "ue*"``) belongs to ``<group>``, and the checks use
 the 1 Mbit/s group (:func:`primary_group`). Metrics are first averaged over the UEs of a run,
 then over the seeds, so the intervals are over independent runs.
+
+Part ``bulk`` (``cc-variants-lte/bulk/``): the same cell and grid with saturating flows (the
+scenario without the application rate; flows ``bulk-<ue>``). The paper runs 1 Mbit/s flows only
+and states no finding about saturated ones, so the bulk results are figures and rows of the
+aggregated table, without a verdict.
 """
 
 from __future__ import annotations
@@ -36,14 +41,20 @@ import pandas as pd
 
 from .. import sweep_plots as sp
 from ..report import Finding, Verdict
-from . import Study, StudyFigure
+from . import MAIN, PART, Study, StudyFigure
 
 #: The paper's variants, by category (§II), in celltcp's names.
 LOSS_BASED = ["bic", "hybla", "newreno", "highspeed", "htcp", "scalable"]
 DELAY_BASED = ["vegas", "veno", "westwood"]
 LOSS_DELAY_BASED = ["illinois", "yeah"]
 ALL_CCS = LOSS_BASED + DELAY_BASED + LOSS_DELAY_BASED
-CC_COLORS = sp.palette(ALL_CCS)
+#: The other selectable controls in the grids (Westwood without the "+": per-ACK samples, the
+#: original; TCP-LP), in figure order after the paper's. DCTCP is not run: it needs ECN marks
+#: from a queue, and no LTE queue marks (see docs/studies.md).
+OTHER_CCS = ["cubic", "bbr", "westwoodplain", "lp"]
+CC_COLORS = sp.palette(ALL_CCS + OTHER_CCS)
+#: The part with saturating flows, and its flow group.
+BULK = "bulk"
 CONFIG_COLORS = {"AM, 1000 B": "#0072B2", "AM, 3000 B": "#56B4E9",
                  "UM, 1000 B": "#D55E00", "UM, 3000 B": "#E69F00"}
 
@@ -57,11 +68,16 @@ SAME_TOL = 0.05            # "the same": within ±5 %
 BETTER_TOL = 0.01          # "better": more than 1 % higher throughput, or within 1 % and lower delay
 
 
-def _find(df: pd.DataFrame, suffix: str) -> str:
-    cols = [c for c in df.columns if str(c).endswith(suffix)]
+def _find(df: pd.DataFrame, suffix: str) -> pd.Series:
+    """The parameter column ending in ``suffix`` (``flow.rate.cc``); with several (the main
+    sweep's ``flow.rate.cc`` and the bulk part's ``flow.bulk.cc``), each row's first non-null."""
+    cols = sorted(str(c) for c in df.columns if str(c).endswith(suffix))
     if not cols:
         raise KeyError(f"results table has no column ending in {suffix!r}")
-    return str(sorted(cols)[0])
+    out = df[cols[0]]
+    for c in cols[1:]:
+        out = out.combine_first(df[c])
+    return out
 
 
 _UE_SUFFIX = re.compile(r"^(.*)-[A-Za-z_]+\d+$")
@@ -74,7 +90,12 @@ def _group(flow: str) -> str:
 
 def primary_group(df: pd.DataFrame) -> str:
     """The flow group of the paper's 1 Mbit/s flows: the group whose name suggests a rate, else
-    the group with the lowest mean goodput (the rate-limited one), else the only group."""
+    the group with the lowest mean goodput (the rate-limited one), else the only group. Only
+    the main sweep's rows count (the ``bulk`` part's flows are never the paper's)."""
+    if PART in df.columns:
+        df = df[df[PART].fillna(MAIN) == MAIN]
+        if df.empty:
+            raise ValueError("no rows of the main (1 Mbit/s) sweep")
     groups = sp.ordered(df["group"])
     for hint in _PRIMARY_HINTS:
         for g in groups:
@@ -92,15 +113,15 @@ def prepare(df: pd.DataFrame) -> pd.DataFrame:
     df = df.copy()
     df["group"] = [_group(str(f)) for f in df["flow"]]
     try:
-        df["cc"] = df[_find(df, ".cc")].astype(str)
+        df["cc"] = _find(df, ".cc").astype(str)
     except KeyError:
         pass
     try:
-        df["rlc"] = df[_find(df, "rlc.mode")].astype(str).str.upper()
+        df["rlc"] = _find(df, "rlc.mode").astype(str).str.upper()
     except KeyError:
         pass
     try:
-        df["size"] = pd.to_numeric(df[_find(df, ".mss")]).astype(int)
+        df["size"] = pd.to_numeric(_find(df, ".mss")).astype(int)
     except KeyError:
         pass
     if "rlc" in df.columns and "size" in df.columns:
@@ -123,6 +144,18 @@ def per_run(df: pd.DataFrame, group: str | None = None) -> pd.DataFrame:
     out = num.groupby(keys, sort=False, dropna=False)[metrics].mean().reset_index()
     out["group"] = g
     return out
+
+
+def per_run_all(df: pd.DataFrame) -> pd.DataFrame:
+    """:func:`per_run` for every flow group (the 1 Mbit/s flows first, then e.g. bulk): the rows
+    of the aggregated table."""
+    d = prepare(df) if "group" not in df.columns else df
+    try:
+        primary: list[str] = [primary_group(d)]
+    except ValueError:  # only the bulk part's rows
+        primary = []
+    groups = primary + [str(g) for g in sp.ordered(d["group"]) if str(g) not in primary]
+    return pd.concat([per_run(d, g) for g in groups], ignore_index=True)
 
 
 def _mean(r: pd.DataFrame, metric: str, **eq: Any) -> float:
@@ -291,16 +324,28 @@ _TITLES = {"goodput_bps": "Throughput", "owd_mean_ms": "End-to-end delay",
            "jitter_ms": "Jitter", "loss_ratio": "Loss ratio"}
 
 
+def _cc_order(ccs: set[str]) -> list[str]:
+    known = ALL_CCS + OTHER_CCS
+    return [c for c in known if c in ccs] + sorted(ccs - set(known))
+
+
 def figures(df: pd.DataFrame, sweep_dir: Path) -> list[StudyFigure]:
     d = prepare(df)
     out = []
-    groups = sp.ordered(d["group"])
-    primary = primary_group(d)
-    for g in [primary] + [x for x in groups if x != primary]:
-        r = per_run(d, str(g))
-        ccs = [c for c in ALL_CCS if c in set(r["cc"])] + sorted(set(r["cc"]) - set(ALL_CCS))
+    groups = [str(g) for g in sp.ordered(d["group"])]
+    try:
+        primary: str | None = primary_group(d)
+    except ValueError:
+        primary = None
+    for g in ([primary] if primary else []) + [x for x in groups if x != primary]:
+        r = per_run(d, g)
+        ccs = _cc_order(set(r["cc"]))
         configs = [c for c in CONFIG_COLORS if c in set(r["config"])]
-        metrics = METRICS if g == primary else ["goodput_bps"]
+        # every metric of the 1 Mbit/s flows and of the saturating ones; goodput of any other
+        metrics = METRICS if g in (primary, BULK) else ["goodput_bps"]
+        paper = ("paper: Figs. 2–18" if g == primary else
+                 "not in the paper, which runs 1 Mbit/s flows only" if g == BULK else
+                 "not in the paper")
         for m in metrics:
             if r[m].isna().all():
                 continue
@@ -308,25 +353,25 @@ def figures(df: pd.DataFrame, sweep_dir: Path) -> list[StudyFigure]:
             out.append(StudyFigure(
                 f"{m.split('_')[0]}_{g}", f"{what} per congestion control ({g} flows)",
                 f"{what} of the '{g}' flows (mean over the UEs of a run, then over seeds, with "
-                "95 % t-intervals) per congestion control, by RLC mode and packet size (paper: "
-                "Figs. 2–18).",
+                f"95 % t-intervals) per congestion control, by RLC mode and packet size ({paper}).",
                 sp.bars(r, "cc", m, "config", x_order=ccs, group_order=configs,
                         colors=CONFIG_COLORS, title=f"{what}, {g} flows")))
-    r = per_run(d)
-    out.append(StudyFigure(
-        "goodput_cdf", "Distribution of per-run throughput",
-        "CDF of the per-run mean throughput of the 1 Mbit/s flows, by RLC mode and packet size.",
-        sp.metric_cdf(r, "goodput_bps", "config",
-                      group_order=[c for c in CONFIG_COLORS if c in set(r["config"])],
-                      colors=CONFIG_COLORS)))
+    if primary is not None:
+        r = per_run(d)
+        out.append(StudyFigure(
+            "goodput_cdf", "Distribution of per-run throughput",
+            "CDF of the per-run mean throughput of the 1 Mbit/s flows, by RLC mode and packet size.",
+            sp.metric_cdf(r, "goodput_bps", "config",
+                          group_order=[c for c in CONFIG_COLORS if c in set(r["config"])],
+                          colors=CONFIG_COLORS)))
     return out
 
 
 STUDY = Study(
     name="cc-variants-lte",
     paper_id="003",
-    summary="eleven congestion controls x RLC AM/UM x 1000/3000-byte packets, 14 UEs with "
-            "1 Mbit/s flows on a 20 MHz cell (paper 003, LTE half)",
+    summary="eleven congestion controls (and four more) x RLC AM/UM x 1000/3000-byte packets, "
+            "14 UEs with 1 Mbit/s or bulk flows on a 20 MHz cell (paper 003, LTE half)",
     paper="M. Malekzadeh, A. A. Abdul Ghani, \"A Model for Behavioral Tendency of TCP Congestion "
           "Control Variants in LTE Cellular and 802.11ac Networks\"",
     intro_html=(
@@ -336,11 +381,18 @@ STUDY = Study(
         "reports throughput, delay, jitter and loss ratio. celltcp runs the same grid; only "
         "the LTE half of the paper is reproduced (802.11ac is not modelled yet).</p>"
         "<p>Metrics are per flow, averaged over the 14 UEs of a run and then over the seeds; "
-        "the checks use the 1 Mbit/s flows.</p>"),
+        "the checks use the 1 Mbit/s flows. celltcp adds CUBIC, BBR, Westwood without the "
+        "&ldquo;+&rdquo; and TCP-LP to the grid (DCTCP is left out: it needs ECN marks, and no "
+        "LTE queue marks).</p>"
+        "<p>A second sweep (<code>bulk/</code>) runs the same cell and grid with saturating "
+        "flows (no application rate), where the congestion control sets the rate. The paper has "
+        "no bulk flows and states nothing about them, so these results are shown as figures and "
+        "in the aggregated table (group <code>bulk</code>) without a verdict.</p>"),
     findings=FINDINGS,
     figures=figures,
     prepare=prepare,
     aggregate_by=("cc", "rlc", "size", "group"),
     metrics=tuple(METRICS),
-    table_rows=per_run,
+    table_rows=per_run_all,
+    parts=(BULK,),
 )

@@ -26,12 +26,22 @@ and sweeps the size of the crowd. The paper's findings (its abstract): a load in
 
 Both are read from the tagged flow's time series over equal windows before and after the surge
 (:func:`enrich` adds them to the results table).
+
+The paper's scenario 2 names the cause of the load: "neighbor eNodeBs fail and users are handed
+to a survived eNodeB". Part ``failure`` (``handover/failure/``) runs that: three eNBs in a row,
+the tagged UE in the middle (surviving) cell, the two neighbours' UEs downloading from the
+start; both neighbours fail at 10 s and their UEs re-establish in the survivor. Findings 4 and
+5 are checked on it as well, over windows before and after the failure, against the number of
+UEs moved.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -50,9 +60,14 @@ TREND_FROM = "256KB"
 
 SURGE = "surge"
 CROWD = "lte.ue.crowd.count"
+#: scenario 2 with cell failures: the part, the failing cells' UE groups (their counts, summed,
+#: are the UEs moved to the survivor: prepare's column ``moved``) and their flows' name
+FAILURE = "failure"
+FAILED_CELL_UES = ("lte.ue.ue-west.count", "lte.ue.ue-east.count")
+MOVED_FLOW = "moved"
 TAGGED = "tagged"
-PHASES = ["before the surge", "after the surge"]
-PHASE_COLORS = {"before the surge": "#009E73", "after the surge": "#D55E00"}
+PHASES = ["before", "after"]
+PHASE_COLORS = {"before": "#009E73", "after": "#D55E00"}
 #: "a dramatic bandwidth reduction": the tagged UE's goodput after the surge at most this
 #: fraction of before (fixed from the wording, before any run)
 DROP_MAX = 0.5
@@ -68,10 +83,36 @@ def prepare(df: pd.DataFrame) -> pd.DataFrame:
         df["pdcp_queue"] = df[QUEUE].astype(str)
     if CROWD in df.columns:
         df["crowd"] = pd.to_numeric(df[CROWD], errors="coerce").astype("Int64")
+    if all(c in df.columns for c in FAILED_CELL_UES):
+        moved = sum(pd.to_numeric(df[c], errors="coerce") for c in FAILED_CELL_UES)
+        df["moved"] = pd.Series(moved, index=df.index).astype("Int64")
     return df
 
 
-# --- scenario 2: metrics over time windows around the surge ------------------------------------
+# --- scenario 2: metrics over time windows around the load's arrival ------------------------
+
+
+@dataclass(frozen=True)
+class Load:
+    """One form of scenario 2: the part that runs it and how its results are named."""
+
+    part: str
+    #: prepare's column with the size of the load (the swept UE count)
+    x: str
+    #: "crowd 20" / "20 moved": how a point is named in the verdicts
+    point: str
+    #: "the surge" / "the failure": the instant the load arrives
+    event: str
+    #: name prefix of the flows of the UEs that make the load
+    flows: str
+    #: figure titles
+    title: str
+
+
+LOADS = {
+    SURGE: Load(SURGE, "crowd", "crowd {n}", "the surge", f"{SURGE}-", "Load surge"),
+    FAILURE: Load(FAILURE, "moved", "{n} moved", "the failure", f"{MOVED_FLOW}-", "Cell failure"),
+}
 
 
 def window_metrics(tcp: pd.DataFrame, at_s: float, width_s: float) -> dict[str, float]:
@@ -97,71 +138,108 @@ def window_metrics(tcp: pd.DataFrame, at_s: float, width_s: float) -> dict[str, 
     return out
 
 
+def event_time(part: str, summary: Mapping[str, Any]) -> float | None:
+    """When the load arrives in a run of ``part`` (from its ``summary.json``): the latest flow
+    start in the surge part; the first cell failure (``lte.handovers`` of kind
+    ``cell-failure``: when its UEs were detached) in the failure part, None without one."""
+    if part == FAILURE:
+        ts = [float(h["detach_s"]) for h in (summary.get("lte") or {}).get("handovers", [])
+              if h.get("kind") == "cell-failure"]
+        return min(ts) if ts else None
+    return max((float(f.get("start_s") or 0.0) for f in summary.get("flows", [])), default=0.0)
+
+
 def enrich(df: pd.DataFrame, sweep_dir: Path) -> pd.DataFrame:
-    """Adds ``surge_at_s``, ``goodput_before_bps``, ``goodput_after_bps``, ``srtt_before_ms`` and
-    ``srtt_after_ms`` to the rows of the surge part: per flow, over equal windows before and
-    after the surge (the latest flow start), each as long as the shorter of the two sides."""
+    """Adds ``surge_at_s`` (when the load arrives, :func:`event_time`), ``goodput_before_bps``,
+    ``goodput_after_bps``, ``srtt_before_ms`` and ``srtt_after_ms`` to the rows of the surge and
+    failure parts: per flow, over equal windows before and after that instant, each as long as
+    the shorter of the two sides."""
     cols = ["surge_at_s", "goodput_before_bps", "goodput_after_bps", "srtt_before_ms", "srtt_after_ms"]
-    if PART not in df.columns or not (df[PART] == SURGE).any():
+    if PART not in df.columns:
+        return df
+    parts = [p for p in LOADS if (df[PART] == p).any()]
+    if not parts:
         return df
     rows = []
-    for run_id in df.loc[df[PART] == SURGE, "run_id"].unique():
-        d = part_dir(sweep_dir, SURGE) / "runs" / str(run_id)
-        summary = json.loads((d / "summary.json").read_text(encoding="utf-8"))
-        flows = summary.get("flows", [])
-        at = max((float(f.get("start_s") or 0.0) for f in flows), default=0.0)
-        width = min(at, float(summary.get("duration_s") or 0.0) - at)
-        tcp_path = d / "timeseries" / "tcp.parquet"
-        tcp = pd.read_parquet(tcp_path) if tcp_path.is_file() else None
-        for i, f in enumerate(flows):
-            row: dict[str, object] = {"run_id": run_id, "flow": f.get("name"), "surge_at_s": at}
-            if tcp is not None and at > 0:
-                row.update(window_metrics(tcp[tcp["flow"] == i], at, width))
-            rows.append(row)
+    for part in parts:
+        for run_id in df.loc[df[PART] == part, "run_id"].unique():
+            d = part_dir(sweep_dir, part) / "runs" / str(run_id)
+            summary = json.loads((d / "summary.json").read_text(encoding="utf-8"))
+            at = event_time(part, summary)
+            width = 0.0 if at is None else min(at, float(summary.get("duration_s") or 0.0) - at)
+            tcp_path = d / "timeseries" / "tcp.parquet"
+            tcp = pd.read_parquet(tcp_path) if tcp_path.is_file() else None
+            for i, f in enumerate(summary.get("flows", [])):
+                row: dict[str, object] = {"run_id": run_id, "flow": f.get("name"),
+                                          "surge_at_s": float("nan") if at is None else at}
+                if tcp is not None and at is not None and at > 0:
+                    row.update(window_metrics(tcp[tcp["flow"] == i], at, width))
+                rows.append(row)
     extra = pd.DataFrame(rows, columns=["run_id", "flow", *cols])
-    surge = df[df[PART] == SURGE].drop(columns=[c for c in cols if c in df.columns])
-    surge = surge.merge(extra, on=["run_id", "flow"], how="left")
-    return pd.concat([df[df[PART] != SURGE], surge], ignore_index=True, sort=False)
+    sel = df[PART].isin(parts)
+    loaded = df[sel].drop(columns=[c for c in cols if c in df.columns])
+    loaded = loaded.merge(extra, on=["run_id", "flow"], how="left")
+    return pd.concat([df[~sel], loaded], ignore_index=True, sort=False)
 
 
-def _tagged(df: pd.DataFrame) -> pd.DataFrame:
-    d = prepare(df) if "crowd" not in df.columns and CROWD in df.columns else df
-    if "crowd" not in d.columns:
-        raise ValueError(f"no load-surge runs (no {CROWD} column)")
-    sel = d[(d["flow"] == TAGGED) & d["crowd"].notna()]
+def _tagged(df: pd.DataFrame, load: Load = LOADS[SURGE]) -> pd.DataFrame:
+    d = df if load.x in df.columns else prepare(df)
+    if load.x not in d.columns:
+        raise ValueError(f"no {load.title.lower()} runs (no {load.x!r} column: the part "
+                         f"{load.part!r} did not run)")
+    sel = d[(d["flow"] == TAGGED) & d[load.x].notna()]
+    if PART in sel.columns:
+        sel = sel[sel[PART] == load.part]
     for c in ("goodput_before_bps", "goodput_after_bps", "srtt_before_ms", "srtt_after_ms"):
         if c not in sel.columns:
-            raise KeyError(f"results have no {c!r} (the surge windows are added by enrich)")
+            raise KeyError(f"results have no {c!r} (the windows around the load are added by enrich)")
     if sel.empty:
-        raise ValueError(f"no rows for the {TAGGED!r} flow of the load-surge runs")
+        raise ValueError(f"no rows for the {TAGGED!r} flow of the {load.part!r} runs")
     return sel
 
 
-def _by_crowd(sel: pd.DataFrame, before: str, after: str) -> list[tuple[int, float, float]]:
+def _by_size(sel: pd.DataFrame, x: str, before: str, after: str) -> list[tuple[int, float, float]]:
     out = []
-    for n in sorted(int(x) for x in sel["crowd"].dropna().unique()):
-        g = sel[sel["crowd"] == n]
+    for n in sorted(int(v) for v in sel[x].dropna().unique()):
+        g = sel[sel[x] == n]
         b = pd.to_numeric(g[before], errors="coerce").dropna()
         a = pd.to_numeric(g[after], errors="coerce").dropna()
         if b.empty or a.empty:
-            raise ValueError(f"no {before}/{after} for a crowd of {n}")
+            raise ValueError(f"no {before}/{after} for {x} = {n}")
         out.append((n, float(b.mean()), float(a.mean())))
     return out
 
 
-def check_surge_bandwidth_drops(df: pd.DataFrame) -> Verdict:
-    pts = _by_crowd(_tagged(df), "goodput_before_bps", "goodput_after_bps")
-    text = "; ".join(f"crowd {n}: {b / 1e6:.2f} → {a / 1e6:.2f} Mbit/s (×{a / b:.2f})" for n, b, a in pts)
+def _bandwidth_drops(df: pd.DataFrame, load: Load) -> Verdict:
+    pts = _by_size(_tagged(df, load), load.x, "goodput_before_bps", "goodput_after_bps")
+    text = "; ".join(f"{load.point.format(n=n)}: {b / 1e6:.2f} → {a / 1e6:.2f} Mbit/s (×{a / b:.2f})"
+                     for n, b, a in pts)
     n, b, a = pts[-1]
-    return Verdict(f"tagged UE's goodput before → after the surge: {text}", a <= DROP_MAX * b)
+    return Verdict(f"tagged UE's goodput before → after {load.event}: {text}", a <= DROP_MAX * b)
+
+
+def _rtt_grows(df: pd.DataFrame, load: Load) -> Verdict:
+    pts = _by_size(_tagged(df, load), load.x, "srtt_before_ms", "srtt_after_ms")
+    text = "; ".join(f"{load.point.format(n=n)}: {b:.0f} → {a:.0f} ms (×{a / b:.1f})" for n, b, a in pts)
+    n, b, a = pts[-1]
+    return Verdict(f"tagged flow's smoothed RTT before → after {load.event}: {text}",
+                   a >= RTT_GROWTH_MIN * b)
+
+
+def check_surge_bandwidth_drops(df: pd.DataFrame) -> Verdict:
+    return _bandwidth_drops(df, LOADS[SURGE])
 
 
 def check_surge_rtt_grows(df: pd.DataFrame) -> Verdict:
-    pts = _by_crowd(_tagged(df), "srtt_before_ms", "srtt_after_ms")
-    text = "; ".join(f"crowd {n}: {b:.0f} → {a:.0f} ms (×{a / b:.1f})" for n, b, a in pts)
-    n, b, a = pts[-1]
-    return Verdict(f"tagged flow's smoothed RTT before → after the surge: {text}",
-                   a >= RTT_GROWTH_MIN * b)
+    return _rtt_grows(df, LOADS[SURGE])
+
+
+def check_failure_bandwidth_drops(df: pd.DataFrame) -> Verdict:
+    return _bandwidth_drops(df, LOADS[FAILURE])
+
+
+def check_failure_rtt_grows(df: pd.DataFrame) -> Verdict:
+    return _rtt_grows(df, LOADS[FAILURE])
 
 
 def _dl(df: pd.DataFrame) -> pd.DataFrame:
@@ -242,58 +320,94 @@ FINDINGS = [
             "(abstract, finding 1).", check_surge_rtt_grows,
             f"the tagged flow's mean smoothed RTT over the window after the surge ≥ "
             f"{RTT_GROWTH_MIN:g} × before it, with the largest crowd"),
+    Finding("failure-bandwidth-drops",
+            "Scenario 2, when neighbour eNBs fail and their users are handed to a surviving eNB: "
+            "the load increase causes a dramatic bandwidth reduction on the UEs (slides, "
+            "scenario 2; abstract, finding 1).", check_failure_bandwidth_drops,
+            f"the tagged UE's (in the surviving cell) mean goodput over the window after the "
+            f"failure ≤ {DROP_MAX} × the window before it, with the most UEs moved"),
+    Finding("failure-degrades-tcp",
+            "Scenario 2, cell failure: the sudden load increase in the surviving eNB "
+            "significantly degrades TCP performance (abstract, finding 1).",
+            check_failure_rtt_grows,
+            f"the tagged flow's mean smoothed RTT over the window after the failure ≥ "
+            f"{RTT_GROWTH_MIN:g} × before it, with the most UEs moved"),
 ]
 
 
 def figures(df: pd.DataFrame, sweep_dir: Path) -> list[StudyFigure]:
     out = _handover_figures(df, sweep_dir) if (df["flow"] == "dl").any() else []
-    if "crowd" in df.columns and (df["flow"] == TAGGED).any():
-        out += _surge_figures(df, sweep_dir)
+    for load in LOADS.values():
+        if load.x in df.columns and (df["flow"] == TAGGED).any() and df[load.x].notna().any():
+            out += _load_figures(df, sweep_dir, load)
     return out
 
 
-def _surge_figures(df: pd.DataFrame, sweep_dir: Path) -> list[StudyFigure]:
-    d = df[df["crowd"].notna()]
+def _before_after(rows: pd.DataFrame, x: str) -> pd.DataFrame:
+    """One row per input row and phase: goodput and smoothed RTT over the window before and
+    after the load arrives."""
+    long = pd.concat([
+        rows[["run_id", "seed", x]].assign(phase=phase, goodput_bps=rows[f"goodput_{k}_bps"],
+                                           srtt_ms=rows[f"srtt_{k}_ms"])
+        for phase, k in zip(PHASES, ("before", "after"))], ignore_index=True)
+    long[x] = long[x].astype(int)
+    return long
+
+
+def _load_figures(df: pd.DataFrame, sweep_dir: Path, load: Load) -> list[StudyFigure]:
+    d = df[df[load.x].notna()]
+    if PART in d.columns:
+        d = d[d[PART] == load.part]
     tag = d[d["flow"] == TAGGED]
-    crowds = [int(x) for x in sp.ordered(tag["crowd"].dropna())]
+    sizes = [int(x) for x in sp.ordered(tag[load.x].dropna())]
+    x, p = load.x, load.part
+    xlabel = {"crowd": "the crowd's size", "moved": "the number of UEs moved to the surviving cell"}[x]
+    arrives = {SURGE: "the crowd starts downloading",
+               FAILURE: "the neighbour cells fail and their UEs move to the surviving cell"}[p]
     out = []
     if {"goodput_before_bps", "srtt_before_ms"} <= set(tag.columns):
-        long = pd.concat([
-            tag[["run_id", "seed", "crowd"]].assign(
-                phase=phase, goodput_bps=tag[f"goodput_{k}_bps"], srtt_ms=tag[f"srtt_{k}_ms"])
-            for phase, k in zip(PHASES, ("before", "after"))], ignore_index=True)
-        long["crowd"] = long["crowd"].astype(int)
+        long = _before_after(tag, x)
         at = float(pd.to_numeric(tag["surge_at_s"], errors="coerce").max())
         out += [
-            StudyFigure("surge_goodput", "Load surge: the tagged UE's goodput",
+            StudyFigure(f"{p}_goodput", f"{load.title}: the tagged UE's goodput",
                         f"Goodput of the tagged UE's download over equal windows before and after "
-                        f"the crowd starts downloading ({at:g} s), against the crowd's size; mean "
-                        "over seeds with 95 % t-intervals (paper: scenario 2).",
-                        sp.lines(long, "crowd", "goodput_bps", "phase", x_order=crowds,
+                        f"{arrives} ({at:g} s), against {xlabel}; mean over seeds with 95 % "
+                        "t-intervals (paper: scenario 2).",
+                        sp.lines(long, x, "goodput_bps", "phase", x_order=sizes,
                                  group_order=PHASES, colors=PHASE_COLORS,
-                                 title="Tagged UE's goodput around the load surge")),
-            StudyFigure("surge_rtt", "Load surge: the tagged flow's RTT",
+                                 title=f"Tagged UE's goodput around {load.event}")),
+            StudyFigure(f"{p}_rtt", f"{load.title}: the tagged flow's RTT",
                         "Mean smoothed RTT of the tagged flow over the same windows.",
-                        sp.lines(long, "crowd", "srtt_ms", "phase", x_order=crowds,
+                        sp.lines(long, x, "srtt_ms", "phase", x_order=sizes,
                                  group_order=PHASES, colors=PHASE_COLORS,
-                                 title="Tagged flow's smoothed RTT around the load surge")),
+                                 title=f"Tagged flow's smoothed RTT around {load.event}")),
         ]
-    crowd_flows = d[d["flow"].astype(str).str.startswith(f"{SURGE}-")].copy()
-    if not crowd_flows.empty:
-        crowd_flows["crowd"] = crowd_flows["crowd"].astype(int)
+    others = d[d["flow"].astype(str).str.startswith(load.flows)].copy()
+    if not others.empty and p == SURGE:
+        others[x] = others[x].astype(int)
         out.append(StudyFigure(
             "surge_crowd_cdf", "Load surge: goodput of the crowd's UEs",
             "CDF over the crowd's UEs (all seeds) of each one's goodput from the surge to the "
             "end of the run, per crowd size.",
-            sp.metric_cdf(crowd_flows, "goodput_bps", "crowd", group_order=crowds,
+            sp.metric_cdf(others, "goodput_bps", x, group_order=sizes,
                           title="Per-UE goodput of the downloads that start together")))
-    try:
-        runs = {f"crowd of {n}": run_dir(part_dir(sweep_dir, SURGE), d, crowd=n)
-                for n in (crowds[0], crowds[-1])}
+    elif not others.empty and "goodput_before_bps" in others.columns:
         out.append(StudyFigure(
-            "surge_traces", "Load surge: the tagged flow over time",
-            "cwnd, goodput and smoothed RTT of the tagged flow (first seed) with the smallest and "
-            "the largest crowd, side by side.",
+            "failure_moved_goodput", "Cell failure: goodput of the moved UEs",
+            "Goodput of the failed cells' UEs over the windows before (in their own cell) and "
+            f"after the failure (in the surviving one, including the re-establishment), against "
+            f"{xlabel}; mean over the UEs and seeds with 95 % t-intervals over them.",
+            sp.lines(_before_after(others, x), x, "goodput_bps", "phase", x_order=sizes,
+                     group_order=PHASES, colors=PHASE_COLORS,
+                     title="Moved UEs' goodput around the failure")))
+    try:
+        what = {"crowd": "crowd of {n}", "moved": "{n} UEs moved"}[x]
+        runs = {what.format(n=n): run_dir(part_dir(sweep_dir, p), d, **{x: n})
+                for n in (sizes[0], sizes[-1])}
+        out.append(StudyFigure(
+            f"{p}_traces", f"{load.title}: the tagged flow over time",
+            f"cwnd, goodput and smoothed RTT of the tagged flow (first seed) with the smallest and "
+            f"the largest load ({xlabel}), side by side.",
             sp.traces(runs, flows=[TAGGED], rows=("cwnd", "throughput", "srtt"))))
     except (KeyError, FileNotFoundError, IndexError):
         pass
@@ -344,7 +458,8 @@ STUDY = Study(
     name="handover",
     paper_id="001",
     summary="X2 handover with PDCP seamless vs lossless forwarding, PDCP queue 64 KB..4 MB, "
-            "a UE at ~40 km/h between two eNBs; a sudden load surge in a cell (paper 001)",
+            "a UE at ~40 km/h between two eNBs; a sudden load surge in a cell, and cell "
+            "failures moving their UEs to a survivor (paper 001)",
     paper="Nguyen et al., TCP performance over LTE handovers: PDCP seamless and lossless "
           "forwarding (ns-3 study, paper 001 in /papers)",
     intro_html=(
@@ -359,14 +474,19 @@ STUDY = Study(
         "(Levy walk), attached from the start, all start downloading at the same instant. "
         "celltcp adds a tagged UE that downloads from the start, compares its goodput and RTT "
         "over equal windows before and after the surge, and varies the size of the crowd "
-        "(sweep in <code>surge/</code>). The paper's cell-failure variant (neighbour cells "
-        "fail and their UEs move to the survivor) is not run: see docs/studies.md.</p>"),
+        "(sweep in <code>surge/</code>).</p>"
+        "<p>The same scenario as the paper words it, with cell failures (sweep in "
+        "<code>failure/</code>): three eNBs 500 m apart; the tagged UE walks in the middle "
+        "cell, the two neighbours' UEs download from the start, both neighbours fail at 10 s "
+        "and their UEs re-establish in the surviving middle cell. The tagged UE's goodput and "
+        "RTT are compared over equal windows before and after the failure, against the number "
+        "of UEs moved.</p>"),
     findings=FINDINGS,
     figures=figures,
     prepare=prepare,
     aggregate_by=("forwarding", "pdcp_queue", "flow"),
     metrics=("goodput_bps", "owd_mean_ms", "rtt_mean_ms", "retransmitted_segments"),
     table_flows=("dl",),
-    parts=(SURGE,),
+    parts=(SURGE, FAILURE),
     enrich=enrich,
 )
