@@ -274,6 +274,12 @@ impl Scoreboard {
     /// RFC 6675 §4 `IsLost` applied to every hole below the highest SACK; returns the bytes
     /// newly marked lost.
     pub fn detect_losses(&mut self, dupthresh: u32, mss: u64) -> u64 {
+        // Nothing SACKed above the holes already examined: no hole can be lost (the common case,
+        // on every ACK of a loss-free flow; the searches below are not free on a deque of
+        // thousands of segments).
+        if self.highest_sacked <= self.lost_hint || self.segs.is_empty() {
+            return 0;
+        }
         // Skip the run above `lost_hint` that is already SACKed or lost: keeps the walk below
         // short when one old hole sits under a long SACKed run.
         let mut k = self.segs.partition_point(|s| s.end <= self.lost_hint);
