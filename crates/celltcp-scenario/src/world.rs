@@ -208,6 +208,9 @@ pub(crate) struct World {
     /// moves 32-byte entries rather than whole packets.
     slab: Slab,
     drop_scratch: Vec<Packet>,
+    /// Datagrams (by uid) one of whose fragments was lost: a datagram counts once in a flow's
+    /// `data_pkts_dropped`, however many of its fragments are lost.
+    lost_fragmented: FastMap<u64, ()>,
     frag_out: Vec<Packet>,
     rtt_scratch: Vec<SimDuration>,
     pub files: Vec<String>,
@@ -417,6 +420,7 @@ impl World {
             scratch: Vec::new(),
             slab: Slab::default(),
             drop_scratch: Vec::new(),
+            lost_fragmented: FastMap::default(),
             frag_out: Vec::new(),
             rtt_scratch: Vec::new(),
             files,
@@ -537,10 +541,11 @@ impl World {
         self.count_loss(pkt);
     }
 
-    /// Counts a data packet of a flow that will not arrive.
+    /// Counts a data packet of a flow that will not arrive: a whole datagram once, even when
+    /// several of its IP fragments are lost (`data_pkts_sent` counts datagrams too).
     pub(crate) fn count_loss(&mut self, pkt: &Packet) {
         if let Some(f) = self.flow_of(pkt) {
-            if is_data(pkt) {
+            if is_data(pkt) && (pkt.frag.is_none() || self.lost_fragmented.insert(pkt.uid, ()).is_none()) {
                 self.flows[f].net.data_pkts_dropped += 1;
             }
         }
@@ -580,11 +585,7 @@ impl World {
             }
             if del.lost {
                 self.dirs[d].lost_pkts += 1;
-                if let Some(f) = self.flow_of(&del.pkt) {
-                    if is_data(&del.pkt) {
-                        self.flows[f].net.data_pkts_dropped += 1;
-                    }
-                }
+                self.count_loss(&del.pkt);
             } else {
                 self.dirs[d].delivered_pkts += 1;
                 let slot = self.slab.put(del.pkt);
