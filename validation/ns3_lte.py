@@ -20,8 +20,8 @@ tolerance:
     (per_ue_rx_bytes_total / duration) and the table says so.
   * mean TCP RTT (ns-3: RTT samples at the server inside the window; celltcp: the samples of
     DIR/timeseries/rtt.parquet inside the same window, else the whole-run summary figure).
-  * mean DL PRBs per TTI over the window (celltcp: timeseries/lte_cell.parquet
-    dl_prb_utilization x 100, else the whole-run summary figure).
+  * mean DL and UL PRBs per TTI over the window (celltcp: timeseries/lte_cell.parquet
+    dl_/ul_prb_utilization x 100, else the whole-run summary figure).
 Exit status: 0 all within tolerance, 1 something flagged, 2 celltcp could not run.
 """
 
@@ -88,14 +88,16 @@ def _window_mean(run: dict, table: str, column: str, t0: float):
     return statistics.mean(xs) if xs else None
 
 
-def celltcp_dl_prb(run: dict, t0: float):
-    """Mean DL PRBs allocated per TTI over [t0, end] (100 PRB cell), and where it came from."""
-    u = _window_mean(run, "lte_cell", "dl_prb_utilization", t0)
+def celltcp_prb(run: dict, t0: float, direction: str = "dl"):
+    """Mean PRBs allocated per TTI in `direction` ("dl" or "ul") over [t0, end] (100 PRB
+    cell), and where it came from."""
+    col = f"{direction}_prb_utilization"
+    u = _window_mean(run, "lte_cell", col, t0)
     if u is not None:
-        return 100.0 * u, f"timeseries/lte_cell.parquet dl_prb_utilization x 100 over t >= {t0:g} s"
+        return 100.0 * u, f"timeseries/lte_cell.parquet {col} x 100 over t >= {t0:g} s"
     cells = run["summary"].get("lte", {}).get("cells", [])
     if cells:
-        return 100.0 * float(cells[0]["dl_prb_utilization"]), "summary lte.cells[0].dl_prb_utilization x 100 (whole run)"
+        return 100.0 * float(cells[0][col]), f"summary lte.cells[0].{col} x 100 (whole run)"
     return None, None
 
 
@@ -188,10 +190,12 @@ def compare(args, workdir: str) -> int:
         if key:
             notes.add(f"celltcp RTT figure: {key}")
         rows.append((name, "mean TCP RTT ms", r.get("mean_tcp_rtt_ms"), cel_rtt, rel(r.get("mean_tcp_rtt_ms"), cel_rtt)))
-        prb, key = celltcp_dl_prb(run, sc["warmup"])
-        if key:
-            notes.add(f"celltcp PRB figure: {key}")
-        rows.append((name, "mean DL PRBs/TTI", r.get("mean_dl_prb_per_tti"), prb, rel(r.get("mean_dl_prb_per_tti"), prb)))
+        for d in ("dl", "ul"):
+            prb, key = celltcp_prb(run, sc["warmup"], d)
+            if key:
+                notes.add(f"celltcp PRB figure: {key}")
+            ns = r.get(f"mean_{d}_prb_per_tti")
+            rows.append((name, f"mean {d.upper()} PRBs/TTI", ns, prb, rel(ns, prb)))
 
     def f(x):
         return "n/a" if x is None else f"{x:.3f}"
