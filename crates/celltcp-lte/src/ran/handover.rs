@@ -595,47 +595,20 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mac::sched_pf::PfConfig;
     use crate::mac::SchedulerKind;
     use crate::pdcp::PdcpConfig;
-    use crate::phy::channel::PathLoss;
-    use crate::phy::tdd::Duplex;
-    use crate::ran::{EnbSpec, RadioConfig, RanConfig, UeSpec};
+    use crate::ran::{EnbSpec, RanConfig, UeSpec};
     use crate::rlc::{AmConfig, RlcConfig};
     use rand::Rng;
 
     fn config(h: HandoverConfig) -> RanConfig {
         RanConfig {
-            dl_prbs: 25,
-            ul_prbs: 25,
-            duplex: Duplex::Fdd,
             dl_scheduler: SchedulerKind::ProportionalFair,
-            ul_scheduler: SchedulerKind::RoundRobin,
-            pf: PfConfig::default(),
-            cfi: 2,
-            harq_max_tx: 4,
-            cqi_period: SimDuration::from_millis(5),
-            cqi_delay: SimDuration::from_millis(6),
-            sr_period: SimDuration::from_millis(10),
             ul_olla: true,
             rlc: RlcConfig::Am(AmConfig { tx_buffer_bytes: 1 << 26, ..AmConfig::default() }),
             pdcp: PdcpConfig { tx_buffer_bytes: 1 << 26, ..PdcpConfig::default() },
-            radio: RadioConfig {
-                carrier_hz: 2.12e9,
-                pathloss: PathLoss::FreeSpace,
-                shadowing_sigma_db: 0.0,
-                fading: None,
-                doppler_hz: 0.0,
-                enb_tx_power_dbm: 46.0,
-                ue_tx_power_dbm: 23.0,
-                enb_noise_figure_db: 5.0,
-                ue_noise_figure_db: 9.0,
-                enb_antenna_gain_dbi: 0.0,
-                ue_antenna_gain_dbi: 0.0,
-                enb_height_m: 25.0,
-                ue_height_m: 1.5,
-            },
             handover: h,
+            ..crate::ran::tests::config(10, 5, 6)
         }
     }
 

@@ -8,7 +8,10 @@
 use super::*;
 use crate::rlc::UmConfig;
 
-fn config(sr_period_ms: u64, cqi_period_ms: u64, cqi_delay_ms: u64) -> RanConfig {
+/// One 25-PRB FDD cell's settings (free-space loss, no shadowing or fading, RLC UM, RR in both
+/// directions) with the given SR period and CQI period and delay; the handover tests start
+/// from it too.
+pub(super) fn config(sr_period_ms: u64, cqi_period_ms: u64, cqi_delay_ms: u64) -> RanConfig {
     RanConfig {
         dl_prbs: 25,
         ul_prbs: 25,
