@@ -264,7 +264,17 @@ fn fdd_5mhz_gives_the_tbs_ratio_of_20mhz() {
 // ---------------------------------------------------------------------------------------------
 
 /// (D, S, U) subframes per frame of TDD configurations 1, 2 and 5 (TS 36.211 Table 4.2-2).
-const TDD: [(u8, f64, f64, f64); 3] = [(1, 4.0, 2.0, 4.0), (2, 6.0, 2.0, 2.0), (5, 8.0, 1.0, 1.0)];
+/// TS 36.211 Table 4.2-2: per 10 ms frame, the downlink (D), special (S) and uplink (U)
+/// subframes of each UL/DL configuration.
+const TDD: [(u8, f64, f64, f64); 7] = [
+    (0, 2.0, 2.0, 6.0),
+    (1, 4.0, 2.0, 4.0),
+    (2, 6.0, 2.0, 2.0),
+    (3, 6.0, 1.0, 3.0),
+    (4, 7.0, 1.0, 2.0),
+    (5, 8.0, 1.0, 1.0),
+    (6, 3.0, 2.0, 5.0),
+];
 
 /// A TDD cell (special subframe configuration 7: DwPTS of 10 symbols, which carries PDSCH with
 /// the TBS of ⌊0.75 · N_PRB⌋ = 75 PRBs, TS 36.213 §7.1.7), with saturating UDP both ways.

@@ -734,8 +734,10 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
             if self.cfg.duplex.is_dl(sf) {
                 self.schedule_dl(now, c, sf);
             }
-            let k = self.cfg.duplex.ul_grant_delay(sf);
-            if k > 0 {
+            // Every PUSCH this subframe's UL grants can address: one (Table 8-2), or with TDD
+            // configuration 0 also n + 7 (UL index, TS 36.213 §8.0), without which its uplink
+            // subframes 3 and 8 are never granted.
+            for &k in self.cfg.duplex.ul_grant_delays(sf) {
                 self.schedule_ul(now, c, now + SimDuration::from_millis(u64::from(k)));
             }
         }
@@ -1392,7 +1394,15 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
                 }
             }
         }
-        // Grants already given for that PUSCH (none in FDD; TDD config 0 may give two).
+        // Grants already given for that PUSCH keep their PRBs (none in FDD; in TDD
+        // configuration 0 two DL subframes may grant the same PUSCH).
+        for &ue in &self.cells[c].ul_active {
+            for g in &self.ues[ue as usize].ul_grants {
+                if g.at == pusch {
+                    free &= !g.grant.prb_mask;
+                }
+            }
+        }
         self.sched_in.clear();
         let active = std::mem::take(&mut self.cells[c].ul_active);
         for &ue in &active {
