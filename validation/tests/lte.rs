@@ -1093,6 +1093,12 @@ fn refuses_a_negative_ue_power() {
 }
 
 #[test]
+fn refuses_a_negative_enb_power() {
+    let e = refused("enb_power = \"-3dBm\"", NEAR);
+    check(&e, "lte.enb_power", &["-3", "0dBm", "60dBm"]);
+}
+
+#[test]
 fn refuses_an_unknown_scheduler() {
     let e = refused("scheduler = \"fifo\"", NEAR);
     check(
@@ -1273,5 +1279,30 @@ fn pdcp_occupancy_is_the_unconfirmed_backlog_with_am_and_nothing_with_um() {
             assert!(pdcp.iter().all(|&b| b == 0.0), "with UM PDCP holds nothing");
             assert!(rlc_max > 1_500_000.0, "with UM the backlog is in RLC's 2 MB buffer: {rlc_max}");
         }
+    }
+}
+
+#[test]
+fn ping_over_lte_pays_the_radio_access_delays() {
+    // A ping from the server to an idle UE (one request every 103 ms, so the requests fall on
+    // every phase of the SR grid): the wired part is 2 × (10 ms + S1-U 1 ms); the downlink
+    // adds the wait for the next TTI and one TTI of transmission (1..2 ms); the reply waits
+    // for the UE's next SR opportunity (0 .. sr_period − 1 ms, TS 36.321 §5.4.4) and then
+    // grant + 4 and one TTI (5 ms, TS 36.213 §8.0), plus up to one TTI of alignment. So
+    // RTT − 22 ms lies in [6, 8 + sr_period] ms, and over many phases spans most of the SR period.
+    for sr in [10.0, 20.0] {
+        let text = scenario(
+            "30s",
+            &format!("bandwidth = \"5MHz\"\nsr_period = \"{sr}ms\""),
+            &ue("ue", 100.0, "sinr = \"30dB\""),
+            "10ms",
+            "[[flow]]\napp = \"ping\"\nfrom = \"server\"\nto = \"ue\"\ninterval = \"103ms\"\ncount = 250\n",
+        );
+        let out = run_text(&text, 1);
+        let (lo, hi) = (flow_f64(&out, 0, "rtt_min_ms") - 22.0, flow_f64(&out, 0, "rtt_max_ms") - 22.0);
+        println!("sr_period {sr} ms: RTT − wired in [{lo:.3}, {hi:.3}] ms (closed form [6, {}])", 8.0 + sr);
+        assert!(lo >= 6.0 - 1e-6 && hi <= 8.0 + sr + 1e-6, "sr_period {sr}: [{lo}, {hi}]");
+        assert!(hi - lo >= sr - 2.0, "the SR wait must show its whole range: [{lo}, {hi}]");
+        assert_eq!(flow_f64(&out, 0, "loss_ratio"), 0.0);
     }
 }
