@@ -220,7 +220,7 @@ def _utc_now() -> str:
 
 
 def _make_manifest(raw: Mapping[str, Any], config: Any, command: Sequence[str] | None,
-                   source: str | None, files: list[str]) -> dict[str, Any]:
+                   source: str | None, files: list[str], cpu: float) -> dict[str, Any]:
     wall = float(raw["wall_time_s"])
     events = int(raw["events"])
     sim = float(raw["sim_time_s"])
@@ -235,6 +235,8 @@ def _make_manifest(raw: Mapping[str, Any], config: Any, command: Sequence[str] |
         "sim_time_s": sim,
         "events_per_wall_s": events / wall if wall > 0 else None,
         "sim_s_per_wall_s": sim / wall if wall > 0 else None,
+        "cpu_time_s": cpu,
+        "sim_s_per_cpu_s": sim / cpu if cpu > 0 else None,
         "python": platform.python_version(),
         "platform": platform.platform(),
         "files": files,
@@ -412,6 +414,9 @@ def execute(
             out_path.parent.mkdir(parents=True, exist_ok=True)
             tmp = Path(tempfile.mkdtemp(prefix=f".{out_path.name}.tmp-", dir=out_path.parent))
         completed = False
+        # CPU time of this thread, which runs the core (the GIL is released, not the thread):
+        # less sensitive than wall time to other load on a shared machine.
+        cpu0 = time.thread_time()
         try:
             raw = _core.run(
                 text,
@@ -422,6 +427,7 @@ def execute(
                 progress=callback,
             )
             completed = True
+            cpu = time.thread_time() - cpu0
         except ScenarioError as e:
             raise _with_file(e, source) from None
         finally:
@@ -435,7 +441,7 @@ def execute(
         tables = {name: _columns_to_frame(cols) for name, cols in columns.items()}
 
         if tmp is None:
-            manifest = _make_manifest(raw, config, command, source, files)
+            manifest = _make_manifest(raw, config, command, source, files, cpu)
             return Result(summary, manifest, None, tables)
 
         ts_dir = tmp / TIMESERIES
@@ -444,7 +450,7 @@ def execute(
             _write_parquet(ts_dir / f"{name}.parquet", cols)
             files.append(f"{TIMESERIES}/{name}.parquet")
         files.append(SUMMARY)
-        manifest = _make_manifest(raw, config, command, source, sorted(files))
+        manifest = _make_manifest(raw, config, command, source, sorted(files), cpu)
         _write_json(tmp / SUMMARY, summary)
         _write_json(tmp / MANIFEST, manifest)
         # mkdtemp makes the directory private (0700); a run directory is an ordinary one.

@@ -131,6 +131,9 @@ def test_run_dir_is_complete_and_reloads(tmp_path: Path) -> None:
         assert key in m, key
     assert m["celltcp_version"] == celltcp.__version__
     assert m["config"] == res.config and m["seed"] == 7
+    # CPU time of the core's thread: positive, and the per-CPU-second rate follows from it
+    assert m["cpu_time_s"] > 0
+    assert m["sim_s_per_cpu_s"] == pytest.approx(m["sim_time_s"] / m["cpu_time_s"])
     assert json.loads((out / "summary.json").read_text()) == res.summary
     for name in res.timeseries_names:
         assert f"timeseries/{name}.parquet" in m["files"]
