@@ -917,7 +917,8 @@ fn handover_config(text: &str, cfg: &LteCfg) -> Result<HandoverConfig, ScenarioE
         out.forwarding = match f.as_str() {
             "seamless" => PdcpForwarding::Seamless,
             "lossless" => PdcpForwarding::Lossless,
-            other => return Err(e("forwarding", format!("expected \"seamless\" or \"lossless\", got {other:?}"))),
+            "seamless-flush" => PdcpForwarding::SeamlessFlush,
+            other => return Err(e("forwarding", format!("expected \"seamless\", \"lossless\" or \"seamless-flush\", got {other:?}"))),
         };
         if out.forwarding == PdcpForwarding::Lossless && cfg.rlc.mode != "am" {
             return Err(e("forwarding", format!("lossless forwarding needs RLC AM (TS 36.323 §5.2.1.1), but [lte.rlc] mode is {:?}", cfg.rlc.mode)));

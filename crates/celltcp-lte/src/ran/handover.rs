@@ -22,6 +22,10 @@
 //!   SDUs RLC has not started to send; SDUs RLC sent in part or whole and not yet acknowledged
 //!   (its transmission and retransmission buffers) are discarded (counted as discarded). The
 //!   UE keeps its unsent uplink SDUs for the target; what it had sent in part is lost.
+//! - **Seamless, flushing** (`"seamless-flush"`): what ns-3 3.37's LTE module does (its X2
+//!   handover releases the source's RLC buffers), and what study 001 calls seamless: every SDU
+//!   the source's RLC holds at `t_detach`, sent or not, is discarded; SDUs arriving afterwards
+//!   are forwarded as above. The discarded data grows with the queue. Uplink as seamless.
 //! - **Lossless** (RLC AM only, TS 36.323 §5.2.1.1 and §5.2.2.1): the source forwards every SDU
 //!   PDCP still holds (not yet confirmed by RLC), in COUNT order, keeping their SNs. At
 //!   `t_attach` the UE sends a PDCP status report (§5.3.1) and the target drops what the UE
@@ -49,6 +53,11 @@ use crate::Direction;
 pub enum PdcpForwarding {
     /// Forward SDUs not yet sent; discard the ones in RLC's (re)transmission buffers.
     Seamless,
+    /// Seamless as ns-3 3.37's LTE module does it (and study 001's seamless mode): the source
+    /// releases its RLC entity with everything in it, sent or not; only SDUs that reach it
+    /// after the handover decision are forwarded.
+    #[serde(rename = "seamless-flush")]
+    SeamlessFlush,
     /// Forward every SDU not confirmed; status reports and retransmission (RLC AM only).
     Lossless,
 }
@@ -441,6 +450,18 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
                     }
                 }
             }
+            Some(PdcpForwarding::SeamlessFlush) => {
+                // ns-3's handover: the source's RLC entity goes with everything it holds
+                for p in old.untransmitted_and_unacked() {
+                    u.enb_pdcp_tx.forget(p.sn);
+                    if u.ue_pdcp_rx.has_received(p.count) {
+                        discarded_received += 1;
+                    } else {
+                        discarded += 1;
+                        out.push(RanOutput::Dropped { ue, dir: Direction::Downlink, sdu: p.sdu });
+                    }
+                }
+            }
             Some(PdcpForwarding::Seamless) => {
                 let unsent = old.discard_untransmitted(|_| true);
                 let unsent_counts: std::collections::HashSet<u32> = unsent.iter().map(|p| p.count).collect();
@@ -471,7 +492,7 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
                     out.push(RanOutput::Dropped { ue, dir: Direction::Uplink, sdu: p.sdu });
                 }
             }
-            Some(PdcpForwarding::Seamless) => {
+            Some(PdcpForwarding::Seamless | PdcpForwarding::SeamlessFlush) => {
                 let unsent = old_ue.discard_untransmitted(|_| true);
                 let unsent_counts: std::collections::HashSet<u32> = unsent.iter().map(|p| p.count).collect();
                 for p in old_ue.untransmitted_and_unacked() {
@@ -740,6 +761,27 @@ mod tests {
         assert!(lost_total > 0, "some handover should have had SDUs in flight");
     }
 
+    // Flushing seamless (ns-3's): everything the source's RLC holds at the command is lost, so
+    // the loss grows with the backlog, while 3GPP seamless loses only what RLC had sent; every
+    // SDU is still delivered or dropped exactly once, in order.
+    #[test]
+    fn flushing_seamless_handover_discards_the_whole_rlc_backlog() {
+        // 2 SDUs of 1000 B per ms (16 Mbit/s) into a cell that carries less at 8 dB: a backlog
+        // builds in RLC before the handover at 1 s.
+        let (mut flush_lost, mut seamless_lost) = (0, 0);
+        for (fwd, lost) in [(PdcpForwarding::SeamlessFlush, &mut flush_lost), (PdcpForwarding::Seamless, &mut seamless_lost)] {
+            let t = run(h(fwd), 1000, 2, 1000, 8.0, 1500);
+            assert_eq!(t.dropped.len() as u64, t.event.sdus_discarded, "{fwd:?}");
+            let mut all: Vec<u32> = t.delivered.iter().map(|x| x.0).chain(t.dropped.iter().copied()).collect();
+            all.sort_unstable();
+            assert!(all == (0..t.sent).collect::<Vec<_>>(), "{fwd:?}: {}", diff(&all, t.sent));
+            let ids: Vec<u32> = t.delivered.iter().map(|x| x.0).collect();
+            assert!(ids.windows(2).all(|w| w[0] < w[1]), "{fwd:?}: in order");
+            *lost = t.dropped.len();
+        }
+        assert!(flush_lost > 20 * seamless_lost.max(1), "flush lost {flush_lost}, seamless {seamless_lost}");
+    }
+
     // The gap the UE sees (TS 36.300 §10.1.2.1): the source serves it until the handover
     // command (step 7, `t_detach`); from then on two things run in parallel — the UE detaches
     // and completes random access in the target (steps 9–11, `interruption`), and the source
@@ -786,7 +828,7 @@ mod tests {
             let pdu_tx = SimDuration::from_nanos((u64::from(bytes + 2) * 8 * 1_000_000_000).div_ceil(rate));
             let k = match fwd {
                 PdcpForwarding::Lossless => e.sdus_already_received,
-                PdcpForwarding::Seamless => 0,
+                PdcpForwarding::Seamless | PdcpForwarding::SeamlessFlush => 0,
             };
             let x2_path = SimDuration::from_millis(x2_ms) + SimDuration::from_nanos(pdu_tx.as_nanos() * (k + 1));
             let ready = detach + cfg.interruption.max(x2_path);
