@@ -180,16 +180,16 @@ def test_handover_quick_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture
     out = tmp_path / "handover"
     rc, text = _study("handover", out, capsys)
     assert rc == 0, text
-    assert "runs done 10, skipped 0, failed 0" in text  # 6 handover + 2 load-surge + 2 cell-failure runs
+    assert "runs done 13, skipped 0, failed 0" in text  # 9 handover + 2 load-surge + 2 cell-failure runs
     html = (out / "report.html").read_text()
     figures = sorted(p.stem for p in (out / "figures").glob("*.png"))
     assert figures == sorted(["goodput_queue", "delay_queue", "retx_queue", "traces",
-                              "ho_zoom_seamless", "ho_zoom_lossless", "surge_goodput",
+                              "ho_zoom_seamless", "ho_zoom_seamless-flush", "ho_zoom_lossless", "surge_goodput",
                               "surge_rtt", "surge_crowd_cdf", "surge_traces", "failure_goodput",
                               "failure_rtt", "failure_moved_goodput", "failure_traces"])
     assert html.count('src="data:image/png;base64,') == len(figures)
     verdicts = _agreement(html)
-    assert set(verdicts) == {"seamless-goodput-falls", "lossless-delay-grows",
+    assert set(verdicts) == {"seamless-goodput-falls", "seamless-flush-goodput-falls", "lossless-delay-grows",
                              "seamless-throughput-lossless-delay", "surge-bandwidth-drops",
                              "surge-degrades-tcp", "failure-bandwidth-drops", "failure-degrades-tcp"}
     assert "not evaluated" not in verdicts.values()
@@ -199,7 +199,7 @@ def test_handover_quick_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture
         assert f"<h3>{name}</h3>" in html
     table = pd.read_parquet(out / "results.parquet")
     dl = table[table["flow"] == "dl"]
-    assert len(dl) == 6
+    assert len(dl) == 9
     # the handover itself: lossless forwards every SDU; seamless discards those RLC was sending
     # (with a 64 KB queue the window is so small that there may be none)
     for rid, mode, q in zip(dl["run_id"], dl["lte.handover.forwarding"], dl["lte.pdcp.buffer"]):
