@@ -464,6 +464,7 @@ pub fn plan(text: &str, cfg: &Config, base_dir: Option<&std::path::Path>) -> Res
             ("initial_cwnd", f.initial_cwnd.is_some()),
             ("min_rto", f.min_rto.is_some()),
             ("ecn", f.ecn.is_some()),
+            ("trace_segments", f.trace_segments.is_some()),
         ];
         let allowed: &[&str] = match f.app {
             AppKind::Bulk => &["bytes", "rate", "length"],

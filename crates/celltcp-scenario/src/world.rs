@@ -21,7 +21,7 @@ use celltcp_net::pcap::{PcapWriter, Snaplen};
 use celltcp_net::queue::AnyQueue;
 use celltcp_net::trace_link::{TraceLink, TraceLinkConfig};
 use celltcp_net::{Body, IcmpEcho, Ipv4, Packet, TcpSegment, UdpDatagram};
-use celltcp_tcp::{BufSize, TcpConfig, TcpEndpoint};
+use celltcp_tcp::{seq, BufSize, TcpConfig, TcpEndpoint};
 use rand::Rng;
 
 use crate::cellular::{LteState, RadioDir, GTPU_OVERHEAD_BYTES};
@@ -169,6 +169,84 @@ pub(crate) struct Flow {
     app_rate: Option<u64>,
     /// Application write size (`iperf3 -l`).
     chunk: u64,
+    /// The sender's segments and the ACKs it receives, when `trace_segments` is on.
+    pub seg_trace: Option<Box<SegTrace>>,
+}
+
+/// The per-segment trace of a TCP flow's sender (`trace_segments = true`): what tcptrace and
+/// Wireshark's "Stevens" graph plot. Sequence numbers are byte offsets of the stream's data
+/// (the first data byte is 0, the SYN at −1), unwrapped to 64 bits with [`seq::unwrap`]
+/// (RFC 9293 §3.4), so the trace of a flow longer than 4 GB stays monotone.
+pub(crate) struct SegTrace {
+    /// The sending connection's initial sequence number (the wire value of its SYN).
+    isn: u32,
+    /// The latest absolute offset seen, the reference for unwrapping (RFC 9293 §3.4: values
+    /// in use are within 2^31 of it).
+    reference: u64,
+    /// The sender's `retransmitted_segments` after the last segment it sent: a segment after
+    /// which it has grown is a retransmission.
+    rtx_seen: u64,
+    pub seg_time: Vec<f64>,
+    pub seg_seq: Vec<i64>,
+    pub seg_len: Vec<i64>,
+    pub seg_rtx: Vec<i64>,
+    pub ack_time: Vec<f64>,
+    pub ack: Vec<i64>,
+    pub ack_sack: Vec<i64>,
+}
+
+impl SegTrace {
+    fn new() -> Self {
+        SegTrace {
+            isn: 0,
+            reference: 0,
+            rtx_seen: 0,
+            seg_time: Vec::new(),
+            seg_seq: Vec::new(),
+            seg_len: Vec::new(),
+            seg_rtx: Vec::new(),
+            ack_time: Vec::new(),
+            ack: Vec::new(),
+            ack_sack: Vec::new(),
+        }
+    }
+
+    /// The stream offset of wire sequence number `wire` (first data byte 0).
+    fn offset(&mut self, wire: u32) -> i64 {
+        let abs = seq::unwrap(self.isn, wire, self.reference);
+        self.reference = self.reference.max(abs);
+        abs as i64 - 1
+    }
+
+    /// A segment the sender transmitted; `rtx_total` is its `retransmitted_segments` after it.
+    fn on_sent(&mut self, now: SimTime, seg: &TcpSegment, rtx_total: u64) {
+        let rtx = rtx_total > self.rtx_seen;
+        self.rtx_seen = rtx_total;
+        if seg.payload_len == 0 {
+            return;
+        }
+        let off = self.offset(seg.seq);
+        self.seg_time.push(now.as_secs_f64());
+        self.seg_seq.push(off);
+        self.seg_len.push(seg.payload_len as i64);
+        self.seg_rtx.push(rtx as i64);
+    }
+
+    /// A segment the sender received: its cumulative ACK and the right edge of its highest
+    /// SACK block (RFC 2018 §3), or the ACK again when it carries none.
+    fn on_ack(&mut self, now: SimTime, seg: &TcpSegment) {
+        if !seg.flags.ack() {
+            return;
+        }
+        let ack = self.offset(seg.ack);
+        let mut sack = ack;
+        for b in seg.options.sack_blocks() {
+            sack = sack.max(self.offset(b.right));
+        }
+        self.ack_time.push(now.as_secs_f64());
+        self.ack.push(ack);
+        self.ack_sack.push(sack);
+    }
 }
 
 /// Columnar time series being collected.
@@ -395,6 +473,7 @@ impl World {
                 bytes_limit: f.bytes.map(|b| b.0),
                 app_rate: if matches!(f.app, AppKind::Bulk | AppKind::Iperf) { f.rate.map(|r| r.0) } else { None },
                 chunk: f.length.map_or(if f.app == AppKind::Iperf { 128 * 1024 } else { 64 * 1024 }, |l| l.0),
+                seg_trace: f.trace_segments.unwrap_or(false).then(|| Box::new(SegTrace::new())),
             });
         }
         q.push(SimTime::ZERO, Ev::Sample);
@@ -677,6 +756,9 @@ impl World {
                 let iss: u32 = fl.rng.gen();
                 let ep = TcpEndpoint::accept(cfg, seg.dst_port, seg.src_port, iss, &seg, now);
                 let FlowState::Tcp { reverse, stop_at, .. } = &fl.state else { unreachable!() };
+                if let (true, Some(tr)) = (*reverse, fl.seg_trace.as_mut()) {
+                    tr.isn = iss;
+                }
                 let app = if *reverse { ConnApp::Writer(with_app_rate(fl.app_rate, fl.start, BulkSender::new(fl.bytes_limit, *stop_at, fl.chunk))) } else { ConnApp::Sink(Sink::default()) };
                 let c = self.conns.len();
                 self.conns.push(Conn { ep, node, remote: pkt.src, flow: f, app, timer_at: None });
@@ -689,9 +771,14 @@ impl World {
             }
             PortUse::Udp(_) => return,
         };
+        let f = self.conns[c].flow;
         if seg.payload_len > 0 {
-            let f = self.conns[c].flow;
             self.flows[f].net.on_data_arrival(now, pkt.created);
+        }
+        if let Some(tr) = self.flows[f].seg_trace.as_mut() {
+            if matches!(self.conns[c].app, ConnApp::Writer(_)) {
+                tr.on_ack(now, &seg);
+            }
         }
         let ce = pkt.ecn == celltcp_net::Ecn::Ce;
         self.conns[c].ep.on_segment(now, &seg, ce);
@@ -708,6 +795,12 @@ impl World {
         while let Some(seg) = self.conns[c].ep.poll_transmit(now) {
             if seg.payload_len > 0 {
                 self.flows[f].net.data_pkts_sent += 1;
+            }
+            if let Some(tr) = self.flows[f].seg_trace.as_mut() {
+                let conn = &self.conns[c];
+                if matches!(conn.app, ConnApp::Writer(_)) {
+                    tr.on_sent(now, &seg, conn.ep.stats().retransmitted_segments);
+                }
             }
             let mut p = self.alloc_packet(now, node, remote, Body::Tcp(seg));
             if seg.ect {
@@ -785,6 +878,9 @@ impl World {
                 let cfg = fl.tcp_cfg.unwrap();
                 let iss: u32 = fl.rng.gen();
                 let ep = TcpEndpoint::connect(cfg, fl.client_port, fl.server_port, iss, now);
+                if let (false, Some(tr)) = (*reverse, fl.seg_trace.as_mut()) {
+                    tr.isn = iss;
+                }
                 let app = if *reverse { ConnApp::Sink(Sink::default()) } else { ConnApp::Writer(with_app_rate(fl.app_rate, fl.start, BulkSender::new(fl.bytes_limit, *stop_at, 0))) };
                 let c = self.conns.len();
                 *client = Some(c);
