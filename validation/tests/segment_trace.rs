@@ -135,3 +135,23 @@ window = "64KB"
     let off = run_text(&base.replace("reverse = true", "reverse = true\ntrace_segments = false"), 1);
     assert!(!has_table(&off, "segments") && !has_table(&off, "acks"));
 }
+
+#[test]
+fn a_trace_window_keeps_the_rows_of_the_full_trace_inside_it() {
+    // the same seeded run traced whole and from 3 s to 6 s: the window's rows are exactly the
+    // full trace's rows at those times, retransmission flags included
+    let flow = "cc = \"cubic\"\ntrace_segments = true";
+    let full = run_text(&single_link("10s", "10Mbps", "20ms", "100p", 0.01, flow), 5);
+    let part = run_text(&single_link("10s", "10Mbps", "20ms", "100p", 0.01, &format!("{flow}\ntrace_window = [\"3s\", \"6s\"]")), 5);
+    for (table, cols) in [("segments", &["seq", "len", "retransmission"][..]), ("acks", &["ack", "sack"][..])] {
+        let t_full = col_f64(&full, table, "time_s");
+        let keep: Vec<usize> = (0..t_full.len()).filter(|&i| (3.0..=6.0).contains(&t_full[i])).collect();
+        assert!(keep.len() > 100 && keep.len() < t_full.len() / 2, "{table}: {} of {}", keep.len(), t_full.len());
+        assert_eq!(col_f64(&part, table, "time_s"), keep.iter().map(|&i| t_full[i]).collect::<Vec<_>>(), "{table}");
+        for c in cols {
+            let v = col_i64(&full, table, c);
+            assert_eq!(col_i64(&part, table, c), keep.iter().map(|&i| v[i]).collect::<Vec<_>>(), "{table}.{c}");
+        }
+    }
+    assert!(col_i64(&part, "segments", "retransmission").contains(&1));
+}

@@ -348,6 +348,9 @@ pub struct FlowCfg {
     /// `segments` and `acks` tables); default off.
     #[serde(default)]
     pub trace_segments: Option<bool>,
+    /// Only the segments and ACKs from `[start, end]` (times of the run), with `trace_segments`.
+    #[serde(default)]
+    pub trace_window: Option<[Dur; 2]>,
     // --- bulk ---
     /// Bytes to transfer (default: unlimited until the end of the run).
     #[serde(default)]

@@ -186,6 +186,9 @@ pub(crate) struct SegTrace {
     /// The sender's `retransmitted_segments` after the last segment it sent: a segment after
     /// which it has grown is a retransmission.
     rtx_seen: u64,
+    /// Rows are kept from `from` to `until` (`trace_window`), the whole run without one.
+    from: SimTime,
+    until: SimTime,
     pub seg_time: Vec<f64>,
     pub seg_seq: Vec<i64>,
     pub seg_len: Vec<i64>,
@@ -196,11 +199,13 @@ pub(crate) struct SegTrace {
 }
 
 impl SegTrace {
-    fn new() -> Self {
+    fn new(from: SimTime, until: SimTime) -> Self {
         SegTrace {
             isn: 0,
             reference: 0,
             rtx_seen: 0,
+            from,
+            until,
             seg_time: Vec::new(),
             seg_seq: Vec::new(),
             seg_len: Vec::new(),
@@ -225,7 +230,11 @@ impl SegTrace {
         if seg.payload_len == 0 {
             return;
         }
+        // outside the window too: the unwrapping reference must follow the stream
         let off = self.offset(seg.seq);
+        if now < self.from || now > self.until {
+            return;
+        }
         self.seg_time.push(now.as_secs_f64());
         self.seg_seq.push(off);
         self.seg_len.push(seg.payload_len as i64);
@@ -235,7 +244,7 @@ impl SegTrace {
     /// A segment the sender received: its cumulative ACK and the right edge of its highest
     /// SACK block (RFC 2018 §3), or the ACK again when it carries none.
     fn on_ack(&mut self, now: SimTime, seg: &TcpSegment) {
-        if !seg.flags.ack() {
+        if !seg.flags.ack() || now < self.from || now > self.until {
             return;
         }
         let ack = self.offset(seg.ack);
@@ -473,7 +482,10 @@ impl World {
                 bytes_limit: f.bytes.map(|b| b.0),
                 app_rate: if matches!(f.app, AppKind::Bulk | AppKind::Iperf) { f.rate.map(|r| r.0) } else { None },
                 chunk: f.length.map_or(if f.app == AppKind::Iperf { 128 * 1024 } else { 64 * 1024 }, |l| l.0),
-                seg_trace: f.trace_segments.unwrap_or(false).then(|| Box::new(SegTrace::new())),
+                seg_trace: f.trace_segments.unwrap_or(false).then(|| {
+                    let (from, until) = f.trace_window.map_or((SimTime::ZERO, end), |[a, b]| (SimTime::ZERO + a.0, SimTime::ZERO + b.0));
+                    Box::new(SegTrace::new(from, until))
+                }),
             });
         }
         q.push(SimTime::ZERO, Ev::Sample);
