@@ -88,6 +88,9 @@ pub(crate) struct Conn {
     pub flow: usize,
     pub app: ConnApp,
     timer_at: Option<SimTime>,
+    /// The sender of a flow with `trace_segments`: its segments and the ACKs it receives go
+    /// to the flow's [`SegTrace`].
+    traced: bool,
 }
 
 #[derive(Clone, Copy)]
@@ -773,7 +776,8 @@ impl World {
                 }
                 let app = if *reverse { ConnApp::Writer(with_app_rate(fl.app_rate, fl.start, BulkSender::new(fl.bytes_limit, *stop_at, fl.chunk))) } else { ConnApp::Sink(Sink::default()) };
                 let c = self.conns.len();
-                self.conns.push(Conn { ep, node, remote: pkt.src, flow: f, app, timer_at: None });
+                let traced = fl.seg_trace.is_some() && matches!(app, ConnApp::Writer(_));
+                self.conns.push(Conn { ep, node, remote: pkt.src, flow: f, app, timer_at: None, traced });
                 if let FlowState::Tcp { server, .. } = &mut self.flows[f].state {
                     *server = Some(c);
                 }
@@ -783,14 +787,12 @@ impl World {
             }
             PortUse::Udp(_) => return,
         };
-        let f = self.conns[c].flow;
         if seg.payload_len > 0 {
+            let f = self.conns[c].flow;
             self.flows[f].net.on_data_arrival(now, pkt.created);
         }
-        if let Some(tr) = self.flows[f].seg_trace.as_mut() {
-            if matches!(self.conns[c].app, ConnApp::Writer(_)) {
-                tr.on_ack(now, &seg);
-            }
+        if self.conns[c].traced {
+            self.trace_ack(now, c, &seg);
         }
         let ce = pkt.ecn == celltcp_net::Ecn::Ce;
         self.conns[c].ep.on_segment(now, &seg, ce);
@@ -804,21 +806,37 @@ impl World {
     /// Sends every segment connection `c` may send now.
     fn transmit_conn(&mut self, now: SimTime, c: usize) {
         let (node, remote, f) = (self.conns[c].node, self.conns[c].remote, self.conns[c].flow);
+        let traced = self.conns[c].traced;
         while let Some(seg) = self.conns[c].ep.poll_transmit(now) {
             if seg.payload_len > 0 {
                 self.flows[f].net.data_pkts_sent += 1;
             }
-            if let Some(tr) = self.flows[f].seg_trace.as_mut() {
-                let conn = &self.conns[c];
-                if matches!(conn.app, ConnApp::Writer(_)) {
-                    tr.on_sent(now, &seg, conn.ep.stats().retransmitted_segments);
-                }
+            if traced {
+                self.trace_sent(now, c, f, &seg);
             }
             let mut p = self.alloc_packet(now, node, remote, Body::Tcp(seg));
             if seg.ect {
                 p.ecn = celltcp_net::Ecn::Ect0; // RFC 3168 §6.1.2: ECN-capable transport
             }
             self.ip_output(now, node, p);
+        }
+    }
+
+    /// Records a segment of a traced sender (out of line: the untraced path stays small).
+    #[inline(never)]
+    fn trace_sent(&mut self, now: SimTime, c: usize, f: usize, seg: &TcpSegment) {
+        let rtx_total = self.conns[c].ep.stats().retransmitted_segments;
+        if let Some(tr) = self.flows[f].seg_trace.as_mut() {
+            tr.on_sent(now, seg, rtx_total);
+        }
+    }
+
+    /// Records a segment a traced sender received.
+    #[inline(never)]
+    fn trace_ack(&mut self, now: SimTime, c: usize, seg: &TcpSegment) {
+        let f = self.conns[c].flow;
+        if let Some(tr) = self.flows[f].seg_trace.as_mut() {
+            tr.on_ack(now, seg);
         }
     }
 
@@ -899,7 +917,8 @@ impl World {
                 let iv = *interval;
                 let has_meter = meter.is_some();
                 let port = fl.client_port;
-                self.conns.push(Conn { ep, node: src, remote: dst_addr, flow: f, app, timer_at: None });
+                let traced = fl.seg_trace.is_some() && matches!(app, ConnApp::Writer(_));
+                self.conns.push(Conn { ep, node: src, remote: dst_addr, flow: f, app, timer_at: None, traced });
                 let chunk = self.write_chunk(f);
                 if let ConnApp::Writer(w) = &mut self.conns[c].app {
                     *w = BulkSender::new(self.flows[f].bytes_limit, stop_at_of(&self.flows[f]), chunk);
