@@ -10,6 +10,9 @@ rtt_cdf        CDF of RTT samples per flow (``rtt`` series; ``srtt_ms`` of ``tcp
 queue          queue length per link over time
 iperf          iperf interval reports per flow (when the run has an ``iperf`` series)
 ping           ping RTT per flow over time (when the run has a ``ping`` series)
+seq            segment-sequence ("Stevens") graph per traced flow: every data segment sent,
+               retransmissions marked, the ACKs (when the run has a ``segments`` series, i.e.
+               a flow with ``trace_segments = true``)
 =============  ==============================================================================
 
 and, for a run with an LTE radio access network (an ``lte`` section in ``summary.json``):
@@ -23,9 +26,9 @@ lte_cell          PRB utilisation and PHY throughput per cell over time (``lte_c
 lte_harq_rlc      HARQ BLER and RLC retransmission ratio per UE
 lte_prbs_goodput  PRBs per scheduled TTI and application goodput per UE
 lte_handover      per handed-over UE: RSRP of serving and best other cell, serving cell, TCP
-                  data delivered, with each handover's decision and interruption marked
-lte_ho_zoom       TCP data delivered and cwnd around the first handover (study 001's
-                  segment-sequence plot)
+                  data acknowledged, with each handover's decision and interruption marked
+lte_ho_zoom       around the first handover: the segment-sequence graph of the UE's download
+                  when it is traced (study 001's plot), else the data acknowledged; cwnd below
 ================  ===========================================================================
 
 Uses matplotlib's object API with the Agg canvas, so it does not touch pyplot's global
@@ -55,7 +58,7 @@ from matplotlib.patches import Rectangle
 
 __all__ = ["plot_run", "run_figure", "FIGURES", "LTE_FIGURES"]
 
-FIGURES = ("cwnd", "throughput", "rtt_cdf", "queue", "iperf", "ping")
+FIGURES = ("cwnd", "throughput", "rtt_cdf", "queue", "iperf", "ping", "seq")
 #: The figures of runs with an LTE radio access network.
 LTE_FIGURES = ("lte_cqi_mcs", "lte_sinr", "lte_rlc_buffer", "lte_pdcp_buffer", "lte_cell",
                "lte_harq_rlc", "lte_prbs_goodput", "lte_handover", "lte_ho_zoom")
@@ -345,6 +348,82 @@ def fig_ping(run: _Run) -> Figure | None:
     ax.set_ylabel("RTT (ms)")
     ax.set_title("ping")
     ax.set_ylim(bottom=0)
+    return fig
+
+
+def _seg_trace(run: _Run, f: int | None = None) -> dict[int, tuple[pd.DataFrame, pd.DataFrame | None]]:
+    """The ``segments`` and ``acks`` rows of each traced flow (of flow ``f`` only, if given)."""
+    seg = run.table("segments")
+    if seg is None or not {"time_s", "flow", "seq", "len", "retransmission"} <= set(seg.columns):
+        return {}
+    ack = run.table("acks")
+    if ack is not None and not {"time_s", "flow", "ack"} <= set(ack.columns):
+        ack = None
+    out: dict[int, tuple[pd.DataFrame, pd.DataFrame | None]] = {}
+    for i, g in _groups(seg, "flow"):
+        if f is None or i == f:
+            a = ack[ack["flow"] == i] if ack is not None else None
+            out[i] = (g, a if a is not None and len(a) else None)
+    return out
+
+
+def _stevens(ax: Axes, seg: pd.DataFrame, ack: pd.DataFrame | None, base: float, scale: float) -> None:
+    """A tcptrace / Wireshark "Stevens" graph: a dot at the sequence offset of every data
+    segment sent, retransmissions as red crosses, the cumulative ACK (and the highest SACKed
+    byte, where above it) as steps. Offsets are drawn as ``(seq - base) / scale``. The points
+    are rasterised (a long run has hundreds of thousands), the axes and text stay vector."""
+    rtx = seg["retransmission"].to_numpy() != 0
+    t = seg["time_s"].to_numpy(float)
+    y = (seg["seq"].to_numpy(float) - base) / scale
+    ax.scatter(t[~rtx], y[~rtx], s=3, marker=".", linewidths=0, color=_color(0),
+               label="segment sent", rasterized=True, zorder=2)
+    if rtx.any():
+        ax.scatter(t[rtx], y[rtx], s=16, marker="x", linewidths=0.9, color="tab:red",
+                   label=f"retransmission ({int(rtx.sum())})", rasterized=True, zorder=3)
+    if ack is not None:
+        ta = ack["time_s"].to_numpy(float)
+        a = ack["ack"].to_numpy(float)
+        ax.plot(ta, (a - base) / scale, color=_color(2), linewidth=0.9, drawstyle="steps-post",
+                label="ACK", rasterized=True, zorder=1)
+        if "sack" in ack:
+            sk = ack["sack"].to_numpy(float)
+            if (sk > a).any():
+                ax.plot(ta, (sk - base) / scale, color=_color(4), linewidth=0.7, linestyle="--",
+                        drawstyle="steps-post", label="highest SACK", rasterized=True, zorder=1)
+
+
+def _ue_of(run: _Run, f: int) -> str | None:
+    """The UE at either end of flow ``f`` (for marking its handovers), if any."""
+    ues = {str(u.get("name")) for u in _ues(run)} if run.lte else set()
+    fl = run.flows[f] if 0 <= f < len(run.flows) else {}
+    for end in ("to", "from"):
+        if str(fl.get(end)) in ues:
+            return str(fl.get(end))
+    return None
+
+
+def fig_seq(run: _Run) -> Figure | None:
+    """One Stevens graph per traced flow (``trace_segments = true``), handovers of its UE marked."""
+    traced = _seg_trace(run)
+    if not traced:
+        return None
+    n = len(traced)
+    fig = Figure(figsize=(_FIGSIZE[0], 1.2 + 2.2 * n) if n > 1 else (_FIGSIZE[0], 3.8))
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(n, 1, sharex=True, squeeze=False)[:, 0]
+    for ax, (i, (seg, ack)) in zip(axes, traced.items()):
+        top = float((seg["seq"] + seg["len"]).max())
+        scale, unit = _bytes_unit(top)
+        _stevens(ax, seg, ack, 0.0, scale)
+        ue = _ue_of(run, i)
+        hos = [h for h in _handovers(run) if ue is not None and h.get("ue") == ue]
+        _mark_handovers(ax, hos, label=True)
+        ax.set_ylabel(f"sequence ({unit})")
+        ax.set_ylim(bottom=0)
+        ax.set_title(run.flow_name(i), fontsize=9, loc="left")
+        ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), markerscale=2)
+    axes[-1].set_xlabel("time (s)")
+    fig.suptitle("Segment sequence (Stevens graph)", fontsize=10)
     return fig
 
 
@@ -796,6 +875,7 @@ def fig_lte_handover(run: _Run) -> Figure | None:
         f = _flow_to(run, str(ue))
         if tcp is not None and f is not None and "delivered_bytes" in tcp:
             fl = tcp[tcp["flow"] == f]
+            # delivered_bytes is the sender's C.delivered: bytes the UE has acknowledged
             ax_s.plot(fl["time_s"].to_numpy(float), fl["delivered_bytes"].to_numpy(float) / 1e6,
                       color=c, label=f"{run.flow_name(f)} → {ue}")
     mine = [h for h in hos if h.get("ue") in moved]
@@ -807,7 +887,7 @@ def fig_lte_handover(run: _Run) -> Figure | None:
     if cells:
         ax_c.set_yticks(range(len(cells)))
         ax_c.set_yticklabels(cells)
-    ax_s.set_ylabel("TCP data delivered (MB)")
+    ax_s.set_ylabel("TCP data acked (MB)")
     ax_s.set_xlabel("time (s)")
     if ax_s.lines:
         ax_s.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
@@ -820,7 +900,9 @@ def fig_lte_handover(run: _Run) -> Figure | None:
 
 
 def fig_lte_ho_zoom(run: _Run) -> Figure | None:
-    """TCP data delivered and cwnd from 2 s before to 3 s after the first handover."""
+    """From 2 s before to 3 s after the first handover decision: the segment-sequence graph of
+    the download to the UE when the run traced it (``trace_segments``), else the bytes the UE
+    acknowledged (sampled ``delivered_bytes``); cwnd and bytes in flight below."""
     hos = [h for h in _handovers(run) if np.isfinite(_num(h.get("attach_s")))]
     tcp = run.table("tcp")
     if not hos or tcp is None or "delivered_bytes" not in tcp:
@@ -830,15 +912,34 @@ def fig_lte_ho_zoom(run: _Run) -> Figure | None:
     if f is None:
         return None
     t0 = _num(h.get("decided_s"))
-    fl = tcp[(tcp["flow"] == f) & (tcp["time_s"] >= t0 - 2.0) & (tcp["time_s"] <= t0 + 3.0)]
+    lo, hi = t0 - 2.0, t0 + 3.0
+    fl = tcp[(tcp["flow"] == f) & (tcp["time_s"] >= lo) & (tcp["time_s"] <= hi)]
     if len(fl) < 2:
         return None
-    fig = Figure(figsize=(_FIGSIZE[0], 4.6))
+    seg, ack = _seg_trace(run, f).get(f, (None, None))
+    if seg is not None:
+        seg = seg[(seg["time_s"] >= lo) & (seg["time_s"] <= hi)]
+        if ack is not None:
+            ack = ack[(ack["time_s"] >= lo) & (ack["time_s"] <= hi)]
+        if seg.empty:
+            seg = None
+    fig = Figure(figsize=(_FIGSIZE[0], 5.2 if seg is not None else 4.6))
     FigureCanvasAgg(fig)
-    ax_s, ax_w = fig.subplots(2, 1, sharex=True)
+    ax_s, ax_w = fig.subplots(2, 1, sharex=True, gridspec_kw={"height_ratios": [2, 1]} if seg is not None else None)
     tt = fl["time_s"].to_numpy(float)
-    d = fl["delivered_bytes"].to_numpy(float)
-    ax_s.plot(tt, (d - d[0]) / 1e6, color=_color(0), label="delivered to the UE")
+    if seg is not None:
+        # offsets from the lowest byte in view: the first ACK of the window, or the first segment
+        base = float(seg["seq"].min())
+        if ack is not None and len(ack):
+            base = min(base, float(ack["ack"].iloc[0]))
+        span = float((seg["seq"] + seg["len"]).max()) - base
+        scale, unit = _bytes_unit(span)
+        _stevens(ax_s, seg, ack, base, scale)
+        ax_s.set_ylabel(f"sequence − {base / 1e6:.1f} MB ({unit})")
+    else:
+        d = fl["delivered_bytes"].to_numpy(float)
+        ax_s.plot(tt, (d - d[0]) / 1e6, color=_color(0), label="acknowledged by the UE")
+        ax_s.set_ylabel(f"data since {tt[0]:.1f} s (MB)")
     if "cwnd_bytes" in fl:
         ax_w.plot(tt, fl["cwnd_bytes"].to_numpy(float) / 1e3, color=_color(1), label="cwnd")
     if "bytes_in_flight" in fl:
@@ -846,8 +947,7 @@ def fig_lte_ho_zoom(run: _Run) -> Figure | None:
                   label="in flight")
     for ax in (ax_s, ax_w):
         _mark_handovers(ax, [h], label=ax is ax_s)
-        ax.legend(loc="upper left")
-    ax_s.set_ylabel(f"data since {tt[0]:.1f} s (MB)")
+        ax.legend(loc="upper left", markerscale=2 if ax is ax_s and seg is not None else 1)
     ax_w.set_ylabel("KB")
     ax_w.set_ylim(bottom=0)
     ax_w.set_xlabel("time (s)")
@@ -867,6 +967,7 @@ _MAKERS = {
     "queue": fig_queue,
     "iperf": fig_iperf,
     "ping": fig_ping,
+    "seq": fig_seq,
     "lte_cqi_mcs": fig_lte_cqi_mcs,
     "lte_sinr": fig_lte_sinr,
     "lte_rlc_buffer": fig_lte_rlc_buffer,

@@ -170,9 +170,41 @@ def test_handover_figures(tmp_path: Path) -> None:
         _valid_svg(svg)
     svg = (out / "figures" / "lte_handover.svg").read_text(encoding="utf-8")
     assert "interruption" in svg and "handover decided" in svg
-    # one figure on its own, as the handover study's report places it
+    # one figure on its own, as the handover study's report places it; without a segment
+    # trace it shows the sampled bytes the UE acknowledged
     fig = plots.run_figure(out, "lte_ho_zoom")
     assert fig is not None and "around the handover of car (a → b)" in fig.axes[0].get_title()
+    assert fig.axes[0].get_legend_handles_labels()[1][0] == "acknowledged by the UE"
+    assert not (out / "figures" / "seq.png").exists()
+
+
+def test_handover_zoom_is_a_segment_sequence_graph_when_traced(tmp_path: Path) -> None:
+    out = tmp_path / "ho"
+    res = celltcp.run(HANDOVER_TOML.replace('window = "512KB"', 'window = "512KB"\ntrace_segments = true'),
+                      out=out)
+    h = res.summary["lte"]["handovers"][0]
+    written = plots.plot_run(out)
+    for name in ("lte_ho_zoom", "seq"):
+        png = out / "figures" / f"{name}.png"
+        assert png in written, name
+        _valid_png(png)
+    fig = plots.run_figure(out, "lte_ho_zoom")
+    assert fig is not None
+    ax = fig.axes[0]
+    labels = ax.get_legend_handles_labels()[1]
+    assert labels[0] == "segment sent" and "ACK" in labels and "interruption" in labels, labels
+    assert ax.get_ylabel().startswith("sequence − ")
+    # the dots are the trace's segments from 2 s before to 3 s after the decision
+    seg = res.timeseries("segments")
+    t0 = h["decided_s"]
+    inside = seg[(seg.time_s >= t0 - 2) & (seg.time_s <= t0 + 3)]
+    dots = ax.collections[0].get_offsets()
+    assert len(dots) == int((inside.retransmission == 0).sum()) > 100
+    assert dots[:, 0].min() >= t0 - 2 and dots[:, 0].max() <= t0 + 3
+    # the ACK clock stops while the UE is detached: in that gap the sender sends less than
+    # half its mean rate over the window
+    gap = inside[(inside.time_s > h["detach_s"]) & (inside.time_s < h["attach_s"])]
+    assert len(gap) < 0.5 * len(inside) * (h["attach_s"] - h["detach_s"]) / 5.0 + 1
 
 
 def test_run_figure_one_by_name(lte_dir: Path, tmp_path: Path) -> None:

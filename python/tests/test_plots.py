@@ -44,8 +44,9 @@ def test_figures_png_and_svg(run_dir: Path) -> None:
         assert svg.stat().st_size > 5_000, name
         assert svg.read_text().lstrip().startswith("<?xml")
         _not_blank(png)
-    # the demo-like run has no iperf flow, so no iperf figure
+    # the demo-like run has no iperf flow, so no iperf figure, and traces no segments
     assert not (figs / "iperf.png").exists()
+    assert not (figs / "seq.png").exists()
 
 
 def test_plots_read_only_files(run_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -120,3 +121,44 @@ def test_iperf_and_udp_flows(tmp_path: Path) -> None:
     written = plots.plot_run(tmp_path / "run", ["png"])
     assert tmp_path / "run" / "figures" / "iperf.png" in written
     _not_blank(tmp_path / "run" / "figures" / "iperf.png")
+
+
+def test_seq_figure_of_a_traced_flow(tmp_path: Path) -> None:
+    """``trace_segments``: a Stevens graph of the traced flow only, retransmissions counted."""
+    scenario = SMALL_TOML.replace('cc = "cubic"', 'cc = "cubic"\ntrace_segments = true')
+    res = celltcp.run(scenario, out=tmp_path / "run", link__1__loss=0.01)
+    seg = res.timeseries("segments")
+    assert set(seg["flow"]) == {0}
+    n_rtx = int(seg["retransmission"].sum())
+    assert n_rtx == res.summary["flows"][0]["retransmitted_segments"] > 0
+    written = plots.plot_run(tmp_path / "run")
+    png, svg = tmp_path / "run" / "figures" / "seq.png", tmp_path / "run" / "figures" / "seq.svg"
+    assert png in written and svg in written
+    _not_blank(png)
+    fig = plots.run_figure(tmp_path / "run", "seq")
+    assert fig is not None
+    labels = fig.axes[0].get_legend_handles_labels()[1]
+    assert labels[:3] == ["segment sent", f"retransmission ({n_rtx})", "ACK"], labels
+    # the points are rasterised: the SVG stays small however many segments the flow sent
+    assert svg.stat().st_size < 400_000
+
+
+def test_seq_figure_from_files(tmp_path: Path) -> None:
+    """Two traced flows, one panel each; a SACK line only where SACK blocks reach above the ACK;
+    a ``segments`` table without its columns draws nothing."""
+    seq = np.arange(0, 100, dtype=np.int64) * 1000
+    seg = pd.DataFrame({"time_s": np.tile(np.arange(100) * 0.01, 2), "flow": np.repeat([0, 2], 100),
+                        "seq": np.tile(seq, 2), "len": np.full(200, 1000, np.int64),
+                        "retransmission": np.zeros(200, np.int64)})
+    ack = pd.DataFrame({"time_s": np.tile(np.arange(100) * 0.01 + 0.02, 2), "flow": np.repeat([0, 2], 100),
+                        "ack": np.tile(seq, 2), "sack": np.concatenate([seq, seq + 3000])})
+    flows = [{"name": "a"}, {"name": "b"}, {"name": "c"}]
+    _write_run(tmp_path / "run", flows, {"segments": seg, "acks": ack})
+    fig = plots.run_figure(tmp_path / "run", "seq")
+    assert fig is not None and len(fig.axes) == 2
+    assert [ax.get_title(loc="left") for ax in fig.axes] == ["a", "c"]
+    assert "highest SACK" not in fig.axes[0].get_legend_handles_labels()[1]
+    assert "highest SACK" in fig.axes[1].get_legend_handles_labels()[1]
+    assert "retransmission (0)" not in fig.axes[0].get_legend_handles_labels()[1]
+    _write_run(tmp_path / "bad", flows, {"segments": seg.drop(columns="retransmission")})
+    assert plots.run_figure(tmp_path / "bad", "seq") is None

@@ -344,6 +344,13 @@ pub struct FlowCfg {
     /// Negotiate ECN (RFC 3168); default off. `cc = "dctcp"` turns it on by itself.
     #[serde(default)]
     pub ecn: Option<bool>,
+    /// Record every data segment the sender transmits and every ACK it receives (the
+    /// `segments` and `acks` tables); default off.
+    #[serde(default)]
+    pub trace_segments: Option<bool>,
+    /// Only the segments and ACKs from `[start, end]` (times of the run), with `trace_segments`.
+    #[serde(default)]
+    pub trace_window: Option<[Dur; 2]>,
     // --- bulk ---
     /// Bytes to transfer (default: unlimited until the end of the run).
     #[serde(default)]

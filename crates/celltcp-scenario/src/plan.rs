@@ -464,6 +464,8 @@ pub fn plan(text: &str, cfg: &Config, base_dir: Option<&std::path::Path>) -> Res
             ("initial_cwnd", f.initial_cwnd.is_some()),
             ("min_rto", f.min_rto.is_some()),
             ("ecn", f.ecn.is_some()),
+            ("trace_segments", f.trace_segments.is_some()),
+            ("trace_window", f.trace_window.is_some()),
         ];
         let allowed: &[&str] = match f.app {
             AppKind::Bulk => &["bytes", "rate", "length"],
@@ -505,6 +507,14 @@ pub fn plan(text: &str, cfg: &Config, base_dir: Option<&std::path::Path>) -> Res
         if let Some(c) = f.initial_cwnd {
             if !(1..=1000).contains(&c) {
                 return Err(e("initial_cwnd", format!("expected 1..1000 segments, got {c}")));
+            }
+        }
+        if let Some([a, b]) = f.trace_window {
+            if f.trace_segments != Some(true) {
+                return Err(e("trace_window", "`trace_window` limits the segment trace: it needs `trace_segments = true`".into()));
+            }
+            if a.0 >= b.0 {
+                return Err(e("trace_window", format!("expected [start, end] with start before end, got [\"{a}\", \"{b}\"]")));
             }
         }
         if let Some(b) = f.bytes {

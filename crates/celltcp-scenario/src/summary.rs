@@ -5,7 +5,7 @@ use serde_json::{json, Value};
 
 use crate::config::AppKind;
 use crate::output::Table;
-use crate::world::{FlowState, World};
+use crate::world::{FlowState, SegTrace, World};
 
 /// Percentile by linear interpolation between closest ranks (numpy's default), on sorted data.
 pub fn percentile(sorted: &[f64], p: f64) -> Option<f64> {
@@ -250,10 +250,36 @@ pub(crate) fn tables(w: &World) -> Vec<Table> {
         );
     }
     out.extend(crate::cellular::lte_tables(w));
+    out.extend(segment_tables(w));
     if !pg.0.is_empty() {
         out.push(Table::new("ping").i64("flow", pg.0).i64("seq", pg.1).f64("time_s", pg.2).f64("rtt_ms", pg.3));
     }
     out
+}
+
+/// The `segments` and `acks` tables of the flows with `trace_segments = true` (none without).
+fn segment_tables(w: &World) -> Vec<Table> {
+    let traced: Vec<(usize, &SegTrace)> = w.flows.iter().enumerate().filter_map(|(i, f)| f.seg_trace.as_deref().map(|t| (i, t))).collect();
+    if traced.is_empty() {
+        return Vec::new();
+    }
+    let (mut t, mut fl, mut sq, mut len, mut rtx) = (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut at, mut afl, mut ack, mut sack) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for (i, tr) in traced {
+        t.extend_from_slice(&tr.seg_time);
+        fl.extend(std::iter::repeat_n(i as i64, tr.seg_time.len()));
+        sq.extend_from_slice(&tr.seg_seq);
+        len.extend_from_slice(&tr.seg_len);
+        rtx.extend_from_slice(&tr.seg_rtx);
+        at.extend_from_slice(&tr.ack_time);
+        afl.extend(std::iter::repeat_n(i as i64, tr.ack_time.len()));
+        ack.extend_from_slice(&tr.ack);
+        sack.extend_from_slice(&tr.ack_sack);
+    }
+    vec![
+        Table::new("segments").f64("time_s", t).i64("flow", fl).i64("seq", sq).i64("len", len).i64("retransmission", rtx),
+        Table::new("acks").f64("time_s", at).i64("flow", afl).i64("ack", ack).i64("sack", sack),
+    ]
 }
 
 #[cfg(test)]

@@ -21,7 +21,7 @@ use celltcp_net::pcap::{PcapWriter, Snaplen};
 use celltcp_net::queue::AnyQueue;
 use celltcp_net::trace_link::{TraceLink, TraceLinkConfig};
 use celltcp_net::{Body, IcmpEcho, Ipv4, Packet, TcpSegment, UdpDatagram};
-use celltcp_tcp::{BufSize, TcpConfig, TcpEndpoint};
+use celltcp_tcp::{seq, BufSize, TcpConfig, TcpEndpoint};
 use rand::Rng;
 
 use crate::cellular::{LteState, RadioDir, GTPU_OVERHEAD_BYTES};
@@ -88,6 +88,9 @@ pub(crate) struct Conn {
     pub flow: usize,
     pub app: ConnApp,
     timer_at: Option<SimTime>,
+    /// The sender of a flow with `trace_segments`: its segments and the ACKs it receives go
+    /// to the flow's [`SegTrace`].
+    traced: bool,
 }
 
 #[derive(Clone, Copy)]
@@ -169,6 +172,93 @@ pub(crate) struct Flow {
     app_rate: Option<u64>,
     /// Application write size (`iperf3 -l`).
     chunk: u64,
+    /// The sender's segments and the ACKs it receives, when `trace_segments` is on.
+    pub seg_trace: Option<Box<SegTrace>>,
+}
+
+/// The per-segment trace of a TCP flow's sender (`trace_segments = true`): what tcptrace and
+/// Wireshark's "Stevens" graph plot. Sequence numbers are byte offsets of the stream's data
+/// (the first data byte is 0, the SYN at −1), unwrapped to 64 bits with [`seq::unwrap`]
+/// (RFC 9293 §3.4), so the trace of a flow longer than 4 GB stays monotone.
+pub(crate) struct SegTrace {
+    /// The sending connection's initial sequence number (the wire value of its SYN).
+    isn: u32,
+    /// The latest absolute offset seen, the reference for unwrapping (RFC 9293 §3.4: values
+    /// in use are within 2^31 of it).
+    reference: u64,
+    /// The sender's `retransmitted_segments` after the last segment it sent: a segment after
+    /// which it has grown is a retransmission.
+    rtx_seen: u64,
+    /// Rows are kept from `from` to `until` (`trace_window`), the whole run without one.
+    from: SimTime,
+    until: SimTime,
+    pub seg_time: Vec<f64>,
+    pub seg_seq: Vec<i64>,
+    pub seg_len: Vec<i64>,
+    pub seg_rtx: Vec<i64>,
+    pub ack_time: Vec<f64>,
+    pub ack: Vec<i64>,
+    pub ack_sack: Vec<i64>,
+}
+
+impl SegTrace {
+    fn new(from: SimTime, until: SimTime) -> Self {
+        SegTrace {
+            isn: 0,
+            reference: 0,
+            rtx_seen: 0,
+            from,
+            until,
+            seg_time: Vec::new(),
+            seg_seq: Vec::new(),
+            seg_len: Vec::new(),
+            seg_rtx: Vec::new(),
+            ack_time: Vec::new(),
+            ack: Vec::new(),
+            ack_sack: Vec::new(),
+        }
+    }
+
+    /// The stream offset of wire sequence number `wire` (first data byte 0).
+    fn offset(&mut self, wire: u32) -> i64 {
+        let abs = seq::unwrap(self.isn, wire, self.reference);
+        self.reference = self.reference.max(abs);
+        abs as i64 - 1
+    }
+
+    /// A segment the sender transmitted; `rtx_total` is its `retransmitted_segments` after it.
+    fn on_sent(&mut self, now: SimTime, seg: &TcpSegment, rtx_total: u64) {
+        let rtx = rtx_total > self.rtx_seen;
+        self.rtx_seen = rtx_total;
+        if seg.payload_len == 0 {
+            return;
+        }
+        // outside the window too: the unwrapping reference must follow the stream
+        let off = self.offset(seg.seq);
+        if now < self.from || now > self.until {
+            return;
+        }
+        self.seg_time.push(now.as_secs_f64());
+        self.seg_seq.push(off);
+        self.seg_len.push(seg.payload_len as i64);
+        self.seg_rtx.push(rtx as i64);
+    }
+
+    /// A segment the sender received: its cumulative ACK and the right edge of its highest
+    /// SACK block (RFC 2018 §3), or the ACK again when it carries none.
+    fn on_ack(&mut self, now: SimTime, seg: &TcpSegment) {
+        if !seg.flags.ack() || now < self.from || now > self.until {
+            return;
+        }
+        let ack = self.offset(seg.ack);
+        let mut sack = ack;
+        for b in seg.options.sack_blocks() {
+            sack = sack.max(self.offset(b.right));
+        }
+        self.ack_time.push(now.as_secs_f64());
+        self.ack.push(ack);
+        self.ack_sack.push(sack);
+    }
 }
 
 /// Columnar time series being collected.
@@ -395,6 +485,10 @@ impl World {
                 bytes_limit: f.bytes.map(|b| b.0),
                 app_rate: if matches!(f.app, AppKind::Bulk | AppKind::Iperf) { f.rate.map(|r| r.0) } else { None },
                 chunk: f.length.map_or(if f.app == AppKind::Iperf { 128 * 1024 } else { 64 * 1024 }, |l| l.0),
+                seg_trace: f.trace_segments.unwrap_or(false).then(|| {
+                    let (from, until) = f.trace_window.map_or((SimTime::ZERO, end), |[a, b]| (SimTime::ZERO + a.0, SimTime::ZERO + b.0));
+                    Box::new(SegTrace::new(from, until))
+                }),
             });
         }
         q.push(SimTime::ZERO, Ev::Sample);
@@ -677,9 +771,13 @@ impl World {
                 let iss: u32 = fl.rng.gen();
                 let ep = TcpEndpoint::accept(cfg, seg.dst_port, seg.src_port, iss, &seg, now);
                 let FlowState::Tcp { reverse, stop_at, .. } = &fl.state else { unreachable!() };
+                if let (true, Some(tr)) = (*reverse, fl.seg_trace.as_mut()) {
+                    tr.isn = iss;
+                }
                 let app = if *reverse { ConnApp::Writer(with_app_rate(fl.app_rate, fl.start, BulkSender::new(fl.bytes_limit, *stop_at, fl.chunk))) } else { ConnApp::Sink(Sink::default()) };
                 let c = self.conns.len();
-                self.conns.push(Conn { ep, node, remote: pkt.src, flow: f, app, timer_at: None });
+                let traced = fl.seg_trace.is_some() && matches!(app, ConnApp::Writer(_));
+                self.conns.push(Conn { ep, node, remote: pkt.src, flow: f, app, timer_at: None, traced });
                 if let FlowState::Tcp { server, .. } = &mut self.flows[f].state {
                     *server = Some(c);
                 }
@@ -693,6 +791,9 @@ impl World {
             let f = self.conns[c].flow;
             self.flows[f].net.on_data_arrival(now, pkt.created);
         }
+        if self.conns[c].traced {
+            self.trace_ack(now, c, &seg);
+        }
         let ce = pkt.ecn == celltcp_net::Ecn::Ce;
         self.conns[c].ep.on_segment(now, &seg, ce);
         self.service_conn(now, c);
@@ -705,15 +806,37 @@ impl World {
     /// Sends every segment connection `c` may send now.
     fn transmit_conn(&mut self, now: SimTime, c: usize) {
         let (node, remote, f) = (self.conns[c].node, self.conns[c].remote, self.conns[c].flow);
+        let traced = self.conns[c].traced;
         while let Some(seg) = self.conns[c].ep.poll_transmit(now) {
             if seg.payload_len > 0 {
                 self.flows[f].net.data_pkts_sent += 1;
+            }
+            if traced {
+                self.trace_sent(now, c, f, &seg);
             }
             let mut p = self.alloc_packet(now, node, remote, Body::Tcp(seg));
             if seg.ect {
                 p.ecn = celltcp_net::Ecn::Ect0; // RFC 3168 §6.1.2: ECN-capable transport
             }
             self.ip_output(now, node, p);
+        }
+    }
+
+    /// Records a segment of a traced sender (out of line: the untraced path stays small).
+    #[inline(never)]
+    fn trace_sent(&mut self, now: SimTime, c: usize, f: usize, seg: &TcpSegment) {
+        let rtx_total = self.conns[c].ep.stats().retransmitted_segments;
+        if let Some(tr) = self.flows[f].seg_trace.as_mut() {
+            tr.on_sent(now, seg, rtx_total);
+        }
+    }
+
+    /// Records a segment a traced sender received.
+    #[inline(never)]
+    fn trace_ack(&mut self, now: SimTime, c: usize, seg: &TcpSegment) {
+        let f = self.conns[c].flow;
+        if let Some(tr) = self.flows[f].seg_trace.as_mut() {
+            tr.on_ack(now, seg);
         }
     }
 
@@ -785,13 +908,17 @@ impl World {
                 let cfg = fl.tcp_cfg.unwrap();
                 let iss: u32 = fl.rng.gen();
                 let ep = TcpEndpoint::connect(cfg, fl.client_port, fl.server_port, iss, now);
+                if let (false, Some(tr)) = (*reverse, fl.seg_trace.as_mut()) {
+                    tr.isn = iss;
+                }
                 let app = if *reverse { ConnApp::Sink(Sink::default()) } else { ConnApp::Writer(with_app_rate(fl.app_rate, fl.start, BulkSender::new(fl.bytes_limit, *stop_at, 0))) };
                 let c = self.conns.len();
                 *client = Some(c);
                 let iv = *interval;
                 let has_meter = meter.is_some();
                 let port = fl.client_port;
-                self.conns.push(Conn { ep, node: src, remote: dst_addr, flow: f, app, timer_at: None });
+                let traced = fl.seg_trace.is_some() && matches!(app, ConnApp::Writer(_));
+                self.conns.push(Conn { ep, node: src, remote: dst_addr, flow: f, app, timer_at: None, traced });
                 let chunk = self.write_chunk(f);
                 if let ConnApp::Writer(w) = &mut self.conns[c].app {
                     *w = BulkSender::new(self.flows[f].bytes_limit, stop_at_of(&self.flows[f]), chunk);

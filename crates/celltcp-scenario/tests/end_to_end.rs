@@ -155,6 +155,22 @@ fn bad_input_is_refused_naming_key_value_and_expectation() {
 
     let e = refused(&GOOD.replace("app = \"bulk\"", "app = \"ping\""));
     assert!(e.message.contains("does not apply"), "{e}");
+
+    let e = refused(&GOOD.replace("cc = \"newreno\"", "cc = \"newreno\"\ntrace_segments = \"yes\""));
+    assert_eq!(e.key, "flow[0].trace_segments");
+    assert!(e.message.contains("yes") && e.message.contains("bool"), "{e}");
+
+    let e = refused(&GOOD.replace("cc = \"newreno\"", "trace_segments = true").replace("window = \"64KB\"\n", "").replace("app = \"bulk\"", "app = \"udp\""));
+    assert_eq!(e.key, "flow[0].trace_segments");
+    assert!(e.message.contains("TCP setting") && e.message.contains("udp"), "{e}");
+
+    let e = refused(&GOOD.replace("cc = \"newreno\"", "trace_window = [\"1s\", \"2s\"]"));
+    assert_eq!(e.key, "flow[0].trace_window");
+    assert!(e.message.contains("trace_segments = true"), "{e}");
+
+    let e = refused(&GOOD.replace("cc = \"newreno\"", "trace_segments = true\ntrace_window = [\"2s\", \"1s\"]"));
+    assert_eq!(e.key, "flow[0].trace_window");
+    assert!(e.message.contains("start before end") && e.message.contains("2s"), "{e}");
 }
 
 #[test]

@@ -483,10 +483,11 @@ def _handover_figures(df: pd.DataFrame, sweep_dir: Path) -> list[StudyFigure]:
             if fig is not None:
                 out.append(StudyFigure(
                     f"ho_zoom_{m}", f"Around the handover, {m}",
-                    f"Data delivered to the UE, cwnd and bytes in flight from 2 s before to 3 s "
-                    f"after the handover decision, {m} forwarding with a {q} PDCP queue (first "
-                    "seed); the interruption is shaded (paper: congestion window and segment "
-                    "sequence around the handover).", fig))
+                    f"Segment sequence (every data segment the server sent, retransmissions "
+                    f"marked, the ACKs and the highest SACKed byte), cwnd and bytes in flight "
+                    f"from 2 s before to 3 s after the handover decision, {m} forwarding with a "
+                    f"{q} PDCP queue (first seed); the interruption is shaded (paper: congestion "
+                    "window and segment sequence around the handover).", fig))
     except (KeyError, FileNotFoundError):
         pass
     return out
