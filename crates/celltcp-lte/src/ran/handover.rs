@@ -438,20 +438,9 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
             Some(PdcpForwarding::Lossless) => {
                 forwarded.extend(u.enb_pdcp_tx.held().copied());
             }
-            None => {
-                // re-establishment: nothing reaches the new cell
-                for p in old.untransmitted_and_unacked() {
-                    u.enb_pdcp_tx.forget(p.sn);
-                    if u.ue_pdcp_rx.has_received(p.count) {
-                        discarded_received += 1;
-                    } else {
-                        discarded += 1;
-                        out.push(RanOutput::Dropped { ue, dir: Direction::Downlink, sdu: p.sdu });
-                    }
-                }
-            }
-            Some(PdcpForwarding::SeamlessFlush) => {
-                // ns-3's handover: the source's RLC entity goes with everything it holds
+            // Re-establishment: nothing reaches the new cell. Flushing seamless (ns-3's
+            // handover): the source's RLC entity goes with everything it holds.
+            None | Some(PdcpForwarding::SeamlessFlush) => {
                 for p in old.untransmitted_and_unacked() {
                     u.enb_pdcp_tx.forget(p.sn);
                     if u.ue_pdcp_rx.has_received(p.count) {
