@@ -171,7 +171,7 @@ impl Dbm {
             "dBm" => v,
             "W" | "mW" => {
                 let mw = if unit == "W" { v * 1e3 } else { v };
-                if !(mw > 0.0) {
+                if mw.is_nan() || mw <= 0.0 {
                     return Err(format!("expected a positive power, got {s:?}"));
                 }
                 10.0 * mw.log10()
