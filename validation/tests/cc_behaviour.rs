@@ -19,13 +19,6 @@ fn mean_goodput(text: &str, seeds: u64) -> f64 {
     (1..=seeds).map(|s| flow_f64(&run_text(text, s), 0, "goodput_bps")).sum::<f64>() / seeds as f64
 }
 
-fn f64_column<'a>(out: &'a celltcp_scenario::RunOutput, table: &str, col: &str) -> &'a [f64] {
-    let t = out.timeseries.iter().find(|t| t.name == table).unwrap_or_else(|| panic!("no {table} table"));
-    match t.column(col) {
-        Some(ColumnData::F64(v)) => v,
-        other => panic!("{table}.{col}: {other:?}"),
-    }
-}
 
 #[test]
 fn highspeed_follows_its_response_function_and_beats_reno_at_small_p() {

@@ -55,13 +55,6 @@ fn bottleneck(out: &RunOutput) -> usize {
         .expect("left -> right")
 }
 
-fn f64s<'a>(out: &'a RunOutput, table: &str, col: &str) -> &'a [f64] {
-    let t = out.timeseries.iter().find(|t| t.name == table).unwrap();
-    match t.column(col) {
-        Some(ColumnData::F64(v)) => v,
-        _ => panic!("{table}.{col}"),
-    }
-}
 
 fn i64s<'a>(out: &'a RunOutput, table: &str, col: &str) -> &'a [i64] {
     let t = out.timeseries.iter().find(|t| t.name == table).unwrap();
@@ -74,9 +67,9 @@ fn i64s<'a>(out: &'a RunOutput, table: &str, col: &str) -> &'a [i64] {
 /// Time-average queue length (packets) of link direction `d` after `from_s`.
 fn mean_queue(out: &RunOutput, d: usize, from_s: f64) -> f64 {
     let (t, l, q) = (
-        f64s(out, "queue", "time_s"),
+        f64_column(out, "queue", "time_s"),
         i64s(out, "queue", "link"),
-        f64s(out, "queue", "queue_pkts"),
+        f64_column(out, "queue", "queue_pkts"),
     );
     let v: Vec<f64> = (0..t.len())
         .filter(|&i| l[i] == d as i64 && t[i] >= from_s)
@@ -88,7 +81,7 @@ fn mean_queue(out: &RunOutput, d: usize, from_s: f64) -> f64 {
 /// Ratios cwnd_after / cwnd_before of every decrease between consecutive samples of each flow
 /// (1 ms apart: at most one reduction per 8 ms round trip falls between two samples).
 fn cut_ratios(out: &RunOutput) -> Vec<f64> {
-    let (f, c) = (i64s(out, "tcp", "flow"), f64s(out, "tcp", "cwnd_bytes"));
+    let (f, c) = (i64s(out, "tcp", "flow"), f64_column(out, "tcp", "cwnd_bytes"));
     let mut r = vec![];
     for flow in 0..2 {
         let w: Vec<f64> = (0..f.len())

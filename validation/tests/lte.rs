@@ -1235,13 +1235,6 @@ cc = "cubic"
     assert!(c_with > c_without, "fewer failures should carry more: {c_with:.2} vs {c_without:.2}");
 }
 
-fn f64_column<'a>(out: &'a RunOutput, table: &str, col: &str) -> &'a [f64] {
-    let t = out.timeseries.iter().find(|t| t.name == table).unwrap_or_else(|| panic!("no {table} table"));
-    match t.column(col) {
-        Some(celltcp_scenario::ColumnData::F64(v)) => v,
-        other => panic!("{table}.{col}: {other:?}"),
-    }
-}
 
 #[test]
 fn pdcp_occupancy_is_the_unconfirmed_backlog_with_am_and_nothing_with_um() {

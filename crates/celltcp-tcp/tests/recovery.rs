@@ -185,7 +185,7 @@ fn every_controller_fills_a_bottleneck_with_a_bdp_queue() {
         // payload share of a 1500-byte packet is 1448/1500 = 96.5 %
         if cc == CcKind::Lp {
             // TCP-LP yields before the buffer fills, by design: its own sawtooth, not 85 %.
-            let model = lp_alone_utilisation(20e6 * 0.040 / 12_000.0, 70.0) * 20e6 * 1448.0 / 1500.0;
+            let model = celltcp_tcp::cc::lp::alone_utilisation(20e6 * 0.040 / 12_000.0, 70.0) * 20e6 * 1448.0 / 1500.0;
             println!("lp: model {:.2} Mbit/s", model / 1e6);
             assert!((goodput / model - 1.0).abs() < 0.04, "lp: {goodput:.0} vs model {model:.0} bit/s");
         } else {
@@ -193,28 +193,6 @@ fn every_controller_fills_a_bottleneck_with_a_bdp_queue() {
         }
         assert_eq!(s.timeouts, 0, "{cc}");
     }
-}
-
-/// The link utilisation of one TCP-LP flow alone on a bottleneck of `bdp_pkts` with a drop-tail
-/// buffer of `buffer_pkts` (Kuzmanovic & Knightly 2003, §III). After the first loss calibrates
-/// `d_max` to the full buffer, the early indication fires when the standing queue passes
-/// δ·B (δ = 0.15), i.e. at a window of `W = BDP + δ·B`; cwnd halves, stays there for the
-/// inference time-out (3 RTTs, the queue empty since W/2 < BDP) and grows by 1 MSS per round
-/// back to W. Below BDP a round of the base RTT carries the window; above it the link is busy
-/// and a round takes `W/C`. The buffer never overflows again, so there is no loss.
-///
-/// The model is exact only to a few packets of W (the indication reads the round's smallest
-/// RTT, delayed ACKs make the queue step by 2, `d_max` is one record behind the largest
-/// sample), about 1 % of utilisation per packet here: hence the ±4 % the caller allows.
-fn lp_alone_utilisation(bdp_pkts: f64, buffer_pkts: f64) -> f64 {
-    let (delta, itt_rounds) = (0.15, 3.0);
-    let w = bdp_pkts + delta * buffer_pkts;
-    let lo = w / 2.0;
-    assert!(lo < bdp_pkts && w > bdp_pkts, "the model needs W/2 < BDP < W");
-    // packets sent and time elapsed (in base RTTs) over one cycle
-    let sent = itt_rounds * lo + (bdp_pkts - lo) * (lo + bdp_pkts) / 2.0 + (w - bdp_pkts) * (w + bdp_pkts) / 2.0;
-    let time = itt_rounds + (bdp_pkts - lo) + (w - bdp_pkts) * (w + bdp_pkts) / 2.0 / bdp_pkts;
-    sent / time / bdp_pkts
 }
 
 #[test]
