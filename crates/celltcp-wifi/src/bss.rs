@@ -418,11 +418,13 @@ impl<P> Bss<P> {
 
     fn start(&mut self, t: SimTime) {
         let slot = self.timing.slot;
+        let txs: Vec<usize> = (0..self.nodes.len()).filter(|&k| self.tx_at(k) == Some(t)).collect();
+        debug_assert!(!txs.is_empty());
+        // every counter freezes with the idle slots before `t` counted (the exchange below sets
+        // each node's new resume instant)
         for c in &mut self.nodes {
             c.backoff.freeze(t, slot);
         }
-        let txs: Vec<usize> = (0..self.nodes.len()).filter(|&k| self.tx_at(k) == Some(t)).collect();
-        debug_assert!(!txs.is_empty());
         self.bss_stats.txops += 1;
         let tm = self.timing;
         let sig = tm.signal_extension;
