@@ -290,7 +290,7 @@ impl<P> Bss<P> {
 
     fn link_stats(&mut self, link: usize) -> &mut LinkStats {
         let s = &mut self.sta_stats[link / 2];
-        if link % 2 == 0 {
+        if link.is_multiple_of(2) {
             &mut s.down
         } else {
             &mut s.up
@@ -318,7 +318,7 @@ impl<P> Bss<P> {
         let l = &mut self.links[link];
         l.pending.push_back(Mpdu { msdu, seq: l.next_seq, failures: 0, sent: false });
         l.next_seq += 1;
-        let tx = if link % 2 == 0 { 0 } else { link / 2 + 1 };
+        let tx = if link.is_multiple_of(2) { 0 } else { link / 2 + 1 };
         let slot = self.timing.slot;
         let c = &mut self.nodes[tx];
         if c.queued == 0 {
@@ -595,7 +595,7 @@ impl<P> Bss<P> {
         self.inflight_at = None;
         let sent = std::mem::take(&mut self.inflight);
         for s in sent {
-            let tx = if s.link % 2 == 0 { 0 } else { s.link / 2 + 1 };
+            let tx = if s.link.is_multiple_of(2) { 0 } else { s.link / 2 + 1 };
             let mut keep: Vec<Mpdu<P>> = Vec::new();
             let mut released = std::mem::take(&mut self.scratch);
             let mut n_ok = 0u32;

@@ -80,8 +80,8 @@ fn no_retry_limit(standard: Standard, band: Band) -> EdcaParams {
 ///   included, while 802.11 counts idle slots only (§10.3.4.3); stations in the model therefore
 ///   transmit a little sooner. This is the −1 % … −1.4 % at 2 … 10 stations, both access modes.
 /// - Bianchi takes one collision duration T_c for every station (here T_c = the colliding PPDU
-///   + EIFS, what the bystanders see), while in 802.11 the colliding stations resume AckTimeout
-///   + DIFS = 84 µs after their PPDU and the bystanders EIFS = 94 µs after it: the colliders
+///   plus EIFS, what the bystanders see), while in 802.11 the colliding stations resume
+///   AckTimeout + DIFS = 84 µs after their PPDU and the bystanders EIFS = 94 µs after it: the colliders
 ///   count about one backoff slot while the others still defer, which shortens the idle time
 ///   after a collision. It grows with the collision rate and the time lost in collisions: with
 ///   basic access up to about +3.5 % at 40 … 50 stations; RTS collisions are short and the

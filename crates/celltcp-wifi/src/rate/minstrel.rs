@@ -138,7 +138,7 @@ impl Minstrel {
     fn build_chain(&mut self) {
         self.ppdus = self.ppdus.wrapping_add(1);
         self.chain.clear();
-        if self.ppdus % SAMPLE_EVERY == 0 && !self.sample_table.is_empty() {
+        if self.ppdus.is_multiple_of(SAMPLE_EVERY) && !self.sample_table.is_empty() {
             let c = self.sample_table[self.sample_pos % self.sample_table.len()];
             self.sample_pos += 1;
             let mut sample = c != self.max_tp && c != self.max_prob;
@@ -222,7 +222,7 @@ mod tests {
         let mut rng = component_rng(3, 4);
         let mut m = Minstrel::new(set.clone(), 1538, &mut rng);
         let mut now = SimTime::ZERO;
-        let mut hist = vec![0u32; 10];
+        let mut hist = [0u32; 10];
         let mut attempt = 0;
         while now < SimTime::from_secs(secs) {
             let v = m.select(now, attempt);
