@@ -649,3 +649,126 @@ impl<P> Bss<P> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const US: fn(u64) -> SimDuration = SimDuration::from_micros;
+
+    fn bss_a(n: usize, snr_db: f64, rts: bool) -> Bss<u32> {
+        let mut cfg = BssConfig::new(Standard::A);
+        cfg.channel = Channel::FixedSnr(snr_db);
+        cfg.rts_cts = rts;
+        Bss::new(cfg, &vec![1.0; n], 5, "unit")
+    }
+
+    fn drain(b: &mut Bss<u32>, out: &mut Vec<WifiOutput<u32>>) {
+        while let Some(t) = b.next_deadline() {
+            b.on_timer(t, out);
+        }
+    }
+
+    /// 802.11a, 54 Mbit/s data, ACK at 24 Mbit/s, 1500-byte MSDU (1536-byte MPDU).
+    fn data_ack() -> (SimDuration, SimDuration) {
+        (txtime(&TxVector::ofdm(7), 1536, SimDuration::ZERO), txtime(&TxVector::ofdm(4), dcf::ACK_BYTES, SimDuration::ZERO))
+    }
+
+    #[test]
+    fn lone_frame_goes_at_once_and_the_next_waits_difs_and_backoff() {
+        // idle medium for longer than DIFS and a zero counter: immediate access (§10.3.4.3)
+        let mut b = bss_a(2, 60.0, false);
+        let t0 = SimTime::from_millis(1);
+        b.enqueue(t0, Node::Sta(1), Node::Ap, 7, 1500).unwrap();
+        assert_eq!(b.next_deadline(), Some(t0));
+        let mut out = vec![];
+        drain(&mut b, &mut out);
+        let (data, ack) = data_ack();
+        assert_eq!(out, vec![WifiOutput::Delivered { at: t0 + data, from: Node::Sta(1), to: Node::Ap, pkt: 7 }]);
+        // a frame arriving while the ACK is still on the air waits for DIFS after it and then a
+        // whole number of slots, at most CWmin
+        b.enqueue(t0 + data, Node::Sta(1), Node::Ap, 8, 1500).unwrap();
+        let idle_from = t0 + data + US(16) + ack;
+        let start = b.next_deadline().unwrap();
+        assert!(start >= idle_from + US(34));
+        let k = (start - (idle_from + US(34))).as_nanos();
+        assert!(k % 9_000 == 0 && k / 9_000 <= 15, "{k} ns after DIFS");
+        assert_eq!(b.sta_stats(1).up.airtime_ns, (data + US(16) + ack).as_nanos());
+        assert_eq!(b.bss_stats().busy_ns, (data + ack).as_nanos());
+    }
+
+    #[test]
+    fn queue_limit_refuses_and_counts() {
+        let mut b = bss_a(2, 60.0, false);
+        assert_eq!(b.config().queue_limit_pkts, DEFAULT_QUEUE_LIMIT);
+        b.cfg.queue_limit_pkts = 3;
+        for k in 0..3 {
+            b.enqueue(SimTime::ZERO, Node::Ap, Node::Sta(0), k, 100).unwrap();
+        }
+        assert_eq!(b.enqueue(SimTime::ZERO, Node::Ap, Node::Sta(0), 3, 100), Err(3));
+        assert_eq!(b.sta_stats(0).down.queue_drops, 1);
+        // one queue per destination: the other station's is untouched
+        assert!(b.enqueue(SimTime::ZERO, Node::Ap, Node::Sta(1), 4, 100).is_ok());
+        assert_eq!(b.queue_len(Node::Ap, Node::Sta(0)), 3);
+    }
+
+    #[test]
+    fn simultaneous_access_collides_doubles_cw_and_defers_by_ack_timeout_and_eifs() {
+        let mut b = bss_a(3, 60.0, false);
+        let t0 = SimTime::from_millis(1);
+        b.enqueue(t0, Node::Sta(0), Node::Ap, 1, 1500).unwrap();
+        b.enqueue(t0, Node::Sta(1), Node::Ap, 2, 1500).unwrap();
+        let mut out = vec![];
+        b.on_timer(t0, &mut out);
+        assert_eq!(b.bss_stats().collisions, 1);
+        let (data, _) = data_ack();
+        let end = t0 + data;
+        for k in [1, 2] {
+            assert_eq!(b.nodes[k].backoff.cw, 31);
+            // AckTimeout = 16 + 9 + 25 µs, then DIFS
+            assert_eq!(b.nodes[k].backoff.resume, end + US(50) + US(34));
+        }
+        // the bystanders (AP, station 2) saw a frame in error: EIFS = 16 + 44 + 34 µs
+        assert_eq!(b.nodes[0].backoff.resume, end + US(94));
+        assert_eq!(b.nodes[3].backoff.resume, end + US(94));
+        drain(&mut b, &mut out);
+        let mut got: Vec<u32> = out.iter().map(|o| if let WifiOutput::Delivered { pkt, .. } = o { *pkt } else { 0 }).collect();
+        got.sort();
+        assert_eq!(got, vec![1, 2]);
+        assert_eq!(b.sta_stats(0).up.collisions + b.sta_stats(1).up.collisions, 2 * b.bss_stats().collisions);
+    }
+
+    #[test]
+    fn rts_cts_precedes_the_data() {
+        let mut b = bss_a(1, 60.0, true);
+        let t0 = SimTime::from_millis(2);
+        b.enqueue(t0, Node::Ap, Node::Sta(0), 9, 1500).unwrap();
+        let mut out = vec![];
+        drain(&mut b, &mut out);
+        let (data, _) = data_ack();
+        let rts = txtime(&TxVector::ofdm(4), dcf::RTS_BYTES, SimDuration::ZERO);
+        let cts = txtime(&TxVector::ofdm(4), dcf::CTS_BYTES, SimDuration::ZERO);
+        assert_eq!(out, vec![WifiOutput::Delivered { at: t0 + rts + US(16) + cts + US(16) + data, from: Node::Ap, to: Node::Sta(0), pkt: 9 }]);
+    }
+
+    #[test]
+    fn undecodable_frame_is_retried_to_the_short_limit_then_dropped() {
+        // 54 Mbit/s at 5 dB never decodes
+        let mut b = bss_a(2, 5.0, false);
+        let t0 = SimTime::from_millis(1);
+        b.enqueue(t0, Node::Sta(0), Node::Ap, 1, 1500).unwrap();
+        let mut out = vec![];
+        b.on_timer(t0, &mut out);
+        let (data, _) = data_ack();
+        // no ACK: the sender waits AckTimeout, everyone else EIFS
+        assert_eq!(b.nodes[1].backoff.resume, t0 + data + US(50) + US(34));
+        assert_eq!(b.nodes[0].backoff.resume, t0 + data + US(94));
+        assert_eq!(b.nodes[1].backoff.cw, 31);
+        drain(&mut b, &mut out);
+        assert!(matches!(out[..], [WifiOutput::Dropped { node: Node::Sta(0), to: Node::Ap, pkt: 1, .. }]));
+        let s = &b.sta_stats(0).up;
+        assert_eq!((s.ppdu_tx, s.ppdu_failed, s.mpdu_retx, s.retry_drops), (7, 7, 6, 1));
+        // the discard resets CW (§10.3.3)
+        assert_eq!(b.nodes[1].backoff.cw, 15);
+    }
+}
