@@ -692,7 +692,7 @@ mod tests {
         let start = b.next_deadline().unwrap();
         assert!(start >= idle_from + US(34));
         let k = (start - (idle_from + US(34))).as_nanos();
-        assert!(k % 9_000 == 0 && k / 9_000 <= 15, "{k} ns after DIFS");
+        assert!(k.is_multiple_of(9_000) && k / 9_000 <= 15, "{k} ns after DIFS");
         assert_eq!(b.sta_stats(1).up.airtime_ns, (data + US(16) + ack).as_nanos());
         assert_eq!(b.bss_stats().busy_ns, (data + ack).as_nanos());
     }
