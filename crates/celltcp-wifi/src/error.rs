@@ -153,6 +153,15 @@ mod tests {
     }
 
     #[test]
+    fn nist_matches_ns3_ht_mcs0_chunk() {
+        // ns-3's "WifiErrorRateModel test case MIMO": HT MCS 0, 20 MHz, SNR 4 dB, a 2 ms chunk
+        // (13,000 bits at 6.5 Mbit/s) succeeds with probability 0.905685.
+        let v = TxVector { class: PhyClass::Ht, mcs: 0, width_mhz: 20, nss: 1, short_gi: false };
+        let got = chunk_success_rate(&v, db_to_linear(4.0), 13_000);
+        assert!((got - 0.905_685).abs() < 1e-5, "{got}");
+    }
+
+    #[test]
     fn per_is_monotone_in_snr_and_mcs() {
         for mcs in 0..=9u8 {
             let v = TxVector { class: PhyClass::Vht, mcs, width_mhz: 40, nss: 1, short_gi: false };
