@@ -272,6 +272,11 @@ impl<P> Bss<P> {
     pub fn bss_stats(&self) -> &BssStats {
         &self.bss_stats
     }
+    /// Sets the limit of every transmit queue, MSDUs (queued MSDUs above it stay).
+    pub fn set_queue_limit(&mut self, pkts: usize) {
+        self.cfg.queue_limit_pkts = pkts;
+    }
+
     /// MSDUs waiting (or in flight) at `from` toward `to`.
     pub fn queue_len(&self, from: Node, to: Node) -> usize {
         self.link_of(from, to).map_or(0, |l| self.links[l].pending.len())
@@ -475,11 +480,11 @@ impl<P> Bss<P> {
         if plans.len() > 1 {
             // collision: everything on the air is lost
             self.bss_stats.collisions += 1;
-            let own_end = |p: &Plan| t + if rts { txtime(&p.ctrl, dcf::RTS_BYTES, sig) } else { p.dur };
+            let own_end = |p: &Plan| t + if rts { tm.rts_cts(&p.ctrl).0 } else { p.dur };
             let medium_end = plans.iter().map(own_end).max().unwrap();
             self.bss_stats.busy_ns += (medium_end - t).as_nanos();
             for c in &mut self.nodes {
-                c.backoff.resume = medium_end + tm.eifs;
+                c.backoff.resume = tm.resume_after_error(medium_end, None);
             }
             let mut sent = Vec::with_capacity(plans.len());
             for p in &plans {
@@ -489,7 +494,7 @@ impl<P> Bss<P> {
                 st.airtime_ns += (end - t).as_nanos();
                 let dropped = self.fail(p.k, p.link, p.n, 0, rts, true);
                 let c = &mut self.nodes[p.k];
-                c.backoff.resume = (end + tm.ack_timeout).max(medium_end) + tm.aifs;
+                c.backoff.resume = tm.resume_after_timeout(end, medium_end);
                 c.backoff.draw(&mut c.rng);
                 sent.push(Sent { link: p.link, n: p.n, txv: p.txv, ok: 0, dropped });
             }
@@ -501,8 +506,7 @@ impl<P> Bss<P> {
         let mut ds = t;
         let mut busy = SimDuration::ZERO;
         if rts {
-            let r = txtime(&p.ctrl, dcf::RTS_BYTES, sig);
-            let c = txtime(&p.ctrl, dcf::CTS_BYTES, sig);
+            let (r, c) = tm.rts_cts(&p.ctrl);
             ds = t + r + tm.sifs + c + tm.sifs;
             busy += r + c;
         }
@@ -526,7 +530,7 @@ impl<P> Bss<P> {
             let end = de + tm.sifs + resp;
             busy += resp;
             for c in &mut self.nodes {
-                c.backoff.resume = end + tm.aifs;
+                c.backoff.resume = tm.resume_after_success(end);
             }
             self.link_stats(p.link).airtime_ns += (end - t).as_nanos();
             dropped = self.fail(p.k, p.link, p.n, ok, rts, false);
@@ -536,7 +540,7 @@ impl<P> Bss<P> {
         } else {
             // no ACK: the others saw a frame in error (EIFS) or hold a NAV to the end of the
             // expected ACK (RTS/CTS)
-            let others = if rts { (de + tm.eifs).max(de + tm.sifs + resp + tm.aifs) } else { de + tm.eifs };
+            let others = tm.resume_after_error(de, rts.then(|| de + tm.sifs + resp));
             for c in &mut self.nodes {
                 c.backoff.resume = others;
             }
@@ -544,7 +548,7 @@ impl<P> Bss<P> {
             st.ppdu_failed += 1;
             st.airtime_ns += (de - t).as_nanos();
             dropped = self.fail(p.k, p.link, p.n, 0, rts, false);
-            self.nodes[p.k].backoff.resume = de + tm.ack_timeout + tm.aifs;
+            self.nodes[p.k].backoff.resume = tm.resume_after_timeout(de, de);
         }
         self.bss_stats.busy_ns += busy.as_nanos();
         let c = &mut self.nodes[p.k];
@@ -701,7 +705,7 @@ mod tests {
     fn queue_limit_refuses_and_counts() {
         let mut b = bss_a(2, 60.0, false);
         assert_eq!(b.config().queue_limit_pkts, DEFAULT_QUEUE_LIMIT);
-        b.cfg.queue_limit_pkts = 3;
+        b.set_queue_limit(3);
         for k in 0..3 {
             b.enqueue(SimTime::ZERO, Node::Ap, Node::Sta(0), k, 100).unwrap();
         }

@@ -15,7 +15,11 @@
 //! A station that receives a frame in error defers EIFS = aSIFSTime + AckTxTime (at the lowest
 //! basic rate) + AIFS instead of AIFS (§10.3.2.3.7). A transmitter that expects an ACK, block
 //! ACK or CTS waits AckTimeout = aSIFSTime + aSlotTime + aRxPHYStartDelay after its PPDU
-//! (§10.3.2.9) before concluding failure.
+//! (§10.3.2.9) before concluding failure. With RTS/CTS (§10.3.2.6) the other stations set their
+//! NAV from the Duration fields to the end of the expected ACK (§10.3.2.4) and keep deferring
+//! until then even if the data fail. These rules are the `resume_after_*` methods of
+//! [`MacTiming`]; the coordinator (`bss.rs`) applies them to every node after each exchange and
+//! finds collisions (all contenders whose counters reach zero in the same slot).
 //!
 //! The backoff is event-driven: instead of ticking every slot, [`Backoff`] remembers when its
 //! count-down (re)started and, when the medium turns busy at `t`, subtracts the whole idle
@@ -82,6 +86,36 @@ impl MacTiming {
             ack_timeout: t.sifs + t.slot + t.rx_phy_start_delay,
             signal_extension: t.signal_extension,
         }
+    }
+}
+
+impl MacTiming {
+    /// After a successful exchange whose last frame (ACK or block ACK) ends at `end`: every
+    /// station counts down again AIFS later.
+    pub fn resume_after_success(&self, end: SimTime) -> SimTime {
+        end + self.aifs
+    }
+
+    /// The sender of a PPDU that ended at `own_end` and got no ACK, block ACK or CTS back, with
+    /// the medium busy until `medium_end` (later than `own_end` when another station's PPDU
+    /// collided with a longer one): it waits AckTimeout (§10.3.2.9), and for the medium to fall
+    /// idle, then AIFS.
+    pub fn resume_after_timeout(&self, own_end: SimTime, medium_end: SimTime) -> SimTime {
+        (own_end + self.ack_timeout).max(medium_end) + self.aifs
+    }
+
+    /// A station that received a frame in error ending at `medium_end` (a collision, or an
+    /// MPDU that failed its FCS) defers EIFS (§10.3.2.3.7), or to the end of a NAV it set from
+    /// an earlier RTS/CTS (`nav_end`, §10.3.2.4) and AIFS after it, whichever is later.
+    pub fn resume_after_error(&self, medium_end: SimTime, nav_end: Option<SimTime>) -> SimTime {
+        let eifs = medium_end + self.eifs;
+        nav_end.map_or(eifs, |n| eifs.max(n + self.aifs))
+    }
+
+    /// Durations of the RTS and the CTS sent at the control rate `ctrl` (§10.3.2.6); the data
+    /// PPDU starts SIFS after the CTS.
+    pub fn rts_cts(&self, ctrl: &TxVector) -> (SimDuration, SimDuration) {
+        (txtime(ctrl, RTS_BYTES, self.signal_extension), txtime(ctrl, CTS_BYTES, self.signal_extension))
     }
 }
 
@@ -154,6 +188,23 @@ mod tests {
         assert_eq!(m.ack_timeout, SimDuration::from_micros(50));
         let be = MacTiming::new(&t, &EdcaParams::best_effort(&t));
         assert_eq!(be.aifs, SimDuration::from_micros(43));
+    }
+
+    #[test]
+    fn resume_rules_after_success_timeout_error_and_nav() {
+        let t = Standard::A.timing(Band::Ghz5);
+        let m = MacTiming::new(&t, &EdcaParams::dcf(&t));
+        let e = SimTime::from_micros(1_000);
+        assert_eq!(m.resume_after_success(e), SimTime::from_micros(1_034));
+        // alone: AckTimeout 50 + DIFS 34; behind a longer colliding PPDU: that PPDU's end + DIFS
+        assert_eq!(m.resume_after_timeout(e, e), SimTime::from_micros(1_084));
+        assert_eq!(m.resume_after_timeout(e, SimTime::from_micros(1_200)), SimTime::from_micros(1_234));
+        // EIFS 94; a NAV running past it wins
+        assert_eq!(m.resume_after_error(e, None), SimTime::from_micros(1_094));
+        assert_eq!(m.resume_after_error(e, Some(SimTime::from_micros(1_100))), SimTime::from_micros(1_134));
+        // RTS (20 B) and CTS (14 B) at 24 Mbit/s: 28 µs each; at 6 Mbit/s: 52 and 44 µs
+        assert_eq!(m.rts_cts(&TxVector::ofdm(4)), (SimDuration::from_micros(28), SimDuration::from_micros(28)));
+        assert_eq!(m.rts_cts(&TxVector::ofdm(0)), (SimDuration::from_micros(52), SimDuration::from_micros(44)));
     }
 
     #[test]
