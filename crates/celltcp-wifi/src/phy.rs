@@ -100,8 +100,9 @@ impl Standard {
                 sifs: us(16),
                 cw_min: 15,
                 cw_max: 1023,
-                // Table 17-21: 25 µs; Table 19-25 (HT-mixed): 33 µs; Table 21-28 (VHT): 36 µs
-                // + 4 µs per VHT-LTF (one LTF for one stream).
+                // Table 17-21: 25 µs. HT-mixed 33 µs (Table 19-25) and VHT 36 µs + 4 µs per
+                // VHT-LTF (Table 21-28) are quoted from memory of those tables, not checked
+                // against the text here; they only set AckTimeout (a few µs either way).
                 rx_phy_start_delay: us(match self {
                     Standard::A | Standard::G => 25,
                     Standard::N => 33,
