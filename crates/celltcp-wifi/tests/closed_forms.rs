@@ -227,3 +227,42 @@ fn block_ack_efficiency_grows_with_aggregation() {
     }
     assert!(last > 0.75, "64 MPDUs should carry most of the PHY rate: {last}");
 }
+
+/// Channel busy time (paper 002's metric) under light load: 2 … 4 stations each sending
+/// 1500-byte packets at 1.5 Mbit/s on 802.11g at 54 Mbit/s, their arrivals 1.3 ms apart so
+/// that no two exchanges overlap. The channel then carries each packet's DATA and ACK PPDUs
+/// (signal extension included) and nothing else, so busy time = packets × (TXTIME(DATA) +
+/// TXTIME(ACK)) exactly (the SIFS between them is idle).
+#[test]
+fn channel_busy_time_under_light_load() {
+    let t = Standard::G.timing(Band::Ghz2_4);
+    let data = TxVector::ofdm(7);
+    let per_packet = txtime(&data, MSDU + 8 + 24 + 4, t.signal_extension) + txtime(&data.control_response(), ACK_BYTES, t.signal_extension);
+    for n in 2..=4u16 {
+        let mut cfg = BssConfig::new(Standard::G);
+        cfg.channel = Channel::FixedSnr(60.0);
+        let mut bss: Bss<()> = Bss::new(cfg, &vec![5.0; n as usize], 9, "busy");
+        let mut out = Vec::new();
+        // 125 packets/s per station, stations offset by 1.3 ms
+        let period = SimDuration::from_millis(8);
+        let secs = 10;
+        let mut arrivals: Vec<(SimTime, u16)> = (0..n).flat_map(|i| (0..125 * secs).map(move |k| (SimTime::from_micros(1300 * i as u64) + SimDuration::from_nanos(period.as_nanos() * k), i))).collect();
+        arrivals.sort();
+        for (at, i) in arrivals {
+            while let Some(d) = bss.next_deadline().filter(|&d| d <= at) {
+                bss.on_timer(d, &mut out);
+            }
+            bss.enqueue(at, Node::Sta(i), Node::Ap, (), MSDU).unwrap();
+        }
+        while let Some(d) = bss.next_deadline() {
+            bss.on_timer(d, &mut out);
+        }
+        let packets = out.iter().filter(|o| matches!(o, WifiOutput::Delivered { .. })).count() as u64;
+        assert_eq!(packets, n as u64 * 125 * secs);
+        let want = packets * per_packet.as_nanos();
+        let got = bss.bss_stats().busy_ns;
+        println!("{n} stations × 1.5 Mbit/s: busy {:.2} % of 10 s (closed form {:.2} %), {} collisions", got as f64 / 1e8, want as f64 / 1e8, bss.bss_stats().collisions);
+        assert_eq!(bss.bss_stats().collisions, 0);
+        assert_eq!(got, want);
+    }
+}
