@@ -51,6 +51,29 @@ TIMESERIES = "timeseries"
 # Inputs
 
 
+class InputError(ValueError):
+    """Input that cannot be read as a scenario (not UTF-8 text, say); the CLI exits 2."""
+
+
+def _read_toml(path: Path) -> str:
+    """A TOML file's text; TOML is UTF-8 (TOML 1.0 §"Spec"), so other encodings are refused
+    with the offending byte's position, and a NUL byte is named."""
+    data = path.read_bytes()
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise InputError(f"{path}: the file is UTF-16; TOML files must be UTF-8 (convert it, e.g. "
+                         f"iconv -f UTF-16 -t UTF-8)")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        raise InputError(f"{path}: line {line}: byte 0x{data[e.start]:02x} is not UTF-8; TOML "
+                         f"files must be UTF-8") from None
+    if "\x00" in text:
+        line = text.count("\n", 0, text.index("\x00")) + 1
+        raise InputError(f"{path}: line {line}: a NUL byte; TOML files are text")
+    return text.removeprefix("\ufeff")
+
+
 def load_scenario(scenario: Scenario) -> tuple[str, str | None]:
     """The TOML text of a scenario and the file it came from (None for a TOML string or dict).
 
@@ -61,14 +84,14 @@ def load_scenario(scenario: Scenario) -> tuple[str, str | None]:
         return _toml.dumps(scenario), None
     if isinstance(scenario, os.PathLike):
         path = Path(scenario)
-        return path.read_text(encoding="utf-8"), str(path)
+        return _read_toml(path), str(path)
     if isinstance(scenario, str):
         if "\n" in scenario or "=" in scenario:
             return scenario, None
         path = Path(scenario)
         if not path.is_file():
             raise FileNotFoundError(f"no such scenario file: {scenario}")
-        return path.read_text(encoding="utf-8"), str(path)
+        return _read_toml(path), str(path)
     raise TypeError(
         f"scenario must be a path, a TOML string or a dict, not {type(scenario).__name__}"
     )
@@ -341,6 +364,40 @@ def _check_out(out: Path, overwrite: bool) -> None:
             )
 
 
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def private_tmpdir(prefix: str, parent: Path | str | None = None) -> Path:
+    """A new temporary directory ``<parent>/<prefix><pid>-XXXX`` (private, as ``mkdtemp`` makes
+    it), after removing the ones of the same prefix whose process is gone: a run or sweep killed
+    by SIGKILL (or a crash) cannot remove its own temporaries, so the next one into the same
+    place does."""
+    base = Path(parent) if parent is not None else Path(tempfile.gettempdir())
+    with contextlib.suppress(OSError):
+        for p in base.glob(f"{glob_escape(prefix)}*"):
+            pid = p.name[len(prefix):].split("-", 1)[0]
+            if pid.isdigit() and int(pid) != os.getpid() and not _pid_alive(int(pid)):
+                if p.is_dir() and not p.is_symlink():
+                    shutil.rmtree(p, ignore_errors=True)
+                else:
+                    p.unlink(missing_ok=True)
+    return Path(tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-", dir=base))
+
+
+def glob_escape(s: str) -> str:
+    """``s`` with glob's special characters taken literally."""
+    import glob
+
+    return glob.escape(s)
+
+
 @contextlib.contextmanager
 def _signals_deferred() -> Iterator[None]:
     """Hold SIGINT/SIGTERM back for a few renames, so that an interrupt cannot fall between them."""
@@ -366,7 +423,7 @@ def _commit_now(tmp: Path, out: Path, overwrite: bool) -> None:
     if not out.exists():
         os.rename(tmp, out)
         return
-    old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
+    old = private_tmpdir(f".{out.name}.old-", out.parent)
     old.rmdir()
     os.rename(out, old)
     try:
@@ -412,7 +469,7 @@ def execute(
     try:
         if out_path is not None:
             out_path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = Path(tempfile.mkdtemp(prefix=f".{out_path.name}.tmp-", dir=out_path.parent))
+            tmp = private_tmpdir(f".{out_path.name}.tmp-", out_path.parent)
         completed = False
         # CPU time of this thread, which runs the core (the GIL is released, not the thread):
         # less sensitive than wall time to other load on a shared machine.

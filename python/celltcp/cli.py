@@ -8,7 +8,7 @@
     celltcp validate SCENARIO.toml [--seed N] [--set key.path=value ...]
     celltcp list cc
     celltcp sweep SWEEP.toml -o DIR [--jobs N] [--executor local|ray] [--address ADDR] [--progress]
-    celltcp query DIR "SQL" [--csv | --json]
+    celltcp query DIR "SQL" [--csv | --json] [--unsafe]
     celltcp study NAME -o DIR [--quick] [--jobs N] [--executor local|ray] [--address ADDR]
     celltcp study --list
     celltcp --version
@@ -52,6 +52,32 @@ def _formats(s: str) -> list[str]:
     return fmts
 
 
+def _seed(s: str) -> int:
+    try:
+        n = int(s, 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{_one_line(s)!r}: expected an integer 0 .. 2^64-1") from None
+    if not 0 <= n < 2**64:
+        raise argparse.ArgumentTypeError(f"{_one_line(s)}: expected an integer 0 .. 2^64-1")
+    return n
+
+
+def _utf8(s: str) -> str:
+    """An argument as given, refused if it is not valid UTF-8 (the shell passed other bytes)."""
+    try:
+        s.encode("utf-8")
+    except UnicodeEncodeError:
+        shown = s.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        raise argparse.ArgumentTypeError(f"{_one_line(shown)!r}: not valid UTF-8") from None
+    return s
+
+
+def _one_line(s: str, limit: int = 200) -> str:
+    """``s`` on one line, cut to ``limit`` characters (a message never echoes a megabyte)."""
+    s = " ".join(s.split())
+    return s if len(s) <= limit else s[: limit - 1] + "…"
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog=PROG,
@@ -74,11 +100,12 @@ def _parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     def scenario_opts(sp: argparse.ArgumentParser) -> None:
-        sp.add_argument("--seed", type=int, help="run seed (overrides the scenario's)")
+        sp.add_argument("--seed", type=_seed, help="run seed (overrides the scenario's)")
         sp.add_argument(
             "--set",
             dest="sets",
             action="append",
+            type=_utf8,
             default=[],
             metavar="KEY.PATH=VALUE",
             help="override one scenario value, e.g. --set link.0.rate=20Mbps (repeatable)",
@@ -144,6 +171,9 @@ def _parser() -> argparse.ArgumentParser:
     fmt = q.add_mutually_exclusive_group()
     fmt.add_argument("--csv", action="store_true", help="print CSV")
     fmt.add_argument("--json", action="store_true", help="print a JSON array of rows")
+    q.add_argument("--unsafe", action="store_true",
+                   help="let the SQL read and write files (COPY, read_csv, ...): off by default, "
+                        "so a query cannot change the sweep's tables or other files")
 
     st = sub.add_parser("study", help="run a study (its sweep, figures and report.html)")
     st.add_argument("name", nargs="?", metavar="NAME", help="study name (see --list)")
@@ -229,7 +259,6 @@ def _run(args: argparse.Namespace, scenario: api.Scenario, argv: Sequence[str]) 
 
     out = Path(args.out)
     plot = args.command == "demo" or args.plot
-    finish = (lambda tmp: plots.plot_run(tmp, args.format)) if plot else None
     result = api.execute(
         scenario,
         seed=args.seed,
@@ -238,8 +267,15 @@ def _run(args: argparse.Namespace, scenario: api.Scenario, argv: Sequence[str]) 
         progress=not args.quiet,
         overrides=api.overrides_list(args.sets),
         command=[PROG, *argv],
-        finish=finish,
     )
+    # Figures are drawn once the run is committed: a figure that fails loses no result.
+    if plot:
+        try:
+            plots.plot_run(out, args.format)
+        except Exception as e:  # noqa: BLE001 - the run is safe; say what failed, exit 1
+            sys.stderr.write(f"{PROG}: the run is complete in {out}, but drawing its figures "
+                             f"failed: {type(e).__name__}: {_one_line(str(e))}\n")
+            return 1
     if not args.quiet:
         print_flow_table(result, sys.stdout)
         for f in result.manifest.get("files", []):
@@ -274,7 +310,7 @@ def _query(args: argparse.Namespace) -> int:
     from . import query
 
     try:
-        df = query.query(args.dir, args.sql)
+        df = query.query(args.dir, args.sql, unsafe=args.unsafe)
     except ImportError as e:
         return _error(e)
     if args.csv:
@@ -347,8 +383,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         pass
     try:
         return _dispatch(args, argv)
-    except (ScenarioError, FileNotFoundError, FileExistsError, IsADirectoryError) as e:
+    except (ScenarioError, FileNotFoundError, FileExistsError, IsADirectoryError,
+            api.InputError) as e:
         return _error(e)
+    except OSError as e:
+        # an unreadable scenario, an -o that cannot be written (under a file, no permission),
+        # a full disk: one line, not a traceback
+        where = f"{e.filename}: " if getattr(e, "filename", None) else ""
+        return _error(f"{where}{e.strerror or e}")
     except ValueError as e:
         # SweepError (a bad sweep file, directory or Ray address) and SQL errors from query
         from .sweep import SweepError

@@ -71,6 +71,8 @@ INFINITE_BYTES = 2.0**62
 INFINITE_CWNDS = 100.0
 
 _STYLE: dict[str, Any] = {
+    # names come from the user's scenario: "$x$" in a flow name is text, not mathtext
+    "text.parse_math": False,
     "font.size": 9,
     "axes.titlesize": 10,
     "axes.labelsize": 9,

@@ -8,6 +8,11 @@ The tables of a sweep directory (see :mod:`celltcp.sweep`) are views of its Parq
 
 Column names with dots (the swept parameters) are quoted: ``SELECT "flow.dl.cc", avg(goodput_bps)
 FROM results GROUP BY 1``.
+
+The query cannot touch files: the tables are read into an in-memory database first, then DuckDB's
+external access is switched off and its configuration locked, so ``COPY ... TO``, ``read_csv`` or
+``ATTACH`` fail and a shared study definition or notebook cannot overwrite the sweep's own tables.
+``unsafe=True`` (``celltcp query --unsafe``) keeps the tables as views of the files and allows it.
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ __all__ = ["query", "format_table"]
 _TABLES = {"results": RESULTS, "runs": RUNS_TABLE, "links": LINKS_TABLE}
 
 
-def _connect(out_dir: str | os.PathLike[str]) -> Any:
+def _connect(out_dir: str | os.PathLike[str], unsafe: bool = False) -> Any:
     try:
         import duckdb
     except ImportError:
@@ -42,21 +47,28 @@ def _connect(out_dir: str | os.PathLike[str]) -> Any:
         path = d / file
         if path.is_file():
             literal = str(path.resolve()).replace("'", "''")
-            con.execute(f"CREATE VIEW {name} AS SELECT * FROM read_parquet('{literal}')")
+            kind = "VIEW" if unsafe else "TABLE"
+            con.execute(f"CREATE {kind} {name} AS SELECT * FROM read_parquet('{literal}')")
+    if not unsafe:
+        con.execute("SET enable_external_access = false")
+        con.execute("SET lock_configuration = true")
     return con
 
 
-def query(out_dir: str | os.PathLike[str], sql: str) -> pd.DataFrame:
+def query(out_dir: str | os.PathLike[str], sql: str, *, unsafe: bool = False) -> pd.DataFrame:
     """Run ``sql`` over the tables of a sweep directory; the answer as a DataFrame.
 
-    Raises ``ValueError`` with DuckDB's message for SQL it rejects.
+    The SQL cannot read or write files unless ``unsafe`` is true (see the module doc). Raises
+    ``ValueError`` with DuckDB's message for SQL it rejects.
     """
-    con = _connect(out_dir)
+    con = _connect(out_dir, unsafe)
     import duckdb
     try:
         df: pd.DataFrame = con.execute(sql).df()
     except duckdb.Error as e:
-        raise ValueError(f"SQL error: {e}") from None
+        # DuckDB's message continues with the statement and a caret; one line is the error
+        first = next((ln for ln in str(e).splitlines() if ln.strip()), str(e))
+        raise ValueError(f"SQL error: {first.strip()}") from None
     finally:
         con.close()
     return df

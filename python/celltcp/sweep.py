@@ -363,7 +363,7 @@ def parse_sweep(text: str, path: Path) -> Sweep:
     base_path = (path.parent / base_rel).resolve() if not Path(base_rel).is_absolute() else Path(base_rel)
     if not base_path.is_file():
         raise _err(where, f"base = {_show(base_rel)}: no such file ({base_path})")
-    base_text = base_path.read_text(encoding="utf-8")
+    base_text = _read_text(base_path)
     try:
         base = tomllib.loads(base_text)
     except tomllib.TOMLDecodeError as e:
@@ -486,7 +486,17 @@ def load_sweep(path: str | os.PathLike[str]) -> Sweep:
     p = Path(path)
     if not p.is_file():
         raise SweepError(f"no such sweep file: {p}")
-    return parse_sweep(p.read_text(encoding="utf-8"), p)
+    return parse_sweep(_read_text(p), p)
+
+
+def _read_text(p: Path) -> str:
+    """A sweep or base scenario file's text; unreadable or non-UTF-8 files are a SweepError."""
+    try:
+        return api._read_toml(p)
+    except api.InputError as e:
+        raise SweepError(str(e)) from None
+    except OSError as e:
+        raise SweepError(f"{p}: {e.strerror or e}") from None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -554,7 +564,7 @@ def run_local_task(task: Mapping[str, Any]) -> dict[str, Any]:
     """Run one task into ``runs_dir/run_id`` (atomically); never raises for a failed run."""
     out = Path(task["runs_dir"]) / task["run_id"]
     t0 = time.monotonic()
-    scratch = Path(tempfile.mkdtemp(prefix="celltcp-sweep-"))
+    scratch = api.private_tmpdir("celltcp-sweep-")
     try:
         _execute_into(task, out, scratch)
     except FileExistsError:
@@ -572,7 +582,7 @@ def run_remote_task(task: Mapping[str, Any]) -> dict[str, Any]:
     """Run one task in a scratch directory and return the run directory as a tar archive (for
     executors whose workers do not share the driver's file system)."""
     t0 = time.monotonic()
-    scratch = Path(tempfile.mkdtemp(prefix="celltcp-sweep-"))
+    scratch = api.private_tmpdir("celltcp-sweep-")
     try:
         out = scratch / task["run_id"]
         _execute_into(task, out, scratch)
@@ -588,7 +598,7 @@ def run_remote_task(task: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _unpack(archive: bytes, runs_dir: Path, run_id: str) -> None:
-    tmp = Path(tempfile.mkdtemp(prefix=f".{run_id}.tmp-", dir=runs_dir))
+    tmp = api.private_tmpdir(f".{run_id}.tmp-", runs_dir)
     try:
         with tarfile.open(fileobj=io.BytesIO(archive), mode="r") as tar:
             if sys.version_info >= (3, 12) or hasattr(tarfile, "data_filter"):
@@ -615,49 +625,14 @@ OnResult = Callable[[dict[str, Any]], None]
 
 def _run_local(tasks: list[dict[str, Any]], jobs: int, on_result: OnResult,
                lock_fd: int | None = None) -> None:
-    if jobs == 1 or len(tasks) == 1:
-        for t in tasks:
-            on_result(run_local_task(t))
-        return
-    import concurrent.futures as cf
-    import multiprocessing as mp
+    # Every run in a worker process, even with one job: a run that crashes the core (an abort,
+    # a signal) fails alone with its cause, and the sweep goes on (see celltcp._pool).
+    from . import _pool
 
-    # fork starts a worker in milliseconds (spawn re-imports numpy and pandas: about a second per
-    # worker, as long as a few dozen short runs); it is safe only while this process has no other
-    # thread, so otherwise spawn.
-    method = "fork" if ("fork" in mp.get_all_start_methods()
-                        and threading.active_count() == 1) else "spawn"
-    ctx = mp.get_context(method)
-    pool = cf.ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_worker_init,
-                                  initargs=(lock_fd if method == "fork" else None,))
-    ok = False
-    try:
-        futures = {pool.submit(run_local_task, t): t for t in tasks}
-        for f in cf.as_completed(futures):
-            try:
-                res = f.result()
-            except cf.process.BrokenProcessPool as e:
-                res = _failure(futures[f], RuntimeError(f"the worker process died ({e})"))
-            on_result(res)
-        ok = True
-    finally:
-        if not ok:
-            # Interrupted: stop the runs in flight (their temporaries are removed by the next
-            # invocation); finished runs are already committed.
-            for proc in list(getattr(pool, "_processes", {}).values()):
-                with contextlib.suppress(Exception):
-                    proc.terminate()
-        pool.shutdown(wait=True, cancel_futures=True)
+    def on_death(task: Mapping[str, Any], cause: str) -> dict[str, Any]:
+        return _failure(task, RuntimeError(cause))
 
-
-def _worker_init(lock_fd: int | None) -> None:
-    # Ctrl-C reaches the whole process group; the driver decides what happens to the workers.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    # A forked worker must not keep the sweep directory's lock alive after the driver dies.
-    if lock_fd is not None:
-        with contextlib.suppress(OSError):
-            os.close(lock_fd)
+    _pool.run_isolated(tasks, jobs, run_local_task, on_result, on_death, lock_fd)
 
 
 def _check_address(address: str) -> None:
@@ -895,6 +870,9 @@ def run_sweep(
     if address is not None and executor != "ray":
         raise SweepError(f"--address {address!r} needs --executor ray")
     out = Path(out_dir)
+    if executor == "ray" and address is not None:
+        # an unreachable cluster is bad input: refuse it before anything is written
+        _check_address(address)
     _prepare_dir(sweep, out)
     with _locked(out) as lock_fd:
         runs_dir = out / RUNS

@@ -76,6 +76,80 @@ def test_bad_override_exits_2(args: list[str], small_toml: Path, tmp_path: Path)
     assert leftovers(tmp_path, "run") == []
 
 
+def _scenario_bytes(kind: str) -> bytes:
+    if kind == "utf16":
+        return SMALL_TOML.encode("utf-16")
+    if kind == "latin1":
+        return SMALL_TOML.replace('name = "bulk"', 'name = "bülk"').encode("latin-1")
+    if kind == "nul":
+        return SMALL_TOML.replace('name = "bulk"', 'name = "bu\x00lk"').encode()
+    raise AssertionError(kind)
+
+
+@pytest.mark.parametrize(("kind", "needle"), [("utf16", "UTF-16"), ("latin1", "line 18: byte 0xfc"),
+                                              ("nul", "line 18: a NUL byte")])
+def test_scenario_that_is_not_utf8_text_exits_2(kind: str, needle: str, tmp_path: Path) -> None:
+    scenario = tmp_path / "bad.toml"
+    scenario.write_bytes(_scenario_bytes(kind))
+    for args in (["run", scenario, "-o", tmp_path / "run"], ["validate", scenario]):
+        r = cli(*args)
+        assert r.returncode == 2, r.stderr
+        assert r.stderr.startswith("celltcp: error: ") and needle in r.stderr, r.stderr
+        assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
+    assert leftovers(tmp_path, "run") == []
+
+
+def test_unwritable_output_exits_2(small_toml: Path, tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("x")
+    r = cli("run", small_toml, "-o", tmp_path / "file" / "run")
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.startswith("celltcp: error: ") and "Traceback" not in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+    assert (tmp_path / "file").read_text() == "x"
+
+
+@pytest.mark.parametrize("seed", ["-1", str(2**64), "1e3"])
+def test_seed_outside_u64_exits_2(seed: str, small_toml: Path, tmp_path: Path) -> None:
+    r = cli("run", small_toml, "-o", tmp_path / "run", "--seed", seed)
+    assert r.returncode == 2 and "expected an integer 0 .. 2^64-1" in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr and leftovers(tmp_path, "run") == []
+    assert cli("run", small_toml, "-o", tmp_path / "run", "-q", "--seed",
+               str(2**64 - 1)).returncode == 0
+
+
+def test_set_that_is_not_utf8_exits_2(small_toml: Path, tmp_path: Path) -> None:
+    r = subprocess.run([sys.executable, "-m", "celltcp", "run", str(small_toml), "-o",
+                        str(tmp_path / "run"), "--set", b"flow.0.cc=cu\xffbic"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "not valid UTF-8" in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr and leftovers(tmp_path, "run") == []
+
+
+def test_a_flow_name_with_dollars_plots_and_a_failed_figure_keeps_the_run(tmp_path: Path) -> None:
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(SMALL_TOML.replace('name = "bulk"', 'name = "$x_1$ bulk $"'))
+    r = cli("run", scenario, "-o", tmp_path / "run", "--plot", "-q")
+    assert r.returncode == 0, r.stderr
+    assert list((tmp_path / "run" / "figures").glob("*.png"))
+
+
+
+def test_a_figure_that_fails_does_not_lose_the_run(small_toml: Path, tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    from celltcp import cli as cli_mod, plots
+
+    def broken(*_: object) -> None:
+        raise RuntimeError("no figure today")
+
+    monkeypatch.setattr(plots, "plot_run", broken)
+    out = tmp_path / "run"
+    assert cli_mod.main(["run", str(small_toml), "-o", str(out), "--plot", "-q"]) == 1
+    err = capsys.readouterr().err
+    assert f"the run is complete in {out}" in err and "no figure today" in err
+    assert (out / "manifest.json").is_file() and (out / "summary.json").is_file()
+
+
 def test_missing_scenario_file_exits_2(tmp_path: Path) -> None:
     r = cli("run", tmp_path / "nope.toml", "-o", tmp_path / "run")
     assert r.returncode == 2
@@ -128,6 +202,33 @@ def test_interrupted_run_leaves_no_dir(sig: signal.Signals, small_toml: Path,
     assert proc.returncode == (130 if sig == signal.SIGINT else 128 + signal.SIGTERM)
     assert "Traceback" not in stderr
     assert leftovers(tmp_path, "run") == []
+
+
+def test_a_killed_run_leaves_a_temporary_that_the_next_run_removes(small_toml: Path,
+                                                                     tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    sets = [a for s in LONG_OVERRIDES for a in ("--set", s)]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "celltcp", "run", str(small_toml), "-o", str(out), *sets],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while not leftovers(tmp_path, "run") and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert proc.poll() is None, "the run ended before it could be killed; make it longer"
+        proc.kill()  # SIGKILL: nothing in the process can clean up
+        proc.wait(30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    stale = leftovers(tmp_path, "run")
+    assert len(stale) == 1 and stale[0].startswith(".run.tmp-"), stale
+    # the next run into the same place removes the dead run's temporary (and only that)
+    r = cli("run", small_toml, "-o", out)
+    assert r.returncode == 0, r.stderr
+    assert leftovers(tmp_path, "run") == ["run"]
 
 
 def test_validate_prints_the_config_as_run(small_toml: Path) -> None:

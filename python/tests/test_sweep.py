@@ -11,6 +11,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -253,6 +254,79 @@ def test_a_failed_run_is_recorded_the_sweep_goes_on_and_a_rerun_retries_it(tmp_p
     assert len(again.table) == 4 * 2
 
 
+def _crash_on_bbr(task: dict) -> dict:
+    """A worker function whose runs with BBR crash their process the way the core's abort does
+    (a message on stderr, then SIGABRT) or die by SIGKILL, as the OOM killer does."""
+    from celltcp import sweep as sweep_mod
+    if task["params"]["flow.bulk.cc"] == "bbr":
+        os.write(2, b"memory allocation of 123456789 bytes failed\n")
+        os.kill(os.getpid(), signal.SIGABRT if task["seed"] % 2 else signal.SIGKILL)
+    return sweep_mod._real_run_local_task(task)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_crashing_worker_fails_only_its_run_with_its_cause(tmp_path: Path, jobs: int,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    from celltcp import sweep as sweep_mod
+    monkeypatch.setattr(sweep_mod, "_real_run_local_task", sweep_mod.run_local_task, raising=False)
+    monkeypatch.setattr(sweep_mod, "run_local_task", _crash_on_bbr)
+    path = write(tmp_path, 'base = "base.toml"\nseeds = [1, 2]\n[grid]\n'
+                           '"flow.bulk.cc" = ["newreno", "bbr", "cubic"]\n')
+    out = tmp_path / "out"
+    res = run_sweep(path, out, jobs=jobs)
+    # the four healthy runs complete; each crashed one fails alone, with its real cause
+    assert (res.done, res.failed) == (4, 2)
+    assert set(res.table["flow.bulk.cc"]) == {"newreno", "cubic"}
+    records = [json.loads(p.read_text()) for p in (out / "failed").glob("*.json")]
+    assert sorted(r["params"]["flow.bulk.cc"] for r in records) == ["bbr", "bbr"]
+    causes = sorted(r["error"] for r in records)
+    assert "killed by SIGABRT" in causes[0] and "killed by SIGKILL" in causes[1], causes
+    assert all("memory allocation of 123456789 bytes failed" in c for c in causes), causes
+    # the workers' stderr files are gone
+    assert not list(Path(tempfile.gettempdir()).glob(f"celltcp-pool-{os.getpid()}-*"))
+
+
+def test_workers_do_not_outlive_a_killed_driver(tmp_path: Path) -> None:
+    base = BASE.replace('duration = "1s"', 'duration = "30s"').replace("10Mbps", "200Mbps")
+    path = write(tmp_path, 'base = "base.toml"\nseeds = 4\n[grid]\n'
+                           '"flow.bulk.cc" = ["newreno", "cubic"]\n', base)
+    out = tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, "-m", "celltcp", "sweep", str(path), "-o", str(out),
+                             "--jobs", "2", "-q"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        children: list[int] = []
+        while time.monotonic() < deadline and len(children) < 2:
+            children = _children(proc.pid)
+            time.sleep(0.05)
+        assert len(children) >= 2, "the workers never started"
+        proc.kill()
+        proc.wait(30)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and any(_alive(c) for c in children):
+            time.sleep(0.05)
+        assert not any(_alive(c) for c in children), "a worker outlived the driver"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        text = Path(f"/proc/{pid}/task/{pid}/children").read_text()
+    except OSError:
+        return []
+    return [int(x) for x in text.split()]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
 def _interrupt_sweep(tmp_path: Path, sig: signal.Signals) -> tuple[Path, Path, int, str]:
     """Start a 9-run sweep with one job, send ``sig`` to its process group (as a terminal's
     Ctrl-C does) once two runs have finished; the sweep file, its directory, the exit status
@@ -392,7 +466,8 @@ def test_ray_address_that_does_not_answer_fails_fast(tmp_path: Path) -> None:
     assert time.monotonic() - t0 < 20
     assert r.returncode == 2, r.stderr
     assert f"127.0.0.1:{port}" in r.stderr and "no Ray cluster answers" in r.stderr
-    assert not list((tmp_path / "out" / "runs").iterdir())
+    # refused before anything is written: no sweep directory
+    assert not (tmp_path / "out").exists()
 
 
 @pytest.mark.filterwarnings("ignore")
@@ -490,6 +565,28 @@ def test_query_errors_exit_2(swept: Path, tmp_path: Path) -> None:
     assert r.returncode == 2 and "nope" in r.stderr and "Traceback" not in r.stderr
     r = cli("query", tmp_path, "SELECT 1")
     assert r.returncode == 2 and "results.parquet" in r.stderr
+
+
+def test_query_cannot_write_or_read_files_unless_unsafe(swept: Path, tmp_path: Path) -> None:
+    results = swept / "results.parquet"
+    before = results.read_bytes()
+    target = tmp_path / "x.csv"
+    # overwriting the sweep's own table, writing elsewhere, reading other files: all refused
+    for sql in (f"COPY (SELECT 1 AS a) TO '{results}' (FORMAT parquet)",
+                f"COPY (SELECT 1 AS a) TO '{target}'",
+                "SELECT * FROM read_csv('/etc/passwd')",
+                "SET enable_external_access = true"):
+        r = cli("query", swept, sql)
+        assert r.returncode == 2, (sql, r.stdout)
+        assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert results.read_bytes() == before and not target.exists()
+    # the tables still answer
+    r = cli("query", swept, "SELECT count(*) AS n FROM results", "--csv")
+    assert r.returncode == 0 and r.stdout.splitlines()[1] == str(len(load_results(swept)))
+    # --unsafe allows it
+    r = cli("query", swept, f"COPY (SELECT 1 AS a) TO '{target}'", "--unsafe")
+    assert r.returncode == 0, r.stderr
+    assert target.read_text().splitlines() == ["a", "1"]
 
 
 def test_study_without_study_support_exits_2(monkeypatch: pytest.MonkeyPatch,
