@@ -31,10 +31,12 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Union
 
-import numpy as np
-import pandas as pd
-
 from . import _core, _toml
+from ._lazy import lazy
+
+# imported on first use: `import celltcp` and `celltcp --help` stay fast (see _lazy)
+np = lazy("numpy")
+pd = lazy("pandas")
 from ._core import ScenarioError
 
 __all__ = ["Result", "ScenarioError", "run", "validate", "list_cc", "load_scenario"]

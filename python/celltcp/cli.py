@@ -52,6 +52,13 @@ def _formats(s: str) -> list[str]:
     return fmts
 
 
+def _names(s: str) -> list[str]:
+    names = [n.strip() for n in s.split(",") if n.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError(f"{s!r}: expected a comma-separated list of names")
+    return names
+
+
 def _seed(s: str) -> int:
     try:
         n = int(s, 10)
@@ -134,6 +141,16 @@ def _parser() -> argparse.ArgumentParser:
     pl.add_argument("dir", metavar="DIR")
     pl.add_argument("--format", type=_formats, default=["png", "svg"],
                     help="comma-separated figure formats: png, svg, pdf (default png,svg)")
+    pl.add_argument("--only", type=_names, metavar="NAMES",
+                    help="comma-separated figures to draw, e.g. cwnd,throughput (default: all "
+                         "the run has data for)")
+    pl.add_argument("--flows", type=_names, metavar="PATTERNS",
+                    help="comma-separated flow names or glob patterns the per-flow figures draw, "
+                         "e.g. 'dl-ue1,dl-ue1?'")
+    pl.add_argument("--font-scale", type=float, default=1.0, metavar="X",
+                    help="multiply every font size by X (e.g. 1.4 for slides)")
+    pl.add_argument("--width", type=float, metavar="INCHES",
+                    help="width of single-panel figures in inches (default 6; height follows)")
 
     v = sub.add_parser("validate", help="check a scenario and print the configuration as run")
     v.add_argument("scenario", metavar="SCENARIO.toml", help="scenario file")
@@ -350,7 +367,12 @@ def _dispatch(args: argparse.Namespace, argv: Sequence[str]) -> int:
     if args.command == "plot":
         from . import plots
 
-        for path in plots.plot_run(args.dir, args.format):
+        try:
+            paths = plots.plot_run(args.dir, args.format, only=args.only, flows=args.flows,
+                                   font_scale=args.font_scale, width=args.width)
+        except ValueError as e:  # an unknown figure, a font scale or width out of range
+            return _error(e)
+        for path in paths:
             print(path)
         return 0
     if args.command == "validate":

@@ -93,13 +93,25 @@ _STYLE: dict[str, Any] = {
     "svg.hashsalt": "celltcp",
 }
 _FIGSIZE = (6.0, 3.4)
+#: Up to this many flows each gets its own line (or cwnd panel); beyond, a percentile band across
+#: the flows with a few highlighted ones (lowest, median, highest).
+_MANY_FLOWS = 8
+#: Most cwnd panels drawn as small multiples; beyond, the band.
+_CWND_PANELS = 24
+#: The colour map of figures with more series than the default colour cycle has colours.
+_MANY_CMAP = "turbo"
 #: Most points drawn for one CDF curve (keeps SVG files small for runs with many samples).
 _CDF_POINTS = 2000
 
 
 @contextmanager
-def _style() -> Iterator[None]:
-    with mpl.rc_context(cast(Any, _STYLE)):
+def _style(font_scale: float = 1.0) -> Iterator[None]:
+    style = dict(_STYLE)
+    if font_scale != 1.0:
+        for k in ("font.size", "axes.titlesize", "axes.labelsize", "legend.fontsize",
+                  "xtick.labelsize", "ytick.labelsize"):
+            style[k] = float(style[k]) * font_scale
+    with mpl.rc_context(cast(Any, style)):
         yield
 
 
@@ -113,6 +125,16 @@ class _Run:
         self.links: list[dict[str, Any]] = list(summary.get("links", []))
         lte = summary.get("lte")
         self.lte: dict[str, Any] | None = lte if isinstance(lte, dict) and lte.get("ues") else None
+        #: Flow names (glob patterns) to draw in per-flow figures; None draws every flow.
+        self.only_flows: Sequence[str] | None = None
+
+    def wants(self, i: int) -> bool:
+        if self.only_flows is None:
+            return True
+        import fnmatch
+
+        name = self.flow_name(i)
+        return any(fnmatch.fnmatchcase(name, pat) for pat in self.only_flows)
 
     def table(self, name: str) -> pd.DataFrame | None:
         p = self.dir / "timeseries" / f"{name}.parquet"
@@ -132,9 +154,40 @@ class _Run:
         return f"link {i}"
 
 
-def _color(i: int) -> Any:
+def _color(i: int, n: int = 0) -> Any:
+    """Colour ``i`` of ``n``: the default cycle while it has enough colours, else ``n`` evenly
+    spaced colours of a perceptual colour map, so that no two of the ``n`` series share one."""
     cycle = mpl.rcParams["axes.prop_cycle"].by_key()["color"]
-    return cycle[i % len(cycle)]
+    if n <= len(cycle):
+        return cycle[i % len(cycle)]
+    return mpl.colormaps[_MANY_CMAP](0.02 + 0.96 * (i % n) / (n - 1))
+
+
+def _flow_color(run: _Run, i: int) -> Any:
+    """The colour of flow ``i`` in every per-flow figure of a run."""
+    return _color(i, len(run.flows))
+
+
+def _selected(run: _Run, ids: Sequence[int]) -> list[int]:
+    """The flows of ``ids`` that the figures should draw (``flows=`` of :func:`plot_run`)."""
+    return [i for i in ids if run.wants(i)]
+
+
+def _highlights(values: dict[int, float], k: int = 3) -> list[int]:
+    """The flows with the lowest, the median and the highest value: the few drawn over a band."""
+    order = sorted(values, key=lambda i: (values[i], i))
+    if len(order) <= k:
+        return order
+    return sorted({order[0], order[len(order) // 2], order[-1]})
+
+
+def _band(ax: Axes, x: np.ndarray, rows: np.ndarray, color: Any, what: str) -> None:
+    """Median and 10-90th percentile band over the rows (one per flow) at each x."""
+    with np.errstate(all="ignore"):
+        lo, med, hi = np.nanpercentile(rows, [10, 50, 90], axis=0)
+    ax.fill_between(x, lo, hi, color=color, alpha=0.25, linewidth=0, step="pre",
+                    label=f"{what}: 10th-90th percentile")
+    ax.plot(x, med, color=color, linewidth=1.4, drawstyle="steps-pre", label=f"{what}: median")
 
 
 def _groups(df: pd.DataFrame, key: str) -> Iterator[tuple[int, pd.DataFrame]]:
@@ -159,8 +212,15 @@ def _new_figure() -> tuple[Figure, Axes]:
 
 def _finish(fig: Figure, outdir: Path, name: str, formats: Sequence[str]) -> list[Path]:
     for ax in fig.axes:
-        if ax.get_legend() is None and ax.get_legend_handles_labels()[0]:
-            ax.legend(loc="best")
+        if getattr(fig, "_celltcp_no_legends", False):
+            break
+        labels = ax.get_legend_handles_labels()[1]
+        if ax.get_legend() is None and labels:
+            if len(labels) > _MANY_FLOWS:  # many entries: beside the axes, not over the data
+                ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize="x-small",
+                          ncols=1 if len(labels) <= 20 else 2)
+            else:
+                ax.legend(loc="best")
     if fig.get_layout_engine() is None:
         fig.tight_layout()
     written = []
@@ -182,7 +242,9 @@ def _no_data(ax: Axes, what: str) -> None:
 
 
 def fig_cwnd(run: _Run) -> Figure | None:
-    """One panel per flow (shared time axis), so that sawtooths do not hide each other."""
+    """One panel per flow (shared axes), so that sawtooths do not hide each other: stacked for a
+    few flows, small multiples for up to 24, and beyond that the 10-90th percentile band of all
+    flows' cwnd with the lowest, median and highest flow drawn over it."""
     tcp = run.table("tcp")
     if tcp is None or "cwnd_bytes" not in tcp:
         return None
@@ -192,27 +254,81 @@ def fig_cwnd(run: _Run) -> Figure | None:
     finite_ss = ss[ss < infinite] if ss is not None else np.array([])
     top = max(max_cwnd, float(finite_ss.max()) if finite_ss.size else 0.0)
     scale, unit = _bytes_unit(top)
-    groups = list(_groups(tcp, "flow"))
+    groups = [(i, g) for i, g in _groups(tcp, "flow") if run.wants(i)]
     n = len(groups)
-    fig = Figure(figsize=(_FIGSIZE[0], 1.2 + 1.5 * n) if n > 1 else _FIGSIZE)
+    if n == 0:
+        return None
+    if n > _CWND_PANELS:
+        return _cwnd_band(run, groups, scale, unit)
+    cols = 1 if n <= 4 else 2 if n <= 8 else 3 if n <= 15 else 4
+    rows = -(-n // cols)
+    many = cols > 1
+    height = (1.2 + 1.5 * rows) if n > 1 and not many else (0.9 + 1.25 * rows) if many else _FIGSIZE[1]
+    fig = Figure(figsize=(_FIGSIZE[0] if not many else 2.6 * cols + 0.6, height))
     FigureCanvasAgg(fig)
-    axes = fig.subplots(n, 1, sharex=True, sharey=True, squeeze=False)[:, 0]
+    grid = fig.subplots(rows, cols, sharex=True, sharey=True, squeeze=False)
+    axes = list(grid.flat)
     for ax, (i, g) in zip(axes, groups):
         t = g["time_s"].to_numpy(float)
-        c = _color(i)
+        c = _flow_color(run, i)
         ax.plot(t, g["cwnd_bytes"].to_numpy(float) / scale, color=c,
-                label=f"{run.flow_name(i)} cwnd", drawstyle="steps-post")
+                label="cwnd" if many else f"{run.flow_name(i)} cwnd", drawstyle="steps-post")
         if "ssthresh_bytes" in g:
             s = g["ssthresh_bytes"].to_numpy(float)
             s = np.where(s >= infinite, np.nan, s)
             if np.isfinite(s).any():
                 ax.plot(t, s / scale, color=c, linestyle="--", linewidth=0.9,
                         drawstyle="steps-post", label="ssthresh")
-        ax.set_ylabel(f"cwnd ({unit})")
-        ax.set_ylim(bottom=0)
-        ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    axes[-1].set_xlabel("time (s)")
-    axes[0].set_title("Congestion window")
+        ax.set_ylim(0, top / scale * 1.05 if top > 0 else None)
+        if many:
+            ax.set_title(run.flow_name(i), fontsize="small", pad=2)
+        else:
+            ax.set_ylabel(f"cwnd ({unit})")
+            ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    for ax in axes[n:]:
+        ax.set_visible(False)
+    if many:
+        for r in range(rows):
+            grid[r, 0].set_ylabel(unit)
+        for ax in axes[max(0, n - cols):n]:
+            ax.xaxis.set_tick_params(labelbottom=True)
+            ax.set_xlabel("time (s)")
+        fig.suptitle(f"Congestion window of {n} flows ({unit}; dashed: ssthresh)", x=0.02,
+                     ha="left", fontsize=10)
+        fig.set_layout_engine("tight", rect=(0, 0, 1, 0.98))
+        # the panel titles name the flows: no legend in each panel (see _finish)
+        fig._celltcp_no_legends = True  # type: ignore[attr-defined]
+    else:
+        axes[n - 1].set_xlabel("time (s)")
+        axes[0].set_title("Congestion window")
+    return fig
+
+
+def _cwnd_band(run: _Run, groups: list[tuple[int, pd.DataFrame]], scale: float,
+               unit: str) -> Figure:
+    t_all = np.unique(np.concatenate([g["time_s"].to_numpy(float) for _, g in groups]))
+    grid_t = np.linspace(t_all[0], t_all[-1], min(400, max(2, t_all.size)))
+    rows = np.full((len(groups), grid_t.size), np.nan)
+    means: dict[int, float] = {}
+    for k, (i, g) in enumerate(groups):
+        t = g["time_s"].to_numpy(float)
+        w = g["cwnd_bytes"].to_numpy(float) / scale
+        idx = np.searchsorted(t, grid_t, side="right") - 1
+        ok = idx >= 0
+        rows[k, ok] = w[idx[ok]]
+        means[i] = float(np.mean(w)) if w.size else 0.0
+    fig, ax = _new_figure()
+    _band(ax, grid_t, rows, "0.45", f"{len(groups)} flows")
+    for i in _highlights(means):
+        g = dict(groups)[i]
+        ax.plot(g["time_s"].to_numpy(float), g["cwnd_bytes"].to_numpy(float) / scale,
+                color=_flow_color(run, i), linewidth=0.9, drawstyle="steps-post",
+                label=run.flow_name(i))
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel(f"cwnd ({unit})")
+    ax.set_ylim(bottom=0)
+    ax.set_title(f"Congestion window: {len(groups)} flows, lowest, median and highest mean drawn")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
     return fig
 
 
@@ -239,7 +355,34 @@ def _nice(x: float) -> float:
     return float(10 ** (k + 1))
 
 
+def _capacity(run: _Run) -> tuple[float, str] | None:
+    """The rate (bit/s) and name of the busiest rated link direction, drawn as the capacity the
+    flows share; None when no link is busy (e.g. the radio is the bottleneck)."""
+    best: tuple[float, float, str] | None = None
+    for ln in run.links:
+        rate, util = ln.get("rate_bps"), ln.get("utilization")
+        if isinstance(rate, (int, float)) and isinstance(util, (int, float)) and rate > 0:
+            if util >= 0.5 and (best is None or util > best[0]):
+                best = (float(util), float(rate), str(ln.get("name", "")))
+    return (best[1], best[2]) if best else None
+
+
+def _active_until(run: _Run, i: int) -> float | None:
+    """When flow ``i``'s test ended (iperf ``duration``, a finite transfer), if it did."""
+    if not 0 <= i < len(run.flows):
+        return None
+    f = run.flows[i]
+    start, active = f.get("start_s"), f.get("active_s")
+    if f.get("completed") or f.get("app") == "iperf":
+        if isinstance(start, (int, float)) and isinstance(active, (int, float)) and active > 0:
+            return float(start) + float(active)
+    return None
+
+
 def fig_throughput(run: _Run) -> Figure | None:
+    """Goodput per flow over time; beyond 8 flows, the flows' 10-90th percentile band with the
+    lowest, median and highest drawn, and the sum of all flows in a panel above; the capacity of
+    the busiest link as a line. A flow's line ends when its test does."""
     tcp = run.table("tcp")
     if tcp is None or "delivered_bytes" not in tcp:
         return None
@@ -248,17 +391,61 @@ def fig_throughput(run: _Run) -> Figure | None:
     dt = np.diff(np.unique(tcp["time_s"].to_numpy(float)))
     sample = float(np.median(dt)) if dt.size else span
     width = _nice(max(span / 100.0, sample)) if span > 0 else 1.0
-    fig, ax = _new_figure()
+    series: dict[int, tuple[np.ndarray, np.ndarray]] = {}
     for i, g in _groups(tcp, "flow"):
+        if not run.wants(i):
+            continue
         x, y = _goodput_series(g["time_s"].to_numpy(float), g["delivered_bytes"].to_numpy(float), width)
+        end = _active_until(run, i)
+        if end is not None and x.size:
+            keep = x <= end + width * (1 + 1e-9)
+            x, y = x[keep], y[keep]
         if x.size:
-            ax.plot(x, y, color=_color(i), label=run.flow_name(i), drawstyle="steps-pre")
-    if not ax.lines:
-        _no_data(ax, "goodput")
+            series[i] = (x, y)
+    cap = _capacity(run)
+    n = len(series)
+    if n <= _MANY_FLOWS:
+        fig, ax = _new_figure()
+        for i, (x, y) in series.items():
+            ax.plot(x, y, color=_flow_color(run, i), label=run.flow_name(i), drawstyle="steps-pre")
+        if not ax.lines:
+            _no_data(ax, "goodput")
+        axes = [ax]
+    else:
+        fig = Figure(figsize=(_FIGSIZE[0] * 1.3, _FIGSIZE[1] * 1.6))
+        FigureCanvasAgg(fig)
+        ax_sum, ax = fig.subplots(2, 1, sharex=True, height_ratios=(1, 1.6))
+        xs = max((x for x, _ in series.values()), key=len)
+        rows = np.full((n, xs.size), np.nan)
+        for k, (x, y) in enumerate(series.values()):
+            pos = np.searchsorted(xs, x)
+            ok = pos < xs.size
+            rows[k, pos[ok]] = y[ok]
+        ax_sum.plot(xs, np.nansum(rows, axis=0), color="0.15", drawstyle="steps-pre",
+                    label=f"all {n} flows")
+        ax_sum.set_ylabel("Mbit/s")
+        ax_sum.set_ylim(bottom=0)
+        _band(ax, xs, rows, "0.45", f"{n} flows")
+        means = {i: float(np.mean(y)) for i, (_, y) in series.items()}
+        for i in _highlights(means):
+            x, y = series[i]
+            ax.plot(x, y, color=_flow_color(run, i), linewidth=0.9, drawstyle="steps-pre",
+                    label=run.flow_name(i))
+        ax_sum.set_title(f"Goodput of all {n} flows together ({width:g} s bins)")
+        ax.set_title("Goodput per flow")
+        axes = [ax_sum, ax]
+    if cap is not None:
+        rate, name = cap
+        axes[0].axhline(rate / 1e6, color="0.3", linestyle=":", linewidth=1.0,
+                        label=f"capacity of {name} ({rate / 1e6:g} Mbit/s)")
     ax.set_xlabel("time (s)")
     ax.set_ylabel("goodput (Mbit/s)")
-    ax.set_title(f"Goodput ({width:g} s bins)")
+    if n <= _MANY_FLOWS:
+        ax.set_title(f"Goodput ({width:g} s bins)")
     ax.set_ylim(bottom=0)
+    for a in axes:
+        if a.get_legend_handles_labels()[0]:
+            a.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
     return fig
 
 
@@ -272,6 +459,8 @@ def fig_rtt_cdf(run: _Run) -> Figure | None:
             return None
     fig, ax = _new_figure()
     for i, g in _groups(rtt, "flow"):
+        if not run.wants(i):
+            continue
         v = np.sort(g[col].to_numpy(float))
         v = v[np.isfinite(v)]
         if v.size == 0:
@@ -280,7 +469,7 @@ def fig_rtt_cdf(run: _Run) -> Figure | None:
         if v.size > _CDF_POINTS:  # the same curve, drawn from evenly spaced quantiles
             keep = np.unique(np.linspace(0, v.size - 1, _CDF_POINTS).round().astype(np.int64))
             v, p = v[keep], p[keep]
-        ax.plot(v, p, color=_color(i), label=run.flow_name(i), drawstyle="steps-post")
+        ax.plot(v, p, color=_flow_color(run, i), label=run.flow_name(i), drawstyle="steps-post")
     if not ax.lines:
         _no_data(ax, "RTT")
     ax.set_xlabel("RTT (ms)")
@@ -321,14 +510,16 @@ def fig_iperf(run: _Run) -> Figure | None:
     if ip is None or "bits_per_second" not in ip:
         return None
     fig, ax = _new_figure()
-    flows = list(_groups(ip, "flow"))
+    flows = [(i, g) for i, g in _groups(ip, "flow") if run.wants(i)]
     n = len(flows)
+    if n == 0:
+        return None
     for k, (i, g) in enumerate(flows):
         start = g["start_s"].to_numpy(float)
         end = g["end_s"].to_numpy(float)
         width = (end - start) / n * 0.9
         ax.bar(start + (end - start) * k / n, g["bits_per_second"].to_numpy(float) / 1e6,
-               width=width, align="edge", color=_color(i), label=run.flow_name(i))
+               width=width, align="edge", color=_flow_color(run, i), label=run.flow_name(i))
     ax.set_xlabel("time (s)")
     ax.set_ylabel("throughput (Mbit/s)")
     ax.set_title("iperf interval reports")
@@ -344,7 +535,9 @@ def fig_ping(run: _Run) -> Figure | None:
         return None
     fig, ax = _new_figure()
     for i, g in _groups(pg, "flow"):
-        ax.plot(g["time_s"].to_numpy(float), g["rtt_ms"].to_numpy(float), color=_color(i),
+        if not run.wants(i):
+            continue
+        ax.plot(g["time_s"].to_numpy(float), g["rtt_ms"].to_numpy(float), color=_flow_color(run, i),
                 marker=".", markersize=3, linewidth=0.8, label=run.flow_name(i))
     ax.set_xlabel("time (s)")
     ax.set_ylabel("RTT (ms)")
@@ -996,12 +1189,25 @@ def run_figure(dir: str | Path, name: str) -> Figure | None:
 
 
 def plot_run(
-    dir: str | Path, formats: Sequence[str] = ("png", "svg"), outdir: str | Path | None = None
+    dir: str | Path, formats: Sequence[str] = ("png", "svg"), outdir: str | Path | None = None,
+    *, only: Sequence[str] | None = None, flows: Sequence[str] | None = None,
+    font_scale: float = 1.0, width: float | None = None,
 ) -> list[Path]:
     """Draw every figure the run has data for; returns the files written.
 
-    ``outdir`` defaults to ``DIR/figures``.
+    ``outdir`` defaults to ``DIR/figures``. ``only`` names the figures to draw (default all);
+    ``flows`` the flow names or glob patterns that per-flow figures draw (default all);
+    ``font_scale`` multiplies every font size; ``width`` is the width in inches of single-panel
+    figures (default 6), their height in proportion.
     """
+    if only is not None:
+        unknown = [n for n in only if n not in _MAKERS]
+        if unknown:
+            raise ValueError(f"figure {unknown[0]!r}: expected one of {', '.join(_MAKERS)}")
+    if not (0.2 <= font_scale <= 5.0) or font_scale != font_scale:
+        raise ValueError(f"font scale {font_scale}: expected a number between 0.2 and 5")
+    if width is not None and not (1.0 <= width <= 40.0):
+        raise ValueError(f"width {width}: expected between 1 and 40 inches")
     d = Path(dir)
     if not (d / "summary.json").is_file():
         raise FileNotFoundError(f"{d} is not a celltcp run directory (no summary.json)")
@@ -1011,11 +1217,22 @@ def plot_run(
     out = Path(outdir) if outdir is not None else d / "figures"
     out.mkdir(parents=True, exist_ok=True)
     run = _Run(d)
+    run.only_flows = list(flows) if flows is not None else None
     written: list[Path] = []
-    with _style():
-        for name, make in _MAKERS.items():
-            fig = make(run)
-            if fig is None:
-                continue
-            written += _finish(fig, out, name, formats)
+    # the figure functions size themselves from _FIGSIZE: set it for this call only
+    global _FIGSIZE
+    saved = _FIGSIZE
+    if width is not None:
+        _FIGSIZE = (width, width * saved[1] / saved[0])
+    try:
+        with _style(font_scale):
+            for name, make in _MAKERS.items():
+                if only is not None and name not in only:
+                    continue
+                fig = make(run)
+                if fig is None:
+                    continue
+                written += _finish(fig, out, name, formats)
+    finally:
+        _FIGSIZE = saved
     return written

@@ -306,3 +306,17 @@ def test_console_script(tmp_path: Path) -> None:
     r = subprocess.run(["celltcp", "list", "cc"], capture_output=True, text=True, timeout=60,
                        env={**os.environ})
     assert r.returncode == 0 and "cubic" in r.stdout
+
+
+def test_help_and_import_do_not_load_pandas() -> None:
+    # `celltcp --help` took ~2 s because pandas and numpy loaded eagerly; they load on first use
+    code = ("import sys, contextlib, io\n"
+            "import celltcp\n"
+            "from celltcp import cli\n"
+            "with contextlib.suppress(SystemExit), contextlib.redirect_stdout(io.StringIO()):\n"
+            "    cli.main(['--help'])\n"
+            "heavy = sorted(m for m in ('pandas', 'numpy', 'matplotlib', 'pyarrow') if m in sys.modules)\n"
+            "print(','.join(heavy) or 'none')\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "none"

@@ -13,7 +13,7 @@ import pytest
 
 import celltcp
 from celltcp import plots
-from conftest import SMALL_TOML
+from conftest import SMALL_TOML, cli
 
 
 @pytest.fixture(scope="module")
@@ -162,3 +162,70 @@ def test_seq_figure_from_files(tmp_path: Path) -> None:
     assert "retransmission (0)" not in fig.axes[0].get_legend_handles_labels()[1]
     _write_run(tmp_path / "bad", flows, {"segments": seg.drop(columns="retransmission")})
     assert plots.run_figure(tmp_path / "bad", "seq") is None
+
+
+def _many_flows_run(tmp_path: Path, n: int) -> Path:
+    """A dumbbell with ``n`` bulk flows (2 s), run into ``tmp_path/run``."""
+    links = "\n".join(f'[[link]]\nbetween = ["s{i}", "left"]\nrate = "100Mbps"\ndelay = "1ms"\n'
+                      for i in range(n))
+    flows = "\n".join(f'[[flow]]\nname = "f{i}"\napp = "bulk"\nfrom = "s{i}"\nto = "dst"\n'
+                      for i in range(n))
+    text = (f'duration = "2s"\n{links}\n[[link]]\nname = "bottleneck"\nbetween = ["left", "dst"]\n'
+            f'rate = "20Mbps"\ndelay = "10ms"\nqueue = "100KB"\n{flows}')
+    out = tmp_path / "run"
+    celltcp.run(text, out=out)
+    return out
+
+
+@pytest.mark.parametrize(("n", "panels"), [(3, 3), (14, 14), (30, 1)])
+def test_cwnd_figure_scales_with_flows(tmp_path: Path, n: int, panels: int) -> None:
+    from celltcp import plots
+
+    fig = plots.run_figure(_many_flows_run(tmp_path, n), "cwnd")
+    assert fig is not None
+    visible = [ax for ax in fig.axes if ax.get_visible()]
+    assert len(visible) == panels
+    # small multiples stay a figure a page can hold (14 stacked panels were 22 inches tall)
+    assert fig.get_size_inches()[1] <= 8.5
+    if n == 30:  # the band, and three highlighted flows named in the legend
+        labels = visible[0].get_legend_handles_labels()[1]
+        assert any("10th-90th percentile" in lb for lb in labels)
+        assert sum(lb.startswith("f") for lb in labels) == 3
+
+
+def test_many_flows_get_distinct_colours_a_sum_panel_and_the_capacity(tmp_path: Path) -> None:
+    from matplotlib.colors import to_hex
+
+    from celltcp import plots
+
+    d = _many_flows_run(tmp_path, 14)
+    fig = plots.run_figure(d, "rtt_cdf")
+    assert fig is not None
+    colours = [to_hex(line.get_color()) for line in fig.axes[0].lines]
+    assert len(colours) == 14 and len(set(colours)) == 14
+    fig = plots.run_figure(d, "throughput")
+    assert fig is not None
+    top, per_flow = fig.axes[0], fig.axes[1]
+    labels = top.get_legend_handles_labels()[1]
+    assert "all 14 flows" in labels
+    cap = [lb for lb in labels if lb.startswith("capacity of bottleneck")]
+    assert cap and "(20 Mbit/s)" in cap[0], labels
+    # the flows together fill the bottleneck and, on average, never exceed it (a bin can: the
+    # receiver reads a burst when a retransmission fills a hole)
+    total = np.asarray(top.lines[0].get_ydata(), float)
+    assert 15.0 <= float(np.mean(total[len(total) // 2:])) <= 20.0
+
+
+def test_plot_only_and_flows_select_figures_and_flows(tmp_path: Path) -> None:
+    from celltcp import plots
+
+    d = _many_flows_run(tmp_path, 4)
+    written = plots.plot_run(d, ["png"], only=["rtt_cdf", "cwnd"], flows=["f1", "f3"])
+    assert sorted(p.name for p in written) == ["cwnd.png", "rtt_cdf.png"]
+    run = plots._Run(d)
+    run.only_flows = ["f1", "f3"]
+    with plots._style():
+        fig = plots.fig_rtt_cdf(run)
+    assert fig is not None and fig.axes[0].get_legend_handles_labels()[1] == ["f1", "f3"]
+    r = cli("plot", d, "--only", "nope")
+    assert r.returncode == 2 and "figure 'nope'" in r.stderr and "Traceback" not in r.stderr
