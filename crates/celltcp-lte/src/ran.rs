@@ -44,6 +44,7 @@ use celltcp_engine::rng::{component_id, component_rng, SimRng};
 use celltcp_engine::{SimDuration, SimTime};
 use rand::Rng;
 
+use crate::handover::{AnyHandoverAlgorithm, HandoverAlgorithmKind};
 use crate::mac::harq::{HarqEntity, HarqOutcome};
 use crate::mac::sched_pf::PfConfig;
 use crate::mac::{rbg_prb_mask, AnyScheduler, Grant, SchedUe, Scheduler, SchedulerKind};
@@ -55,14 +56,14 @@ use crate::phy::{amc, tbs};
 use crate::rlc::{RlcConfig, RlcEntity, RlcPdu};
 use crate::Direction;
 
-mod handover;
-mod mobility;
+mod x2_handover;
+mod rrm;
 #[cfg(test)]
 mod tests;
-pub use handover::{HandoverConfig, HandoverEvent, PdcpForwarding};
-pub use mobility::{RlfRecord, MOBILITY_STEP};
-use handover::HoState;
-use mobility::UeMobility;
+pub use x2_handover::{HandoverConfig, HandoverEvent, PdcpForwarding};
+pub use rrm::{RlfRecord, MOBILITY_STEP};
+use x2_handover::HoState;
+use rrm::UeMobility;
 
 /// Bytes the eNB grants in answer to a scheduling request, before any buffer status report
 /// has told it more: enough for the buffer status report and a TCP ACK.
@@ -267,6 +268,8 @@ struct Cell {
     ul_owner_now: Vec<u32>,
     last_ul_owner: Vec<u32>,
     stats: CellStats,
+    /// The cell's handover decision (TS 36.300 §10.1.2.1.1 step 3).
+    ho_algo: AnyHandoverAlgorithm,
 }
 
 impl Cell {
@@ -476,6 +479,7 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
                 ul_owner_now: vec![0; cfg.ul_prbs as usize],
                 last_ul_owner: vec![0; cfg.ul_prbs as usize],
                 stats: CellStats::default(),
+                ho_algo: AnyHandoverAlgorithm::new(HandoverAlgorithmKind::default()),
             })
             .collect::<Vec<_>>();
         let sr_ms = (cfg.sr_period.as_nanos() / TTI.as_nanos()).max(1);

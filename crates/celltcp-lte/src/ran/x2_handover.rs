@@ -407,6 +407,7 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
     fn detach(&mut self, now: SimTime, ue: usize, target: usize, event: usize, forwarding: Option<PdcpForwarding>, gap: SimDuration, out: &mut Vec<RanOutput<P>>) {
         let h = self.cfg.handover;
         let source = self.ues[ue].cell;
+        self.cells[source].ho_algo.inner().on_ue_left(ue);
         // Out of the source's scheduler lists.
         self.cells[source].dl_active.retain(|&x| x as usize != ue);
         self.cells[source].ul_active.retain(|&x| x as usize != ue);
