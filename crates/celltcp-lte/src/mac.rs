@@ -17,6 +17,7 @@
 //! of TS 36.211 §5.3.3).
 
 pub mod harq;
+pub mod harq_timing;
 pub mod sched_maxci;
 pub mod sched_pf;
 pub mod sched_rr;

@@ -46,6 +46,7 @@ use rand::Rng;
 
 use crate::handover::{AnyHandoverAlgorithm, HandoverAlgorithmKind};
 use crate::mac::harq::{HarqEntity, HarqOutcome};
+use crate::mac::harq_timing::HarqTiming;
 use crate::mac::sched_pf::PfConfig;
 use crate::mac::{rbg_prb_mask, AnyScheduler, Grant, SchedUe, Scheduler, SchedulerKind};
 use crate::pdcp::{PdcpConfig, PdcpPdu, PdcpRx, PdcpTx};
@@ -308,9 +309,6 @@ struct Ue<P: Copy + std::fmt::Debug> {
     ue_pdcp_rx: PdcpRx<P>,
     dl_harq: HarqEntity<Tb<P>>,
     ul_harq: HarqEntity<Tb<P>>,
-    dl_procs: Vec<Proc>,
-    ul_procs: Vec<Proc>,
-    ul_retx: VecDeque<(SimTime, u8, u128)>,
     /// Last CQI report: (report instant in ns, CQI, effective SINR in dB).
     dl_cqi: (u64, u8, f64),
     ul_cqi: (u64, u8, f64),
@@ -355,29 +353,7 @@ struct Ue<P: Copy + std::fmt::Debug> {
     x2_link: (SimDuration, u64),
 }
 
-/// The scheduler's view of one HARQ process (the block itself lives in the HARQ entity).
-#[derive(Clone, Copy)]
-struct Proc {
-    /// A block is held (waiting for feedback or a retransmission).
-    holding: bool,
-    /// The process may take a new block from this time (one HARQ round trip after the last
-    /// transmission).
-    free_at: SimTime,
-    /// A retransmission is due from this time (`SimTime::MAX`: none).
-    retx_at: SimTime,
-    prb_mask: u128,
-    tb_bits: u32,
-}
-
-impl Proc {
-    const IDLE: Proc = Proc { holding: false, free_at: SimTime::ZERO, retx_at: SimTime::MAX, prb_mask: 0, tb_bits: 0 };
-
-    fn is_free(&self, now: SimTime) -> bool {
-        !self.holding && self.free_at <= now
-    }
-}
-
-struct InFlight<P: Copy + std::fmt::Debug> {
+struct InFlight {
     ue: u32,
     dir: Direction,
     pid: u8,
@@ -387,8 +363,6 @@ struct InFlight<P: Copy + std::fmt::Debug> {
     mcs: u8,
     /// Transport block size (a DwPTS block has the TBS of N'_PRB, TS 36.213 §7.1.7).
     tb_bits: u32,
-    /// A first transmission carries its block until `draw_decoding` hands it to HARQ.
-    new_tb: Option<Tb<P>>,
     /// Whether this is a block's first transmission (for the outer loop).
     first_tx: bool,
 }
@@ -399,7 +373,7 @@ pub struct Ran<P: Copy + std::fmt::Debug> {
     cells: Vec<Cell>,
     ues: Vec<Ue<P>>,
     timers: BinaryHeap<Reverse<(SimTime, u32)>>,
-    inflight: Vec<InFlight<P>>,
+    inflight: Vec<InFlight>,
     /// The last TTI processed (its start time).
     last_tti: Option<SimTime>,
     noise_dl_mw: f64,
@@ -516,9 +490,6 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
                     ue_pdcp_rx: PdcpRx::new(cfg.pdcp),
                     dl_harq: HarqEntity::new(n_dl as u8, cfg.harq_max_tx),
                     ul_harq: HarqEntity::new(n_ul, cfg.harq_max_tx),
-                    dl_procs: vec![Proc::IDLE; n_dl],
-                    ul_procs: vec![Proc::IDLE; n_ul as usize],
-                    ul_retx: VecDeque::new(),
                     dl_cqi: (u64::MAX, 0, 0.0),
                     ul_cqi: (u64::MAX, 0, 0.0),
                     ul_olla_db: 0.0,
@@ -686,13 +657,13 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
             }
             return;
         }
-        let dl_busy = u.enb_rlc.buffer_status().total() > 0 || u.dl_procs.iter().any(|p| p.retx_at != SimTime::MAX);
+        let dl_busy = u.enb_rlc.buffer_status().total() > 0 || u.dl_harq.has_pending_retx();
         if dl_busy && !u.in_dl {
             u.in_dl = true;
             self.cells[u.cell].dl_active.push(ue as u32);
         }
         let ul_busy = u.ue_rlc.buffer_status().total() > 0
-            || !u.ul_retx.is_empty()
+            || u.ul_harq.has_pending_retx()
             || !u.ul_grants.is_empty()
             || u.bsr_bytes > 0
             || u.sr_at.is_some();
@@ -856,31 +827,12 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         }
     }
 
-    /// HARQ round trip for a block sent at `sent`: when the retransmission may go out.
-    fn harq_retx_time(&self, sent: SimTime, dir: Direction) -> SimTime {
-        match (self.cfg.duplex, dir) {
-            (Duplex::Fdd, _) => sent + SimDuration::from_millis(8),
-            (d, Direction::Downlink) => {
-                let k = u64::from(d.dl_harq_ack_delay(subframe(sent)));
-                sent + SimDuration::from_millis(k + 4)
-            }
-            (d, Direction::Uplink) => {
-                // PHICH in n + k (Table 9.1.2-1), then the retransmission follows the grant
-                // timing of that subframe (Table 8-2).
-                let k = u64::from(d.phich_delay(subframe(sent)));
-                let phich = sent + SimDuration::from_millis(k);
-                let g = u64::from(d.ul_grant_delay(subframe(phich)).max(4));
-                phich + SimDuration::from_millis(g)
-            }
-        }
-    }
-
     /// Handles the transport blocks sent in the previous TTI.
     fn receive(&mut self, now: SimTime, out: &mut Vec<RanOutput<P>>) {
         let inflight = std::mem::take(&mut self.inflight);
         for f in &inflight {
             let ue = f.ue as usize;
-            let retx_at = self.harq_retx_time(f.sent, f.dir);
+            let next_tx_at = HarqTiming::new(self.cfg.duplex).next_tx_at(f.sent, f.dir);
             let u = &mut self.ues[ue];
             let harq = match f.dir {
                 Direction::Downlink => &mut u.dl_harq,
@@ -902,20 +854,12 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
                 let step = if f.decoded { -OLLA_STEP_UP_DB * OLLA_BLER_TARGET / (1.0 - OLLA_BLER_TARGET) } else { OLLA_STEP_UP_DB };
                 u.ul_olla_db = (u.ul_olla_db + step).clamp(0.0, OLLA_MAX_DB);
             }
-            let outcome = harq.on_feedback(f.pid, f.decoded);
-            let pid = f.pid as usize;
-            let proc = match f.dir {
-                Direction::Downlink => &mut u.dl_procs[pid],
-                Direction::Uplink => &mut u.ul_procs[pid],
-            };
-            proc.free_at = retx_at;
-            match (f.dir, outcome) {
-                (Direction::Downlink, HarqOutcome::Retransmit) => proc.retx_at = retx_at,
-                (Direction::Uplink, HarqOutcome::Retransmit) => {
-                    let mask = proc.prb_mask;
-                    u.ul_retx.push_back((retx_at, f.pid, mask));
-                }
-                (dir, HarqOutcome::Failed(tb)) => {
+            match harq.on_feedback(f.pid, f.decoded, next_tx_at) {
+                // The process holds the block; the downlink scheduler or the synchronous uplink
+                // retransmission picks it up when due.
+                HarqOutcome::Retransmit => {}
+                HarqOutcome::Failed(tb) => {
+                    let dir = f.dir;
                     // The block is lost. RLC AM recovers it by ARQ; UM reports the SDUs it
                     // saw part of when reassembly gives up (TS 36.322 §5.1.2.2.3); SDUs that
                     // were wholly inside this block are reported here, as the receiver never
@@ -929,16 +873,13 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
                             }
                         }
                     }
-                    proc.holding = false;
-                    proc.retx_at = SimTime::MAX;
                     match dir {
                         Direction::Downlink => u.stats.dl_tb_failed += 1,
                         Direction::Uplink => u.stats.ul_tb_failed += 1,
                     }
                 }
-                (dir, HarqOutcome::Delivered(tb)) => {
-                    proc.holding = false;
-                    proc.retx_at = SimTime::MAX;
+                HarqOutcome::Delivered(tb) => {
+                    let dir = f.dir;
                     let (rlc, pdcp_rx) = match dir {
                         Direction::Downlink => (&mut u.ue_rlc, &mut u.ue_pdcp_rx),
                         Direction::Uplink => (&mut u.enb_rlc, &mut u.enb_pdcp_rx),
@@ -1157,11 +1098,12 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         // 1. HARQ retransmissions first, on the same number of PRBs (TS 36.321 §5.3.2.1).
         for &ue in &active {
             let ue = ue as usize;
-            for pid in 0..self.ues[ue].dl_procs.len() {
-                if self.ues[ue].dl_procs[pid].retx_at > now {
+            for pid in 0..self.ues[ue].dl_harq.n_processes() {
+                let p = self.ues[ue].dl_harq.process(pid);
+                if p.retx_at() > now {
                     continue;
                 }
-                let need = mask_prbs(self.ues[ue].dl_procs[pid].prb_mask);
+                let need = mask_prbs(p.prb_mask());
                 let need_rbg = need.div_ceil(rbg);
                 if (free.count_ones() as u16) < need_rbg {
                     break;
@@ -1172,9 +1114,8 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
                     prb_mask |= rbg_prb_mask(b as u16, rbg, n_prb);
                     free &= !(1u128 << b);
                 }
-                self.ues[ue].dl_procs[pid].retx_at = SimTime::MAX;
                 self.cells[c].dl_mask_now |= prb_mask;
-                self.start_retx(now, ue, Direction::Downlink, pid as u8, prb_mask);
+                self.start_retx(now, ue, Direction::Downlink, pid, prb_mask);
             }
         }
         // 2. New data for the UEs with a free HARQ process.
@@ -1182,7 +1123,7 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         for &ue in &active {
             let ue = ue as usize;
             let bytes = self.ues[ue].enb_rlc.buffer_status().total();
-            if bytes == 0 || self.free_dl_process(now, ue).is_none() {
+            if bytes == 0 || self.ues[ue].dl_harq.free_process(now).is_none() {
                 continue;
             }
             let (cqi, mcs) = self.mcs_for(now, ue, Direction::Downlink);
@@ -1214,22 +1155,14 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         self.cells[c].dl_active = active;
     }
 
-    fn free_dl_process(&self, now: SimTime, ue: usize) -> Option<u8> {
-        let u = &self.ues[ue];
-        u.dl_procs.iter().position(|p| p.is_free(now)).map(|p| p as u8)
-    }
-
     /// Fills a new transport block for `g` from the sender's RLC entity and starts HARQ.
     fn transmit_new(&mut self, now: SimTime, ue: usize, dir: Direction, g: &Grant) {
         let u = &mut self.ues[ue];
-        let procs = match dir {
-            Direction::Downlink => &mut u.dl_procs,
-            Direction::Uplink => &mut u.ul_procs,
+        let harq = match dir {
+            Direction::Downlink => &u.dl_harq,
+            Direction::Uplink => &u.ul_harq,
         };
-        let Some(pid) = procs.iter().position(|p| p.is_free(now)) else { return };
-        procs[pid].holding = true;
-        procs[pid].prb_mask = g.prb_mask;
-        procs[pid].tb_bits = g.tb_bits;
+        let Some(pid) = harq.free_process(now) else { return };
         let mut room = g.tb_bits / 8;
         if dir == Direction::Uplink {
             room = room.saturating_sub(BSR_BYTES);
@@ -1262,25 +1195,32 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
                 u.bsr_bytes = u.ue_rlc.buffer_status().total();
             }
         }
-        // HARQ takes the block in `draw_decoding`, once every cell's PRBs (and so the
+        let harq = match dir {
+            Direction::Downlink => &mut u.dl_harq,
+            Direction::Uplink => &mut u.ul_harq,
+        };
+        harq.start(pid, now, tb, mask_prbs(g.prb_mask), g.mcs, g.prb_mask, g.tb_bits);
+        // Its decoding is drawn in `draw_decoding`, once every cell's PRBs (and so the
         // interference) are known.
-        self.inflight.push(InFlight { ue: ue as u32, dir, pid: pid as u8, decoded: false, sent: now, prb_mask: g.prb_mask, mcs: g.mcs, tb_bits: g.tb_bits, new_tb: Some(tb), first_tx: true });
+        self.inflight.push(InFlight { ue: ue as u32, dir, pid, decoded: false, sent: now, prb_mask: g.prb_mask, mcs: g.mcs, tb_bits: g.tb_bits, first_tx: true });
     }
 
     fn start_retx(&mut self, now: SimTime, ue: usize, dir: Direction, pid: u8, prb_mask: u128) {
         let u = &mut self.ues[ue];
-        let (mcs, tb_bits) = match dir {
+        let harq = match dir {
             Direction::Downlink => {
                 u.stats.dl_tb_retx += 1;
-                u.dl_procs[pid as usize].prb_mask = prb_mask;
-                (u.dl_harq.process(pid).mcs(), u.dl_procs[pid as usize].tb_bits)
+                &mut u.dl_harq
             }
             Direction::Uplink => {
                 u.stats.ul_tb_retx += 1;
-                (u.ul_harq.process(pid).mcs(), u.ul_procs[pid as usize].tb_bits)
+                &mut u.ul_harq
             }
         };
-        self.inflight.push(InFlight { ue: ue as u32, dir, pid, decoded: false, sent: now, prb_mask, mcs, tb_bits, new_tb: None, first_tx: false });
+        harq.begin_retx(pid, now, prb_mask);
+        let p = harq.process(pid);
+        let (mcs, tb_bits) = (p.mcs(), p.tb_bits());
+        self.inflight.push(InFlight { ue: ue as u32, dir, pid, decoded: false, sent: now, prb_mask, mcs, tb_bits, first_tx: false });
     }
 
     /// Draws the decoding of every block sent in this TTI from its effective SINR.
@@ -1288,7 +1228,7 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         let mut inflight = std::mem::take(&mut self.inflight);
         for f in inflight.iter_mut().filter(|f| f.sent == now) {
             let ue = f.ue as usize;
-            let (mask, mcs, first) = (f.prb_mask, f.mcs, f.new_tb.is_some());
+            let (mask, mcs, first) = (f.prb_mask, f.mcs, f.first_tx);
             let eff = match self.flat_sinr_db(ue, f.dir, mask) {
                 Some(db) => db,
                 None => {
@@ -1301,13 +1241,7 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
                 Direction::Downlink => &mut u.dl_harq,
                 Direction::Uplink => &mut u.ul_harq,
             };
-            let combined = match f.new_tb.take() {
-                Some(tb) => {
-                    harq.start(f.pid, now, tb, eff, mask_prbs(mask), mcs);
-                    eff
-                }
-                None => harq.retransmit(f.pid, now, eff),
-            };
+            let combined = harq.combine(f.pid, eff);
             let p = match f.dir {
                 Direction::Downlink => amc::bler(mcs, combined, self.cfg.cfi),
                 Direction::Uplink => amc::ul_bler(mcs, combined),
@@ -1392,9 +1326,11 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         let mut free: u128 = if n_prb >= 128 { u128::MAX } else { (1u128 << n_prb) - 1 };
         // Synchronous HARQ retransmissions due at that PUSCH keep their PRBs.
         for &ue in &self.cells[c].ul_active {
-            for &(t, _, mask) in &self.ues[ue as usize].ul_retx {
-                if t == pusch {
-                    free &= !mask;
+            let harq = &self.ues[ue as usize].ul_harq;
+            for pid in harq.pending_retx() {
+                let p = harq.process(pid);
+                if p.retx_at() == pusch {
+                    free &= !p.prb_mask();
                 }
             }
         }
@@ -1411,7 +1347,7 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         let active = std::mem::take(&mut self.cells[c].ul_active);
         for &ue in &active {
             let u = &self.ues[ue as usize];
-            if u.bsr_bytes == 0 || !u.ul_procs.iter().any(|p| p.is_free(pusch)) {
+            if u.bsr_bytes == 0 || u.ul_harq.free_process(pusch).is_none() {
                 continue;
             }
             let (cqi, mcs) = self.mcs_for(now, ue as usize, Direction::Uplink);
@@ -1456,11 +1392,8 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         let active = std::mem::take(&mut self.cells[c].ul_active);
         for &ue in &active {
             let ue = ue as usize;
-            while let Some(&(t, pid, mask)) = self.ues[ue].ul_retx.front() {
-                if t > now {
-                    break;
-                }
-                self.ues[ue].ul_retx.pop_front();
+            while let Some(pid) = self.ues[ue].ul_harq.next_due_retx(now) {
+                let mask = self.ues[ue].ul_harq.process(pid).prb_mask();
                 self.mark_ul(c, ue, mask);
                 self.start_retx(now, ue, Direction::Uplink, pid, mask);
             }
@@ -1484,7 +1417,7 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
             dl.retain(|&ue| {
                 let u = &mut self.ues[ue as usize];
                 let keep = u.enb_rlc.buffer_status().total() > 0
-                    || u.dl_procs.iter().any(|p| p.retx_at != SimTime::MAX)
+                    || u.dl_harq.has_pending_retx()
                     || in_flight.iter().any(|f| f.ue == ue);
                 u.in_dl = keep;
                 keep
@@ -1494,7 +1427,7 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
             ul.retain(|&ue| {
                 let u = &mut self.ues[ue as usize];
                 let keep = u.ue_rlc.buffer_status().total() > 0
-                    || !u.ul_retx.is_empty()
+                    || u.ul_harq.has_pending_retx()
                     || !u.ul_grants.is_empty()
                     || u.bsr_bytes > 0
                     || u.sr_at.is_some()

@@ -42,7 +42,7 @@
 
 use celltcp_engine::{SimDuration, SimTime};
 
-use super::{Proc, Ran, RanOutput, HarqEntity};
+use super::{HarqEntity, Ran, RanOutput};
 use crate::pdcp::PdcpPdu;
 use crate::rlc::RlcEntity;
 use crate::Direction;
@@ -424,9 +424,6 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         u.detached = true;
         u.dl_harq = HarqEntity::new(n_dl, harq_max);
         u.ul_harq = HarqEntity::new(n_ul, harq_max);
-        u.dl_procs = vec![Proc::IDLE; n_dl as usize];
-        u.ul_procs = vec![Proc::IDLE; n_ul as usize];
-        u.ul_retx.clear();
         u.ul_grants.clear();
         u.bsr_bytes = 0;
         u.sr_at = None;
