@@ -18,6 +18,7 @@
 
 pub mod harq;
 pub mod harq_timing;
+pub mod sr_bsr;
 pub mod sched_maxci;
 pub mod sched_pf;
 pub mod sched_rr;

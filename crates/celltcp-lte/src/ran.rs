@@ -47,6 +47,7 @@ use rand::Rng;
 use crate::handover::{AnyHandoverAlgorithm, HandoverAlgorithmKind};
 use crate::mac::harq::{HarqEntity, HarqOutcome};
 use crate::mac::harq_timing::HarqTiming;
+use crate::mac::sr_bsr::{EnbBsrView, UeSrBsr, UlGrant, BSR_BYTES};
 use crate::mac::sched_pf::PfConfig;
 use crate::mac::{rbg_prb_mask, AnyScheduler, Grant, SchedUe, Scheduler, SchedulerKind};
 use crate::pdcp::{PdcpConfig, PdcpPdu, PdcpRx, PdcpTx};
@@ -66,9 +67,7 @@ pub use rrm::{RlfRecord, MOBILITY_STEP};
 use x2_handover::HoState;
 use rrm::UeMobility;
 
-/// Bytes the eNB grants in answer to a scheduling request, before any buffer status report
-/// has told it more: enough for the buffer status report and a TCP ACK.
-pub const SR_GRANT_BYTES: u32 = 128;
+pub use crate::mac::sr_bsr::SR_GRANT_BYTES;
 
 /// One TTI (TS 36.211 §4: a 1 ms subframe).
 pub const TTI: SimDuration = SimDuration::from_millis(1);
@@ -286,12 +285,6 @@ impl Cell {
     }
 }
 
-#[derive(Clone, Copy)]
-struct UlGrant {
-    at: SimTime,
-    grant: Grant,
-}
-
 struct Ue<P: Copy + std::fmt::Debug> {
     name: String,
     cell: usize,
@@ -316,12 +309,12 @@ struct Ue<P: Copy + std::fmt::Debug> {
     ul_olla_db: f64,
     in_dl: bool,
     in_ul: bool,
-    /// The eNB's idea of the UE's uplink buffer (from the last BSR, less what it granted since).
-    bsr_bytes: u32,
-    sr_at: Option<SimTime>,
-    ul_grants: VecDeque<UlGrant>,
+    /// UE MAC: scheduling requests, buffer status reports, the grants received.
+    ue_sr: UeSrBsr,
+    /// eNB MAC: its idea of the UE's uplink buffer (from SRs and BSRs, less what it granted
+    /// since) and the grants it gave.
+    enb_bsr: EnbBsrView,
     timer_at: Option<SimTime>,
-    sr_offset_ms: u64,
     stats: UeStats,
     position: (f64, f64),
     /// Shadowing towards each cell, dB (drawn at the start).
@@ -423,8 +416,6 @@ fn mac_subheader(len: u32) -> u32 {
     }
 }
 
-/// Short BSR MAC control element and its subheader (TS 36.321 §6.1.3.1).
-const BSR_BYTES: u32 = 2;
 
 impl<P: Copy + std::fmt::Debug> Ran<P> {
     /// Builds the network. `seed` is the run seed: every UE draws its shadowing, fading and
@@ -495,11 +486,9 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
                     ul_olla_db: 0.0,
                     in_dl: false,
                     in_ul: false,
-                    bsr_bytes: 0,
-                    sr_at: None,
-                    ul_grants: VecDeque::new(),
+                    ue_sr: UeSrBsr::new(cfg.sr_period, i as u64 % sr_ms),
+                    enb_bsr: EnbBsrView::default(),
                     timer_at: None,
-                    sr_offset_ms: i as u64 % sr_ms,
                     stats: UeStats { dl_sinr_db_min: f64::INFINITY, dl_sinr_db_max: f64::NEG_INFINITY, ..UeStats::default() },
                     position: u.position,
                     shadow_db,
@@ -664,9 +653,7 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         }
         let ul_busy = u.ue_rlc.buffer_status().total() > 0
             || u.ul_harq.has_pending_retx()
-            || !u.ul_grants.is_empty()
-            || u.bsr_bytes > 0
-            || u.sr_at.is_some();
+            || u.ue_sr.busy();
         if ul_busy && !u.in_ul {
             u.in_ul = true;
             self.cells[u.cell].ul_active.push(ue as u32);
@@ -1192,7 +1179,8 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
                 u.stats.ul_mcs_hist[g.mcs.min(28) as usize] += 1;
                 u.stats.ul_tb_tx += 1;
                 // The BSR in this block reports what is left after it (TS 36.321 §5.4.5).
-                u.bsr_bytes = u.ue_rlc.buffer_status().total();
+                let bsr = u.ue_sr.bsr(u.ue_rlc.buffer_status().total());
+                u.enb_bsr.on_bsr(bsr);
             }
         }
         let harq = match dir {
@@ -1280,39 +1268,15 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         self.inflight = inflight;
     }
 
-    /// Scheduling requests: a UE with uplink data that the eNB does not know about asks at its
-    /// next SR opportunity (every `sr_period`, offset per UE).
+    /// Scheduling requests (`mac/sr_bsr.rs`): a UE with uplink data it has not asked for sends
+    /// one at its next SR opportunity; the eNB hears it in the same subframe.
     fn uplink_requests(&mut self, now: SimTime, c: usize) {
-        let period_ms = (self.cfg.sr_period.as_nanos() / TTI.as_nanos()).max(1);
-        let now_ms = now.as_nanos() / TTI.as_nanos();
         for i in 0..self.cells[c].ul_active.len() {
             let ue = self.cells[c].ul_active[i] as usize;
             let u = &mut self.ues[ue];
-            if u.bsr_bytes > 0 || !u.ul_grants.is_empty() {
-                continue;
-            }
-            let has_data = u.ue_rlc.buffer_status().total() > 0;
-            if !has_data {
-                continue;
-            }
-            match u.sr_at {
-                None => {
-                    // The first opportunity at or after now: (n − offset) mod period = 0
-                    // (TS 36.213 §10.1.5). (It used to skip one that fell on `now` itself.)
-                    let next = now_ms + (u.sr_offset_ms % period_ms + period_ms - now_ms % period_ms) % period_ms;
-                    u.sr_at = Some(SimTime::from_millis(next));
-                    if next == now_ms {
-                        u.sr_at = None;
-                        u.bsr_bytes = SR_GRANT_BYTES;
-                        u.stats.scheduling_requests += 1;
-                    }
-                }
-                Some(t) if t <= now => {
-                    u.sr_at = None;
-                    u.bsr_bytes = SR_GRANT_BYTES;
-                    u.stats.scheduling_requests += 1;
-                }
-                Some(_) => {}
+            if u.ue_sr.on_tti(now, u.ue_rlc.buffer_status().total()) {
+                u.enb_bsr.on_sr();
+                u.stats.scheduling_requests += 1;
             }
         }
     }
@@ -1337,7 +1301,7 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         // Grants already given for that PUSCH keep their PRBs (none in FDD; in TDD
         // configuration 0 two DL subframes may grant the same PUSCH).
         for &ue in &self.cells[c].ul_active {
-            for g in &self.ues[ue as usize].ul_grants {
+            for g in self.ues[ue as usize].enb_bsr.granted() {
                 if g.at == pusch {
                     free &= !g.grant.prb_mask;
                 }
@@ -1347,14 +1311,14 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         let active = std::mem::take(&mut self.cells[c].ul_active);
         for &ue in &active {
             let u = &self.ues[ue as usize];
-            if u.bsr_bytes == 0 || u.ul_harq.free_process(pusch).is_none() {
+            if u.enb_bsr.bytes() == 0 || u.ul_harq.free_process(pusch).is_none() {
                 continue;
             }
             let (cqi, mcs) = self.mcs_for(now, ue as usize, Direction::Uplink);
             if cqi == 0 {
                 continue;
             }
-            let bytes = self.ues[ue as usize].bsr_bytes + BSR_BYTES + 3;
+            let bytes = self.ues[ue as usize].enb_bsr.bytes() + BSR_BYTES + 3;
             self.sched_in.push(SchedUe { ue, cqi, mcs, rbg_cqi: None, bytes_pending: bytes });
         }
         if !self.sched_in.is_empty() && free != 0 {
@@ -1364,8 +1328,10 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
             self.cells[c].ul_sched.schedule(now, Direction::Uplink, n_prb, 1, free, &self.sched_in, &tbs_fn, &mut grants);
             for g in &grants {
                 let u = &mut self.ues[g.ue as usize];
-                u.bsr_bytes = u.bsr_bytes.saturating_sub(g.tb_bits / 8);
-                u.ul_grants.push_back(UlGrant { at: pusch, grant: *g });
+                // DCI 0 on this subframe's PDCCH: the eNB records it, the UE receives it.
+                let ug = UlGrant { at: pusch, grant: *g };
+                u.enb_bsr.on_grant(ug);
+                u.ue_sr.on_grant(ug);
                 self.cells[c].ul_sched.on_served(now, g.ue, g.tb_bits);
             }
             self.grants = grants;
@@ -1397,13 +1363,10 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
                 self.mark_ul(c, ue, mask);
                 self.start_retx(now, ue, Direction::Uplink, pid, mask);
             }
-            while let Some(g) = self.ues[ue].ul_grants.front().copied() {
-                if g.at > now {
-                    break;
-                }
-                self.ues[ue].ul_grants.pop_front();
-                self.mark_ul(c, ue, g.grant.prb_mask);
-                self.transmit_new(now, ue, Direction::Uplink, &g.grant);
+            while let Some(g) = self.ues[ue].ue_sr.take_due_grant(now) {
+                self.ues[ue].enb_bsr.on_pusch(now);
+                self.mark_ul(c, ue, g.prb_mask);
+                self.transmit_new(now, ue, Direction::Uplink, &g);
             }
         }
         self.cells[c].ul_active = active;
@@ -1428,9 +1391,7 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
                 let u = &mut self.ues[ue as usize];
                 let keep = u.ue_rlc.buffer_status().total() > 0
                     || u.ul_harq.has_pending_retx()
-                    || !u.ul_grants.is_empty()
-                    || u.bsr_bytes > 0
-                    || u.sr_at.is_some()
+                    || u.ue_sr.busy()
                     || in_flight.iter().any(|f| f.ue == ue);
                 u.in_ul = keep;
                 keep

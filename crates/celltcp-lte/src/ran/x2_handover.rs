@@ -424,9 +424,8 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         u.detached = true;
         u.dl_harq = HarqEntity::new(n_dl, harq_max);
         u.ul_harq = HarqEntity::new(n_ul, harq_max);
-        u.ul_grants.clear();
-        u.bsr_bytes = 0;
-        u.sr_at = None;
+        u.ue_sr.reset();
+        u.enb_bsr.reset();
         // Downlink: the source's RLC entity goes; what it held is forwarded or discarded.
         let mut old = std::mem::replace(&mut u.enb_rlc, RlcEntity::new(&rlc_cfg));
         let mut forwarded: Vec<PdcpPdu<P>> = Vec::new();
