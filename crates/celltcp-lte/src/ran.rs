@@ -53,6 +53,7 @@ use crate::mac::{rbg_prb_mask, AnyScheduler, Grant, SchedUe, Scheduler, Schedule
 use crate::pdcp::{PdcpConfig, PdcpPdu, PdcpRx, PdcpTx};
 use crate::phy::channel::{self, PathLoss};
 use crate::phy::fading::{FadingChannel, FadingProfile};
+use crate::phy::cqi::{self, CqiReport};
 use crate::phy::tdd::Duplex;
 use crate::phy::{amc, tbs};
 use crate::rlc::{RlcConfig, RlcEntity, RlcPdu};
@@ -303,8 +304,8 @@ struct Ue<P: Copy + std::fmt::Debug> {
     dl_harq: HarqEntity<Tb<P>>,
     ul_harq: HarqEntity<Tb<P>>,
     /// Last CQI report: (report instant in ns, CQI, effective SINR in dB).
-    dl_cqi: (u64, u8, f64),
-    ul_cqi: (u64, u8, f64),
+    dl_cqi: CqiReport,
+    ul_cqi: CqiReport,
     /// Uplink outer-loop offset, dB (0..=OLLA_MAX_DB).
     ul_olla_db: f64,
     in_dl: bool,
@@ -481,8 +482,8 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
                     ue_pdcp_rx: PdcpRx::new(cfg.pdcp),
                     dl_harq: HarqEntity::new(n_dl as u8, cfg.harq_max_tx),
                     ul_harq: HarqEntity::new(n_ul, cfg.harq_max_tx),
-                    dl_cqi: (u64::MAX, 0, 0.0),
-                    ul_cqi: (u64::MAX, 0, 0.0),
+                    dl_cqi: CqiReport::NONE,
+                    ul_cqi: CqiReport::NONE,
                     ul_olla_db: 0.0,
                     in_dl: false,
                     in_ul: false,
@@ -916,9 +917,7 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
     /// The CQI report in force at `now` for UE `ue` (taken at the last report instant at or
     /// before `now − cqi_delay`, TS 36.213 §7.2.2), computed lazily.
     fn cqi(&mut self, now: SimTime, ue: usize, dir: Direction) -> (u8, f64) {
-        let period = self.cfg.cqi_period.as_nanos().max(1);
-        let t = now.as_nanos().saturating_sub(self.cfg.cqi_delay.as_nanos());
-        let report = t / period * period;
+        let report = cqi::report_instant(now, self.cfg.cqi_period, self.cfg.cqi_delay);
         let u = &self.ues[ue];
         let cached = match dir {
             Direction::Downlink => u.dl_cqi,
@@ -926,8 +925,8 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         };
         // One cell, no fading and a UE that stays put: every report is the same, compute it once.
         let static_channel = u.fading.is_none() && self.cells.len() == 1 && !u.moved;
-        if cached.0 == report || (static_channel && cached.0 != u64::MAX) {
-            return (cached.1, cached.2);
+        if cached.at_ns == report || (static_channel && cached.is_some()) {
+            return (cached.cqi, cached.eff_sinr_db);
         }
         let n = match dir {
             Direction::Downlink => self.cfg.dl_prbs,
@@ -935,24 +934,12 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         };
         let all = if n >= 128 { u128::MAX } else { (1u128 << n) - 1 };
         let fading = self.sinr_per_prb(SimTime::from_nanos(report), ue, dir, all, true);
-        let mean_db = channel::linear_to_db(self.sinr_buf.iter().sum::<f64>() / f64::from(n.max(1)));
-        let guess = amc::mcs_from_cqi(amc::cqi_from_sinr_db(mean_db, self.cfg.cfi));
-        // PRBs differ under frequency-selective fading, and also when a neighbour interferes on
-        // some of them only: then the wideband value is the effective (EESM) SINR, not the
-        // linear mean, which the clean PRBs would dominate.
-        let differ = fading || self.sinr_buf.iter().any(|&x| x != self.sinr_buf[0]);
-        let eff = if differ { amc::effective_sinr_db(&self.sinr_buf, guess) } else { mean_db };
-        // Downlink: a CQI report (TS 36.213 §7.2.3). Uplink: the eNB measures the SINR itself
-        // (sounding) and picks the highest MCS meeting the BLER target; the value stored is
-        // that MCS + 1 (0: none), so that 0 means "do not schedule" in both directions.
-        let cqi = match dir {
-            Direction::Downlink => amc::cqi_from_sinr_db(eff, self.cfg.cfi),
-            Direction::Uplink => amc::ul_mcs_for_sinr_db(eff).map_or(0, |m| m + 1),
-        };
+        let (cqi, eff) = cqi::wideband(&self.sinr_buf, fading, self.cfg.cfi, dir);
+        let r = CqiReport { at_ns: report, cqi, eff_sinr_db: eff };
         let u = &mut self.ues[ue];
         match dir {
-            Direction::Downlink => u.dl_cqi = (report, cqi, eff),
-            Direction::Uplink => u.ul_cqi = (report, cqi, eff),
+            Direction::Downlink => u.dl_cqi = r,
+            Direction::Uplink => u.ul_cqi = r,
         }
         (cqi, eff)
     }
@@ -1170,7 +1157,7 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
                 u.stats.dl_prbs += u64::from(g.n_prb);
                 u.stats.dl_ttis += 1;
                 u.stats.dl_mcs_hist[g.mcs.min(28) as usize] += 1;
-                u.stats.dl_cqi_hist[u.dl_cqi.1.min(15) as usize] += 1;
+                u.stats.dl_cqi_hist[u.dl_cqi.cqi.min(15) as usize] += 1;
                 u.stats.dl_tb_tx += 1;
             }
             Direction::Uplink => {
@@ -1426,7 +1413,7 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
             ue_rlc_tx_bytes: u64::from(u.ue_rlc.queued_bytes() + u.ue_rlc.buffer_status().retx_bytes),
             enb_pdcp_held_bytes: u.enb_pdcp_tx.held_bytes(),
             ue_pdcp_held_bytes: u.ue_pdcp_tx.held_bytes(),
-            cqi: u.dl_cqi.1,
+            cqi: u.dl_cqi.cqi,
         }
     }
 

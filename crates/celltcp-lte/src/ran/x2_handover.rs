@@ -511,8 +511,8 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         let u = &mut self.ues[ue];
         u.cell = target;
         u.detached = false;
-        u.dl_cqi = (u64::MAX, 0, 0.0);
-        u.ul_cqi = (u64::MAX, 0, 0.0);
+        u.dl_cqi = crate::phy::cqi::CqiReport::NONE;
+        u.ul_cqi = crate::phy::cqi::CqiReport::NONE;
         u.ul_olla_db = 0.0;
         let mut already = 0u64;
         let mut resent = 0u64;
