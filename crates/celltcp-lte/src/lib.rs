@@ -12,6 +12,7 @@
 //!
 //! Every protocol entity is sans-IO: methods take `now` and return or push their outputs.
 
+pub mod bearer;
 pub mod handover;
 pub mod layout;
 pub mod mac;

@@ -44,19 +44,20 @@ use celltcp_engine::rng::{component_id, component_rng, SimRng};
 use celltcp_engine::{SimDuration, SimTime};
 use rand::Rng;
 
+use crate::bearer::Bearer;
 use crate::handover::{AnyHandoverAlgorithm, HandoverAlgorithmKind};
 use crate::mac::harq::{HarqEntity, HarqOutcome};
 use crate::mac::harq_timing::HarqTiming;
 use crate::mac::sr_bsr::{EnbBsrView, UeSrBsr, UlGrant, BSR_BYTES};
 use crate::mac::sched_pf::PfConfig;
 use crate::mac::{rbg_prb_mask, AnyScheduler, Grant, SchedUe, Scheduler, SchedulerKind};
-use crate::pdcp::{PdcpConfig, PdcpPdu, PdcpRx, PdcpTx};
+use crate::pdcp::{PdcpConfig, PdcpPdu};
 use crate::phy::channel::{self, PathLoss};
 use crate::phy::fading::{FadingChannel, FadingProfile};
 use crate::phy::cqi::{self, CqiReport};
 use crate::phy::tdd::Duplex;
 use crate::phy::{amc, tbs};
-use crate::rlc::{RlcConfig, RlcEntity, RlcPdu};
+use crate::rlc::{RlcConfig, RlcPdu};
 use crate::Direction;
 
 mod x2_handover;
@@ -295,12 +296,10 @@ struct Ue<P: Copy + std::fmt::Debug> {
     fixed_sinr_db: Option<f64>,
     fixed_mcs: Option<u8>,
     rng: SimRng,
-    enb_pdcp_tx: PdcpTx<P>,
-    enb_rlc: RlcEntity<PdcpPdu<P>>,
-    enb_pdcp_rx: PdcpRx<P>,
-    ue_pdcp_tx: PdcpTx<P>,
-    ue_rlc: RlcEntity<PdcpPdu<P>>,
-    ue_pdcp_rx: PdcpRx<P>,
+    /// The eNB's end of the UE's data radio bearer (PDCP over RLC).
+    enb_bearer: Bearer<P>,
+    /// The UE's end.
+    ue_bearer: Bearer<P>,
     dl_harq: HarqEntity<Tb<P>>,
     ul_harq: HarqEntity<Tb<P>>,
     /// Last CQI report: (report instant in ns, CQI, effective SINR in dB).
@@ -474,12 +473,8 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
                     fixed_sinr_db: u.fixed_sinr_db,
                     fixed_mcs: u.fixed_mcs,
                     rng,
-                    enb_pdcp_tx: PdcpTx::new(cfg.pdcp),
-                    enb_rlc: RlcEntity::new(&cfg.rlc),
-                    enb_pdcp_rx: PdcpRx::new(cfg.pdcp),
-                    ue_pdcp_tx: PdcpTx::new(cfg.pdcp),
-                    ue_rlc: RlcEntity::new(&cfg.rlc),
-                    ue_pdcp_rx: PdcpRx::new(cfg.pdcp),
+                    enb_bearer: Bearer::lte(cfg.pdcp, &cfg.rlc),
+                    ue_bearer: Bearer::lte(cfg.pdcp, &cfg.rlc),
                     dl_harq: HarqEntity::new(n_dl as u8, cfg.harq_max_tx),
                     ul_harq: HarqEntity::new(n_ul, cfg.harq_max_tx),
                     dl_cqi: CqiReport::NONE,
@@ -560,18 +555,13 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
     /// Returns the SDU back when the bearer's buffer is full (drop-tail).
     pub fn on_downlink_sdu(&mut self, now: SimTime, ue: usize, sdu: P, bytes: u32) -> Result<(), P> {
         let u = &mut self.ues[ue];
-        let pdu = match u.enb_pdcp_tx.on_sdu(now, sdu, bytes) {
+        let pdu = match u.enb_bearer.number(now, sdu, bytes) {
             Ok(p) => p,
             Err(p) => {
                 u.stats.dl_sdus_dropped += 1;
                 return Err(p);
             }
         };
-        // UM/TM: nothing will confirm delivery, so PDCP lets go now. AM: PDCP holds the SDU
-        // until RLC confirms it (it is what lossless handover forwards, TS 36.323 §5.2.1.1).
-        if !u.enb_rlc.confirms_delivery() {
-            u.enb_pdcp_tx.on_transmitted(pdu.sn);
-        }
         if now < u.x2_until {
             // handover: the source forwards it to the target (until the path switch)
             self.forward_late(now, ue, pdu);
@@ -584,10 +574,9 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
             self.refresh(now, ue);
             return Ok(());
         }
-        if let Err(p) = u.enb_rlc.on_sdu(now, pdu, pdu.bytes) {
-            u.enb_pdcp_tx.forget(p.sn);
+        if let Err(sdu) = u.enb_bearer.submit(now, pdu) {
             u.stats.dl_sdus_dropped += 1;
-            return Err(p.sdu);
+            return Err(sdu);
         }
         self.refresh(now, ue);
         Ok(())
@@ -597,20 +586,9 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
     /// bearer buffer is full.
     pub fn on_uplink_sdu(&mut self, now: SimTime, ue: usize, sdu: P, bytes: u32) -> Result<(), P> {
         let u = &mut self.ues[ue];
-        let pdu = match u.ue_pdcp_tx.on_sdu(now, sdu, bytes) {
-            Ok(p) => p,
-            Err(p) => {
-                u.stats.ul_sdus_dropped += 1;
-                return Err(p);
-            }
-        };
-        if !u.ue_rlc.confirms_delivery() {
-            u.ue_pdcp_tx.on_transmitted(pdu.sn);
-        }
-        if let Err(p) = u.ue_rlc.on_sdu(now, pdu, pdu.bytes) {
-            u.ue_pdcp_tx.forget(p.sn);
+        if let Err(sdu) = u.ue_bearer.send(now, sdu, bytes) {
             u.stats.ul_sdus_dropped += 1;
-            return Err(p.sdu);
+            return Err(sdu);
         }
         self.refresh(now, ue);
         Ok(())
@@ -647,12 +625,12 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
             }
             return;
         }
-        let dl_busy = u.enb_rlc.buffer_status().total() > 0 || u.dl_harq.has_pending_retx();
+        let dl_busy = u.enb_bearer.leg.rlc_mut().buffer_status().total() > 0 || u.dl_harq.has_pending_retx();
         if dl_busy && !u.in_dl {
             u.in_dl = true;
             self.cells[u.cell].dl_active.push(ue as u32);
         }
-        let ul_busy = u.ue_rlc.buffer_status().total() > 0
+        let ul_busy = u.ue_bearer.leg.rlc_mut().buffer_status().total() > 0
             || u.ul_harq.has_pending_retx()
             || u.ue_sr.busy();
         if ul_busy && !u.in_ul {
@@ -660,10 +638,10 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
             self.cells[u.cell].ul_active.push(ue as u32);
         }
         let deadline = [
-            u.enb_rlc.next_deadline(),
-            u.ue_rlc.next_deadline(),
-            u.enb_pdcp_tx.next_deadline(),
-            u.ue_pdcp_tx.next_deadline(),
+            u.enb_bearer.leg.rlc_mut().next_deadline(),
+            u.ue_bearer.leg.rlc_mut().next_deadline(),
+            u.enb_bearer.pdcp_tx.next_deadline(),
+            u.ue_bearer.pdcp_tx.next_deadline(),
             u.ho.as_ref().map(|h| h.next_at()),
             u.x2_queue.front().map(|x| x.0),
             mob_next,
@@ -753,42 +731,28 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
             rlc_out.clear();
             {
                 let u = &mut self.ues[ue];
-                u.enb_rlc.on_timeout(now, &mut rlc_out);
-                for p in rlc_out.drain(..) {
-                    Self::pdcp_up(&mut u.enb_pdcp_rx, now, p, &mut self.delivered_pdcp);
-                }
+                u.enb_bearer.on_leg_timeout(now, &mut rlc_out, &mut self.delivered_pdcp);
                 for sdu in self.delivered_pdcp.drain(..) {
                     out.push(RanOutput::ToEpc { enb: u.cell, ue, sdu });
                 }
-                u.ue_rlc.on_timeout(now, &mut rlc_out);
-                for p in rlc_out.drain(..) {
-                    Self::pdcp_up(&mut u.ue_pdcp_rx, now, p, &mut self.delivered_pdcp);
-                }
+                u.ue_bearer.on_leg_timeout(now, &mut rlc_out, &mut self.delivered_pdcp);
                 for sdu in self.delivered_pdcp.drain(..) {
                     out.push(RanOutput::ToUe { ue, sdu });
                 }
-                // Discard timer (TS 36.323 §5.4): the SDU is discarded, and so is its PDU in
-                // RLC if no piece of it was sent yet (TS 36.322 §5.3); a PDU already on its
-                // way is left to RLC.
+                // PDCP discard timers (TS 36.323 §5.4), the eNB's then the UE's.
+                let mut dropped = Vec::new();
                 for dir in [Direction::Downlink, Direction::Uplink] {
-                    self.lost.clear();
-                    let (pdcp, rlc) = match dir {
-                        Direction::Downlink => (&mut u.enb_pdcp_tx, &mut u.enb_rlc),
-                        Direction::Uplink => (&mut u.ue_pdcp_tx, &mut u.ue_rlc),
+                    let bearer = match dir {
+                        Direction::Downlink => &mut u.enb_bearer,
+                        Direction::Uplink => &mut u.ue_bearer,
                     };
-                    pdcp.on_timeout(now, &mut self.lost);
-                    if self.lost.is_empty() {
-                        continue;
-                    }
-                    let first = self.lost[0].count;
-                    let last = self.lost[self.lost.len() - 1].count;
-                    let gone = rlc.discard_untransmitted(|p| p.count.wrapping_sub(first) <= last.wrapping_sub(first));
-                    for p in gone {
+                    bearer.on_discard_timeout(now, &mut self.lost, &mut dropped);
+                    for sdu in dropped.drain(..) {
                         match dir {
                             Direction::Downlink => u.stats.dl_sdus_dropped += 1,
                             Direction::Uplink => u.stats.ul_sdus_dropped += 1,
                         }
-                        out.push(RanOutput::Dropped { ue, dir, sdu: p.sdu });
+                        out.push(RanOutput::Dropped { ue, dir, sdu });
                     }
                 }
                 Self::collect_lost(u, ue, out);
@@ -798,18 +762,14 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         }
     }
 
-    fn pdcp_up(rx: &mut PdcpRx<P>, now: SimTime, pdu: PdcpPdu<P>, delivered: &mut Vec<P>) {
-        rx.on_pdu(now, pdu, delivered);
-    }
-
     /// SDUs the receiving RLC gave up on (UM reassembly failures) are reported as dropped.
     fn collect_lost(u: &mut Ue<P>, ue: usize, out: &mut Vec<RanOutput<P>>) {
         let mut lost = Vec::new();
-        u.ue_rlc.take_lost(&mut lost);
+        u.ue_bearer.leg.rlc_mut().take_lost(&mut lost);
         for p in lost.drain(..) {
             out.push(RanOutput::Dropped { ue, dir: Direction::Downlink, sdu: p.sdu });
         }
-        u.enb_rlc.take_lost(&mut lost);
+        u.enb_bearer.leg.rlc_mut().take_lost(&mut lost);
         for p in lost.drain(..) {
             out.push(RanOutput::Dropped { ue, dir: Direction::Uplink, sdu: p.sdu });
         }
@@ -868,27 +828,14 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
                 }
                 HarqOutcome::Delivered(tb) => {
                     let dir = f.dir;
-                    let (rlc, pdcp_rx) = match dir {
-                        Direction::Downlink => (&mut u.ue_rlc, &mut u.ue_pdcp_rx),
-                        Direction::Uplink => (&mut u.enb_rlc, &mut u.enb_pdcp_rx),
+                    // The receiving end's bearer: its PDCP delivers in order, and the STATUS
+                    // PDUs in the block release what that end had sent (TS 36.323 §5.4).
+                    let bearer = match dir {
+                        Direction::Downlink => &mut u.ue_bearer,
+                        Direction::Uplink => &mut u.enb_bearer,
                     };
                     let mut rlc_out = std::mem::take(&mut self.delivered_rlc);
-                    for pdu in tb {
-                        rlc.on_rx_pdu(now, pdu, &mut rlc_out);
-                    }
-                    for p in rlc_out.drain(..) {
-                        pdcp_rx.on_pdu(now, p, &mut self.delivered_pdcp);
-                    }
-                    // STATUS PDUs in this block confirm the peer's delivery of SDUs sent the
-                    // other way: their PDCP transmitter stops holding them (TS 36.323 §5.4).
-                    rlc.take_delivered(&mut rlc_out);
-                    let pdcp_tx = match dir {
-                        Direction::Downlink => &mut u.ue_pdcp_tx,
-                        Direction::Uplink => &mut u.enb_pdcp_tx,
-                    };
-                    for p in rlc_out.drain(..) {
-                        pdcp_tx.on_lower_layer_ack(p.sn);
-                    }
+                    bearer.on_rx(now, tb, &mut rlc_out, &mut self.delivered_pdcp);
                     self.delivered_rlc = rlc_out;
                     if dir == Direction::Downlink && u.reorder_until.is_some() {
                         let mut d = std::mem::take(&mut self.delivered_pdcp);
@@ -1096,7 +1043,7 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         self.sched_in.clear();
         for &ue in &active {
             let ue = ue as usize;
-            let bytes = self.ues[ue].enb_rlc.buffer_status().total();
+            let bytes = self.ues[ue].enb_bearer.leg.rlc_mut().buffer_status().total();
             if bytes == 0 || self.ues[ue].dl_harq.free_process(now).is_none() {
                 continue;
             }
@@ -1142,8 +1089,8 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
             room = room.saturating_sub(BSR_BYTES);
         }
         let rlc = match dir {
-            Direction::Downlink => &mut u.enb_rlc,
-            Direction::Uplink => &mut u.ue_rlc,
+            Direction::Downlink => u.enb_bearer.leg.rlc_mut(),
+            Direction::Uplink => u.ue_bearer.leg.rlc_mut(),
         };
         let mut tb: Tb<P> = Vec::new();
         while room > 3 {
@@ -1166,7 +1113,7 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
                 u.stats.ul_mcs_hist[g.mcs.min(28) as usize] += 1;
                 u.stats.ul_tb_tx += 1;
                 // The BSR in this block reports what is left after it (TS 36.321 §5.4.5).
-                let bsr = u.ue_sr.bsr(u.ue_rlc.buffer_status().total());
+                let bsr = u.ue_sr.bsr(u.ue_bearer.leg.rlc_mut().buffer_status().total());
                 u.enb_bsr.on_bsr(bsr);
             }
         }
@@ -1261,7 +1208,7 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         for i in 0..self.cells[c].ul_active.len() {
             let ue = self.cells[c].ul_active[i] as usize;
             let u = &mut self.ues[ue];
-            if u.ue_sr.on_tti(now, u.ue_rlc.buffer_status().total()) {
+            if u.ue_sr.on_tti(now, u.ue_bearer.leg.rlc_mut().buffer_status().total()) {
                 u.enb_bsr.on_sr();
                 u.stats.scheduling_requests += 1;
             }
@@ -1366,7 +1313,7 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
             let mut dl = std::mem::take(&mut self.cells[c].dl_active);
             dl.retain(|&ue| {
                 let u = &mut self.ues[ue as usize];
-                let keep = u.enb_rlc.buffer_status().total() > 0
+                let keep = u.enb_bearer.leg.rlc_mut().buffer_status().total() > 0
                     || u.dl_harq.has_pending_retx()
                     || in_flight.iter().any(|f| f.ue == ue);
                 u.in_dl = keep;
@@ -1376,7 +1323,7 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
             let mut ul = std::mem::take(&mut self.cells[c].ul_active);
             ul.retain(|&ue| {
                 let u = &mut self.ues[ue as usize];
-                let keep = u.ue_rlc.buffer_status().total() > 0
+                let keep = u.ue_bearer.leg.rlc_mut().buffer_status().total() > 0
                     || u.ul_harq.has_pending_retx()
                     || u.ue_sr.busy()
                     || in_flight.iter().any(|f| f.ue == ue);
@@ -1395,7 +1342,7 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
 
     /// RLC counters of UE `ue`: (eNB entity, UE entity).
     pub fn rlc_stats(&self, ue: usize) -> (crate::rlc::RlcStats, crate::rlc::RlcStats) {
-        (self.ues[ue].enb_rlc.stats(), self.ues[ue].ue_rlc.stats())
+        (self.ues[ue].enb_bearer.leg.rlc().stats(), self.ues[ue].ue_bearer.leg.rlc().stats())
     }
 
     /// Counters of cell `c`.
@@ -1406,13 +1353,13 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
     /// Queue occupancy of UE `ue` now.
     pub fn ue_queues(&self, ue: usize) -> UeQueues {
         let u = &self.ues[ue];
-        let e = u.enb_rlc.buffer_status();
+        let e = u.enb_bearer.leg.rlc().buffer_status();
         UeQueues {
-            enb_rlc_tx_bytes: u64::from(u.enb_rlc.queued_bytes()),
+            enb_rlc_tx_bytes: u64::from(u.enb_bearer.leg.rlc().queued_bytes()),
             enb_rlc_retx_bytes: u64::from(e.retx_bytes),
-            ue_rlc_tx_bytes: u64::from(u.ue_rlc.queued_bytes() + u.ue_rlc.buffer_status().retx_bytes),
-            enb_pdcp_held_bytes: u.enb_pdcp_tx.held_bytes(),
-            ue_pdcp_held_bytes: u.ue_pdcp_tx.held_bytes(),
+            ue_rlc_tx_bytes: u64::from(u.ue_bearer.leg.rlc().queued_bytes() + u.ue_bearer.leg.rlc().buffer_status().retx_bytes),
+            enb_pdcp_held_bytes: u.enb_bearer.pdcp_tx.held_bytes(),
+            ue_pdcp_held_bytes: u.ue_bearer.pdcp_tx.held_bytes(),
             cqi: u.dl_cqi.cqi,
         }
     }
@@ -1420,7 +1367,7 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
     /// Whether an RLC AM entity of UE `ue` reached maxRetxThreshold (TS 36.322 §5.2.1: radio
     /// link failure is indicated to RRC).
     pub fn radio_link_failure(&self, ue: usize) -> bool {
-        self.ues[ue].enb_rlc.radio_link_failure() || self.ues[ue].ue_rlc.radio_link_failure()
+        self.ues[ue].enb_bearer.leg.rlc().radio_link_failure() || self.ues[ue].ue_bearer.leg.rlc().radio_link_failure()
     }
 
     /// The name of UE `ue`.

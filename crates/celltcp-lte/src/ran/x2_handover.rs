@@ -44,7 +44,6 @@ use celltcp_engine::{SimDuration, SimTime};
 
 use super::{HarqEntity, Ran, RanOutput};
 use crate::pdcp::PdcpPdu;
-use crate::rlc::RlcEntity;
 use crate::Direction;
 
 /// What the source does with the data in flight at handover (TS 36.323 §5.2).
@@ -391,11 +390,11 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
                 break;
             }
             u.x2_queue.pop_front();
-            if u.enb_rlc.confirms_delivery() && !u.enb_pdcp_tx.holds(pdu.count) {
+            if u.enb_bearer.leg.rlc_mut().confirms_delivery() && !u.enb_bearer.pdcp_tx.holds(pdu.count) {
                 continue; // released meanwhile (status report)
             }
-            if let Err(p) = u.enb_rlc.on_sdu(now, pdu, pdu.bytes) {
-                u.enb_pdcp_tx.forget(p.sn);
+            if let Err(p) = u.enb_bearer.leg.rlc_mut().on_sdu(now, pdu, pdu.bytes) {
+                u.enb_bearer.pdcp_tx.forget(p.sn);
                 u.stats.dl_sdus_dropped += 1;
                 out.push(RanOutput::Dropped { ue, dir: Direction::Downlink, sdu: p.sdu });
             }
@@ -427,20 +426,20 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         u.ue_sr.reset();
         u.enb_bsr.reset();
         // Downlink: the source's RLC entity goes; what it held is forwarded or discarded.
-        let mut old = std::mem::replace(&mut u.enb_rlc, RlcEntity::new(&rlc_cfg));
+        let mut old = u.enb_bearer.leg.re_establish(&rlc_cfg);
         let mut forwarded: Vec<PdcpPdu<P>> = Vec::new();
         let mut discarded = 0u64;
         let mut discarded_received = 0u64;
         match forwarding {
             Some(PdcpForwarding::Lossless) => {
-                forwarded.extend(u.enb_pdcp_tx.held().copied());
+                forwarded.extend(u.enb_bearer.pdcp_tx.held().copied());
             }
             // Re-establishment: nothing reaches the new cell. Flushing seamless (ns-3's
             // handover): the source's RLC entity goes with everything it holds.
             None | Some(PdcpForwarding::SeamlessFlush) => {
                 for p in old.untransmitted_and_unacked() {
-                    u.enb_pdcp_tx.forget(p.sn);
-                    if u.ue_pdcp_rx.has_received(p.count) {
+                    u.enb_bearer.pdcp_tx.forget(p.sn);
+                    if u.ue_bearer.pdcp_rx.has_received(p.count) {
                         discarded_received += 1;
                     } else {
                         discarded += 1;
@@ -454,8 +453,8 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
                 // Sent in part or whole and not confirmed: discarded.
                 for p in old.untransmitted_and_unacked() {
                     if !unsent_counts.contains(&p.count) {
-                        u.enb_pdcp_tx.forget(p.sn);
-                        if u.ue_pdcp_rx.has_received(p.count) {
+                        u.enb_bearer.pdcp_tx.forget(p.sn);
+                        if u.ue_bearer.pdcp_rx.has_received(p.count) {
                             discarded_received += 1;
                         } else {
                             discarded += 1;
@@ -468,13 +467,13 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         }
         drop(old);
         // Uplink: the UE's RLC entity is re-established too.
-        let mut old_ue = std::mem::replace(&mut u.ue_rlc, RlcEntity::new(&rlc_cfg));
+        let mut old_ue = u.ue_bearer.leg.re_establish(&rlc_cfg);
         u.ul_resend.clear();
         match forwarding {
             Some(PdcpForwarding::Lossless) => {} // decided at attach, from the target's status report
             None => {
                 for p in old_ue.untransmitted_and_unacked() {
-                    u.ue_pdcp_tx.forget(p.sn);
+                    u.ue_bearer.pdcp_tx.forget(p.sn);
                     out.push(RanOutput::Dropped { ue, dir: Direction::Uplink, sdu: p.sdu });
                 }
             }
@@ -483,7 +482,7 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
                 let unsent_counts: std::collections::HashSet<u32> = unsent.iter().map(|p| p.count).collect();
                 for p in old_ue.untransmitted_and_unacked() {
                     if !unsent_counts.contains(&p.count) {
-                        u.ue_pdcp_tx.forget(p.sn);
+                        u.ue_bearer.pdcp_tx.forget(p.sn);
                         out.push(RanOutput::Dropped { ue, dir: Direction::Uplink, sdu: p.sdu });
                     }
                 }
@@ -518,29 +517,29 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         let mut resent = 0u64;
         if forwarding == Some(PdcpForwarding::Lossless) {
             // Downlink: the UE's status report (TS 36.323 §5.3.1) releases what it has.
-            let report = u.ue_pdcp_rx.status_report();
-            let held_before = u.enb_pdcp_tx.held().count();
-            u.enb_pdcp_tx.on_status_report(&report);
-            already = (held_before - u.enb_pdcp_tx.held().count()) as u64;
-            let tx = &u.enb_pdcp_tx;
-            let gone = u.enb_rlc.discard_untransmitted(|p| !tx.holds(p.count));
+            let report = u.ue_bearer.pdcp_rx.status_report();
+            let held_before = u.enb_bearer.pdcp_tx.held().count();
+            u.enb_bearer.pdcp_tx.on_status_report(&report);
+            already = (held_before - u.enb_bearer.pdcp_tx.held().count()) as u64;
+            let tx = &u.enb_bearer.pdcp_tx;
+            let gone = u.enb_bearer.leg.rlc_mut().discard_untransmitted(|p| !tx.holds(p.count));
             let _ = gone;
             // In-order delivery of what is retransmitted (§5.1.2.1.2), until all of it is in.
-            u.ue_pdcp_rx.set_reordering(true);
-            u.reorder_until = u.enb_pdcp_tx.held().last().map(|p| p.count);
+            u.ue_bearer.pdcp_rx.set_reordering(true);
+            u.reorder_until = u.enb_bearer.pdcp_tx.held().last().map(|p| p.count);
             if u.reorder_until.is_none() {
-                u.ue_pdcp_rx.set_reordering(false);
+                u.ue_bearer.pdcp_rx.set_reordering(false);
             }
             // Uplink: the target's status report; the UE resends what it does not confirm.
-            let report = u.enb_pdcp_rx.status_report();
-            u.ue_pdcp_tx.on_status_report(&report);
-            u.ul_resend = u.ue_pdcp_tx.held().copied().collect();
+            let report = u.enb_bearer.pdcp_rx.status_report();
+            u.ue_bearer.pdcp_tx.on_status_report(&report);
+            u.ul_resend = u.ue_bearer.pdcp_tx.held().copied().collect();
         }
         for p in std::mem::take(&mut u.ul_resend) {
-            if u.ue_rlc.on_sdu(now, p, p.bytes).is_ok() {
+            if u.ue_bearer.leg.rlc_mut().on_sdu(now, p, p.bytes).is_ok() {
                 resent += 1;
             } else {
-                u.ue_pdcp_tx.forget(p.sn);
+                u.ue_bearer.pdcp_tx.forget(p.sn);
                 u.stats.ul_sdus_dropped += 1;
             }
         }
@@ -561,9 +560,9 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         let Some(last) = u.reorder_until else { return };
         // Reordering may stop once every forwarded SDU is confirmed and nothing waits behind
         // a gap (a flush would skip SDUs still on their way).
-        let pending = u.enb_pdcp_tx.held().next().is_some_and(|p| p.count.wrapping_sub(last) as i32 <= 0);
-        if !pending && u.ue_pdcp_rx.stored_sdus() == 0 {
-            u.ue_pdcp_rx.set_reordering(false);
+        let pending = u.enb_bearer.pdcp_tx.held().next().is_some_and(|p| p.count.wrapping_sub(last) as i32 <= 0);
+        if !pending && u.ue_bearer.pdcp_rx.stored_sdus() == 0 {
+            u.ue_bearer.pdcp_rx.set_reordering(false);
             u.reorder_until = None;
         }
         let _ = delivered;
@@ -652,9 +651,9 @@ mod tests {
                             "SDU {id} refused at {now:?}: x2 queue {} (front {:?}), PDCP holds {} (first {:?}), RLC queued {} B, detached {}, ho {:?}, events {:?}",
                             u.x2_queue.len(),
                             u.x2_queue.front().map(|x| x.0),
-                            u.enb_pdcp_tx.held().count(),
-                            u.enb_pdcp_tx.held().next().map(|p| p.sdu),
-                            u.enb_rlc.queued_bytes(),
+                            u.enb_bearer.pdcp_tx.held().count(),
+                            u.enb_bearer.pdcp_tx.held().next().map(|p| p.sdu),
+                            u.enb_bearer.leg.rlc().queued_bytes(),
                             u.detached,
                             u.ho,
                             ran.handover_events()
