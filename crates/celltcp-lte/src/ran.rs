@@ -51,7 +51,7 @@ use crate::mac::harq_timing::HarqTiming;
 use crate::mac::sr_bsr::{EnbBsrView, UeSrBsr, UlGrant, BSR_BYTES};
 use crate::mac::sched_pf::PfConfig;
 use crate::mac::{rbg_prb_mask, AnyScheduler, Grant, SchedUe, Scheduler, SchedulerKind};
-use crate::pdcp::{PdcpConfig, PdcpPdu};
+use crate::pdcp::{PdcpConfig, PdcpPdu, StatusReport};
 use crate::phy::channel::{self, PathLoss};
 use crate::phy::fading::{FadingChannel, FadingProfile};
 use crate::phy::cqi::{self, CqiReport};
@@ -247,7 +247,15 @@ pub struct UeQueues {
     pub cqi: u8,
 }
 
-type Tb<P> = Vec<RlcPdu<PdcpPdu<P>>>;
+/// A transport block: RLC PDUs of the bearer and, on the uplink after a lossless handover, the
+/// UE's PDCP status report (a PDCP control PDU, TS 36.323 §6.2.6). Simplification: the report
+/// rides in the MAC PDU beside the RLC PDUs rather than inside an RLC AM PDU; HARQ protects it,
+/// and a block HARQ gives up on puts it back in the UE's queue (as RLC AM would resend it).
+#[derive(Debug)]
+struct Tb<P: Copy + std::fmt::Debug> {
+    pdus: Vec<RlcPdu<PdcpPdu<P>>>,
+    status_report: Option<(StatusReport, u32)>,
+}
 
 struct Cell {
     position: (f64, f64),
@@ -302,6 +310,12 @@ struct Ue<P: Copy + std::fmt::Debug> {
     ue_bearer: Bearer<P>,
     dl_harq: HarqEntity<Tb<P>>,
     ul_harq: HarqEntity<Tb<P>>,
+    /// UE: the PDCP status report compiled at PDCP re-establishment (lossless handover, TS
+    /// 36.323 §5.3.1) waiting for an uplink transport block, with its size on the air.
+    status_report_pending: Option<(StatusReport, u32)>,
+    /// Target eNB (lossless handover): forwarded SDUs wait for the UE's status report; the
+    /// handover's index in `ho_events`.
+    awaiting_status_report: Option<usize>,
     /// Last CQI report: (report instant in ns, CQI, effective SINR in dB).
     dl_cqi: CqiReport,
     ul_cqi: CqiReport,
@@ -344,6 +358,13 @@ struct Ue<P: Copy + std::fmt::Debug> {
     ho_plan: Vec<(SimTime, usize)>,
     /// X2 delay and rate between the cells of the handover in progress.
     x2_link: (SimDuration, u64),
+}
+
+impl<P: Copy + std::fmt::Debug> Ue<P> {
+    /// Bytes the UE has to send on the uplink: its bearer's, and a pending status report.
+    fn ul_pending_bytes(&self) -> u32 {
+        self.ue_bearer.leg.buffered_bytes() + self.status_report_pending.as_ref().map_or(0, |r| r.1)
+    }
 }
 
 struct InFlight {
@@ -477,6 +498,8 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
                     ue_bearer: Bearer::lte(cfg.pdcp, &cfg.rlc),
                     dl_harq: HarqEntity::new(n_dl as u8, cfg.harq_max_tx),
                     ul_harq: HarqEntity::new(n_ul, cfg.harq_max_tx),
+                    status_report_pending: None,
+                    awaiting_status_report: None,
                     dl_cqi: CqiReport::NONE,
                     ul_cqi: CqiReport::NONE,
                     ul_olla_db: 0.0,
@@ -616,7 +639,7 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         let mob_next = self.mobility_next(ue);
         let u = &mut self.ues[ue];
         if u.detached {
-            let t = [u.ho.as_ref().map(|h| h.next_at()), u.x2_queue.front().map(|x| x.0), mob_next, u.ho_plan.last().map(|x| x.0)].into_iter().flatten().min();
+            let t = [u.ho.as_ref().map(|h| h.next_at()), u.x2_queue.front().filter(|_| u.awaiting_status_report.is_none()).map(|x| x.0), mob_next, u.ho_plan.last().map(|x| x.0)].into_iter().flatten().min();
             if let Some(t) = t {
                 if u.timer_at.is_none_or(|old| t < old) {
                     u.timer_at = Some(t);
@@ -630,7 +653,7 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
             u.in_dl = true;
             self.cells[u.cell].dl_active.push(ue as u32);
         }
-        let ul_busy = u.ue_bearer.leg.rlc_mut().buffer_status().total() > 0
+        let ul_busy = u.ul_pending_bytes() > 0
             || u.ul_harq.has_pending_retx()
             || u.ue_sr.busy();
         if ul_busy && !u.in_ul {
@@ -643,7 +666,7 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
             u.enb_bearer.pdcp_tx.next_deadline(),
             u.ue_bearer.pdcp_tx.next_deadline(),
             u.ho.as_ref().map(|h| h.next_at()),
-            u.x2_queue.front().map(|x| x.0),
+            u.x2_queue.front().filter(|_| u.awaiting_status_report.is_none()).map(|x| x.0),
             mob_next,
             u.ho_plan.last().map(|x| x.0),
         ]
@@ -813,7 +836,7 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
                     // were wholly inside this block are reported here, as the receiver never
                     // learns of them.
                     if !matches!(self.cfg.rlc, RlcConfig::Am(_)) {
-                        for pdu in &tb {
+                        for pdu in &tb.pdus {
                             if let RlcPdu::Data(d) = pdu {
                                 for seg in d.segments.iter().filter(|g| g.offset == 0 && g.len == g.sdu_bytes) {
                                     out.push(RanOutput::Dropped { ue, dir, sdu: seg.sdu.sdu });
@@ -825,6 +848,9 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
                         Direction::Downlink => u.stats.dl_tb_failed += 1,
                         Direction::Uplink => u.stats.ul_tb_failed += 1,
                     }
+                    if let Some(r) = tb.status_report {
+                        u.status_report_pending.get_or_insert(r);
+                    }
                 }
                 HarqOutcome::Delivered(tb) => {
                     let dir = f.dir;
@@ -835,8 +861,12 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
                         Direction::Uplink => &mut u.enb_bearer,
                     };
                     let mut rlc_out = std::mem::take(&mut self.delivered_rlc);
-                    bearer.on_rx(now, tb, &mut rlc_out, &mut self.delivered_pdcp);
+                    bearer.on_rx(now, tb.pdus, &mut rlc_out, &mut self.delivered_pdcp);
                     self.delivered_rlc = rlc_out;
+                    if let Some((report, _)) = tb.status_report {
+                        self.on_status_report(now, ue, &report, out);
+                    }
+                    let u = &mut self.ues[ue];
                     if dir == Direction::Downlink && u.reorder_until.is_some() {
                         let mut d = std::mem::take(&mut self.delivered_pdcp);
                         self.end_reordering_if_done(ue, &mut d);
@@ -1088,16 +1118,22 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         if dir == Direction::Uplink {
             room = room.saturating_sub(BSR_BYTES);
         }
+        let mut tb: Tb<P> = Tb { pdus: Vec::new(), status_report: None };
+        if dir == Direction::Uplink && u.status_report_pending.as_ref().is_some_and(|r| r.1 + mac_subheader(r.1) <= room) {
+            // The status report is the first PDCP PDU after re-establishment (TS 36.323 §5.3.1).
+            let r = u.status_report_pending.take().expect("checked");
+            room -= r.1 + mac_subheader(r.1);
+            tb.status_report = Some(r);
+        }
         let rlc = match dir {
             Direction::Downlink => u.enb_bearer.leg.rlc_mut(),
             Direction::Uplink => u.ue_bearer.leg.rlc_mut(),
         };
-        let mut tb: Tb<P> = Vec::new();
         while room > 3 {
             let Some(pdu) = rlc.on_tx_opportunity(now, room - 3) else { break };
             let b = pdu.bytes();
             room = room.saturating_sub(b + mac_subheader(b));
-            tb.push(pdu);
+            tb.pdus.push(pdu);
         }
         match dir {
             Direction::Downlink => {
@@ -1113,7 +1149,7 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
                 u.stats.ul_mcs_hist[g.mcs.min(28) as usize] += 1;
                 u.stats.ul_tb_tx += 1;
                 // The BSR in this block reports what is left after it (TS 36.321 §5.4.5).
-                let bsr = u.ue_sr.bsr(u.ue_bearer.leg.rlc_mut().buffer_status().total());
+                let bsr = u.ue_sr.bsr(u.ul_pending_bytes());
                 u.enb_bsr.on_bsr(bsr);
             }
         }
@@ -1208,7 +1244,7 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         for i in 0..self.cells[c].ul_active.len() {
             let ue = self.cells[c].ul_active[i] as usize;
             let u = &mut self.ues[ue];
-            if u.ue_sr.on_tti(now, u.ue_bearer.leg.rlc_mut().buffer_status().total()) {
+            if u.ue_sr.on_tti(now, u.ul_pending_bytes()) {
                 u.enb_bsr.on_sr();
                 u.stats.scheduling_requests += 1;
             }
@@ -1323,7 +1359,7 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
             let mut ul = std::mem::take(&mut self.cells[c].ul_active);
             ul.retain(|&ue| {
                 let u = &mut self.ues[ue as usize];
-                let keep = u.ue_bearer.leg.rlc_mut().buffer_status().total() > 0
+                let keep = u.ul_pending_bytes() > 0
                     || u.ul_harq.has_pending_retx()
                     || u.ue_sr.busy()
                     || in_flight.iter().any(|f| f.ue == ue);

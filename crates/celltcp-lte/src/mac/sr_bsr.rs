@@ -88,6 +88,13 @@ impl UeSrBsr {
         due
     }
 
+    /// Random access completed (handover, TS 36.321 §5.1.4): the random access response
+    /// carries an uplink grant, so the UE asks no more, as after a scheduling request.
+    pub fn on_random_access_grant(&mut self) {
+        self.sr_at = None;
+        self.asked_bytes = SR_GRANT_BYTES;
+    }
+
     /// A grant (DCI 0) received now for the PUSCH of `g.at`.
     pub fn on_grant(&mut self, g: UlGrant) {
         self.asked_bytes = self.asked_bytes.saturating_sub(g.grant.tb_bits / 8);

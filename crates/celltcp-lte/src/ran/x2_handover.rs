@@ -27,9 +27,12 @@
 //!   the source's RLC holds at `t_detach`, sent or not, is discarded; SDUs arriving afterwards
 //!   are forwarded as above. The discarded data grows with the queue. Uplink as seamless.
 //! - **Lossless** (RLC AM only, TS 36.323 §5.2.1.1 and §5.2.2.1): the source forwards every SDU
-//!   PDCP still holds (not yet confirmed by RLC), in COUNT order, keeping their SNs. At
-//!   `t_attach` the UE sends a PDCP status report (§5.3.1) and the target drops what the UE
-//!   already has; the rest is retransmitted. The UE's PDCP holds out-of-order SDUs until the
+//!   PDCP still holds (not yet confirmed by RLC), in COUNT order, keeping their SNs, and the
+//!   target holds them. At `t_attach` the UE compiles a PDCP status report (§5.3.1) and sends
+//!   it on the uplink as its first PDCP PDU, in the grant of the random access response (the
+//!   PUSCH 4 subframes after the first TTI in the target, received one TTI later; with HARQ
+//!   retransmissions if it fails to decode). When it arrives (`status_report_s`), the target
+//!   drops what the UE already has and sends the rest. The UE's PDCP holds out-of-order SDUs until the
 //!   forwarded ones are in (§5.1.2.1.2), so it delivers in order without duplicates. In the
 //!   uplink the UE retransmits every SDU its PDCP holds that the target's status report does
 //!   not confirm (§5.2.1.1).
@@ -43,7 +46,10 @@
 use celltcp_engine::{SimDuration, SimTime};
 
 use super::{HarqEntity, Ran, RanOutput};
-use crate::pdcp::PdcpPdu;
+use crate::pdcp::{PdcpPdu, StatusReport};
+
+/// RLC AM data PDU header carrying the status report (TS 36.322 §6.2.1.4, 2 bytes).
+const AM_HEADER_BYTES: u32 = 2;
 use crate::Direction;
 
 /// What the source does with the data in flight at handover (TS 36.323 §5.2).
@@ -121,6 +127,8 @@ pub struct HandoverEvent {
     pub sdus_already_received: u64,
     /// Uplink SDUs the UE sent again in the target.
     pub ul_sdus_resent: u64,
+    /// Lossless: when the UE's PDCP status report reached the target (NaN: none).
+    pub status_report_s: f64,
     /// Downlink transport blocks in flight (HARQ) lost at detach.
     pub harq_blocks_lost: u64,
 }
@@ -194,6 +202,7 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
             sdus_discarded_received: 0,
             sdus_already_received: 0,
             ul_sdus_resent: 0,
+            status_report_s: f64::NAN,
             harq_blocks_lost: 0,
         });
         self.ho_events.len() - 1
@@ -385,6 +394,9 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
     /// when lossless, has removed the ones it already has).
     fn drain_x2(&mut self, now: SimTime, ue: usize, out: &mut Vec<RanOutput<P>>) {
         let u = &mut self.ues[ue];
+        if u.awaiting_status_report.is_some() {
+            return;
+        }
         while let Some(&(t, pdu)) = u.x2_queue.front() {
             if t > now {
                 break;
@@ -425,6 +437,10 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         u.ul_harq = HarqEntity::new(n_ul, harq_max);
         u.ue_sr.reset();
         u.enb_bsr.reset();
+        u.status_report_pending = None;
+        // Lossless: the target holds what is forwarded to it until the UE's status report
+        // tells it what the UE already has (TS 36.323 §5.3.2, §5.2.1.1).
+        u.awaiting_status_report = (forwarding == Some(PdcpForwarding::Lossless)).then_some(event);
         // Downlink: the source's RLC entity goes; what it held is forwarded or discarded.
         let mut old = u.enb_bearer.leg.re_establish(&rlc_cfg);
         let mut forwarded: Vec<PdcpPdu<P>> = Vec::new();
@@ -513,23 +529,20 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         u.dl_cqi = crate::phy::cqi::CqiReport::NONE;
         u.ul_cqi = crate::phy::cqi::CqiReport::NONE;
         u.ul_olla_db = 0.0;
-        let mut already = 0u64;
         let mut resent = 0u64;
         if forwarding == Some(PdcpForwarding::Lossless) {
-            // Downlink: the UE's status report (TS 36.323 §5.3.1) releases what it has.
+            // Downlink: at PDCP re-establishment the UE compiles a status report (TS 36.323
+            // §5.3.1) and sends it on the uplink as its first PDCP PDU; the target holds the
+            // forwarded SDUs until it arrives ([`Ran::on_status_report`]). The UE's PDCP
+            // delivers in order meanwhile (§5.1.2.1.2).
             let report = u.ue_bearer.pdcp_rx.status_report();
-            let held_before = u.enb_bearer.pdcp_tx.held().count();
-            u.enb_bearer.pdcp_tx.on_status_report(&report);
-            already = (held_before - u.enb_bearer.pdcp_tx.held().count()) as u64;
-            let tx = &u.enb_bearer.pdcp_tx;
-            let gone = u.enb_bearer.leg.rlc_mut().discard_untransmitted(|p| !tx.holds(p.count));
-            let _ = gone;
-            // In-order delivery of what is retransmitted (§5.1.2.1.2), until all of it is in.
+            let bytes = report.bytes(self.cfg.pdcp.sn_field_bits) + AM_HEADER_BYTES;
+            u.status_report_pending = Some((report, bytes));
             u.ue_bearer.pdcp_rx.set_reordering(true);
-            u.reorder_until = u.enb_bearer.pdcp_tx.held().last().map(|p| p.count);
-            if u.reorder_until.is_none() {
-                u.ue_bearer.pdcp_rx.set_reordering(false);
-            }
+            // The random access in the target (steps 9–11) ends with an uplink grant, which
+            // the eNB sizes as for a scheduling request (TS 36.321 §5.1.4: the RAR's grant).
+            u.ue_sr.on_random_access_grant();
+            u.enb_bsr.on_sr();
             // Uplink: the target's status report; the UE resends what it does not confirm.
             let report = u.enb_bearer.pdcp_rx.status_report();
             u.ue_bearer.pdcp_tx.on_status_report(&report);
@@ -547,10 +560,31 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         u.ho = Some(HoState { phase: HoPhase::Completing { switch_at }, forwarding, target, event });
         let e = &mut self.ho_events[event];
         e.attach_s = now.as_secs_f64();
-        e.sdus_already_received = already;
         e.ul_sdus_resent = resent;
         self.measurements_follow(now, ue, target);
         self.refresh(now, ue);
+    }
+
+    /// Lossless: the UE's PDCP status report reached the target eNB (TS 36.323 §5.3.2). It
+    /// releases what the UE already has (those SDUs are not sent again), and the forwarded
+    /// SDUs that arrived meanwhile go to RLC.
+    pub(super) fn on_status_report(&mut self, now: SimTime, ue: usize, report: &StatusReport, out: &mut Vec<RanOutput<P>>) {
+        let u = &mut self.ues[ue];
+        let Some(event) = u.awaiting_status_report.take() else { return };
+        let held_before = u.enb_bearer.pdcp_tx.held().count();
+        u.enb_bearer.pdcp_tx.on_status_report(report);
+        let already = (held_before - u.enb_bearer.pdcp_tx.held().count()) as u64;
+        let tx = &u.enb_bearer.pdcp_tx;
+        u.enb_bearer.leg.rlc_mut().discard_untransmitted(|p| !tx.holds(p.count));
+        // In-order delivery of what is retransmitted (§5.1.2.1.2), until all of it is in.
+        u.reorder_until = u.enb_bearer.pdcp_tx.held().last().map(|p| p.count);
+        if u.reorder_until.is_none() {
+            u.ue_bearer.pdcp_rx.set_reordering(false);
+        }
+        let e = &mut self.ho_events[event];
+        e.sdus_already_received = already;
+        e.status_report_s = now.as_secs_f64();
+        self.drain_x2(now, ue, out);
     }
 
     /// Lossless: once every forwarded SDU is confirmed, the UE's PDCP stops holding
@@ -717,6 +751,13 @@ mod tests {
             }
             assert!(t.event.sdus_forwarded > 0, "case {case}: nothing was in flight to forward");
             assert!(t.event.attach_s.is_finite());
+            // The status report comes up the uplink (grant, PUSCH 4 ms later, reception): at
+            // least 5 ms after the attach, and the UE receives nothing from the target before.
+            let (attach, report) = (t.event.attach_s, t.event.status_report_s);
+            assert!(report >= attach + 0.005 - 1e-9, "case {case}: report at {report} s, attach at {attach} s");
+            let detach = SimTime::from_nanos((t.event.detach_s * 1e9).round() as u64);
+            let first = t.delivered.iter().map(|x| x.1).find(|&at| at > detach).expect("a delivery in the target");
+            assert!(first.as_secs_f64() > report, "case {case}: first delivery {first:?} before the report at {report} s");
         }
     }
 
@@ -816,27 +857,43 @@ mod tests {
                 PdcpForwarding::Seamless | PdcpForwarding::SeamlessFlush => 0,
             };
             let x2_path = SimDuration::from_millis(x2_ms) + SimDuration::from_nanos(pdu_tx.as_nanos() * (k + 1));
-            let ready = detach + cfg.interruption.max(x2_path);
-            let first_tti = SimTime::from_nanos(ready.as_nanos().div_ceil(ms.as_nanos()) * ms.as_nanos());
+            let tti_at_or_after = |t: SimTime| SimTime::from_nanos(t.as_nanos().div_ceil(ms.as_nanos()) * ms.as_nanos());
+            let first_tti = match fwd {
+                // Lossless: the target sends nothing forwarded before the UE's status report
+                // has come up the uplink: the random access grant in the first TTI after the
+                // attach (n), the PUSCH in n + 4 (TS 36.213 §8.0), received in n + 5.
+                PdcpForwarding::Lossless => {
+                    let attach = SimTime::from_nanos((e.attach_s * 1e9).round() as u64);
+                    let report = tti_at_or_after(attach) + SimDuration::from_millis(5);
+                    assert_eq!(SimTime::from_nanos((e.status_report_s * 1e9).round() as u64), report, "status report's uplink delay");
+                    tti_at_or_after(detach + x2_path).max(report)
+                }
+                PdcpForwarding::Seamless | PdcpForwarding::SeamlessFlush => {
+                    assert!(e.status_report_s.is_nan());
+                    tti_at_or_after(detach + cfg.interruption.max(x2_path))
+                }
+            };
             let expected_first = first_tti + ms;
             let first = t.delivered.iter().map(|x| x.1).find(|&at| at > detach).expect("a delivery in the target");
             let last_before = t.delivered.iter().map(|x| x.1).rfind(|&at| at <= detach).expect("a delivery in the source");
             let gap = t.delivered.windows(2).map(|w| w[1].1 - w[0].1).max().unwrap();
             println!(
-                "interruption {:.1} ms, X2 {x2_ms} ms at {:.1} Mbit/s, {fwd:?}: k = {k}, X2 path {:.3} ms; first delivery in the target {:.1} ms after detach (expected {:.1}), last in the source {:.1} ms before, largest gap {:.1} ms",
+                "interruption {:.1} ms, X2 {x2_ms} ms at {:.1} Mbit/s, {fwd:?}: k = {k}, X2 path {:.3} ms; first delivery in the target {:.1} ms after detach (expected {:.1}), last in the source {:.1} ms before, largest gap {:.1} ms; status report at {:.1} ms",
                 interruption_us as f64 / 1e3,
                 rate as f64 / 1e6,
                 x2_path.as_secs_f64() * 1e3,
                 (first - detach).as_secs_f64() * 1e3,
                 (expected_first - detach).as_secs_f64() * 1e3,
                 (detach - last_before).as_secs_f64() * 1e3,
-                gap.as_secs_f64() * 1e3
+                gap.as_secs_f64() * 1e3,
+                (e.status_report_s - e.detach_s) * 1e3
             );
             assert_eq!(first, expected_first, "first delivery in the target");
             assert_eq!(last_before, detach - ms, "the source serves until the TTI before the command");
             assert_eq!(gap, expected_first - (detach - ms), "the largest gap between deliveries is the handover's");
             assert!(e.harq_blocks_lost >= 1, "the block sent in the TTI before the command is flushed");
-            if x2_path > cfg.interruption {
+            let report_path = if fwd == PdcpForwarding::Lossless { SimDuration::from_millis(6) } else { SimDuration::ZERO };
+            if x2_path > cfg.interruption + report_path {
                 dominated_by_x2 += 1;
             }
         }
