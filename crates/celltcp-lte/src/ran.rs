@@ -38,20 +38,22 @@
 //! decoding delay), with a grant sized for [`SR_GRANT_BYTES`] for the PUSCH 4 subframes later.
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::BinaryHeap;
 
 use celltcp_engine::rng::{component_id, component_rng, SimRng};
 use celltcp_engine::{SimDuration, SimTime};
 use rand::Rng;
 
-use crate::bearer::Bearer;
+use crate::enb::{EnbStack, EnbUeContext};
+use crate::mac::TransportBlock as Tb;
+use crate::ue::UeStack;
 use crate::handover::{AnyHandoverAlgorithm, HandoverAlgorithmKind};
 use crate::mac::harq::{HarqEntity, HarqOutcome};
 use crate::mac::harq_timing::HarqTiming;
-use crate::mac::sr_bsr::{EnbBsrView, UeSrBsr, UlGrant, BSR_BYTES};
+use crate::mac::sr_bsr::{UlGrant, BSR_BYTES};
 use crate::mac::sched_pf::PfConfig;
 use crate::mac::{rbg_prb_mask, AnyScheduler, Grant, SchedUe, Scheduler, SchedulerKind};
-use crate::pdcp::{PdcpConfig, PdcpPdu, StatusReport};
+use crate::pdcp::{PdcpConfig, PdcpPdu};
 use crate::phy::channel::{self, PathLoss};
 use crate::phy::fading::{FadingChannel, FadingProfile};
 use crate::phy::cqi::{self, CqiReport};
@@ -247,87 +249,26 @@ pub struct UeQueues {
     pub cqi: u8,
 }
 
-/// A transport block: RLC PDUs of the bearer and, on the uplink after a lossless handover, the
-/// UE's PDCP status report (a PDCP control PDU, TS 36.323 §6.2.6). Simplification: the report
-/// rides in the MAC PDU beside the RLC PDUs rather than inside an RLC AM PDU; HARQ protects it,
-/// and a block HARQ gives up on puts it back in the UE's queue (as RLC AM would resend it).
-#[derive(Debug)]
-struct Tb<P: Copy + std::fmt::Debug> {
-    pdus: Vec<RlcPdu<PdcpPdu<P>>>,
-    status_report: Option<(StatusReport, u32)>,
-}
 
-struct Cell {
-    position: (f64, f64),
-    boresight_deg: Option<f64>,
-    dl_active: Vec<u32>,
-    ul_active: Vec<u32>,
-    dl_sched: AnyScheduler,
-    ul_sched: AnyScheduler,
-    /// PRBs used in the most recent TTI that had a transmission, for the interference seen by
-    /// CQI reports and RSRQ measurements, and that TTI; a mask older than one CQI period is
-    /// not counted (the cell has gone quiet, or failed).
-    last_dl_mask: u128,
-    last_ul_mask: u128,
-    last_dl_at: SimTime,
-    last_ul_at: SimTime,
-    dl_mask_now: u128,
-    ul_mask_now: u128,
-    /// The UE sending on each UL PRB of `ul_mask_now` / `last_ul_mask` (entries outside the
-    /// mask are stale): the uplink interference a neighbour cell sees comes from that UE.
-    ul_owner_now: Vec<u32>,
-    last_ul_owner: Vec<u32>,
-    stats: CellStats,
-    /// The cell's handover decision (TS 36.300 §10.1.2.1.1 step 3).
-    ho_algo: AnyHandoverAlgorithm,
-}
-
-impl Cell {
-    /// The PRBs of the cell's most recent downlink transmission, if it was less than `memory`
-    /// before `t` (or after it); none otherwise.
-    fn recent_dl_mask(&self, t: SimTime, memory: SimDuration) -> u128 {
-        if self.last_dl_at + memory > t { self.last_dl_mask } else { 0 }
-    }
-
-    /// The same for the uplink.
-    fn recent_ul_mask(&self, t: SimTime, memory: SimDuration) -> u128 {
-        if self.last_ul_at + memory > t { self.last_ul_mask } else { 0 }
-    }
-}
-
+/// One UE as the RAN sees it: its radio link (the channel to every cell), the UE's own stack,
+/// the serving eNB's context for it, and the handover and mobility bookkeeping.
 struct Ue<P: Copy + std::fmt::Debug> {
     name: String,
+    /// The serving cell: the eNB whose context `enb` is.
     cell: usize,
     /// Linear gain (path loss, shadowing, antenna gains) to every cell.
     gain: Vec<f64>,
     fading: Option<FadingChannel>,
     fixed_sinr_db: Option<f64>,
     fixed_mcs: Option<u8>,
+    /// Block errors of this UE's transport blocks (both directions).
     rng: SimRng,
-    /// The eNB's end of the UE's data radio bearer (PDCP over RLC).
-    enb_bearer: Bearer<P>,
-    /// The UE's end.
-    ue_bearer: Bearer<P>,
-    dl_harq: HarqEntity<Tb<P>>,
-    ul_harq: HarqEntity<Tb<P>>,
-    /// UE: the PDCP status report compiled at PDCP re-establishment (lossless handover, TS
-    /// 36.323 §5.3.1) waiting for an uplink transport block, with its size on the air.
-    status_report_pending: Option<(StatusReport, u32)>,
-    /// Target eNB (lossless handover): forwarded SDUs wait for the UE's status report; the
-    /// handover's index in `ho_events`.
-    awaiting_status_report: Option<usize>,
-    /// Last CQI report: (report instant in ns, CQI, effective SINR in dB).
-    dl_cqi: CqiReport,
-    ul_cqi: CqiReport,
-    /// Uplink outer-loop offset, dB (0..=OLLA_MAX_DB).
-    ul_olla_db: f64,
+    /// The UE's stack (`ue.rs`).
+    ue: UeStack<P>,
+    /// The serving eNB's context for the UE (`enb.rs`).
+    enb: EnbUeContext<P>,
     in_dl: bool,
     in_ul: bool,
-    /// UE MAC: scheduling requests, buffer status reports, the grants received.
-    ue_sr: UeSrBsr,
-    /// eNB MAC: its idea of the UE's uplink buffer (from SRs and BSRs, less what it granted
-    /// since) and the grants it gave.
-    enb_bsr: EnbBsrView,
     timer_at: Option<SimTime>,
     stats: UeStats,
     position: (f64, f64),
@@ -337,16 +278,6 @@ struct Ue<P: Copy + std::fmt::Debug> {
     ho: Option<HoState>,
     /// Between the handover command and the arrival in the target.
     detached: bool,
-    /// Downlink SDUs on their way over X2-U to the target: (arrival, PDU).
-    x2_queue: VecDeque<(SimTime, PdcpPdu<P>)>,
-    /// When X2-U finishes serialising what is queued.
-    x2_free_at: SimTime,
-    /// New downlink SDUs go over X2 until the path switch.
-    x2_until: SimTime,
-    /// Uplink SDUs to send again in the target.
-    ul_resend: Vec<PdcpPdu<P>>,
-    /// Lossless handover: the UE's PDCP reorders until this COUNT is confirmed.
-    reorder_until: Option<u32>,
     /// Trajectory, measurements, radio link monitoring.
     mob: Option<UeMobility>,
     /// The UE has changed position since the start: its channel is not static, so a CQI report
@@ -356,15 +287,6 @@ struct Ue<P: Copy + std::fmt::Debug> {
     t310_started: Option<SimTime>,
     /// Planned handovers (decision time, target), latest first.
     ho_plan: Vec<(SimTime, usize)>,
-    /// X2 delay and rate between the cells of the handover in progress.
-    x2_link: (SimDuration, u64),
-}
-
-impl<P: Copy + std::fmt::Debug> Ue<P> {
-    /// Bytes the UE has to send on the uplink: its bearer's, and a pending status report.
-    fn ul_pending_bytes(&self) -> u32 {
-        self.ue_bearer.leg.buffered_bytes() + self.status_report_pending.as_ref().map_or(0, |r| r.1)
-    }
 }
 
 struct InFlight {
@@ -384,7 +306,7 @@ struct InFlight {
 /// The radio access network of a run: every cell and UE.
 pub struct Ran<P: Copy + std::fmt::Debug> {
     cfg: RanConfig,
-    cells: Vec<Cell>,
+    cells: Vec<EnbStack>,
     ues: Vec<Ue<P>>,
     timers: BinaryHeap<Reverse<(SimTime, u32)>>,
     inflight: Vec<InFlight>,
@@ -449,7 +371,7 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         let ue_prb_mw = channel::dbm_to_mw(r.ue_tx_power_dbm) / f64::from(cfg.ul_prbs);
         let cells = enbs
             .iter()
-            .map(|e| Cell {
+            .map(|e| EnbStack {
                 position: e.position,
                 boresight_deg: e.boresight_deg,
                 dl_active: Vec::new(),
@@ -494,35 +416,20 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
                     fixed_sinr_db: u.fixed_sinr_db,
                     fixed_mcs: u.fixed_mcs,
                     rng,
-                    enb_bearer: Bearer::lte(cfg.pdcp, &cfg.rlc),
-                    ue_bearer: Bearer::lte(cfg.pdcp, &cfg.rlc),
-                    dl_harq: HarqEntity::new(n_dl as u8, cfg.harq_max_tx),
-                    ul_harq: HarqEntity::new(n_ul, cfg.harq_max_tx),
-                    status_report_pending: None,
-                    awaiting_status_report: None,
-                    dl_cqi: CqiReport::NONE,
-                    ul_cqi: CqiReport::NONE,
-                    ul_olla_db: 0.0,
+                    ue: UeStack::new(&cfg, n_ul, i as u64 % sr_ms),
+                    enb: EnbUeContext::new(&cfg, n_dl as u8),
                     in_dl: false,
                     in_ul: false,
-                    ue_sr: UeSrBsr::new(cfg.sr_period, i as u64 % sr_ms),
-                    enb_bsr: EnbBsrView::default(),
                     timer_at: None,
                     stats: UeStats { dl_sinr_db_min: f64::INFINITY, dl_sinr_db_max: f64::NEG_INFINITY, ..UeStats::default() },
                     position: u.position,
                     shadow_db,
                     ho: None,
                     detached: false,
-                    x2_queue: VecDeque::new(),
-                    x2_free_at: SimTime::ZERO,
-                    x2_until: SimTime::ZERO,
-                    ul_resend: Vec::new(),
-                    reorder_until: None,
                     mob: None,
                     moved: false,
                     t310_started: None,
                     ho_plan: Vec::new(),
-                    x2_link: (cfg.handover.x2_delay, cfg.handover.x2_rate_bps),
                 }
             })
             .collect();
@@ -578,26 +485,26 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
     /// Returns the SDU back when the bearer's buffer is full (drop-tail).
     pub fn on_downlink_sdu(&mut self, now: SimTime, ue: usize, sdu: P, bytes: u32) -> Result<(), P> {
         let u = &mut self.ues[ue];
-        let pdu = match u.enb_bearer.number(now, sdu, bytes) {
+        let pdu = match u.enb.bearer.number(now, sdu, bytes) {
             Ok(p) => p,
             Err(p) => {
                 u.stats.dl_sdus_dropped += 1;
                 return Err(p);
             }
         };
-        if now < u.x2_until {
+        if now < u.enb.x2_until {
             // handover: the source forwards it to the target (until the path switch)
             self.forward_late(now, ue, pdu);
             self.refresh(now, ue);
             return Ok(());
         }
-        if !u.x2_queue.is_empty() {
+        if !u.enb.x2_queue.is_empty() {
             // after the path switch, behind the forwarded data
             self.after_forwarded(now, ue, pdu);
             self.refresh(now, ue);
             return Ok(());
         }
-        if let Err(sdu) = u.enb_bearer.submit(now, pdu) {
+        if let Err(sdu) = u.enb.bearer.submit(now, pdu) {
             u.stats.dl_sdus_dropped += 1;
             return Err(sdu);
         }
@@ -609,7 +516,7 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
     /// bearer buffer is full.
     pub fn on_uplink_sdu(&mut self, now: SimTime, ue: usize, sdu: P, bytes: u32) -> Result<(), P> {
         let u = &mut self.ues[ue];
-        if let Err(sdu) = u.ue_bearer.send(now, sdu, bytes) {
+        if let Err(sdu) = u.ue.bearer.send(now, sdu, bytes) {
             u.stats.ul_sdus_dropped += 1;
             return Err(sdu);
         }
@@ -639,7 +546,7 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         let mob_next = self.mobility_next(ue);
         let u = &mut self.ues[ue];
         if u.detached {
-            let t = [u.ho.as_ref().map(|h| h.next_at()), u.x2_queue.front().filter(|_| u.awaiting_status_report.is_none()).map(|x| x.0), mob_next, u.ho_plan.last().map(|x| x.0)].into_iter().flatten().min();
+            let t = [u.ho.as_ref().map(|h| h.next_at()), u.enb.x2_queue.front().filter(|_| u.enb.awaiting_status_report.is_none()).map(|x| x.0), mob_next, u.ho_plan.last().map(|x| x.0)].into_iter().flatten().min();
             if let Some(t) = t {
                 if u.timer_at.is_none_or(|old| t < old) {
                     u.timer_at = Some(t);
@@ -648,25 +555,25 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
             }
             return;
         }
-        let dl_busy = u.enb_bearer.leg.rlc_mut().buffer_status().total() > 0 || u.dl_harq.has_pending_retx();
+        let dl_busy = u.enb.bearer.leg.rlc_mut().buffer_status().total() > 0 || u.enb.dl_harq.has_pending_retx();
         if dl_busy && !u.in_dl {
             u.in_dl = true;
             self.cells[u.cell].dl_active.push(ue as u32);
         }
-        let ul_busy = u.ul_pending_bytes() > 0
-            || u.ul_harq.has_pending_retx()
-            || u.ue_sr.busy();
+        let ul_busy = u.ue.ul_pending_bytes() > 0
+            || u.ue.ul_harq.has_pending_retx()
+            || u.ue.sr_bsr.busy();
         if ul_busy && !u.in_ul {
             u.in_ul = true;
             self.cells[u.cell].ul_active.push(ue as u32);
         }
         let deadline = [
-            u.enb_bearer.leg.rlc_mut().next_deadline(),
-            u.ue_bearer.leg.rlc_mut().next_deadline(),
-            u.enb_bearer.pdcp_tx.next_deadline(),
-            u.ue_bearer.pdcp_tx.next_deadline(),
+            u.enb.bearer.leg.rlc_mut().next_deadline(),
+            u.ue.bearer.leg.rlc_mut().next_deadline(),
+            u.enb.bearer.pdcp_tx.next_deadline(),
+            u.ue.bearer.pdcp_tx.next_deadline(),
             u.ho.as_ref().map(|h| h.next_at()),
-            u.x2_queue.front().filter(|_| u.awaiting_status_report.is_none()).map(|x| x.0),
+            u.enb.x2_queue.front().filter(|_| u.enb.awaiting_status_report.is_none()).map(|x| x.0),
             mob_next,
             u.ho_plan.last().map(|x| x.0),
         ]
@@ -754,11 +661,11 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
             rlc_out.clear();
             {
                 let u = &mut self.ues[ue];
-                u.enb_bearer.on_leg_timeout(now, &mut rlc_out, &mut self.delivered_pdcp);
+                u.enb.bearer.on_leg_timeout(now, &mut rlc_out, &mut self.delivered_pdcp);
                 for sdu in self.delivered_pdcp.drain(..) {
                     out.push(RanOutput::ToEpc { enb: u.cell, ue, sdu });
                 }
-                u.ue_bearer.on_leg_timeout(now, &mut rlc_out, &mut self.delivered_pdcp);
+                u.ue.bearer.on_leg_timeout(now, &mut rlc_out, &mut self.delivered_pdcp);
                 for sdu in self.delivered_pdcp.drain(..) {
                     out.push(RanOutput::ToUe { ue, sdu });
                 }
@@ -766,8 +673,8 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
                 let mut dropped = Vec::new();
                 for dir in [Direction::Downlink, Direction::Uplink] {
                     let bearer = match dir {
-                        Direction::Downlink => &mut u.enb_bearer,
-                        Direction::Uplink => &mut u.ue_bearer,
+                        Direction::Downlink => &mut u.enb.bearer,
+                        Direction::Uplink => &mut u.ue.bearer,
                     };
                     bearer.on_discard_timeout(now, &mut self.lost, &mut dropped);
                     for sdu in dropped.drain(..) {
@@ -788,11 +695,11 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
     /// SDUs the receiving RLC gave up on (UM reassembly failures) are reported as dropped.
     fn collect_lost(u: &mut Ue<P>, ue: usize, out: &mut Vec<RanOutput<P>>) {
         let mut lost = Vec::new();
-        u.ue_bearer.leg.rlc_mut().take_lost(&mut lost);
+        u.ue.bearer.leg.rlc_mut().take_lost(&mut lost);
         for p in lost.drain(..) {
             out.push(RanOutput::Dropped { ue, dir: Direction::Downlink, sdu: p.sdu });
         }
-        u.enb_bearer.leg.rlc_mut().take_lost(&mut lost);
+        u.enb.bearer.leg.rlc_mut().take_lost(&mut lost);
         for p in lost.drain(..) {
             out.push(RanOutput::Dropped { ue, dir: Direction::Uplink, sdu: p.sdu });
         }
@@ -806,8 +713,8 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
             let next_tx_at = HarqTiming::new(self.cfg.duplex).next_tx_at(f.sent, f.dir);
             let u = &mut self.ues[ue];
             let harq = match f.dir {
-                Direction::Downlink => &mut u.dl_harq,
-                Direction::Uplink => &mut u.ul_harq,
+                Direction::Downlink => &mut u.enb.dl_harq,
+                Direction::Uplink => &mut u.ue.ul_harq,
             };
             if !f.decoded {
                 match f.dir {
@@ -823,7 +730,7 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
             }
             if f.first_tx && f.dir == Direction::Uplink && self.cfg.ul_olla {
                 let step = if f.decoded { -OLLA_STEP_UP_DB * OLLA_BLER_TARGET / (1.0 - OLLA_BLER_TARGET) } else { OLLA_STEP_UP_DB };
-                u.ul_olla_db = (u.ul_olla_db + step).clamp(0.0, OLLA_MAX_DB);
+                u.enb.ul_olla_db = (u.enb.ul_olla_db + step).clamp(0.0, OLLA_MAX_DB);
             }
             match harq.on_feedback(f.pid, f.decoded, next_tx_at) {
                 // The process holds the block; the downlink scheduler or the synchronous uplink
@@ -849,7 +756,7 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
                         Direction::Uplink => u.stats.ul_tb_failed += 1,
                     }
                     if let Some(r) = tb.status_report {
-                        u.status_report_pending.get_or_insert(r);
+                        u.ue.status_report_pending.get_or_insert(r);
                     }
                 }
                 HarqOutcome::Delivered(tb) => {
@@ -857,8 +764,8 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
                     // The receiving end's bearer: its PDCP delivers in order, and the STATUS
                     // PDUs in the block release what that end had sent (TS 36.323 §5.4).
                     let bearer = match dir {
-                        Direction::Downlink => &mut u.ue_bearer,
-                        Direction::Uplink => &mut u.enb_bearer,
+                        Direction::Downlink => &mut u.ue.bearer,
+                        Direction::Uplink => &mut u.enb.bearer,
                     };
                     let mut rlc_out = std::mem::take(&mut self.delivered_rlc);
                     bearer.on_rx(now, tb.pdus, &mut rlc_out, &mut self.delivered_pdcp);
@@ -867,7 +774,7 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
                         self.on_status_report(now, ue, &report, out);
                     }
                     let u = &mut self.ues[ue];
-                    if dir == Direction::Downlink && u.reorder_until.is_some() {
+                    if dir == Direction::Downlink && u.ue.reorder_until.is_some() {
                         let mut d = std::mem::take(&mut self.delivered_pdcp);
                         self.end_reordering_if_done(ue, &mut d);
                         self.delivered_pdcp = d;
@@ -897,8 +804,8 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         let report = cqi::report_instant(now, self.cfg.cqi_period, self.cfg.cqi_delay);
         let u = &self.ues[ue];
         let cached = match dir {
-            Direction::Downlink => u.dl_cqi,
-            Direction::Uplink => u.ul_cqi,
+            Direction::Downlink => u.enb.dl_cqi,
+            Direction::Uplink => u.enb.ul_cqi,
         };
         // One cell, no fading and a UE that stays put: every report is the same, compute it once.
         let static_channel = u.fading.is_none() && self.cells.len() == 1 && !u.moved;
@@ -915,8 +822,8 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         let r = CqiReport { at_ns: report, cqi, eff_sinr_db: eff };
         let u = &mut self.ues[ue];
         match dir {
-            Direction::Downlink => u.dl_cqi = r,
-            Direction::Uplink => u.ul_cqi = r,
+            Direction::Downlink => u.enb.dl_cqi = r,
+            Direction::Uplink => u.enb.ul_cqi = r,
         }
         (cqi, eff)
     }
@@ -1018,7 +925,7 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
     /// (CQI-like priority for the scheduler, 0 = do not schedule; MCS).
     fn mcs_for(&mut self, now: SimTime, ue: usize, dir: Direction) -> (u8, u8) {
         let (mut cqi, eff) = self.cqi(now, ue, dir);
-        let olla = self.ues[ue].ul_olla_db;
+        let olla = self.ues[ue].enb.ul_olla_db;
         if dir == Direction::Uplink && olla > 0.0 {
             cqi = amc::ul_mcs_for_sinr_db(eff - olla).map_or(0, |m| m + 1);
         }
@@ -1049,8 +956,8 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         // 1. HARQ retransmissions first, on the same number of PRBs (TS 36.321 §5.3.2.1).
         for &ue in &active {
             let ue = ue as usize;
-            for pid in 0..self.ues[ue].dl_harq.n_processes() {
-                let p = self.ues[ue].dl_harq.process(pid);
+            for pid in 0..self.ues[ue].enb.dl_harq.n_processes() {
+                let p = self.ues[ue].enb.dl_harq.process(pid);
                 if p.retx_at() > now {
                     continue;
                 }
@@ -1073,8 +980,8 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         self.sched_in.clear();
         for &ue in &active {
             let ue = ue as usize;
-            let bytes = self.ues[ue].enb_bearer.leg.rlc_mut().buffer_status().total();
-            if bytes == 0 || self.ues[ue].dl_harq.free_process(now).is_none() {
+            let bytes = self.ues[ue].enb.bearer.leg.rlc_mut().buffer_status().total();
+            if bytes == 0 || self.ues[ue].enb.dl_harq.free_process(now).is_none() {
                 continue;
             }
             let (cqi, mcs) = self.mcs_for(now, ue, Direction::Downlink);
@@ -1110,8 +1017,8 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
     fn transmit_new(&mut self, now: SimTime, ue: usize, dir: Direction, g: &Grant) {
         let u = &mut self.ues[ue];
         let harq = match dir {
-            Direction::Downlink => &u.dl_harq,
-            Direction::Uplink => &u.ul_harq,
+            Direction::Downlink => &u.enb.dl_harq,
+            Direction::Uplink => &u.ue.ul_harq,
         };
         let Some(pid) = harq.free_process(now) else { return };
         let mut room = g.tb_bits / 8;
@@ -1119,15 +1026,15 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
             room = room.saturating_sub(BSR_BYTES);
         }
         let mut tb: Tb<P> = Tb { pdus: Vec::new(), status_report: None };
-        if dir == Direction::Uplink && u.status_report_pending.as_ref().is_some_and(|r| r.1 + mac_subheader(r.1) <= room) {
+        if dir == Direction::Uplink && u.ue.status_report_pending.as_ref().is_some_and(|r| r.1 + mac_subheader(r.1) <= room) {
             // The status report is the first PDCP PDU after re-establishment (TS 36.323 §5.3.1).
-            let r = u.status_report_pending.take().expect("checked");
+            let r = u.ue.status_report_pending.take().expect("checked");
             room -= r.1 + mac_subheader(r.1);
             tb.status_report = Some(r);
         }
         let rlc = match dir {
-            Direction::Downlink => u.enb_bearer.leg.rlc_mut(),
-            Direction::Uplink => u.ue_bearer.leg.rlc_mut(),
+            Direction::Downlink => u.enb.bearer.leg.rlc_mut(),
+            Direction::Uplink => u.ue.bearer.leg.rlc_mut(),
         };
         while room > 3 {
             let Some(pdu) = rlc.on_tx_opportunity(now, room - 3) else { break };
@@ -1140,7 +1047,7 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
                 u.stats.dl_prbs += u64::from(g.n_prb);
                 u.stats.dl_ttis += 1;
                 u.stats.dl_mcs_hist[g.mcs.min(28) as usize] += 1;
-                u.stats.dl_cqi_hist[u.dl_cqi.cqi.min(15) as usize] += 1;
+                u.stats.dl_cqi_hist[u.enb.dl_cqi.cqi.min(15) as usize] += 1;
                 u.stats.dl_tb_tx += 1;
             }
             Direction::Uplink => {
@@ -1149,13 +1056,13 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
                 u.stats.ul_mcs_hist[g.mcs.min(28) as usize] += 1;
                 u.stats.ul_tb_tx += 1;
                 // The BSR in this block reports what is left after it (TS 36.321 §5.4.5).
-                let bsr = u.ue_sr.bsr(u.ul_pending_bytes());
-                u.enb_bsr.on_bsr(bsr);
+                let bsr = u.ue.sr_bsr.bsr(u.ue.ul_pending_bytes());
+                u.enb.bsr.on_bsr(bsr);
             }
         }
         let harq = match dir {
-            Direction::Downlink => &mut u.dl_harq,
-            Direction::Uplink => &mut u.ul_harq,
+            Direction::Downlink => &mut u.enb.dl_harq,
+            Direction::Uplink => &mut u.ue.ul_harq,
         };
         harq.start(pid, now, tb, mask_prbs(g.prb_mask), g.mcs, g.prb_mask, g.tb_bits);
         // Its decoding is drawn in `draw_decoding`, once every cell's PRBs (and so the
@@ -1168,11 +1075,11 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         let harq = match dir {
             Direction::Downlink => {
                 u.stats.dl_tb_retx += 1;
-                &mut u.dl_harq
+                &mut u.enb.dl_harq
             }
             Direction::Uplink => {
                 u.stats.ul_tb_retx += 1;
-                &mut u.ul_harq
+                &mut u.ue.ul_harq
             }
         };
         harq.begin_retx(pid, now, prb_mask);
@@ -1196,8 +1103,8 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
             };
             let u = &mut self.ues[ue];
             let harq = match f.dir {
-                Direction::Downlink => &mut u.dl_harq,
-                Direction::Uplink => &mut u.ul_harq,
+                Direction::Downlink => &mut u.enb.dl_harq,
+                Direction::Uplink => &mut u.ue.ul_harq,
             };
             let combined = harq.combine(f.pid, eff);
             let p = match f.dir {
@@ -1244,8 +1151,8 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         for i in 0..self.cells[c].ul_active.len() {
             let ue = self.cells[c].ul_active[i] as usize;
             let u = &mut self.ues[ue];
-            if u.ue_sr.on_tti(now, u.ul_pending_bytes()) {
-                u.enb_bsr.on_sr();
+            if u.ue.sr_bsr.on_tti(now, u.ue.ul_pending_bytes()) {
+                u.enb.bsr.on_sr();
                 u.stats.scheduling_requests += 1;
             }
         }
@@ -1260,7 +1167,7 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         let mut free: u128 = if n_prb >= 128 { u128::MAX } else { (1u128 << n_prb) - 1 };
         // Synchronous HARQ retransmissions due at that PUSCH keep their PRBs.
         for &ue in &self.cells[c].ul_active {
-            let harq = &self.ues[ue as usize].ul_harq;
+            let harq = &self.ues[ue as usize].ue.ul_harq;
             for pid in harq.pending_retx() {
                 let p = harq.process(pid);
                 if p.retx_at() == pusch {
@@ -1271,7 +1178,7 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         // Grants already given for that PUSCH keep their PRBs (none in FDD; in TDD
         // configuration 0 two DL subframes may grant the same PUSCH).
         for &ue in &self.cells[c].ul_active {
-            for g in self.ues[ue as usize].enb_bsr.granted() {
+            for g in self.ues[ue as usize].enb.bsr.granted() {
                 if g.at == pusch {
                     free &= !g.grant.prb_mask;
                 }
@@ -1281,14 +1188,14 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         let active = std::mem::take(&mut self.cells[c].ul_active);
         for &ue in &active {
             let u = &self.ues[ue as usize];
-            if u.enb_bsr.bytes() == 0 || u.ul_harq.free_process(pusch).is_none() {
+            if u.enb.bsr.bytes() == 0 || u.ue.ul_harq.free_process(pusch).is_none() {
                 continue;
             }
             let (cqi, mcs) = self.mcs_for(now, ue as usize, Direction::Uplink);
             if cqi == 0 {
                 continue;
             }
-            let bytes = self.ues[ue as usize].enb_bsr.bytes() + BSR_BYTES + 3;
+            let bytes = self.ues[ue as usize].enb.bsr.bytes() + BSR_BYTES + 3;
             self.sched_in.push(SchedUe { ue, cqi, mcs, rbg_cqi: None, bytes_pending: bytes });
         }
         if !self.sched_in.is_empty() && free != 0 {
@@ -1300,8 +1207,8 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
                 let u = &mut self.ues[g.ue as usize];
                 // DCI 0 on this subframe's PDCCH: the eNB records it, the UE receives it.
                 let ug = UlGrant { at: pusch, grant: *g };
-                u.enb_bsr.on_grant(ug);
-                u.ue_sr.on_grant(ug);
+                u.enb.bsr.on_grant(ug);
+                u.ue.sr_bsr.on_grant(ug);
                 self.cells[c].ul_sched.on_served(now, g.ue, g.tb_bits);
             }
             self.grants = grants;
@@ -1328,13 +1235,13 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         let active = std::mem::take(&mut self.cells[c].ul_active);
         for &ue in &active {
             let ue = ue as usize;
-            while let Some(pid) = self.ues[ue].ul_harq.next_due_retx(now) {
-                let mask = self.ues[ue].ul_harq.process(pid).prb_mask();
+            while let Some(pid) = self.ues[ue].ue.ul_harq.next_due_retx(now) {
+                let mask = self.ues[ue].ue.ul_harq.process(pid).prb_mask();
                 self.mark_ul(c, ue, mask);
                 self.start_retx(now, ue, Direction::Uplink, pid, mask);
             }
-            while let Some(g) = self.ues[ue].ue_sr.take_due_grant(now) {
-                self.ues[ue].enb_bsr.on_pusch(now);
+            while let Some(g) = self.ues[ue].ue.sr_bsr.take_due_grant(now) {
+                self.ues[ue].enb.bsr.on_pusch(now);
                 self.mark_ul(c, ue, g.prb_mask);
                 self.transmit_new(now, ue, Direction::Uplink, &g);
             }
@@ -1349,8 +1256,8 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
             let mut dl = std::mem::take(&mut self.cells[c].dl_active);
             dl.retain(|&ue| {
                 let u = &mut self.ues[ue as usize];
-                let keep = u.enb_bearer.leg.rlc_mut().buffer_status().total() > 0
-                    || u.dl_harq.has_pending_retx()
+                let keep = u.enb.bearer.leg.rlc_mut().buffer_status().total() > 0
+                    || u.enb.dl_harq.has_pending_retx()
                     || in_flight.iter().any(|f| f.ue == ue);
                 u.in_dl = keep;
                 keep
@@ -1359,9 +1266,9 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
             let mut ul = std::mem::take(&mut self.cells[c].ul_active);
             ul.retain(|&ue| {
                 let u = &mut self.ues[ue as usize];
-                let keep = u.ul_pending_bytes() > 0
-                    || u.ul_harq.has_pending_retx()
-                    || u.ue_sr.busy()
+                let keep = u.ue.ul_pending_bytes() > 0
+                    || u.ue.ul_harq.has_pending_retx()
+                    || u.ue.sr_bsr.busy()
                     || in_flight.iter().any(|f| f.ue == ue);
                 u.in_ul = keep;
                 keep
@@ -1378,7 +1285,7 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
 
     /// RLC counters of UE `ue`: (eNB entity, UE entity).
     pub fn rlc_stats(&self, ue: usize) -> (crate::rlc::RlcStats, crate::rlc::RlcStats) {
-        (self.ues[ue].enb_bearer.leg.rlc().stats(), self.ues[ue].ue_bearer.leg.rlc().stats())
+        (self.ues[ue].enb.bearer.leg.rlc().stats(), self.ues[ue].ue.bearer.leg.rlc().stats())
     }
 
     /// Counters of cell `c`.
@@ -1389,21 +1296,21 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
     /// Queue occupancy of UE `ue` now.
     pub fn ue_queues(&self, ue: usize) -> UeQueues {
         let u = &self.ues[ue];
-        let e = u.enb_bearer.leg.rlc().buffer_status();
+        let e = u.enb.bearer.leg.rlc().buffer_status();
         UeQueues {
-            enb_rlc_tx_bytes: u64::from(u.enb_bearer.leg.rlc().queued_bytes()),
+            enb_rlc_tx_bytes: u64::from(u.enb.bearer.leg.rlc().queued_bytes()),
             enb_rlc_retx_bytes: u64::from(e.retx_bytes),
-            ue_rlc_tx_bytes: u64::from(u.ue_bearer.leg.rlc().queued_bytes() + u.ue_bearer.leg.rlc().buffer_status().retx_bytes),
-            enb_pdcp_held_bytes: u.enb_bearer.pdcp_tx.held_bytes(),
-            ue_pdcp_held_bytes: u.ue_bearer.pdcp_tx.held_bytes(),
-            cqi: u.dl_cqi.cqi,
+            ue_rlc_tx_bytes: u64::from(u.ue.bearer.leg.rlc().queued_bytes() + u.ue.bearer.leg.rlc().buffer_status().retx_bytes),
+            enb_pdcp_held_bytes: u.enb.bearer.pdcp_tx.held_bytes(),
+            ue_pdcp_held_bytes: u.ue.bearer.pdcp_tx.held_bytes(),
+            cqi: u.enb.dl_cqi.cqi,
         }
     }
 
     /// Whether an RLC AM entity of UE `ue` reached maxRetxThreshold (TS 36.322 §5.2.1: radio
     /// link failure is indicated to RRC).
     pub fn radio_link_failure(&self, ue: usize) -> bool {
-        self.ues[ue].enb_bearer.leg.rlc().radio_link_failure() || self.ues[ue].ue_bearer.leg.rlc().radio_link_failure()
+        self.ues[ue].enb.bearer.leg.rlc().radio_link_failure() || self.ues[ue].ue.bearer.leg.rlc().radio_link_failure()
     }
 
     /// The name of UE `ue`.

@@ -176,7 +176,7 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         }
         let (x2_delay, x2_rate) = self.x2_of(u.cell, target);
         let detach_at = now + x2_delay + x2_delay;
-        self.ues[ue].x2_link = (x2_delay, x2_rate);
+        self.ues[ue].enb.x2_link = (x2_delay, x2_rate);
         let u = &self.ues[ue];
         let event = self.new_event("handover", ue, u.cell, target, now, detach_at);
         let forwarding = Some(self.cfg.handover.forwarding);
@@ -331,19 +331,19 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
     /// §10.1.2.2, the end marker closes it), so this one waits behind them.
     pub(super) fn after_forwarded(&mut self, now: SimTime, ue: usize, pdu: PdcpPdu<P>) {
         let u = &mut self.ues[ue];
-        let at = u.x2_queue.back().map_or(now, |x| x.0.max(now));
-        u.x2_queue.push_back((at, pdu));
+        let at = u.enb.x2_queue.back().map_or(now, |x| x.0.max(now));
+        u.enb.x2_queue.push_back((at, pdu));
     }
 
     /// Queues `pdu` on the X2-U of UE `ue`: it reaches the target after serialisation at the
     /// X2 rate (behind what is already queued) and the X2 delay.
     fn push_x2(&mut self, now: SimTime, ue: usize, pdu: PdcpPdu<P>) {
         let u = &mut self.ues[ue];
-        let (delay, rate) = u.x2_link;
-        let start = u.x2_free_at.max(now);
+        let (delay, rate) = u.enb.x2_link;
+        let start = u.enb.x2_free_at.max(now);
         let tx = SimDuration::from_nanos((u64::from(pdu.bytes) * 8 * 1_000_000_000).div_ceil(rate.max(1)));
-        u.x2_free_at = start + tx;
-        u.x2_queue.push_back((start + tx + delay, pdu));
+        u.enb.x2_free_at = start + tx;
+        u.enb.x2_queue.push_back((start + tx + delay, pdu));
     }
 
     /// Declares the X2 link between cells `a` and `b` with its one-way delay and rate
@@ -394,19 +394,19 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
     /// when lossless, has removed the ones it already has).
     fn drain_x2(&mut self, now: SimTime, ue: usize, out: &mut Vec<RanOutput<P>>) {
         let u = &mut self.ues[ue];
-        if u.awaiting_status_report.is_some() {
+        if u.enb.awaiting_status_report.is_some() {
             return;
         }
-        while let Some(&(t, pdu)) = u.x2_queue.front() {
+        while let Some(&(t, pdu)) = u.enb.x2_queue.front() {
             if t > now {
                 break;
             }
-            u.x2_queue.pop_front();
-            if u.enb_bearer.leg.rlc_mut().confirms_delivery() && !u.enb_bearer.pdcp_tx.holds(pdu.count) {
+            u.enb.x2_queue.pop_front();
+            if u.enb.bearer.leg.rlc_mut().confirms_delivery() && !u.enb.bearer.pdcp_tx.holds(pdu.count) {
                 continue; // released meanwhile (status report)
             }
-            if let Err(p) = u.enb_bearer.leg.rlc_mut().on_sdu(now, pdu, pdu.bytes) {
-                u.enb_bearer.pdcp_tx.forget(p.sn);
+            if let Err(p) = u.enb.bearer.leg.rlc_mut().on_sdu(now, pdu, pdu.bytes) {
+                u.enb.bearer.pdcp_tx.forget(p.sn);
                 u.stats.dl_sdus_dropped += 1;
                 out.push(RanOutput::Dropped { ue, dir: Direction::Downlink, sdu: p.sdu });
             }
@@ -433,29 +433,29 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         u.in_dl = false;
         u.in_ul = false;
         u.detached = true;
-        u.dl_harq = HarqEntity::new(n_dl, harq_max);
-        u.ul_harq = HarqEntity::new(n_ul, harq_max);
-        u.ue_sr.reset();
-        u.enb_bsr.reset();
-        u.status_report_pending = None;
+        u.enb.dl_harq = HarqEntity::new(n_dl, harq_max);
+        u.ue.ul_harq = HarqEntity::new(n_ul, harq_max);
+        u.ue.sr_bsr.reset();
+        u.enb.bsr.reset();
+        u.ue.status_report_pending = None;
         // Lossless: the target holds what is forwarded to it until the UE's status report
         // tells it what the UE already has (TS 36.323 §5.3.2, §5.2.1.1).
-        u.awaiting_status_report = (forwarding == Some(PdcpForwarding::Lossless)).then_some(event);
+        u.enb.awaiting_status_report = (forwarding == Some(PdcpForwarding::Lossless)).then_some(event);
         // Downlink: the source's RLC entity goes; what it held is forwarded or discarded.
-        let mut old = u.enb_bearer.leg.re_establish(&rlc_cfg);
+        let mut old = u.enb.bearer.leg.re_establish(&rlc_cfg);
         let mut forwarded: Vec<PdcpPdu<P>> = Vec::new();
         let mut discarded = 0u64;
         let mut discarded_received = 0u64;
         match forwarding {
             Some(PdcpForwarding::Lossless) => {
-                forwarded.extend(u.enb_bearer.pdcp_tx.held().copied());
+                forwarded.extend(u.enb.bearer.pdcp_tx.held().copied());
             }
             // Re-establishment: nothing reaches the new cell. Flushing seamless (ns-3's
             // handover): the source's RLC entity goes with everything it holds.
             None | Some(PdcpForwarding::SeamlessFlush) => {
                 for p in old.untransmitted_and_unacked() {
-                    u.enb_bearer.pdcp_tx.forget(p.sn);
-                    if u.ue_bearer.pdcp_rx.has_received(p.count) {
+                    u.enb.bearer.pdcp_tx.forget(p.sn);
+                    if u.ue.bearer.pdcp_rx.has_received(p.count) {
                         discarded_received += 1;
                     } else {
                         discarded += 1;
@@ -469,8 +469,8 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
                 // Sent in part or whole and not confirmed: discarded.
                 for p in old.untransmitted_and_unacked() {
                     if !unsent_counts.contains(&p.count) {
-                        u.enb_bearer.pdcp_tx.forget(p.sn);
-                        if u.ue_bearer.pdcp_rx.has_received(p.count) {
+                        u.enb.bearer.pdcp_tx.forget(p.sn);
+                        if u.ue.bearer.pdcp_rx.has_received(p.count) {
                             discarded_received += 1;
                         } else {
                             discarded += 1;
@@ -483,13 +483,13 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         }
         drop(old);
         // Uplink: the UE's RLC entity is re-established too.
-        let mut old_ue = u.ue_bearer.leg.re_establish(&rlc_cfg);
-        u.ul_resend.clear();
+        let mut old_ue = u.ue.bearer.leg.re_establish(&rlc_cfg);
+        u.ue.ul_resend.clear();
         match forwarding {
             Some(PdcpForwarding::Lossless) => {} // decided at attach, from the target's status report
             None => {
                 for p in old_ue.untransmitted_and_unacked() {
-                    u.ue_bearer.pdcp_tx.forget(p.sn);
+                    u.ue.bearer.pdcp_tx.forget(p.sn);
                     out.push(RanOutput::Dropped { ue, dir: Direction::Uplink, sdu: p.sdu });
                 }
             }
@@ -498,15 +498,15 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
                 let unsent_counts: std::collections::HashSet<u32> = unsent.iter().map(|p| p.count).collect();
                 for p in old_ue.untransmitted_and_unacked() {
                     if !unsent_counts.contains(&p.count) {
-                        u.ue_bearer.pdcp_tx.forget(p.sn);
+                        u.ue.bearer.pdcp_tx.forget(p.sn);
                         out.push(RanOutput::Dropped { ue, dir: Direction::Uplink, sdu: p.sdu });
                     }
                 }
-                u.ul_resend = unsent;
+                u.ue.ul_resend = unsent;
             }
         }
         let attach_at = now + gap;
-        u.x2_until = if forwarding.is_some() { attach_at + h.path_switch_delay } else { SimTime::ZERO };
+        u.enb.x2_until = if forwarding.is_some() { attach_at + h.path_switch_delay } else { SimTime::ZERO };
         u.ho = Some(HoState { phase: HoPhase::Executing { attach_at }, forwarding, target, event });
         let n_fwd = forwarded.len() as u64;
         for p in forwarded {
@@ -526,33 +526,33 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         let u = &mut self.ues[ue];
         u.cell = target;
         u.detached = false;
-        u.dl_cqi = crate::phy::cqi::CqiReport::NONE;
-        u.ul_cqi = crate::phy::cqi::CqiReport::NONE;
-        u.ul_olla_db = 0.0;
+        u.enb.dl_cqi = crate::phy::cqi::CqiReport::NONE;
+        u.enb.ul_cqi = crate::phy::cqi::CqiReport::NONE;
+        u.enb.ul_olla_db = 0.0;
         let mut resent = 0u64;
         if forwarding == Some(PdcpForwarding::Lossless) {
             // Downlink: at PDCP re-establishment the UE compiles a status report (TS 36.323
             // §5.3.1) and sends it on the uplink as its first PDCP PDU; the target holds the
             // forwarded SDUs until it arrives ([`Ran::on_status_report`]). The UE's PDCP
             // delivers in order meanwhile (§5.1.2.1.2).
-            let report = u.ue_bearer.pdcp_rx.status_report();
+            let report = u.ue.bearer.pdcp_rx.status_report();
             let bytes = report.bytes(self.cfg.pdcp.sn_field_bits) + AM_HEADER_BYTES;
-            u.status_report_pending = Some((report, bytes));
-            u.ue_bearer.pdcp_rx.set_reordering(true);
+            u.ue.status_report_pending = Some((report, bytes));
+            u.ue.bearer.pdcp_rx.set_reordering(true);
             // The random access in the target (steps 9–11) ends with an uplink grant, which
             // the eNB sizes as for a scheduling request (TS 36.321 §5.1.4: the RAR's grant).
-            u.ue_sr.on_random_access_grant();
-            u.enb_bsr.on_sr();
+            u.ue.sr_bsr.on_random_access_grant();
+            u.enb.bsr.on_sr();
             // Uplink: the target's status report; the UE resends what it does not confirm.
-            let report = u.enb_bearer.pdcp_rx.status_report();
-            u.ue_bearer.pdcp_tx.on_status_report(&report);
-            u.ul_resend = u.ue_bearer.pdcp_tx.held().copied().collect();
+            let report = u.enb.bearer.pdcp_rx.status_report();
+            u.ue.bearer.pdcp_tx.on_status_report(&report);
+            u.ue.ul_resend = u.ue.bearer.pdcp_tx.held().copied().collect();
         }
-        for p in std::mem::take(&mut u.ul_resend) {
-            if u.ue_bearer.leg.rlc_mut().on_sdu(now, p, p.bytes).is_ok() {
+        for p in std::mem::take(&mut u.ue.ul_resend) {
+            if u.ue.bearer.leg.rlc_mut().on_sdu(now, p, p.bytes).is_ok() {
                 resent += 1;
             } else {
-                u.ue_bearer.pdcp_tx.forget(p.sn);
+                u.ue.bearer.pdcp_tx.forget(p.sn);
                 u.stats.ul_sdus_dropped += 1;
             }
         }
@@ -570,16 +570,16 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
     /// SDUs that arrived meanwhile go to RLC.
     pub(super) fn on_status_report(&mut self, now: SimTime, ue: usize, report: &StatusReport, out: &mut Vec<RanOutput<P>>) {
         let u = &mut self.ues[ue];
-        let Some(event) = u.awaiting_status_report.take() else { return };
-        let held_before = u.enb_bearer.pdcp_tx.held().count();
-        u.enb_bearer.pdcp_tx.on_status_report(report);
-        let already = (held_before - u.enb_bearer.pdcp_tx.held().count()) as u64;
-        let tx = &u.enb_bearer.pdcp_tx;
-        u.enb_bearer.leg.rlc_mut().discard_untransmitted(|p| !tx.holds(p.count));
+        let Some(event) = u.enb.awaiting_status_report.take() else { return };
+        let held_before = u.enb.bearer.pdcp_tx.held().count();
+        u.enb.bearer.pdcp_tx.on_status_report(report);
+        let already = (held_before - u.enb.bearer.pdcp_tx.held().count()) as u64;
+        let tx = &u.enb.bearer.pdcp_tx;
+        u.enb.bearer.leg.rlc_mut().discard_untransmitted(|p| !tx.holds(p.count));
         // In-order delivery of what is retransmitted (§5.1.2.1.2), until all of it is in.
-        u.reorder_until = u.enb_bearer.pdcp_tx.held().last().map(|p| p.count);
-        if u.reorder_until.is_none() {
-            u.ue_bearer.pdcp_rx.set_reordering(false);
+        u.ue.reorder_until = u.enb.bearer.pdcp_tx.held().last().map(|p| p.count);
+        if u.ue.reorder_until.is_none() {
+            u.ue.bearer.pdcp_rx.set_reordering(false);
         }
         let e = &mut self.ho_events[event];
         e.sdus_already_received = already;
@@ -591,13 +591,13 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
     /// out-of-order SDUs.
     pub(super) fn end_reordering_if_done(&mut self, ue: usize, delivered: &mut Vec<P>) {
         let u = &mut self.ues[ue];
-        let Some(last) = u.reorder_until else { return };
+        let Some(last) = u.ue.reorder_until else { return };
         // Reordering may stop once every forwarded SDU is confirmed and nothing waits behind
         // a gap (a flush would skip SDUs still on their way).
-        let pending = u.enb_bearer.pdcp_tx.held().next().is_some_and(|p| p.count.wrapping_sub(last) as i32 <= 0);
-        if !pending && u.ue_bearer.pdcp_rx.stored_sdus() == 0 {
-            u.ue_bearer.pdcp_rx.set_reordering(false);
-            u.reorder_until = None;
+        let pending = u.enb.bearer.pdcp_tx.held().next().is_some_and(|p| p.count.wrapping_sub(last) as i32 <= 0);
+        if !pending && u.ue.bearer.pdcp_rx.stored_sdus() == 0 {
+            u.ue.bearer.pdcp_rx.set_reordering(false);
+            u.ue.reorder_until = None;
         }
         let _ = delivered;
     }
@@ -683,11 +683,11 @@ mod tests {
                         let u = &ran.ues[0];
                         panic!(
                             "SDU {id} refused at {now:?}: x2 queue {} (front {:?}), PDCP holds {} (first {:?}), RLC queued {} B, detached {}, ho {:?}, events {:?}",
-                            u.x2_queue.len(),
-                            u.x2_queue.front().map(|x| x.0),
-                            u.enb_bearer.pdcp_tx.held().count(),
-                            u.enb_bearer.pdcp_tx.held().next().map(|p| p.sdu),
-                            u.enb_bearer.leg.rlc().queued_bytes(),
+                            u.enb.x2_queue.len(),
+                            u.enb.x2_queue.front().map(|x| x.0),
+                            u.enb.bearer.pdcp_tx.held().count(),
+                            u.enb.bearer.pdcp_tx.held().next().map(|p| p.sdu),
+                            u.enb.bearer.leg.rlc().queued_bytes(),
                             u.detached,
                             u.ho,
                             ran.handover_events()
