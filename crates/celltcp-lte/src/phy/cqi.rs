@@ -95,6 +95,6 @@ mod tests {
         assert!(eff_sel < mean_db, "EESM {eff_sel} below the linear mean {mean_db}");
         let (ul, _) = wideband(&flat, false, 3, Direction::Uplink);
         assert_eq!(ul, amc::ul_mcs_for_sinr_db(10.0).map_or(0, |m| m + 1));
-        assert_eq!(CqiReport::NONE.is_some(), false);
+        assert!(!CqiReport::NONE.is_some());
     }
 }
