@@ -5,7 +5,9 @@
 //!   than threshold) with `Thresh = serving_cell_threshold_db`, and an **A4** report on RSRQ
 //!   (§5.5.4.5, neighbour becomes better than threshold) with the lowest threshold of the
 //!   RSRQ range, −19.5 dB, so that every measured neighbour is reported (ns-3: threshold 0 of
-//!   the RSRQ range); both without hysteresis and time-to-trigger (ns-3's defaults);
+//!   the RSRQ range); both without hysteresis and time-to-trigger (ns-3's defaults), and
+//!   reported again every 240 ms (A2) and 480 ms (A4) while triggered (ns-3's
+//!   `reportInterval` MS240 and MS480, TS 36.331 §5.5.4.1);
 //! - the neighbour RSRQs the eNB hears of (A4 reports, and the neighbour list an A2 report
 //!   carries) are kept per UE;
 //! - when a report shows the serving cell's RSRQ at or below the threshold (ns-3 evaluates on
@@ -16,11 +18,7 @@
 //! ns-3 expresses both parameters in RSRQ range units (TS 36.133 §9.1.7, 0.5 dB steps);
 //! here they are in dB: ns-3's defaults, `ServingCellThreshold` 30 and `NeighbourCellOffset`
 //! 1, are −5.0 dB (`−20 + 30/2`, ns-3 `EutranMeasurementMapping::RsrqRange2Db`) and 0.5 dB.
-//!
-//! Difference from ns-3, stated: reports are sent on trigger only (`rrc::meas` does not model
-//! `reportInterval`), so the decision is taken when the serving cell's A2 triggers, or when a
-//! neighbour's A4 triggers while the serving cell is below the threshold, and not again every
-//! 240 ms while the A2 condition lasts.
+
 
 use celltcp_engine::SimTime;
 
@@ -65,6 +63,7 @@ impl A2A4RsrqConfig {
             threshold: self.serving_cell_threshold_db,
             hysteresis_db: 0.0,
             time_to_trigger_ms: 0,
+            report_interval_ms: Some(240),
             ..ReportConfig::default()
         }
     }
@@ -76,6 +75,7 @@ impl A2A4RsrqConfig {
             threshold: RSRQ_RANGE_MIN_DB,
             hysteresis_db: 0.0,
             time_to_trigger_ms: 0,
+            report_interval_ms: Some(480),
             ..ReportConfig::default()
         }
     }
