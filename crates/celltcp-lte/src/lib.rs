@@ -12,6 +12,9 @@
 //!
 //! Every protocol entity is sans-IO: methods take `now` and return or push their outputs.
 
+pub mod bearer;
+mod enb;
+pub mod handover;
 pub mod layout;
 pub mod mac;
 pub mod mobility;
@@ -20,6 +23,7 @@ pub mod phy;
 pub mod ran;
 pub mod rlc;
 pub mod rrc;
+mod ue;
 
 /// Link direction: downlink (eNB → UE, PDSCH) or uplink (UE → eNB, PUSCH).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]

@@ -17,13 +17,28 @@
 //! of TS 36.211 §5.3.3).
 
 pub mod harq;
+pub mod harq_timing;
+pub mod sr_bsr;
 pub mod sched_maxci;
 pub mod sched_pf;
 pub mod sched_rr;
 
 use celltcp_engine::SimTime;
 
+use crate::pdcp::{PdcpPdu, StatusReport};
+use crate::rlc::RlcPdu;
 use crate::Direction;
+
+/// A MAC PDU on the shared channel: the RLC PDUs of the bearer and, on the uplink after a
+/// lossless handover, the UE's PDCP status report (a PDCP control PDU, TS 36.323 §6.2.6) with
+/// its size on the air. Simplification: the report rides in the MAC PDU beside the RLC PDUs
+/// rather than inside an RLC AM PDU; HARQ protects it, and a block HARQ gives up on puts it
+/// back in the UE's queue (as RLC AM would resend it).
+#[derive(Debug)]
+pub struct TransportBlock<P: Copy + std::fmt::Debug> {
+    pub pdus: Vec<RlcPdu<PdcpPdu<P>>>,
+    pub status_report: Option<(StatusReport, u32)>,
+}
 
 /// Spectral efficiency in bits per resource element of each 4-bit CQI index (TS 36.213
 /// Table 7.2.3-1: modulation order × code rate / 1024); index 0 is "out of range".

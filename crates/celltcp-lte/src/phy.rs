@@ -8,6 +8,8 @@
 //!   bandwidth → PRBs (TS 36.101 Table 5.6-1), resource block groups (TS 36.213 §7.1.6.1).
 //! - [`amc`]: CQI table (TS 36.213 Table 7.2.3-1), SINR thresholds and BLER curves per MCS,
 //!   CQI ↔ MCS, EESM, HARQ Chase combining.
+//! - [`cqi`]: CQI reports (TS 36.213 §7.2): report instants with period and delay, the
+//!   wideband value from per-PRB SINRs.
 //! - [`channel`]: path loss models (free space, log-distance, Okumura–Hata, COST-231 Hata,
 //!   TR 36.814, TR 36.873), thermal noise, log-normal shadowing, received power per PRB.
 //! - [`fading`]: EPA/EVA/ETU tapped delay lines (TS 36.104 Annex B.2) with sum-of-sinusoids
@@ -17,6 +19,7 @@
 
 pub mod amc;
 pub mod channel;
+pub mod cqi;
 pub mod fading;
 pub mod shadowing_map;
 pub mod tbs;

@@ -38,35 +38,40 @@
 //! decoding delay), with a grant sized for [`SR_GRANT_BYTES`] for the PUSCH 4 subframes later.
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::BinaryHeap;
 
 use celltcp_engine::rng::{component_id, component_rng, SimRng};
 use celltcp_engine::{SimDuration, SimTime};
 use rand::Rng;
 
+use crate::enb::{EnbStack, EnbUeContext};
+use crate::mac::TransportBlock as Tb;
+use crate::ue::UeStack;
+use crate::handover::{AnyHandoverAlgorithm, HandoverAlgorithmKind};
 use crate::mac::harq::{HarqEntity, HarqOutcome};
+use crate::mac::harq_timing::HarqTiming;
+use crate::mac::sr_bsr::{UlGrant, BSR_BYTES};
 use crate::mac::sched_pf::PfConfig;
 use crate::mac::{rbg_prb_mask, AnyScheduler, Grant, SchedUe, Scheduler, SchedulerKind};
-use crate::pdcp::{PdcpConfig, PdcpPdu, PdcpRx, PdcpTx};
+use crate::pdcp::{PdcpConfig, PdcpPdu};
 use crate::phy::channel::{self, PathLoss};
 use crate::phy::fading::{FadingChannel, FadingProfile};
+use crate::phy::cqi::{self, CqiReport};
 use crate::phy::tdd::Duplex;
 use crate::phy::{amc, tbs};
-use crate::rlc::{RlcConfig, RlcEntity, RlcPdu};
+use crate::rlc::{RlcConfig, RlcPdu};
 use crate::Direction;
 
-mod handover;
-mod mobility;
+mod x2_handover;
+mod rrm;
 #[cfg(test)]
 mod tests;
-pub use handover::{HandoverConfig, HandoverEvent, PdcpForwarding};
-pub use mobility::{RlfRecord, MOBILITY_STEP};
-use handover::HoState;
-use mobility::UeMobility;
+pub use x2_handover::{HandoverConfig, HandoverEvent, PdcpForwarding};
+pub use rrm::{RlfRecord, MOBILITY_STEP};
+use x2_handover::HoState;
+use rrm::UeMobility;
 
-/// Bytes the eNB grants in answer to a scheduling request, before any buffer status report
-/// has told it more: enough for the buffer status report and a TCP ACK.
-pub const SR_GRANT_BYTES: u32 = 128;
+pub use crate::mac::sr_bsr::SR_GRANT_BYTES;
 
 /// One TTI (TS 36.211 §4: a 1 ms subframe).
 pub const TTI: SimDuration = SimDuration::from_millis(1);
@@ -244,83 +249,27 @@ pub struct UeQueues {
     pub cqi: u8,
 }
 
-type Tb<P> = Vec<RlcPdu<PdcpPdu<P>>>;
 
-struct Cell {
-    position: (f64, f64),
-    boresight_deg: Option<f64>,
-    dl_active: Vec<u32>,
-    ul_active: Vec<u32>,
-    dl_sched: AnyScheduler,
-    ul_sched: AnyScheduler,
-    /// PRBs used in the most recent TTI that had a transmission, for the interference seen by
-    /// CQI reports and RSRQ measurements, and that TTI; a mask older than one CQI period is
-    /// not counted (the cell has gone quiet, or failed).
-    last_dl_mask: u128,
-    last_ul_mask: u128,
-    last_dl_at: SimTime,
-    last_ul_at: SimTime,
-    dl_mask_now: u128,
-    ul_mask_now: u128,
-    /// The UE sending on each UL PRB of `ul_mask_now` / `last_ul_mask` (entries outside the
-    /// mask are stale): the uplink interference a neighbour cell sees comes from that UE.
-    ul_owner_now: Vec<u32>,
-    last_ul_owner: Vec<u32>,
-    stats: CellStats,
-}
-
-impl Cell {
-    /// The PRBs of the cell's most recent downlink transmission, if it was less than `memory`
-    /// before `t` (or after it); none otherwise.
-    fn recent_dl_mask(&self, t: SimTime, memory: SimDuration) -> u128 {
-        if self.last_dl_at + memory > t { self.last_dl_mask } else { 0 }
-    }
-
-    /// The same for the uplink.
-    fn recent_ul_mask(&self, t: SimTime, memory: SimDuration) -> u128 {
-        if self.last_ul_at + memory > t { self.last_ul_mask } else { 0 }
-    }
-}
-
-#[derive(Clone, Copy)]
-struct UlGrant {
-    at: SimTime,
-    grant: Grant,
-}
-
+/// One UE as the RAN sees it: its radio link (the channel to every cell), the UE's own stack,
+/// the serving eNB's context for it, and the handover and mobility bookkeeping.
 struct Ue<P: Copy + std::fmt::Debug> {
     name: String,
+    /// The serving cell: the eNB whose context `enb` is.
     cell: usize,
     /// Linear gain (path loss, shadowing, antenna gains) to every cell.
     gain: Vec<f64>,
     fading: Option<FadingChannel>,
     fixed_sinr_db: Option<f64>,
     fixed_mcs: Option<u8>,
+    /// Block errors of this UE's transport blocks (both directions).
     rng: SimRng,
-    enb_pdcp_tx: PdcpTx<P>,
-    enb_rlc: RlcEntity<PdcpPdu<P>>,
-    enb_pdcp_rx: PdcpRx<P>,
-    ue_pdcp_tx: PdcpTx<P>,
-    ue_rlc: RlcEntity<PdcpPdu<P>>,
-    ue_pdcp_rx: PdcpRx<P>,
-    dl_harq: HarqEntity<Tb<P>>,
-    ul_harq: HarqEntity<Tb<P>>,
-    dl_procs: Vec<Proc>,
-    ul_procs: Vec<Proc>,
-    ul_retx: VecDeque<(SimTime, u8, u128)>,
-    /// Last CQI report: (report instant in ns, CQI, effective SINR in dB).
-    dl_cqi: (u64, u8, f64),
-    ul_cqi: (u64, u8, f64),
-    /// Uplink outer-loop offset, dB (0..=OLLA_MAX_DB).
-    ul_olla_db: f64,
+    /// The UE's stack (`ue.rs`).
+    ue: UeStack<P>,
+    /// The serving eNB's context for the UE (`enb.rs`).
+    enb: EnbUeContext<P>,
     in_dl: bool,
     in_ul: bool,
-    /// The eNB's idea of the UE's uplink buffer (from the last BSR, less what it granted since).
-    bsr_bytes: u32,
-    sr_at: Option<SimTime>,
-    ul_grants: VecDeque<UlGrant>,
     timer_at: Option<SimTime>,
-    sr_offset_ms: u64,
     stats: UeStats,
     position: (f64, f64),
     /// Shadowing towards each cell, dB (drawn at the start).
@@ -329,16 +278,6 @@ struct Ue<P: Copy + std::fmt::Debug> {
     ho: Option<HoState>,
     /// Between the handover command and the arrival in the target.
     detached: bool,
-    /// Downlink SDUs on their way over X2-U to the target: (arrival, PDU).
-    x2_queue: VecDeque<(SimTime, PdcpPdu<P>)>,
-    /// When X2-U finishes serialising what is queued.
-    x2_free_at: SimTime,
-    /// New downlink SDUs go over X2 until the path switch.
-    x2_until: SimTime,
-    /// Uplink SDUs to send again in the target.
-    ul_resend: Vec<PdcpPdu<P>>,
-    /// Lossless handover: the UE's PDCP reorders until this COUNT is confirmed.
-    reorder_until: Option<u32>,
     /// Trajectory, measurements, radio link monitoring.
     mob: Option<UeMobility>,
     /// The UE has changed position since the start: its channel is not static, so a CQI report
@@ -348,33 +287,9 @@ struct Ue<P: Copy + std::fmt::Debug> {
     t310_started: Option<SimTime>,
     /// Planned handovers (decision time, target), latest first.
     ho_plan: Vec<(SimTime, usize)>,
-    /// X2 delay and rate between the cells of the handover in progress.
-    x2_link: (SimDuration, u64),
 }
 
-/// The scheduler's view of one HARQ process (the block itself lives in the HARQ entity).
-#[derive(Clone, Copy)]
-struct Proc {
-    /// A block is held (waiting for feedback or a retransmission).
-    holding: bool,
-    /// The process may take a new block from this time (one HARQ round trip after the last
-    /// transmission).
-    free_at: SimTime,
-    /// A retransmission is due from this time (`SimTime::MAX`: none).
-    retx_at: SimTime,
-    prb_mask: u128,
-    tb_bits: u32,
-}
-
-impl Proc {
-    const IDLE: Proc = Proc { holding: false, free_at: SimTime::ZERO, retx_at: SimTime::MAX, prb_mask: 0, tb_bits: 0 };
-
-    fn is_free(&self, now: SimTime) -> bool {
-        !self.holding && self.free_at <= now
-    }
-}
-
-struct InFlight<P: Copy + std::fmt::Debug> {
+struct InFlight {
     ue: u32,
     dir: Direction,
     pid: u8,
@@ -384,8 +299,6 @@ struct InFlight<P: Copy + std::fmt::Debug> {
     mcs: u8,
     /// Transport block size (a DwPTS block has the TBS of N'_PRB, TS 36.213 §7.1.7).
     tb_bits: u32,
-    /// A first transmission carries its block until `draw_decoding` hands it to HARQ.
-    new_tb: Option<Tb<P>>,
     /// Whether this is a block's first transmission (for the outer loop).
     first_tx: bool,
 }
@@ -393,10 +306,10 @@ struct InFlight<P: Copy + std::fmt::Debug> {
 /// The radio access network of a run: every cell and UE.
 pub struct Ran<P: Copy + std::fmt::Debug> {
     cfg: RanConfig,
-    cells: Vec<Cell>,
+    cells: Vec<EnbStack>,
     ues: Vec<Ue<P>>,
     timers: BinaryHeap<Reverse<(SimTime, u32)>>,
-    inflight: Vec<InFlight<P>>,
+    inflight: Vec<InFlight>,
     /// The last TTI processed (its start time).
     last_tti: Option<SimTime>,
     noise_dl_mw: f64,
@@ -446,8 +359,6 @@ fn mac_subheader(len: u32) -> u32 {
     }
 }
 
-/// Short BSR MAC control element and its subheader (TS 36.321 §6.1.3.1).
-const BSR_BYTES: u32 = 2;
 
 impl<P: Copy + std::fmt::Debug> Ran<P> {
     /// Builds the network. `seed` is the run seed: every UE draws its shadowing, fading and
@@ -460,7 +371,7 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         let ue_prb_mw = channel::dbm_to_mw(r.ue_tx_power_dbm) / f64::from(cfg.ul_prbs);
         let cells = enbs
             .iter()
-            .map(|e| Cell {
+            .map(|e| EnbStack {
                 position: e.position,
                 boresight_deg: e.boresight_deg,
                 dl_active: Vec::new(),
@@ -476,6 +387,7 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
                 ul_owner_now: vec![0; cfg.ul_prbs as usize],
                 last_ul_owner: vec![0; cfg.ul_prbs as usize],
                 stats: CellStats::default(),
+                ho_algo: AnyHandoverAlgorithm::new(HandoverAlgorithmKind::default()),
             })
             .collect::<Vec<_>>();
         let sr_ms = (cfg.sr_period.as_nanos() / TTI.as_nanos()).max(1);
@@ -504,42 +416,20 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
                     fixed_sinr_db: u.fixed_sinr_db,
                     fixed_mcs: u.fixed_mcs,
                     rng,
-                    enb_pdcp_tx: PdcpTx::new(cfg.pdcp),
-                    enb_rlc: RlcEntity::new(&cfg.rlc),
-                    enb_pdcp_rx: PdcpRx::new(cfg.pdcp),
-                    ue_pdcp_tx: PdcpTx::new(cfg.pdcp),
-                    ue_rlc: RlcEntity::new(&cfg.rlc),
-                    ue_pdcp_rx: PdcpRx::new(cfg.pdcp),
-                    dl_harq: HarqEntity::new(n_dl as u8, cfg.harq_max_tx),
-                    ul_harq: HarqEntity::new(n_ul, cfg.harq_max_tx),
-                    dl_procs: vec![Proc::IDLE; n_dl],
-                    ul_procs: vec![Proc::IDLE; n_ul as usize],
-                    ul_retx: VecDeque::new(),
-                    dl_cqi: (u64::MAX, 0, 0.0),
-                    ul_cqi: (u64::MAX, 0, 0.0),
-                    ul_olla_db: 0.0,
+                    ue: UeStack::new(&cfg, n_ul, i as u64 % sr_ms),
+                    enb: EnbUeContext::new(&cfg, n_dl as u8),
                     in_dl: false,
                     in_ul: false,
-                    bsr_bytes: 0,
-                    sr_at: None,
-                    ul_grants: VecDeque::new(),
                     timer_at: None,
-                    sr_offset_ms: i as u64 % sr_ms,
                     stats: UeStats { dl_sinr_db_min: f64::INFINITY, dl_sinr_db_max: f64::NEG_INFINITY, ..UeStats::default() },
                     position: u.position,
                     shadow_db,
                     ho: None,
                     detached: false,
-                    x2_queue: VecDeque::new(),
-                    x2_free_at: SimTime::ZERO,
-                    x2_until: SimTime::ZERO,
-                    ul_resend: Vec::new(),
-                    reorder_until: None,
                     mob: None,
                     moved: false,
                     t310_started: None,
                     ho_plan: Vec::new(),
-                    x2_link: (cfg.handover.x2_delay, cfg.handover.x2_rate_bps),
                 }
             })
             .collect();
@@ -595,34 +485,28 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
     /// Returns the SDU back when the bearer's buffer is full (drop-tail).
     pub fn on_downlink_sdu(&mut self, now: SimTime, ue: usize, sdu: P, bytes: u32) -> Result<(), P> {
         let u = &mut self.ues[ue];
-        let pdu = match u.enb_pdcp_tx.on_sdu(now, sdu, bytes) {
+        let pdu = match u.enb.bearer.number(now, sdu, bytes) {
             Ok(p) => p,
             Err(p) => {
                 u.stats.dl_sdus_dropped += 1;
                 return Err(p);
             }
         };
-        // UM/TM: nothing will confirm delivery, so PDCP lets go now. AM: PDCP holds the SDU
-        // until RLC confirms it (it is what lossless handover forwards, TS 36.323 §5.2.1.1).
-        if !u.enb_rlc.confirms_delivery() {
-            u.enb_pdcp_tx.on_transmitted(pdu.sn);
-        }
-        if now < u.x2_until {
+        if now < u.enb.x2_until {
             // handover: the source forwards it to the target (until the path switch)
             self.forward_late(now, ue, pdu);
             self.refresh(now, ue);
             return Ok(());
         }
-        if !u.x2_queue.is_empty() {
+        if !u.enb.x2_queue.is_empty() {
             // after the path switch, behind the forwarded data
             self.after_forwarded(now, ue, pdu);
             self.refresh(now, ue);
             return Ok(());
         }
-        if let Err(p) = u.enb_rlc.on_sdu(now, pdu, pdu.bytes) {
-            u.enb_pdcp_tx.forget(p.sn);
+        if let Err(sdu) = u.enb.bearer.submit(now, pdu) {
             u.stats.dl_sdus_dropped += 1;
-            return Err(p.sdu);
+            return Err(sdu);
         }
         self.refresh(now, ue);
         Ok(())
@@ -632,20 +516,9 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
     /// bearer buffer is full.
     pub fn on_uplink_sdu(&mut self, now: SimTime, ue: usize, sdu: P, bytes: u32) -> Result<(), P> {
         let u = &mut self.ues[ue];
-        let pdu = match u.ue_pdcp_tx.on_sdu(now, sdu, bytes) {
-            Ok(p) => p,
-            Err(p) => {
-                u.stats.ul_sdus_dropped += 1;
-                return Err(p);
-            }
-        };
-        if !u.ue_rlc.confirms_delivery() {
-            u.ue_pdcp_tx.on_transmitted(pdu.sn);
-        }
-        if let Err(p) = u.ue_rlc.on_sdu(now, pdu, pdu.bytes) {
-            u.ue_pdcp_tx.forget(p.sn);
+        if let Err(sdu) = u.ue.bearer.send(now, sdu, bytes) {
             u.stats.ul_sdus_dropped += 1;
-            return Err(p.sdu);
+            return Err(sdu);
         }
         self.refresh(now, ue);
         Ok(())
@@ -673,7 +546,7 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         let mob_next = self.mobility_next(ue);
         let u = &mut self.ues[ue];
         if u.detached {
-            let t = [u.ho.as_ref().map(|h| h.next_at()), u.x2_queue.front().map(|x| x.0), mob_next, u.ho_plan.last().map(|x| x.0)].into_iter().flatten().min();
+            let t = [u.ho.as_ref().map(|h| h.next_at()), u.enb.x2_queue.front().filter(|_| u.enb.awaiting_status_report.is_none()).map(|x| x.0), mob_next, u.ho_plan.last().map(|x| x.0)].into_iter().flatten().min();
             if let Some(t) = t {
                 if u.timer_at.is_none_or(|old| t < old) {
                     u.timer_at = Some(t);
@@ -682,27 +555,25 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
             }
             return;
         }
-        let dl_busy = u.enb_rlc.buffer_status().total() > 0 || u.dl_procs.iter().any(|p| p.retx_at != SimTime::MAX);
+        let dl_busy = u.enb.bearer.leg.rlc_mut().buffer_status().total() > 0 || u.enb.dl_harq.has_pending_retx();
         if dl_busy && !u.in_dl {
             u.in_dl = true;
             self.cells[u.cell].dl_active.push(ue as u32);
         }
-        let ul_busy = u.ue_rlc.buffer_status().total() > 0
-            || !u.ul_retx.is_empty()
-            || !u.ul_grants.is_empty()
-            || u.bsr_bytes > 0
-            || u.sr_at.is_some();
+        let ul_busy = u.ue.ul_pending_bytes() > 0
+            || u.ue.ul_harq.has_pending_retx()
+            || u.ue.sr_bsr.busy();
         if ul_busy && !u.in_ul {
             u.in_ul = true;
             self.cells[u.cell].ul_active.push(ue as u32);
         }
         let deadline = [
-            u.enb_rlc.next_deadline(),
-            u.ue_rlc.next_deadline(),
-            u.enb_pdcp_tx.next_deadline(),
-            u.ue_pdcp_tx.next_deadline(),
+            u.enb.bearer.leg.rlc_mut().next_deadline(),
+            u.ue.bearer.leg.rlc_mut().next_deadline(),
+            u.enb.bearer.pdcp_tx.next_deadline(),
+            u.ue.bearer.pdcp_tx.next_deadline(),
             u.ho.as_ref().map(|h| h.next_at()),
-            u.x2_queue.front().map(|x| x.0),
+            u.enb.x2_queue.front().filter(|_| u.enb.awaiting_status_report.is_none()).map(|x| x.0),
             mob_next,
             u.ho_plan.last().map(|x| x.0),
         ]
@@ -790,42 +661,28 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
             rlc_out.clear();
             {
                 let u = &mut self.ues[ue];
-                u.enb_rlc.on_timeout(now, &mut rlc_out);
-                for p in rlc_out.drain(..) {
-                    Self::pdcp_up(&mut u.enb_pdcp_rx, now, p, &mut self.delivered_pdcp);
-                }
+                u.enb.bearer.on_leg_timeout(now, &mut rlc_out, &mut self.delivered_pdcp);
                 for sdu in self.delivered_pdcp.drain(..) {
                     out.push(RanOutput::ToEpc { enb: u.cell, ue, sdu });
                 }
-                u.ue_rlc.on_timeout(now, &mut rlc_out);
-                for p in rlc_out.drain(..) {
-                    Self::pdcp_up(&mut u.ue_pdcp_rx, now, p, &mut self.delivered_pdcp);
-                }
+                u.ue.bearer.on_leg_timeout(now, &mut rlc_out, &mut self.delivered_pdcp);
                 for sdu in self.delivered_pdcp.drain(..) {
                     out.push(RanOutput::ToUe { ue, sdu });
                 }
-                // Discard timer (TS 36.323 §5.4): the SDU is discarded, and so is its PDU in
-                // RLC if no piece of it was sent yet (TS 36.322 §5.3); a PDU already on its
-                // way is left to RLC.
+                // PDCP discard timers (TS 36.323 §5.4), the eNB's then the UE's.
+                let mut dropped = Vec::new();
                 for dir in [Direction::Downlink, Direction::Uplink] {
-                    self.lost.clear();
-                    let (pdcp, rlc) = match dir {
-                        Direction::Downlink => (&mut u.enb_pdcp_tx, &mut u.enb_rlc),
-                        Direction::Uplink => (&mut u.ue_pdcp_tx, &mut u.ue_rlc),
+                    let bearer = match dir {
+                        Direction::Downlink => &mut u.enb.bearer,
+                        Direction::Uplink => &mut u.ue.bearer,
                     };
-                    pdcp.on_timeout(now, &mut self.lost);
-                    if self.lost.is_empty() {
-                        continue;
-                    }
-                    let first = self.lost[0].count;
-                    let last = self.lost[self.lost.len() - 1].count;
-                    let gone = rlc.discard_untransmitted(|p| p.count.wrapping_sub(first) <= last.wrapping_sub(first));
-                    for p in gone {
+                    bearer.on_discard_timeout(now, &mut self.lost, &mut dropped);
+                    for sdu in dropped.drain(..) {
                         match dir {
                             Direction::Downlink => u.stats.dl_sdus_dropped += 1,
                             Direction::Uplink => u.stats.ul_sdus_dropped += 1,
                         }
-                        out.push(RanOutput::Dropped { ue, dir, sdu: p.sdu });
+                        out.push(RanOutput::Dropped { ue, dir, sdu });
                     }
                 }
                 Self::collect_lost(u, ue, out);
@@ -835,39 +692,16 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         }
     }
 
-    fn pdcp_up(rx: &mut PdcpRx<P>, now: SimTime, pdu: PdcpPdu<P>, delivered: &mut Vec<P>) {
-        rx.on_pdu(now, pdu, delivered);
-    }
-
     /// SDUs the receiving RLC gave up on (UM reassembly failures) are reported as dropped.
     fn collect_lost(u: &mut Ue<P>, ue: usize, out: &mut Vec<RanOutput<P>>) {
         let mut lost = Vec::new();
-        u.ue_rlc.take_lost(&mut lost);
+        u.ue.bearer.leg.rlc_mut().take_lost(&mut lost);
         for p in lost.drain(..) {
             out.push(RanOutput::Dropped { ue, dir: Direction::Downlink, sdu: p.sdu });
         }
-        u.enb_rlc.take_lost(&mut lost);
+        u.enb.bearer.leg.rlc_mut().take_lost(&mut lost);
         for p in lost.drain(..) {
             out.push(RanOutput::Dropped { ue, dir: Direction::Uplink, sdu: p.sdu });
-        }
-    }
-
-    /// HARQ round trip for a block sent at `sent`: when the retransmission may go out.
-    fn harq_retx_time(&self, sent: SimTime, dir: Direction) -> SimTime {
-        match (self.cfg.duplex, dir) {
-            (Duplex::Fdd, _) => sent + SimDuration::from_millis(8),
-            (d, Direction::Downlink) => {
-                let k = u64::from(d.dl_harq_ack_delay(subframe(sent)));
-                sent + SimDuration::from_millis(k + 4)
-            }
-            (d, Direction::Uplink) => {
-                // PHICH in n + k (Table 9.1.2-1), then the retransmission follows the grant
-                // timing of that subframe (Table 8-2).
-                let k = u64::from(d.phich_delay(subframe(sent)));
-                let phich = sent + SimDuration::from_millis(k);
-                let g = u64::from(d.ul_grant_delay(subframe(phich)).max(4));
-                phich + SimDuration::from_millis(g)
-            }
         }
     }
 
@@ -876,11 +710,11 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         let inflight = std::mem::take(&mut self.inflight);
         for f in &inflight {
             let ue = f.ue as usize;
-            let retx_at = self.harq_retx_time(f.sent, f.dir);
+            let next_tx_at = HarqTiming::new(self.cfg.duplex).next_tx_at(f.sent, f.dir);
             let u = &mut self.ues[ue];
             let harq = match f.dir {
-                Direction::Downlink => &mut u.dl_harq,
-                Direction::Uplink => &mut u.ul_harq,
+                Direction::Downlink => &mut u.enb.dl_harq,
+                Direction::Uplink => &mut u.ue.ul_harq,
             };
             if !f.decoded {
                 match f.dir {
@@ -896,28 +730,20 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
             }
             if f.first_tx && f.dir == Direction::Uplink && self.cfg.ul_olla {
                 let step = if f.decoded { -OLLA_STEP_UP_DB * OLLA_BLER_TARGET / (1.0 - OLLA_BLER_TARGET) } else { OLLA_STEP_UP_DB };
-                u.ul_olla_db = (u.ul_olla_db + step).clamp(0.0, OLLA_MAX_DB);
+                u.enb.ul_olla_db = (u.enb.ul_olla_db + step).clamp(0.0, OLLA_MAX_DB);
             }
-            let outcome = harq.on_feedback(f.pid, f.decoded);
-            let pid = f.pid as usize;
-            let proc = match f.dir {
-                Direction::Downlink => &mut u.dl_procs[pid],
-                Direction::Uplink => &mut u.ul_procs[pid],
-            };
-            proc.free_at = retx_at;
-            match (f.dir, outcome) {
-                (Direction::Downlink, HarqOutcome::Retransmit) => proc.retx_at = retx_at,
-                (Direction::Uplink, HarqOutcome::Retransmit) => {
-                    let mask = proc.prb_mask;
-                    u.ul_retx.push_back((retx_at, f.pid, mask));
-                }
-                (dir, HarqOutcome::Failed(tb)) => {
+            match harq.on_feedback(f.pid, f.decoded, next_tx_at) {
+                // The process holds the block; the downlink scheduler or the synchronous uplink
+                // retransmission picks it up when due.
+                HarqOutcome::Retransmit => {}
+                HarqOutcome::Failed(tb) => {
+                    let dir = f.dir;
                     // The block is lost. RLC AM recovers it by ARQ; UM reports the SDUs it
                     // saw part of when reassembly gives up (TS 36.322 §5.1.2.2.3); SDUs that
                     // were wholly inside this block are reported here, as the receiver never
                     // learns of them.
                     if !matches!(self.cfg.rlc, RlcConfig::Am(_)) {
-                        for pdu in &tb {
+                        for pdu in &tb.pdus {
                             if let RlcPdu::Data(d) = pdu {
                                 for seg in d.segments.iter().filter(|g| g.offset == 0 && g.len == g.sdu_bytes) {
                                     out.push(RanOutput::Dropped { ue, dir, sdu: seg.sdu.sdu });
@@ -925,39 +751,30 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
                             }
                         }
                     }
-                    proc.holding = false;
-                    proc.retx_at = SimTime::MAX;
                     match dir {
                         Direction::Downlink => u.stats.dl_tb_failed += 1,
                         Direction::Uplink => u.stats.ul_tb_failed += 1,
                     }
+                    if let Some(r) = tb.status_report {
+                        u.ue.status_report_pending.get_or_insert(r);
+                    }
                 }
-                (dir, HarqOutcome::Delivered(tb)) => {
-                    proc.holding = false;
-                    proc.retx_at = SimTime::MAX;
-                    let (rlc, pdcp_rx) = match dir {
-                        Direction::Downlink => (&mut u.ue_rlc, &mut u.ue_pdcp_rx),
-                        Direction::Uplink => (&mut u.enb_rlc, &mut u.enb_pdcp_rx),
+                HarqOutcome::Delivered(tb) => {
+                    let dir = f.dir;
+                    // The receiving end's bearer: its PDCP delivers in order, and the STATUS
+                    // PDUs in the block release what that end had sent (TS 36.323 §5.4).
+                    let bearer = match dir {
+                        Direction::Downlink => &mut u.ue.bearer,
+                        Direction::Uplink => &mut u.enb.bearer,
                     };
                     let mut rlc_out = std::mem::take(&mut self.delivered_rlc);
-                    for pdu in tb {
-                        rlc.on_rx_pdu(now, pdu, &mut rlc_out);
-                    }
-                    for p in rlc_out.drain(..) {
-                        pdcp_rx.on_pdu(now, p, &mut self.delivered_pdcp);
-                    }
-                    // STATUS PDUs in this block confirm the peer's delivery of SDUs sent the
-                    // other way: their PDCP transmitter stops holding them (TS 36.323 §5.4).
-                    rlc.take_delivered(&mut rlc_out);
-                    let pdcp_tx = match dir {
-                        Direction::Downlink => &mut u.ue_pdcp_tx,
-                        Direction::Uplink => &mut u.enb_pdcp_tx,
-                    };
-                    for p in rlc_out.drain(..) {
-                        pdcp_tx.on_lower_layer_ack(p.sn);
-                    }
+                    bearer.on_rx(now, tb.pdus, &mut rlc_out, &mut self.delivered_pdcp);
                     self.delivered_rlc = rlc_out;
-                    if dir == Direction::Downlink && u.reorder_until.is_some() {
+                    if let Some((report, _)) = tb.status_report {
+                        self.on_status_report(now, ue, &report, out);
+                    }
+                    let u = &mut self.ues[ue];
+                    if dir == Direction::Downlink && u.ue.reorder_until.is_some() {
                         let mut d = std::mem::take(&mut self.delivered_pdcp);
                         self.end_reordering_if_done(ue, &mut d);
                         self.delivered_pdcp = d;
@@ -984,18 +801,16 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
     /// The CQI report in force at `now` for UE `ue` (taken at the last report instant at or
     /// before `now − cqi_delay`, TS 36.213 §7.2.2), computed lazily.
     fn cqi(&mut self, now: SimTime, ue: usize, dir: Direction) -> (u8, f64) {
-        let period = self.cfg.cqi_period.as_nanos().max(1);
-        let t = now.as_nanos().saturating_sub(self.cfg.cqi_delay.as_nanos());
-        let report = t / period * period;
+        let report = cqi::report_instant(now, self.cfg.cqi_period, self.cfg.cqi_delay);
         let u = &self.ues[ue];
         let cached = match dir {
-            Direction::Downlink => u.dl_cqi,
-            Direction::Uplink => u.ul_cqi,
+            Direction::Downlink => u.enb.dl_cqi,
+            Direction::Uplink => u.enb.ul_cqi,
         };
         // One cell, no fading and a UE that stays put: every report is the same, compute it once.
         let static_channel = u.fading.is_none() && self.cells.len() == 1 && !u.moved;
-        if cached.0 == report || (static_channel && cached.0 != u64::MAX) {
-            return (cached.1, cached.2);
+        if cached.at_ns == report || (static_channel && cached.is_some()) {
+            return (cached.cqi, cached.eff_sinr_db);
         }
         let n = match dir {
             Direction::Downlink => self.cfg.dl_prbs,
@@ -1003,24 +818,12 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         };
         let all = if n >= 128 { u128::MAX } else { (1u128 << n) - 1 };
         let fading = self.sinr_per_prb(SimTime::from_nanos(report), ue, dir, all, true);
-        let mean_db = channel::linear_to_db(self.sinr_buf.iter().sum::<f64>() / f64::from(n.max(1)));
-        let guess = amc::mcs_from_cqi(amc::cqi_from_sinr_db(mean_db, self.cfg.cfi));
-        // PRBs differ under frequency-selective fading, and also when a neighbour interferes on
-        // some of them only: then the wideband value is the effective (EESM) SINR, not the
-        // linear mean, which the clean PRBs would dominate.
-        let differ = fading || self.sinr_buf.iter().any(|&x| x != self.sinr_buf[0]);
-        let eff = if differ { amc::effective_sinr_db(&self.sinr_buf, guess) } else { mean_db };
-        // Downlink: a CQI report (TS 36.213 §7.2.3). Uplink: the eNB measures the SINR itself
-        // (sounding) and picks the highest MCS meeting the BLER target; the value stored is
-        // that MCS + 1 (0: none), so that 0 means "do not schedule" in both directions.
-        let cqi = match dir {
-            Direction::Downlink => amc::cqi_from_sinr_db(eff, self.cfg.cfi),
-            Direction::Uplink => amc::ul_mcs_for_sinr_db(eff).map_or(0, |m| m + 1),
-        };
+        let (cqi, eff) = cqi::wideband(&self.sinr_buf, fading, self.cfg.cfi, dir);
+        let r = CqiReport { at_ns: report, cqi, eff_sinr_db: eff };
         let u = &mut self.ues[ue];
         match dir {
-            Direction::Downlink => u.dl_cqi = (report, cqi, eff),
-            Direction::Uplink => u.ul_cqi = (report, cqi, eff),
+            Direction::Downlink => u.enb.dl_cqi = r,
+            Direction::Uplink => u.enb.ul_cqi = r,
         }
         (cqi, eff)
     }
@@ -1122,7 +925,7 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
     /// (CQI-like priority for the scheduler, 0 = do not schedule; MCS).
     fn mcs_for(&mut self, now: SimTime, ue: usize, dir: Direction) -> (u8, u8) {
         let (mut cqi, eff) = self.cqi(now, ue, dir);
-        let olla = self.ues[ue].ul_olla_db;
+        let olla = self.ues[ue].enb.ul_olla_db;
         if dir == Direction::Uplink && olla > 0.0 {
             cqi = amc::ul_mcs_for_sinr_db(eff - olla).map_or(0, |m| m + 1);
         }
@@ -1153,11 +956,12 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         // 1. HARQ retransmissions first, on the same number of PRBs (TS 36.321 §5.3.2.1).
         for &ue in &active {
             let ue = ue as usize;
-            for pid in 0..self.ues[ue].dl_procs.len() {
-                if self.ues[ue].dl_procs[pid].retx_at > now {
+            for pid in 0..self.ues[ue].enb.dl_harq.n_processes() {
+                let p = self.ues[ue].enb.dl_harq.process(pid);
+                if p.retx_at() > now {
                     continue;
                 }
-                let need = mask_prbs(self.ues[ue].dl_procs[pid].prb_mask);
+                let need = mask_prbs(p.prb_mask());
                 let need_rbg = need.div_ceil(rbg);
                 if (free.count_ones() as u16) < need_rbg {
                     break;
@@ -1168,17 +972,16 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
                     prb_mask |= rbg_prb_mask(b as u16, rbg, n_prb);
                     free &= !(1u128 << b);
                 }
-                self.ues[ue].dl_procs[pid].retx_at = SimTime::MAX;
                 self.cells[c].dl_mask_now |= prb_mask;
-                self.start_retx(now, ue, Direction::Downlink, pid as u8, prb_mask);
+                self.start_retx(now, ue, Direction::Downlink, pid, prb_mask);
             }
         }
         // 2. New data for the UEs with a free HARQ process.
         self.sched_in.clear();
         for &ue in &active {
             let ue = ue as usize;
-            let bytes = self.ues[ue].enb_rlc.buffer_status().total();
-            if bytes == 0 || self.free_dl_process(now, ue).is_none() {
+            let bytes = self.ues[ue].enb.bearer.leg.rlc_mut().buffer_status().total();
+            if bytes == 0 || self.ues[ue].enb.dl_harq.free_process(now).is_none() {
                 continue;
             }
             let (cqi, mcs) = self.mcs_for(now, ue, Direction::Downlink);
@@ -1210,43 +1013,41 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         self.cells[c].dl_active = active;
     }
 
-    fn free_dl_process(&self, now: SimTime, ue: usize) -> Option<u8> {
-        let u = &self.ues[ue];
-        u.dl_procs.iter().position(|p| p.is_free(now)).map(|p| p as u8)
-    }
-
     /// Fills a new transport block for `g` from the sender's RLC entity and starts HARQ.
     fn transmit_new(&mut self, now: SimTime, ue: usize, dir: Direction, g: &Grant) {
         let u = &mut self.ues[ue];
-        let procs = match dir {
-            Direction::Downlink => &mut u.dl_procs,
-            Direction::Uplink => &mut u.ul_procs,
+        let harq = match dir {
+            Direction::Downlink => &u.enb.dl_harq,
+            Direction::Uplink => &u.ue.ul_harq,
         };
-        let Some(pid) = procs.iter().position(|p| p.is_free(now)) else { return };
-        procs[pid].holding = true;
-        procs[pid].prb_mask = g.prb_mask;
-        procs[pid].tb_bits = g.tb_bits;
+        let Some(pid) = harq.free_process(now) else { return };
         let mut room = g.tb_bits / 8;
         if dir == Direction::Uplink {
             room = room.saturating_sub(BSR_BYTES);
         }
+        let mut tb: Tb<P> = Tb { pdus: Vec::new(), status_report: None };
+        if dir == Direction::Uplink && u.ue.status_report_pending.as_ref().is_some_and(|r| r.1 + mac_subheader(r.1) <= room) {
+            // The status report is the first PDCP PDU after re-establishment (TS 36.323 §5.3.1).
+            let r = u.ue.status_report_pending.take().expect("checked");
+            room -= r.1 + mac_subheader(r.1);
+            tb.status_report = Some(r);
+        }
         let rlc = match dir {
-            Direction::Downlink => &mut u.enb_rlc,
-            Direction::Uplink => &mut u.ue_rlc,
+            Direction::Downlink => u.enb.bearer.leg.rlc_mut(),
+            Direction::Uplink => u.ue.bearer.leg.rlc_mut(),
         };
-        let mut tb: Tb<P> = Vec::new();
         while room > 3 {
             let Some(pdu) = rlc.on_tx_opportunity(now, room - 3) else { break };
             let b = pdu.bytes();
             room = room.saturating_sub(b + mac_subheader(b));
-            tb.push(pdu);
+            tb.pdus.push(pdu);
         }
         match dir {
             Direction::Downlink => {
                 u.stats.dl_prbs += u64::from(g.n_prb);
                 u.stats.dl_ttis += 1;
                 u.stats.dl_mcs_hist[g.mcs.min(28) as usize] += 1;
-                u.stats.dl_cqi_hist[u.dl_cqi.1.min(15) as usize] += 1;
+                u.stats.dl_cqi_hist[u.enb.dl_cqi.cqi.min(15) as usize] += 1;
                 u.stats.dl_tb_tx += 1;
             }
             Direction::Uplink => {
@@ -1255,28 +1056,36 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
                 u.stats.ul_mcs_hist[g.mcs.min(28) as usize] += 1;
                 u.stats.ul_tb_tx += 1;
                 // The BSR in this block reports what is left after it (TS 36.321 §5.4.5).
-                u.bsr_bytes = u.ue_rlc.buffer_status().total();
+                let bsr = u.ue.sr_bsr.bsr(u.ue.ul_pending_bytes());
+                u.enb.bsr.on_bsr(bsr);
             }
         }
-        // HARQ takes the block in `draw_decoding`, once every cell's PRBs (and so the
+        let harq = match dir {
+            Direction::Downlink => &mut u.enb.dl_harq,
+            Direction::Uplink => &mut u.ue.ul_harq,
+        };
+        harq.start(pid, now, tb, mask_prbs(g.prb_mask), g.mcs, g.prb_mask, g.tb_bits);
+        // Its decoding is drawn in `draw_decoding`, once every cell's PRBs (and so the
         // interference) are known.
-        self.inflight.push(InFlight { ue: ue as u32, dir, pid: pid as u8, decoded: false, sent: now, prb_mask: g.prb_mask, mcs: g.mcs, tb_bits: g.tb_bits, new_tb: Some(tb), first_tx: true });
+        self.inflight.push(InFlight { ue: ue as u32, dir, pid, decoded: false, sent: now, prb_mask: g.prb_mask, mcs: g.mcs, tb_bits: g.tb_bits, first_tx: true });
     }
 
     fn start_retx(&mut self, now: SimTime, ue: usize, dir: Direction, pid: u8, prb_mask: u128) {
         let u = &mut self.ues[ue];
-        let (mcs, tb_bits) = match dir {
+        let harq = match dir {
             Direction::Downlink => {
                 u.stats.dl_tb_retx += 1;
-                u.dl_procs[pid as usize].prb_mask = prb_mask;
-                (u.dl_harq.process(pid).mcs(), u.dl_procs[pid as usize].tb_bits)
+                &mut u.enb.dl_harq
             }
             Direction::Uplink => {
                 u.stats.ul_tb_retx += 1;
-                (u.ul_harq.process(pid).mcs(), u.ul_procs[pid as usize].tb_bits)
+                &mut u.ue.ul_harq
             }
         };
-        self.inflight.push(InFlight { ue: ue as u32, dir, pid, decoded: false, sent: now, prb_mask, mcs, tb_bits, new_tb: None, first_tx: false });
+        harq.begin_retx(pid, now, prb_mask);
+        let p = harq.process(pid);
+        let (mcs, tb_bits) = (p.mcs(), p.tb_bits());
+        self.inflight.push(InFlight { ue: ue as u32, dir, pid, decoded: false, sent: now, prb_mask, mcs, tb_bits, first_tx: false });
     }
 
     /// Draws the decoding of every block sent in this TTI from its effective SINR.
@@ -1284,7 +1093,7 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         let mut inflight = std::mem::take(&mut self.inflight);
         for f in inflight.iter_mut().filter(|f| f.sent == now) {
             let ue = f.ue as usize;
-            let (mask, mcs, first) = (f.prb_mask, f.mcs, f.new_tb.is_some());
+            let (mask, mcs, first) = (f.prb_mask, f.mcs, f.first_tx);
             let eff = match self.flat_sinr_db(ue, f.dir, mask) {
                 Some(db) => db,
                 None => {
@@ -1294,16 +1103,10 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
             };
             let u = &mut self.ues[ue];
             let harq = match f.dir {
-                Direction::Downlink => &mut u.dl_harq,
-                Direction::Uplink => &mut u.ul_harq,
+                Direction::Downlink => &mut u.enb.dl_harq,
+                Direction::Uplink => &mut u.ue.ul_harq,
             };
-            let combined = match f.new_tb.take() {
-                Some(tb) => {
-                    harq.start(f.pid, now, tb, eff, mask_prbs(mask), mcs);
-                    eff
-                }
-                None => harq.retransmit(f.pid, now, eff),
-            };
+            let combined = harq.combine(f.pid, eff);
             let p = match f.dir {
                 Direction::Downlink => amc::bler(mcs, combined, self.cfg.cfi),
                 Direction::Uplink => amc::ul_bler(mcs, combined),
@@ -1342,39 +1145,15 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         self.inflight = inflight;
     }
 
-    /// Scheduling requests: a UE with uplink data that the eNB does not know about asks at its
-    /// next SR opportunity (every `sr_period`, offset per UE).
+    /// Scheduling requests (`mac/sr_bsr.rs`): a UE with uplink data it has not asked for sends
+    /// one at its next SR opportunity; the eNB hears it in the same subframe.
     fn uplink_requests(&mut self, now: SimTime, c: usize) {
-        let period_ms = (self.cfg.sr_period.as_nanos() / TTI.as_nanos()).max(1);
-        let now_ms = now.as_nanos() / TTI.as_nanos();
         for i in 0..self.cells[c].ul_active.len() {
             let ue = self.cells[c].ul_active[i] as usize;
             let u = &mut self.ues[ue];
-            if u.bsr_bytes > 0 || !u.ul_grants.is_empty() {
-                continue;
-            }
-            let has_data = u.ue_rlc.buffer_status().total() > 0;
-            if !has_data {
-                continue;
-            }
-            match u.sr_at {
-                None => {
-                    // The first opportunity at or after now: (n − offset) mod period = 0
-                    // (TS 36.213 §10.1.5). (It used to skip one that fell on `now` itself.)
-                    let next = now_ms + (u.sr_offset_ms % period_ms + period_ms - now_ms % period_ms) % period_ms;
-                    u.sr_at = Some(SimTime::from_millis(next));
-                    if next == now_ms {
-                        u.sr_at = None;
-                        u.bsr_bytes = SR_GRANT_BYTES;
-                        u.stats.scheduling_requests += 1;
-                    }
-                }
-                Some(t) if t <= now => {
-                    u.sr_at = None;
-                    u.bsr_bytes = SR_GRANT_BYTES;
-                    u.stats.scheduling_requests += 1;
-                }
-                Some(_) => {}
+            if u.ue.sr_bsr.on_tti(now, u.ue.ul_pending_bytes()) {
+                u.enb.bsr.on_sr();
+                u.stats.scheduling_requests += 1;
             }
         }
     }
@@ -1388,16 +1167,18 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         let mut free: u128 = if n_prb >= 128 { u128::MAX } else { (1u128 << n_prb) - 1 };
         // Synchronous HARQ retransmissions due at that PUSCH keep their PRBs.
         for &ue in &self.cells[c].ul_active {
-            for &(t, _, mask) in &self.ues[ue as usize].ul_retx {
-                if t == pusch {
-                    free &= !mask;
+            let harq = &self.ues[ue as usize].ue.ul_harq;
+            for pid in harq.pending_retx() {
+                let p = harq.process(pid);
+                if p.retx_at() == pusch {
+                    free &= !p.prb_mask();
                 }
             }
         }
         // Grants already given for that PUSCH keep their PRBs (none in FDD; in TDD
         // configuration 0 two DL subframes may grant the same PUSCH).
         for &ue in &self.cells[c].ul_active {
-            for g in &self.ues[ue as usize].ul_grants {
+            for g in self.ues[ue as usize].enb.bsr.granted() {
                 if g.at == pusch {
                     free &= !g.grant.prb_mask;
                 }
@@ -1407,14 +1188,14 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         let active = std::mem::take(&mut self.cells[c].ul_active);
         for &ue in &active {
             let u = &self.ues[ue as usize];
-            if u.bsr_bytes == 0 || !u.ul_procs.iter().any(|p| p.is_free(pusch)) {
+            if u.enb.bsr.bytes() == 0 || u.ue.ul_harq.free_process(pusch).is_none() {
                 continue;
             }
             let (cqi, mcs) = self.mcs_for(now, ue as usize, Direction::Uplink);
             if cqi == 0 {
                 continue;
             }
-            let bytes = self.ues[ue as usize].bsr_bytes + BSR_BYTES + 3;
+            let bytes = self.ues[ue as usize].enb.bsr.bytes() + BSR_BYTES + 3;
             self.sched_in.push(SchedUe { ue, cqi, mcs, rbg_cqi: None, bytes_pending: bytes });
         }
         if !self.sched_in.is_empty() && free != 0 {
@@ -1424,8 +1205,10 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
             self.cells[c].ul_sched.schedule(now, Direction::Uplink, n_prb, 1, free, &self.sched_in, &tbs_fn, &mut grants);
             for g in &grants {
                 let u = &mut self.ues[g.ue as usize];
-                u.bsr_bytes = u.bsr_bytes.saturating_sub(g.tb_bits / 8);
-                u.ul_grants.push_back(UlGrant { at: pusch, grant: *g });
+                // DCI 0 on this subframe's PDCCH: the eNB records it, the UE receives it.
+                let ug = UlGrant { at: pusch, grant: *g };
+                u.enb.bsr.on_grant(ug);
+                u.ue.sr_bsr.on_grant(ug);
                 self.cells[c].ul_sched.on_served(now, g.ue, g.tb_bits);
             }
             self.grants = grants;
@@ -1452,21 +1235,15 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         let active = std::mem::take(&mut self.cells[c].ul_active);
         for &ue in &active {
             let ue = ue as usize;
-            while let Some(&(t, pid, mask)) = self.ues[ue].ul_retx.front() {
-                if t > now {
-                    break;
-                }
-                self.ues[ue].ul_retx.pop_front();
+            while let Some(pid) = self.ues[ue].ue.ul_harq.next_due_retx(now) {
+                let mask = self.ues[ue].ue.ul_harq.process(pid).prb_mask();
                 self.mark_ul(c, ue, mask);
                 self.start_retx(now, ue, Direction::Uplink, pid, mask);
             }
-            while let Some(g) = self.ues[ue].ul_grants.front().copied() {
-                if g.at > now {
-                    break;
-                }
-                self.ues[ue].ul_grants.pop_front();
-                self.mark_ul(c, ue, g.grant.prb_mask);
-                self.transmit_new(now, ue, Direction::Uplink, &g.grant);
+            while let Some(g) = self.ues[ue].ue.sr_bsr.take_due_grant(now) {
+                self.ues[ue].enb.bsr.on_pusch(now);
+                self.mark_ul(c, ue, g.prb_mask);
+                self.transmit_new(now, ue, Direction::Uplink, &g);
             }
         }
         self.cells[c].ul_active = active;
@@ -1479,8 +1256,8 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
             let mut dl = std::mem::take(&mut self.cells[c].dl_active);
             dl.retain(|&ue| {
                 let u = &mut self.ues[ue as usize];
-                let keep = u.enb_rlc.buffer_status().total() > 0
-                    || u.dl_procs.iter().any(|p| p.retx_at != SimTime::MAX)
+                let keep = u.enb.bearer.leg.rlc_mut().buffer_status().total() > 0
+                    || u.enb.dl_harq.has_pending_retx()
                     || in_flight.iter().any(|f| f.ue == ue);
                 u.in_dl = keep;
                 keep
@@ -1489,11 +1266,9 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
             let mut ul = std::mem::take(&mut self.cells[c].ul_active);
             ul.retain(|&ue| {
                 let u = &mut self.ues[ue as usize];
-                let keep = u.ue_rlc.buffer_status().total() > 0
-                    || !u.ul_retx.is_empty()
-                    || !u.ul_grants.is_empty()
-                    || u.bsr_bytes > 0
-                    || u.sr_at.is_some()
+                let keep = u.ue.ul_pending_bytes() > 0
+                    || u.ue.ul_harq.has_pending_retx()
+                    || u.ue.sr_bsr.busy()
                     || in_flight.iter().any(|f| f.ue == ue);
                 u.in_ul = keep;
                 keep
@@ -1510,7 +1285,7 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
 
     /// RLC counters of UE `ue`: (eNB entity, UE entity).
     pub fn rlc_stats(&self, ue: usize) -> (crate::rlc::RlcStats, crate::rlc::RlcStats) {
-        (self.ues[ue].enb_rlc.stats(), self.ues[ue].ue_rlc.stats())
+        (self.ues[ue].enb.bearer.leg.rlc().stats(), self.ues[ue].ue.bearer.leg.rlc().stats())
     }
 
     /// Counters of cell `c`.
@@ -1521,21 +1296,21 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
     /// Queue occupancy of UE `ue` now.
     pub fn ue_queues(&self, ue: usize) -> UeQueues {
         let u = &self.ues[ue];
-        let e = u.enb_rlc.buffer_status();
+        let e = u.enb.bearer.leg.rlc().buffer_status();
         UeQueues {
-            enb_rlc_tx_bytes: u64::from(u.enb_rlc.queued_bytes()),
+            enb_rlc_tx_bytes: u64::from(u.enb.bearer.leg.rlc().queued_bytes()),
             enb_rlc_retx_bytes: u64::from(e.retx_bytes),
-            ue_rlc_tx_bytes: u64::from(u.ue_rlc.queued_bytes() + u.ue_rlc.buffer_status().retx_bytes),
-            enb_pdcp_held_bytes: u.enb_pdcp_tx.held_bytes(),
-            ue_pdcp_held_bytes: u.ue_pdcp_tx.held_bytes(),
-            cqi: u.dl_cqi.1,
+            ue_rlc_tx_bytes: u64::from(u.ue.bearer.leg.rlc().queued_bytes() + u.ue.bearer.leg.rlc().buffer_status().retx_bytes),
+            enb_pdcp_held_bytes: u.enb.bearer.pdcp_tx.held_bytes(),
+            ue_pdcp_held_bytes: u.ue.bearer.pdcp_tx.held_bytes(),
+            cqi: u.enb.dl_cqi.cqi,
         }
     }
 
     /// Whether an RLC AM entity of UE `ue` reached maxRetxThreshold (TS 36.322 §5.2.1: radio
     /// link failure is indicated to RRC).
     pub fn radio_link_failure(&self, ue: usize) -> bool {
-        self.ues[ue].enb_rlc.radio_link_failure() || self.ues[ue].ue_rlc.radio_link_failure()
+        self.ues[ue].enb.bearer.leg.rlc().radio_link_failure() || self.ues[ue].ue.bearer.leg.rlc().radio_link_failure()
     }
 
     /// The name of UE `ue`.

@@ -1,10 +1,15 @@
 //! HARQ entity with stop-and-wait processes (3GPP TS 36.321 §5.3.2 downlink, §5.4.2 uplink).
 //!
-//! One [`HarqEntity`] serves one UE in one direction. Each process holds one transport block
-//! until it is acknowledged or has been sent `max_tx` times. The timing (feedback 4 subframes
-//! after a transmission, synchronous uplink retransmission 8 subframes later, TS 36.213 §7.3,
-//! §8.0) is applied by the caller, which calls [`HarqEntity::on_feedback`] when the ACK/NACK is
-//! due and [`HarqEntity::retransmit`] when it schedules a retransmission.
+//! One [`HarqEntity`] serves one UE in one direction, and is the only HARQ state of the model:
+//! each process holds its transport block, the PRBs and size it was sent with, and the instants
+//! that govern it — when the process may transmit again (one HARQ round trip after its last
+//! transmission, [`super::harq_timing`]) and, after a NACK, when the retransmission is due.
+//! A process holds its block until it is acknowledged or has been sent `max_tx` times.
+//!
+//! Life of a block: [`HarqEntity::start`] (first transmission, on a process that
+//! [`HarqEntity::free_process`] found), [`HarqEntity::combine`] (the block's reception at an
+//! effective SINR), [`HarqEntity::on_feedback`] (ACK/NACK, with the instant from which the
+//! process may go again), then on a NACK [`HarqEntity::begin_retx`] and `combine` again.
 //!
 //! Soft combining model: Chase combining with maximum-ratio combining of identical
 //! retransmissions, so the post-combining SINR is the sum of the linear effective SINRs of all
@@ -34,7 +39,7 @@ pub const DEFAULT_MAX_TX_UL: u8 = 5;
 pub enum HarqState {
     /// No transport block held: the process can take a new one.
     Idle,
-    /// A transmission is on the air; its ACK/NACK is due.
+    /// A transmission is on the air (or just started); its ACK/NACK is due.
     AwaitingFeedback,
     /// NACKed and waiting for the scheduler to retransmit.
     PendingRetx,
@@ -51,10 +56,20 @@ pub struct HarqProcess<T> {
     mcs: u8,
     tx_count: u8,
     combined_sinr_lin: f64,
+    /// PRBs of the latest transmission (bit i = PRB i).
+    prb_mask: u128,
+    /// Transport block size, bits (kept by retransmissions).
+    tb_bits: u32,
+    /// The process may transmit again from this instant (HARQ round trip).
+    free_at: SimTime,
+    /// After a NACK: the retransmission is due from this instant (`SimTime::MAX`: none).
+    retx_at: SimTime,
+    /// Order of the NACKs, so that synchronous retransmissions go out first-NACKed first.
+    nack_seq: u64,
 }
 
 impl<T> HarqProcess<T> {
-    fn idle() -> Self {
+    fn idle(free_at: SimTime) -> Self {
         HarqProcess {
             state: HarqState::Idle,
             tb: None,
@@ -64,7 +79,32 @@ impl<T> HarqProcess<T> {
             mcs: 0,
             tx_count: 0,
             combined_sinr_lin: 0.0,
+            prb_mask: 0,
+            tb_bits: 0,
+            free_at,
+            retx_at: SimTime::MAX,
+            nack_seq: 0,
         }
+    }
+
+    /// Whether the process can take a new block at `t`: idle, and its round trip is over.
+    pub fn is_free(&self, t: SimTime) -> bool {
+        self.state == HarqState::Idle && self.free_at <= t
+    }
+
+    /// PRBs of the latest transmission.
+    pub fn prb_mask(&self) -> u128 {
+        self.prb_mask
+    }
+
+    /// Transport block size, bits.
+    pub fn tb_bits(&self) -> u32 {
+        self.tb_bits
+    }
+
+    /// When a NACKed block's retransmission is due (`SimTime::MAX`: none pending).
+    pub fn retx_at(&self) -> SimTime {
+        self.retx_at
     }
 
     /// The process state.
@@ -140,6 +180,7 @@ pub struct HarqEntity<T> {
     max_tx: u8,
     /// Where the search for an idle process starts, so processes are used in turn.
     next_pid: u8,
+    nacks: u64,
     stats: HarqStats,
 }
 
@@ -154,9 +195,10 @@ impl<T> HarqEntity<T> {
         assert!(n_processes >= 1, "at least one HARQ process");
         assert!(max_tx >= 1, "max_tx counts the first transmission");
         HarqEntity {
-            processes: (0..n_processes).map(|_| HarqProcess::idle()).collect(),
+            processes: (0..n_processes).map(|_| HarqProcess::idle(SimTime::ZERO)).collect(),
             max_tx,
             next_pid: 0,
+            nacks: 0,
             stats: HarqStats::default(),
         }
     }
@@ -181,11 +223,19 @@ impl<T> HarqEntity<T> {
             .map(|p| p as u8)
     }
 
-    /// First transmission of block `tb` on idle process `pid`, received at effective SINR
-    /// `eff_sinr_db` over `n_prb` PRBs with MCS index `mcs`.
-    pub fn start(&mut self, pid: u8, now: SimTime, tb: T, eff_sinr_db: f64, n_prb: u16, mcs: u8) {
+    /// The lowest-numbered process free for a new block at `t` (idle, round trip over).
+    pub fn free_process(&self, t: SimTime) -> Option<u8> {
+        self.processes.iter().position(|p| p.is_free(t)).map(|p| p as u8)
+    }
+
+    /// First transmission at `now` of block `tb` on process `pid` (idle), on the PRBs of
+    /// `prb_mask` (`n_prb` of them) with MCS index `mcs` and `tb_bits` bits. Its reception is
+    /// given by [`combine`](Self::combine).
+    #[allow(clippy::too_many_arguments)]
+    pub fn start(&mut self, pid: u8, now: SimTime, tb: T, n_prb: u16, mcs: u8, prb_mask: u128, tb_bits: u32) {
         let p = &mut self.processes[pid as usize];
         assert_eq!(p.state, HarqState::Idle, "HARQ process {pid} is busy");
+        let free_at = p.free_at;
         *p = HarqProcess {
             state: HarqState::AwaitingFeedback,
             tb: Some(tb),
@@ -194,54 +244,82 @@ impl<T> HarqEntity<T> {
             n_prb,
             mcs,
             tx_count: 1,
-            combined_sinr_lin: db_to_lin(eff_sinr_db),
+            combined_sinr_lin: 0.0,
+            prb_mask,
+            tb_bits,
+            free_at,
+            retx_at: SimTime::MAX,
+            nack_seq: 0,
         };
         self.next_pid = ((pid as usize + 1) % self.processes.len()) as u8;
         self.stats.tbs_tx += 1;
     }
 
-    /// The ACK (`decoded`) or NACK of the latest transmission on `pid`.
-    pub fn on_feedback(&mut self, pid: u8, decoded: bool) -> HarqOutcome<T> {
+    /// The latest transmission on `pid` was received at effective SINR `eff_sinr_db`. Returns
+    /// the SINR to decode with: that SINR for a first transmission, else the Chase-combined
+    /// `10·log10(Σ 10^(sinr_k/10))` over all transmissions so far.
+    pub fn combine(&mut self, pid: u8, eff_sinr_db: f64) -> f64 {
+        let p = &mut self.processes[pid as usize];
+        assert_eq!(p.state, HarqState::AwaitingFeedback, "nothing on the air on HARQ process {pid}");
+        p.combined_sinr_lin += db_to_lin(eff_sinr_db);
+        if p.tx_count == 1 {
+            eff_sinr_db
+        } else {
+            p.combined_sinr_db()
+        }
+    }
+
+    /// The ACK (`decoded`) or NACK of the latest transmission on `pid`; the process may
+    /// transmit again (retransmit, or take a new block) from `next_tx_at`
+    /// ([`super::harq_timing::HarqTiming::next_tx_at`]).
+    pub fn on_feedback(&mut self, pid: u8, decoded: bool, next_tx_at: SimTime) -> HarqOutcome<T> {
         let max_tx = self.max_tx;
         let p = &mut self.processes[pid as usize];
-        assert_eq!(
-            p.state,
-            HarqState::AwaitingFeedback,
-            "no feedback due on HARQ process {pid}"
-        );
+        assert_eq!(p.state, HarqState::AwaitingFeedback, "no feedback due on HARQ process {pid}");
         if decoded {
             self.stats.tbs_delivered += 1;
             let tb = p.tb.take().expect("busy process holds a block");
-            *p = HarqProcess::idle();
+            *p = HarqProcess::idle(next_tx_at);
             HarqOutcome::Delivered(tb)
         } else if p.tx_count >= max_tx {
             // TS 36.321 §5.4.2.2: flush the buffer once CURRENT_TX_NB reaches maxHARQ-Tx.
             self.stats.tbs_failed += 1;
             let tb = p.tb.take().expect("busy process holds a block");
-            *p = HarqProcess::idle();
+            *p = HarqProcess::idle(next_tx_at);
             HarqOutcome::Failed(tb)
         } else {
             p.state = HarqState::PendingRetx;
+            p.free_at = next_tx_at;
+            p.retx_at = next_tx_at;
+            p.nack_seq = self.nacks;
+            self.nacks += 1;
             HarqOutcome::Retransmit
         }
     }
 
-    /// Retransmission of the block on `pid`, received at `eff_sinr_db`. Returns the
-    /// Chase-combined SINR in dB after this transmission: `10·log10(Σ 10^(sinr_k/10))` over all
-    /// transmissions so far, which the caller maps to a block error probability.
-    pub fn retransmit(&mut self, pid: u8, now: SimTime, eff_sinr_db: f64) -> f64 {
+    /// Retransmission at `now` of the NACKed block on `pid`, on the PRBs of `prb_mask` (as
+    /// many as the first transmission). Its reception is given by [`combine`](Self::combine).
+    pub fn begin_retx(&mut self, pid: u8, now: SimTime, prb_mask: u128) {
         let p = &mut self.processes[pid as usize];
-        assert_eq!(
-            p.state,
-            HarqState::PendingRetx,
-            "HARQ process {pid} has no pending retransmission"
-        );
+        assert_eq!(p.state, HarqState::PendingRetx, "HARQ process {pid} has no pending retransmission");
         p.state = HarqState::AwaitingFeedback;
         p.tx_count += 1;
         p.last_tx_at = now;
-        p.combined_sinr_lin += db_to_lin(eff_sinr_db);
+        p.prb_mask = prb_mask;
+        p.retx_at = SimTime::MAX;
         self.stats.tbs_retx += 1;
-        p.combined_sinr_db()
+    }
+
+    /// Whether a NACKed block waits for its retransmission.
+    pub fn has_pending_retx(&self) -> bool {
+        self.processes.iter().any(|p| p.state == HarqState::PendingRetx)
+    }
+
+    /// Synchronous HARQ (uplink, TS 36.321 §5.4.2.2): the process NACKed first, if its
+    /// retransmission is due at `now`.
+    pub fn next_due_retx(&self, now: SimTime) -> Option<u8> {
+        let (pid, p) = self.processes.iter().enumerate().filter(|(_, p)| p.state == HarqState::PendingRetx).min_by_key(|(_, p)| p.nack_seq)?;
+        (p.retx_at <= now).then_some(pid as u8)
     }
 
     /// Processes waiting for a retransmission, in process order.
@@ -265,7 +343,7 @@ impl<T> HarqEntity<T> {
             if let Some(tb) = p.tb.take() {
                 flushed.push(tb);
             }
-            *p = HarqProcess::idle();
+            *p = HarqProcess::idle(SimTime::ZERO);
         }
         self.next_pid = 0;
     }
@@ -282,93 +360,130 @@ mod tests {
 
     const T0: SimTime = SimTime::ZERO;
 
-    /// One new block per TTI with feedback 4 TTIs later: 8 processes are used in turn and the
-    /// 9th TTI reuses process 0 (FDD round trip of 8 TTIs, TS 36.213 §7).
+    fn ms(t: u64) -> SimTime {
+        SimTime::from_millis(t)
+    }
+
+    /// One new block per TTI, decoded, with the FDD round trip of 8 TTIs (TS 36.213 §7, §8):
+    /// 8 processes are used in turn, the 9th TTI reuses process 0, and a process is not free
+    /// before its round trip is over even though its block was acknowledged.
     #[test]
     fn harq_eight_processes_cycle() {
         let mut h = HarqEntity::<u32>::new(N_HARQ_PROCESSES_FDD, DEFAULT_MAX_TX_DL);
         let mut used = Vec::new();
-        for tti in 0..24u32 {
-            let now = SimTime::from_millis(tti as u64);
-            if tti >= 4 {
-                // the ACK for the block sent at tti - 4
-                let pid = used[(tti - 4) as usize];
-                assert_eq!(h.on_feedback(pid, true), HarqOutcome::Delivered(tti - 4));
+        for tti in 0..24u64 {
+            let now = ms(tti);
+            if tti >= 1 {
+                // decoded one TTI later; the process may go again 8 TTIs after the transmission
+                let pid = used[(tti - 1) as usize];
+                assert_eq!(h.on_feedback(pid, true, ms(tti - 1 + 8)), HarqOutcome::Delivered(tti as u32 - 1));
+                assert!(!h.process(pid).is_free(now), "round trip not over at {tti}");
             }
-            let pid = h.idle_process().expect("a free process");
-            h.start(pid, now, tti, 10.0, 6, 10);
+            let pid = h.free_process(now).expect("a free process");
+            h.start(pid, now, tti as u32, 6, 10, 0b111111, 1000);
+            assert_eq!(h.combine(pid, 10.0), 10.0);
             used.push(pid);
         }
         assert_eq!(&used[..9], &[0, 1, 2, 3, 4, 5, 6, 7, 0]);
-        // all busy: no idle process
+        // all busy: no free process
         let mut h2 = HarqEntity::<u32>::new(8, 4);
         for i in 0..8 {
-            let pid = h2.idle_process().unwrap();
-            h2.start(pid, T0, i, 0.0, 1, 0);
+            let pid = h2.free_process(T0).unwrap();
+            h2.start(pid, T0, i, 1, 0, 1, 16);
         }
+        assert_eq!(h2.free_process(T0), None);
         assert_eq!(h2.idle_process(), None);
     }
 
-    /// A block NACKed max_tx times fails; one NACKed fewer times asks for retransmission.
+    /// A block NACKed max_tx times fails; one NACKed fewer times asks for retransmission at
+    /// the instant given with the feedback.
     #[test]
     fn harq_max_tx_failure() {
         let mut h = HarqEntity::<&str>::new(8, DEFAULT_MAX_TX_DL);
-        h.start(3, T0, "tb", -5.0, 10, 5);
+        h.start(3, T0, "tb", 10, 5, 0b1010, 500);
+        h.combine(3, -5.0);
         for k in 1..DEFAULT_MAX_TX_DL {
-            assert_eq!(h.on_feedback(3, false), HarqOutcome::Retransmit);
+            let due = ms(8 * k as u64);
+            assert_eq!(h.on_feedback(3, false, due), HarqOutcome::Retransmit);
             assert_eq!(h.pending_retx().collect::<Vec<_>>(), vec![3]);
-            assert_eq!(h.idle_process(), Some(4));
-            h.retransmit(3, SimTime::from_millis(8 * k as u64), -5.0);
+            assert!(h.has_pending_retx());
+            assert_eq!(h.process(3).retx_at(), due);
+            assert_eq!(h.next_due_retx(due - celltcp_engine::SimDuration::from_millis(1)), None);
+            assert_eq!(h.next_due_retx(due), Some(3));
+            assert_eq!(h.free_process(due), Some(0));
+            h.begin_retx(3, due, 0b0101);
+            h.combine(3, -5.0);
             assert_eq!(h.process(3).tx_count(), k + 1);
+            assert_eq!((h.process(3).prb_mask(), h.process(3).tb_bits()), (0b0101, 500));
+            assert_eq!(h.process(3).retx_at(), SimTime::MAX);
         }
-        assert_eq!(h.on_feedback(3, false), HarqOutcome::Failed("tb"));
+        assert_eq!(h.on_feedback(3, false, ms(40)), HarqOutcome::Failed("tb"));
         assert_eq!(h.process(3).state(), HarqState::Idle);
+        assert!(!h.process(3).is_free(ms(39)) && h.process(3).is_free(ms(40)));
         assert_eq!(h.pending_retx().count(), 0);
         let s = h.stats();
-        assert_eq!(
-            (s.tbs_tx, s.tbs_retx, s.tbs_failed, s.tbs_delivered),
-            (1, 3, 1, 0)
-        );
+        assert_eq!((s.tbs_tx, s.tbs_retx, s.tbs_failed, s.tbs_delivered), (1, 3, 1, 0));
+    }
+
+    /// Synchronous uplink HARQ: retransmissions go out in the order of their NACKs, and the
+    /// first-NACKed one holds the others back until it is due.
+    #[test]
+    fn harq_retransmissions_in_nack_order() {
+        let mut h = HarqEntity::<u8>::new(4, 4);
+        for pid in [2u8, 0, 1] {
+            h.start(pid, T0, pid, 1, 1, 1, 16);
+            h.combine(pid, 0.0);
+        }
+        assert_eq!(h.on_feedback(2, false, ms(9)), HarqOutcome::Retransmit);
+        assert_eq!(h.on_feedback(0, false, ms(8)), HarqOutcome::Retransmit);
+        assert_eq!(h.on_feedback(1, true, ms(8)), HarqOutcome::Delivered(1));
+        assert_eq!(h.next_due_retx(ms(8)), None, "process 2 was NACKed first and is due at 9");
+        assert_eq!(h.next_due_retx(ms(9)), Some(2));
+        h.begin_retx(2, ms(9), 1);
+        assert_eq!(h.next_due_retx(ms(9)), Some(0));
     }
 
     /// Chase combining: SINRs add in linear scale, so two equal transmissions gain 3 dB.
     #[test]
     fn harq_combining_increases_sinr() {
         let mut h = HarqEntity::<()>::new(8, 4);
-        h.start(0, T0, (), 2.0, 4, 7);
+        h.start(0, T0, (), 4, 7, 0b1111, 800);
+        assert_eq!(h.combine(0, 2.0), 2.0);
         assert!((h.process(0).combined_sinr_db() - 2.0).abs() < 1e-12);
-        h.on_feedback(0, false);
-        let c2 = h.retransmit(0, SimTime::from_millis(8), 2.0);
+        h.on_feedback(0, false, ms(8));
+        h.begin_retx(0, ms(8), 0b1111);
+        let c2 = h.combine(0, 2.0);
         assert!((c2 - (2.0 + 10.0 * 2f64.log10())).abs() < 1e-9, "{c2}");
-        h.on_feedback(0, false);
-        let c3 = h.retransmit(0, SimTime::from_millis(16), -10.0);
+        h.on_feedback(0, false, ms(16));
+        h.begin_retx(0, ms(16), 0b1111);
+        let c3 = h.combine(0, -10.0);
         let expect = 10.0 * (2.0 * 10f64.powf(0.2) + 0.1).log10();
         assert!((c3 - expect).abs() < 1e-9 && c3 > c2);
         // PRBs and MCS are kept by the retransmission
         assert_eq!((h.process(0).n_prb(), h.process(0).mcs()), (4, 7));
-        assert_eq!(h.process(0).last_tx_at(), SimTime::from_millis(16));
-        assert_eq!(h.on_feedback(0, true), HarqOutcome::Delivered(()));
+        assert_eq!(h.process(0).last_tx_at(), ms(16));
+        assert_eq!(h.on_feedback(0, true, ms(24)), HarqOutcome::Delivered(()));
     }
 
     #[test]
     fn harq_stats_and_reset() {
         let mut h = HarqEntity::<u32>::new(4, 2);
         for i in 0..4 {
-            h.start(i as u8, T0, i, 0.0, 1, 1);
+            h.start(i as u8, T0, i, 1, 1, 1, 16);
+            h.combine(i as u8, 0.0);
         }
-        h.on_feedback(0, true);
-        h.on_feedback(1, false);
-        h.retransmit(1, SimTime::from_millis(8), 0.0);
-        assert_eq!(h.on_feedback(1, false), HarqOutcome::Failed(1));
-        h.on_feedback(2, false);
+        h.on_feedback(0, true, ms(8));
+        h.on_feedback(1, false, ms(8));
+        h.begin_retx(1, ms(8), 1);
+        h.combine(1, 0.0);
+        assert_eq!(h.on_feedback(1, false, ms(16)), HarqOutcome::Failed(1));
+        h.on_feedback(2, false, ms(8));
         let mut flushed = Vec::new();
         h.reset(&mut flushed);
         assert_eq!(flushed, vec![2, 3]);
         let s = h.stats();
-        assert_eq!(
-            (s.tbs_tx, s.tbs_retx, s.tbs_delivered, s.tbs_failed),
-            (4, 1, 1, 1)
-        );
+        assert_eq!((s.tbs_tx, s.tbs_retx, s.tbs_delivered, s.tbs_failed), (4, 1, 1, 1));
         assert_eq!(h.idle_process(), Some(0));
+        assert_eq!(h.free_process(T0), Some(0), "a reset frees every process at once");
     }
 }

@@ -215,3 +215,55 @@ fn a_neighbour_that_goes_quiet_stops_interfering_with_cqi_reports() {
     assert!(busy <= 12, "with the neighbour busy the midpoint is interference-limited: median MCS {busy}");
     assert!(quiet_min == 28 && quiet == 28, "after the neighbour went quiet the MCS must rise to the top: median {busy} -> {quiet} (min {quiet_min})");
 }
+
+/// A UE driving at 36 km/h from 50 m to 450 m between two idle cells 500 m apart, with the
+/// eNBs running `algo` and the UE measuring only what the algorithm asks for (plus `reports`).
+/// Returns the handover events and the UE's x position at each decision.
+fn drive_between_two_cells(algo: crate::handover::HandoverAlgorithmKind, reports: Vec<crate::rrc::meas::ReportConfig>) -> Vec<(HandoverEvent, f64)> {
+    use crate::mobility::{constant_velocity::ConstantVelocityConfig, Mobility, MobilitySpec, SpeedDist};
+    use crate::rrc::meas::MeasConfig;
+    let enbs = [
+        EnbSpec { name: "a".into(), position: (0.0, 0.0), boresight_deg: None },
+        EnbSpec { name: "b".into(), position: (500.0, 0.0), boresight_deg: None },
+    ];
+    let ues = [UeSpec { name: "car".into(), enb: 0, position: (50.0, 0.0), fixed_sinr_db: None, fixed_mcs: None }];
+    let mut ran: Ran<u32> = Ran::new(config(10, 5, 4), &enbs, &ues, 3);
+    ran.set_handover_algorithm(algo).unwrap();
+    let spec = MobilitySpec::ConstantVelocity(ConstantVelocityConfig { start: (50.0, 0.0), heading_deg: 0.0, speed: SpeedDist::Constant { kmh: 36.0 }, region: None });
+    let m = Mobility::new(&spec, celltcp_engine::rng::component_rng(1, 1)).unwrap();
+    let meas = MeasConfig { reports, ..MeasConfig::default() };
+    ran.set_mobility(0, Some(m), Some(meas), None).unwrap();
+    let mut out = Vec::new();
+    let mut now = SimTime::ZERO;
+    while let Some(t) = ran.next_tti(now) {
+        if t > SimTime::from_secs(40) {
+            break;
+        }
+        ran.on_tti(t, &mut out);
+        out.clear();
+        now = t + TTI;
+    }
+    ran.handover_events().iter().map(|e| (e.clone(), 50.0 + 10.0 * e.decided_s)).collect()
+}
+
+// A2-A4-RSRQ wired into the RAN (ns-3 A2A4RsrqHandoverAlgorithm): the UE is handed over once,
+// to the cell it drives towards, after the midpoint (the neighbour must be 0.5 dB better in
+// RSRQ) and only once the serving RSRQ is at or below −5 dB. Idle cells: RSRQ = N·RSRP / RSSI
+// with each cell's 2 reference-signal REs per PRB (TS 36.214 §5.1.3), so at the midpoint both
+// cells give −6 dB and the serving cell is already below the threshold; the decision falls
+// where the neighbour's RSRQ has gained the 0.5 dB offset.
+#[test]
+fn a2a4_rsrq_hands_over_once_past_the_midpoint() {
+    use crate::handover::{A2A4RsrqConfig, HandoverAlgorithmKind};
+    let hos = drive_between_two_cells(HandoverAlgorithmKind::A2A4Rsrq(A2A4RsrqConfig::default()), Vec::new());
+    assert_eq!(hos.len(), 1, "{hos:?}");
+    let (e, x) = &hos[0];
+    assert_eq!((e.kind, e.source, e.target), ("handover", 0, 1));
+    assert!(*x > 250.0 && *x < 300.0, "decided at x = {x:.1} m");
+    // Without its report configurations (default A3-RSRP with no reports) nothing triggers.
+    assert!(drive_between_two_cells(HandoverAlgorithmKind::A3Rsrp, Vec::new()).is_empty());
+    // A3-RSRP with its usual report (3 dB hysteresis, 256 ms) hands over further along.
+    let a3 = drive_between_two_cells(HandoverAlgorithmKind::A3Rsrp, vec![crate::rrc::meas::ReportConfig::default()]);
+    assert_eq!(a3.len(), 1);
+    assert!(a3[0].1 > *x, "A3 with 3 dB hysteresis decides later: {:.1} vs {x:.1} m", a3[0].1);
+}

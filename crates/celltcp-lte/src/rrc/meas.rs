@@ -69,6 +69,9 @@ pub const FILTER_REFERENCE_MS: f64 = 200.0;
 /// Values of the `TimeToTrigger` IE (TS 36.331 §6.3.5), ms.
 pub const TIME_TO_TRIGGER_MS: [u32; 16] = [0, 40, 64, 80, 100, 128, 160, 256, 320, 480, 512, 640, 1024, 1280, 2560, 5120];
 
+/// Values of the `ReportInterval` IE (TS 36.331 §6.3.5), ms.
+pub const REPORT_INTERVAL_MS: [u32; 13] = [120, 240, 480, 640, 1024, 2048, 5120, 10240, 60_000, 360_000, 720_000, 1_800_000, 3_600_000];
+
 /// Values of the TS 36.331 `FilterCoefficient` IE (fc0 … fc9, fc11, fc13, fc15, fc17, fc19).
 pub const FILTER_COEFFICIENTS: [u8; 15] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 13, 15, 17, 19];
 
@@ -237,6 +240,10 @@ pub struct ReportConfig {
     pub time_to_trigger_ms: u32,
     /// Most neighbour results in a report (maxReportCells, 1 … 8). Default 8.
     pub max_report_cells: usize,
+    /// reportInterval in ms, one of [`REPORT_INTERVAL_MS`]: after the report on trigger, the UE
+    /// reports again every interval while the triggered list is not empty (TS 36.331
+    /// §5.5.4.1, `reportAmount` infinity). Default `None`: one report on trigger only.
+    pub report_interval_ms: Option<u32>,
 }
 
 impl Default for ReportConfig {
@@ -249,6 +256,7 @@ impl Default for ReportConfig {
             hysteresis_db: 3.0,
             time_to_trigger_ms: 256,
             max_report_cells: 8,
+            report_interval_ms: None,
         }
     }
 }
@@ -279,6 +287,11 @@ impl ReportConfig {
             };
             if !(lo..=hi).contains(&self.threshold) {
                 return Err(format!("threshold must be in [{lo}, {hi}] {unit}; got {}", self.threshold));
+            }
+        }
+        if let Some(i) = self.report_interval_ms {
+            if !REPORT_INTERVAL_MS.contains(&i) {
+                return Err(format!("report_interval_ms must be one of {REPORT_INTERVAL_MS:?} (TS 36.331 ReportInterval); got {i}"));
             }
         }
         if !(1..=8).contains(&self.max_report_cells) {
@@ -401,13 +414,16 @@ pub struct UeMeasurements {
     offsets: Vec<f64>,
     /// `entries[report][cell]`; for A2 only the serving cell's entry is used.
     entries: Vec<Vec<Entry>>,
+    /// Per report configuration: when the next periodic report is due (reportInterval).
+    periodic: Vec<Option<SimTime>>,
 }
 
 impl UeMeasurements {
     pub fn new(cfg: MeasConfig, serving: usize) -> Result<Self, String> {
         cfg.validate()?;
         let entries = vec![Vec::new(); cfg.reports.len()];
-        Ok(UeMeasurements { cfg, serving, filters: Vec::new(), offsets: Vec::new(), entries })
+        let periodic = vec![None; cfg.reports.len()];
+        Ok(UeMeasurements { cfg, serving, filters: Vec::new(), offsets: Vec::new(), entries, periodic })
     }
 
     pub fn config(&self) -> &MeasConfig {
@@ -515,8 +531,14 @@ impl UeMeasurements {
             }
         }
         if !new_cells.is_empty() {
-            out.push(self.report(now, r, new_cells));
+            self.send(now, r, new_cells, out);
         }
+    }
+
+    /// Sends a report of configuration `r` and schedules the next periodic one, if any.
+    fn send(&mut self, now: SimTime, r: usize, new_cells: Vec<usize>, out: &mut Vec<MeasReport>) {
+        out.push(self.report(now, r, new_cells));
+        self.periodic[r] = self.cfg.reports[r].report_interval_ms.map(|i| now + celltcp_engine::SimDuration::from_millis(u64::from(i)));
     }
 
     fn report(&self, now: SimTime, r: usize, new_cells: Vec<usize>) -> MeasReport {
@@ -534,14 +556,16 @@ impl UeMeasurements {
 
     /// The earliest instant at which a pending time-to-trigger expires.
     pub fn next_deadline(&self) -> Option<SimTime> {
-        self.entries
+        let ttt = self
+            .entries
             .iter()
             .enumerate()
             .flat_map(|(r, es)| {
                 let ttt = celltcp_engine::SimDuration::from_millis(self.cfg.reports[r].time_to_trigger_ms as u64);
                 es.iter().filter_map(move |e| e.since.map(|s| s + ttt))
             })
-            .min()
+            .min();
+        ttt.into_iter().chain(self.periodic.iter().flatten().copied()).min()
     }
 
     /// Fires every time-to-trigger that expired at or before `now`, in time order; each report
@@ -561,7 +585,13 @@ impl UeMeasurements {
                     }
                 }
                 if !new_cells.is_empty() {
-                    out.push(self.report(d, r, new_cells));
+                    self.send(d, r, new_cells, out);
+                } else if self.periodic[r] == Some(d) {
+                    // reportInterval elapsed: report again while cells stay triggered.
+                    self.periodic[r] = None;
+                    if self.entries[r].iter().any(|e| e.triggered) {
+                        self.send(d, r, Vec::new(), out);
+                    }
                 }
             }
         }
@@ -574,6 +604,7 @@ impl UeMeasurements {
         for e in &mut self.entries {
             e.clear();
         }
+        self.periodic.iter_mut().for_each(|p| *p = None);
     }
 
     /// Whether `cell` is in report `r`'s triggered list.
@@ -947,5 +978,33 @@ mod tests {
         m.on_measurement(ms(200), &[sample(0, -90.0), sample(1, -88.0), sample(2, -85.0), sample(3, -95.0)], &mut out);
         assert_eq!(out.len(), 1);
         assert_eq!(out[0].new_cells, vec![3]);
+    }
+
+    // ---------------------------------------------------------------- periodic reporting
+
+    // TS 36.331 §5.5.4.1 with reportInterval 240 ms: after the report on trigger the UE reports
+    // again every 240 ms while the cell stays triggered, and stops once it has left.
+    #[test]
+    fn periodic_reports_while_triggered() {
+        let rc = ReportConfig { event: EventType::A2, quantity: Quantity::Rsrp, threshold: -100.0, hysteresis_db: 0.0, time_to_trigger_ms: 0, report_interval_ms: Some(240), ..ReportConfig::default() };
+        let cfg = MeasConfig { filter_coefficient: 0, period_ms: 200, reports: vec![rc] };
+        let mut m = UeMeasurements::new(cfg, 0).unwrap();
+        let mut out = Vec::new();
+        let sample = |rsrp: f64| [CellSample { cell: 0, rsrp_dbm: rsrp, rsrq_db: -10.0 }];
+        m.on_measurement(ms(0), &sample(-105.0), &mut out);
+        assert_eq!(out.len(), 1);
+        assert_eq!(m.next_deadline(), Some(ms(240)));
+        m.on_measurement(ms(200), &sample(-106.0), &mut out);
+        m.on_timeout(ms(480), &mut out);
+        let at: Vec<u64> = out.iter().map(|r| r.at.as_nanos() / 1_000_000).collect();
+        assert_eq!(at, vec![0, 240, 480]);
+        assert!(out[1].new_cells.is_empty(), "a periodic report adds no cell");
+        // leaves (Mp − Hys > Thresh) at 600: the report due at 720 is not sent
+        m.on_measurement(ms(600), &sample(-90.0), &mut out);
+        m.on_timeout(ms(2000), &mut out);
+        assert_eq!(out.len(), 3);
+        assert_eq!(m.next_deadline(), None);
+        let bad = ReportConfig { report_interval_ms: Some(100), ..ReportConfig::default() };
+        assert!(bad.validate().is_err());
     }
 }

@@ -27,9 +27,12 @@
 //!   the source's RLC holds at `t_detach`, sent or not, is discarded; SDUs arriving afterwards
 //!   are forwarded as above. The discarded data grows with the queue. Uplink as seamless.
 //! - **Lossless** (RLC AM only, TS 36.323 §5.2.1.1 and §5.2.2.1): the source forwards every SDU
-//!   PDCP still holds (not yet confirmed by RLC), in COUNT order, keeping their SNs. At
-//!   `t_attach` the UE sends a PDCP status report (§5.3.1) and the target drops what the UE
-//!   already has; the rest is retransmitted. The UE's PDCP holds out-of-order SDUs until the
+//!   PDCP still holds (not yet confirmed by RLC), in COUNT order, keeping their SNs, and the
+//!   target holds them. At `t_attach` the UE compiles a PDCP status report (§5.3.1) and sends
+//!   it on the uplink as its first PDCP PDU, in the grant of the random access response (the
+//!   PUSCH 4 subframes after the first TTI in the target, received one TTI later; with HARQ
+//!   retransmissions if it fails to decode). When it arrives (`status_report_s`), the target
+//!   drops what the UE already has and sends the rest. The UE's PDCP holds out-of-order SDUs until the
 //!   forwarded ones are in (§5.1.2.1.2), so it delivers in order without duplicates. In the
 //!   uplink the UE retransmits every SDU its PDCP holds that the target's status report does
 //!   not confirm (§5.2.1.1).
@@ -42,9 +45,11 @@
 
 use celltcp_engine::{SimDuration, SimTime};
 
-use super::{Proc, Ran, RanOutput, HarqEntity};
-use crate::pdcp::PdcpPdu;
-use crate::rlc::RlcEntity;
+use super::{HarqEntity, Ran, RanOutput};
+use crate::pdcp::{PdcpPdu, StatusReport};
+
+/// RLC AM data PDU header carrying the status report (TS 36.322 §6.2.1.4, 2 bytes).
+const AM_HEADER_BYTES: u32 = 2;
 use crate::Direction;
 
 /// What the source does with the data in flight at handover (TS 36.323 §5.2).
@@ -122,6 +127,8 @@ pub struct HandoverEvent {
     pub sdus_already_received: u64,
     /// Uplink SDUs the UE sent again in the target.
     pub ul_sdus_resent: u64,
+    /// Lossless: when the UE's PDCP status report reached the target (NaN: none).
+    pub status_report_s: f64,
     /// Downlink transport blocks in flight (HARQ) lost at detach.
     pub harq_blocks_lost: u64,
 }
@@ -169,7 +176,7 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         }
         let (x2_delay, x2_rate) = self.x2_of(u.cell, target);
         let detach_at = now + x2_delay + x2_delay;
-        self.ues[ue].x2_link = (x2_delay, x2_rate);
+        self.ues[ue].enb.x2_link = (x2_delay, x2_rate);
         let u = &self.ues[ue];
         let event = self.new_event("handover", ue, u.cell, target, now, detach_at);
         let forwarding = Some(self.cfg.handover.forwarding);
@@ -195,6 +202,7 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
             sdus_discarded_received: 0,
             sdus_already_received: 0,
             ul_sdus_resent: 0,
+            status_report_s: f64::NAN,
             harq_blocks_lost: 0,
         });
         self.ho_events.len() - 1
@@ -323,19 +331,19 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
     /// §10.1.2.2, the end marker closes it), so this one waits behind them.
     pub(super) fn after_forwarded(&mut self, now: SimTime, ue: usize, pdu: PdcpPdu<P>) {
         let u = &mut self.ues[ue];
-        let at = u.x2_queue.back().map_or(now, |x| x.0.max(now));
-        u.x2_queue.push_back((at, pdu));
+        let at = u.enb.x2_queue.back().map_or(now, |x| x.0.max(now));
+        u.enb.x2_queue.push_back((at, pdu));
     }
 
     /// Queues `pdu` on the X2-U of UE `ue`: it reaches the target after serialisation at the
     /// X2 rate (behind what is already queued) and the X2 delay.
     fn push_x2(&mut self, now: SimTime, ue: usize, pdu: PdcpPdu<P>) {
         let u = &mut self.ues[ue];
-        let (delay, rate) = u.x2_link;
-        let start = u.x2_free_at.max(now);
+        let (delay, rate) = u.enb.x2_link;
+        let start = u.enb.x2_free_at.max(now);
         let tx = SimDuration::from_nanos((u64::from(pdu.bytes) * 8 * 1_000_000_000).div_ceil(rate.max(1)));
-        u.x2_free_at = start + tx;
-        u.x2_queue.push_back((start + tx + delay, pdu));
+        u.enb.x2_free_at = start + tx;
+        u.enb.x2_queue.push_back((start + tx + delay, pdu));
     }
 
     /// Declares the X2 link between cells `a` and `b` with its one-way delay and rate
@@ -386,16 +394,19 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
     /// when lossless, has removed the ones it already has).
     fn drain_x2(&mut self, now: SimTime, ue: usize, out: &mut Vec<RanOutput<P>>) {
         let u = &mut self.ues[ue];
-        while let Some(&(t, pdu)) = u.x2_queue.front() {
+        if u.enb.awaiting_status_report.is_some() {
+            return;
+        }
+        while let Some(&(t, pdu)) = u.enb.x2_queue.front() {
             if t > now {
                 break;
             }
-            u.x2_queue.pop_front();
-            if u.enb_rlc.confirms_delivery() && !u.enb_pdcp_tx.holds(pdu.count) {
+            u.enb.x2_queue.pop_front();
+            if u.enb.bearer.leg.rlc_mut().confirms_delivery() && !u.enb.bearer.pdcp_tx.holds(pdu.count) {
                 continue; // released meanwhile (status report)
             }
-            if let Err(p) = u.enb_rlc.on_sdu(now, pdu, pdu.bytes) {
-                u.enb_pdcp_tx.forget(p.sn);
+            if let Err(p) = u.enb.bearer.leg.rlc_mut().on_sdu(now, pdu, pdu.bytes) {
+                u.enb.bearer.pdcp_tx.forget(p.sn);
                 u.stats.dl_sdus_dropped += 1;
                 out.push(RanOutput::Dropped { ue, dir: Direction::Downlink, sdu: p.sdu });
             }
@@ -407,6 +418,7 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
     fn detach(&mut self, now: SimTime, ue: usize, target: usize, event: usize, forwarding: Option<PdcpForwarding>, gap: SimDuration, out: &mut Vec<RanOutput<P>>) {
         let h = self.cfg.handover;
         let source = self.ues[ue].cell;
+        self.cells[source].ho_algo.inner().on_ue_left(ue);
         // Out of the source's scheduler lists.
         self.cells[source].dl_active.retain(|&x| x as usize != ue);
         self.cells[source].ul_active.retain(|&x| x as usize != ue);
@@ -421,29 +433,29 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         u.in_dl = false;
         u.in_ul = false;
         u.detached = true;
-        u.dl_harq = HarqEntity::new(n_dl, harq_max);
-        u.ul_harq = HarqEntity::new(n_ul, harq_max);
-        u.dl_procs = vec![Proc::IDLE; n_dl as usize];
-        u.ul_procs = vec![Proc::IDLE; n_ul as usize];
-        u.ul_retx.clear();
-        u.ul_grants.clear();
-        u.bsr_bytes = 0;
-        u.sr_at = None;
+        u.enb.dl_harq = HarqEntity::new(n_dl, harq_max);
+        u.ue.ul_harq = HarqEntity::new(n_ul, harq_max);
+        u.ue.sr_bsr.reset();
+        u.enb.bsr.reset();
+        u.ue.status_report_pending = None;
+        // Lossless: the target holds what is forwarded to it until the UE's status report
+        // tells it what the UE already has (TS 36.323 §5.3.2, §5.2.1.1).
+        u.enb.awaiting_status_report = (forwarding == Some(PdcpForwarding::Lossless)).then_some(event);
         // Downlink: the source's RLC entity goes; what it held is forwarded or discarded.
-        let mut old = std::mem::replace(&mut u.enb_rlc, RlcEntity::new(&rlc_cfg));
+        let mut old = u.enb.bearer.leg.re_establish(&rlc_cfg);
         let mut forwarded: Vec<PdcpPdu<P>> = Vec::new();
         let mut discarded = 0u64;
         let mut discarded_received = 0u64;
         match forwarding {
             Some(PdcpForwarding::Lossless) => {
-                forwarded.extend(u.enb_pdcp_tx.held().copied());
+                forwarded.extend(u.enb.bearer.pdcp_tx.held().copied());
             }
             // Re-establishment: nothing reaches the new cell. Flushing seamless (ns-3's
             // handover): the source's RLC entity goes with everything it holds.
             None | Some(PdcpForwarding::SeamlessFlush) => {
                 for p in old.untransmitted_and_unacked() {
-                    u.enb_pdcp_tx.forget(p.sn);
-                    if u.ue_pdcp_rx.has_received(p.count) {
+                    u.enb.bearer.pdcp_tx.forget(p.sn);
+                    if u.ue.bearer.pdcp_rx.has_received(p.count) {
                         discarded_received += 1;
                     } else {
                         discarded += 1;
@@ -457,8 +469,8 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
                 // Sent in part or whole and not confirmed: discarded.
                 for p in old.untransmitted_and_unacked() {
                     if !unsent_counts.contains(&p.count) {
-                        u.enb_pdcp_tx.forget(p.sn);
-                        if u.ue_pdcp_rx.has_received(p.count) {
+                        u.enb.bearer.pdcp_tx.forget(p.sn);
+                        if u.ue.bearer.pdcp_rx.has_received(p.count) {
                             discarded_received += 1;
                         } else {
                             discarded += 1;
@@ -471,13 +483,13 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         }
         drop(old);
         // Uplink: the UE's RLC entity is re-established too.
-        let mut old_ue = std::mem::replace(&mut u.ue_rlc, RlcEntity::new(&rlc_cfg));
-        u.ul_resend.clear();
+        let mut old_ue = u.ue.bearer.leg.re_establish(&rlc_cfg);
+        u.ue.ul_resend.clear();
         match forwarding {
             Some(PdcpForwarding::Lossless) => {} // decided at attach, from the target's status report
             None => {
                 for p in old_ue.untransmitted_and_unacked() {
-                    u.ue_pdcp_tx.forget(p.sn);
+                    u.ue.bearer.pdcp_tx.forget(p.sn);
                     out.push(RanOutput::Dropped { ue, dir: Direction::Uplink, sdu: p.sdu });
                 }
             }
@@ -486,15 +498,15 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
                 let unsent_counts: std::collections::HashSet<u32> = unsent.iter().map(|p| p.count).collect();
                 for p in old_ue.untransmitted_and_unacked() {
                     if !unsent_counts.contains(&p.count) {
-                        u.ue_pdcp_tx.forget(p.sn);
+                        u.ue.bearer.pdcp_tx.forget(p.sn);
                         out.push(RanOutput::Dropped { ue, dir: Direction::Uplink, sdu: p.sdu });
                     }
                 }
-                u.ul_resend = unsent;
+                u.ue.ul_resend = unsent;
             }
         }
         let attach_at = now + gap;
-        u.x2_until = if forwarding.is_some() { attach_at + h.path_switch_delay } else { SimTime::ZERO };
+        u.enb.x2_until = if forwarding.is_some() { attach_at + h.path_switch_delay } else { SimTime::ZERO };
         u.ho = Some(HoState { phase: HoPhase::Executing { attach_at }, forwarding, target, event });
         let n_fwd = forwarded.len() as u64;
         for p in forwarded {
@@ -514,36 +526,33 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         let u = &mut self.ues[ue];
         u.cell = target;
         u.detached = false;
-        u.dl_cqi = (u64::MAX, 0, 0.0);
-        u.ul_cqi = (u64::MAX, 0, 0.0);
-        u.ul_olla_db = 0.0;
-        let mut already = 0u64;
+        u.enb.dl_cqi = crate::phy::cqi::CqiReport::NONE;
+        u.enb.ul_cqi = crate::phy::cqi::CqiReport::NONE;
+        u.enb.ul_olla_db = 0.0;
         let mut resent = 0u64;
         if forwarding == Some(PdcpForwarding::Lossless) {
-            // Downlink: the UE's status report (TS 36.323 §5.3.1) releases what it has.
-            let report = u.ue_pdcp_rx.status_report();
-            let held_before = u.enb_pdcp_tx.held().count();
-            u.enb_pdcp_tx.on_status_report(&report);
-            already = (held_before - u.enb_pdcp_tx.held().count()) as u64;
-            let tx = &u.enb_pdcp_tx;
-            let gone = u.enb_rlc.discard_untransmitted(|p| !tx.holds(p.count));
-            let _ = gone;
-            // In-order delivery of what is retransmitted (§5.1.2.1.2), until all of it is in.
-            u.ue_pdcp_rx.set_reordering(true);
-            u.reorder_until = u.enb_pdcp_tx.held().last().map(|p| p.count);
-            if u.reorder_until.is_none() {
-                u.ue_pdcp_rx.set_reordering(false);
-            }
+            // Downlink: at PDCP re-establishment the UE compiles a status report (TS 36.323
+            // §5.3.1) and sends it on the uplink as its first PDCP PDU; the target holds the
+            // forwarded SDUs until it arrives ([`Ran::on_status_report`]). The UE's PDCP
+            // delivers in order meanwhile (§5.1.2.1.2).
+            let report = u.ue.bearer.pdcp_rx.status_report();
+            let bytes = report.bytes(self.cfg.pdcp.sn_field_bits) + AM_HEADER_BYTES;
+            u.ue.status_report_pending = Some((report, bytes));
+            u.ue.bearer.pdcp_rx.set_reordering(true);
+            // The random access in the target (steps 9–11) ends with an uplink grant, which
+            // the eNB sizes as for a scheduling request (TS 36.321 §5.1.4: the RAR's grant).
+            u.ue.sr_bsr.on_random_access_grant();
+            u.enb.bsr.on_sr();
             // Uplink: the target's status report; the UE resends what it does not confirm.
-            let report = u.enb_pdcp_rx.status_report();
-            u.ue_pdcp_tx.on_status_report(&report);
-            u.ul_resend = u.ue_pdcp_tx.held().copied().collect();
+            let report = u.enb.bearer.pdcp_rx.status_report();
+            u.ue.bearer.pdcp_tx.on_status_report(&report);
+            u.ue.ul_resend = u.ue.bearer.pdcp_tx.held().copied().collect();
         }
-        for p in std::mem::take(&mut u.ul_resend) {
-            if u.ue_rlc.on_sdu(now, p, p.bytes).is_ok() {
+        for p in std::mem::take(&mut u.ue.ul_resend) {
+            if u.ue.bearer.leg.rlc_mut().on_sdu(now, p, p.bytes).is_ok() {
                 resent += 1;
             } else {
-                u.ue_pdcp_tx.forget(p.sn);
+                u.ue.bearer.pdcp_tx.forget(p.sn);
                 u.stats.ul_sdus_dropped += 1;
             }
         }
@@ -551,23 +560,44 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         u.ho = Some(HoState { phase: HoPhase::Completing { switch_at }, forwarding, target, event });
         let e = &mut self.ho_events[event];
         e.attach_s = now.as_secs_f64();
-        e.sdus_already_received = already;
         e.ul_sdus_resent = resent;
         self.measurements_follow(now, ue, target);
         self.refresh(now, ue);
+    }
+
+    /// Lossless: the UE's PDCP status report reached the target eNB (TS 36.323 §5.3.2). It
+    /// releases what the UE already has (those SDUs are not sent again), and the forwarded
+    /// SDUs that arrived meanwhile go to RLC.
+    pub(super) fn on_status_report(&mut self, now: SimTime, ue: usize, report: &StatusReport, out: &mut Vec<RanOutput<P>>) {
+        let u = &mut self.ues[ue];
+        let Some(event) = u.enb.awaiting_status_report.take() else { return };
+        let held_before = u.enb.bearer.pdcp_tx.held().count();
+        u.enb.bearer.pdcp_tx.on_status_report(report);
+        let already = (held_before - u.enb.bearer.pdcp_tx.held().count()) as u64;
+        let tx = &u.enb.bearer.pdcp_tx;
+        u.enb.bearer.leg.rlc_mut().discard_untransmitted(|p| !tx.holds(p.count));
+        // In-order delivery of what is retransmitted (§5.1.2.1.2), until all of it is in.
+        u.ue.reorder_until = u.enb.bearer.pdcp_tx.held().last().map(|p| p.count);
+        if u.ue.reorder_until.is_none() {
+            u.ue.bearer.pdcp_rx.set_reordering(false);
+        }
+        let e = &mut self.ho_events[event];
+        e.sdus_already_received = already;
+        e.status_report_s = now.as_secs_f64();
+        self.drain_x2(now, ue, out);
     }
 
     /// Lossless: once every forwarded SDU is confirmed, the UE's PDCP stops holding
     /// out-of-order SDUs.
     pub(super) fn end_reordering_if_done(&mut self, ue: usize, delivered: &mut Vec<P>) {
         let u = &mut self.ues[ue];
-        let Some(last) = u.reorder_until else { return };
+        let Some(last) = u.ue.reorder_until else { return };
         // Reordering may stop once every forwarded SDU is confirmed and nothing waits behind
         // a gap (a flush would skip SDUs still on their way).
-        let pending = u.enb_pdcp_tx.held().next().is_some_and(|p| p.count.wrapping_sub(last) as i32 <= 0);
-        if !pending && u.ue_pdcp_rx.stored_sdus() == 0 {
-            u.ue_pdcp_rx.set_reordering(false);
-            u.reorder_until = None;
+        let pending = u.enb.bearer.pdcp_tx.held().next().is_some_and(|p| p.count.wrapping_sub(last) as i32 <= 0);
+        if !pending && u.ue.bearer.pdcp_rx.stored_sdus() == 0 {
+            u.ue.bearer.pdcp_rx.set_reordering(false);
+            u.ue.reorder_until = None;
         }
         let _ = delivered;
     }
@@ -653,11 +683,11 @@ mod tests {
                         let u = &ran.ues[0];
                         panic!(
                             "SDU {id} refused at {now:?}: x2 queue {} (front {:?}), PDCP holds {} (first {:?}), RLC queued {} B, detached {}, ho {:?}, events {:?}",
-                            u.x2_queue.len(),
-                            u.x2_queue.front().map(|x| x.0),
-                            u.enb_pdcp_tx.held().count(),
-                            u.enb_pdcp_tx.held().next().map(|p| p.sdu),
-                            u.enb_rlc.queued_bytes(),
+                            u.enb.x2_queue.len(),
+                            u.enb.x2_queue.front().map(|x| x.0),
+                            u.enb.bearer.pdcp_tx.held().count(),
+                            u.enb.bearer.pdcp_tx.held().next().map(|p| p.sdu),
+                            u.enb.bearer.leg.rlc().queued_bytes(),
                             u.detached,
                             u.ho,
                             ran.handover_events()
@@ -721,6 +751,13 @@ mod tests {
             }
             assert!(t.event.sdus_forwarded > 0, "case {case}: nothing was in flight to forward");
             assert!(t.event.attach_s.is_finite());
+            // The status report comes up the uplink (grant, PUSCH 4 ms later, reception): at
+            // least 5 ms after the attach, and the UE receives nothing from the target before.
+            let (attach, report) = (t.event.attach_s, t.event.status_report_s);
+            assert!(report >= attach + 0.005 - 1e-9, "case {case}: report at {report} s, attach at {attach} s");
+            let detach = SimTime::from_nanos((t.event.detach_s * 1e9).round() as u64);
+            let first = t.delivered.iter().map(|x| x.1).find(|&at| at > detach).expect("a delivery in the target");
+            assert!(first.as_secs_f64() > report, "case {case}: first delivery {first:?} before the report at {report} s");
         }
     }
 
@@ -820,27 +857,43 @@ mod tests {
                 PdcpForwarding::Seamless | PdcpForwarding::SeamlessFlush => 0,
             };
             let x2_path = SimDuration::from_millis(x2_ms) + SimDuration::from_nanos(pdu_tx.as_nanos() * (k + 1));
-            let ready = detach + cfg.interruption.max(x2_path);
-            let first_tti = SimTime::from_nanos(ready.as_nanos().div_ceil(ms.as_nanos()) * ms.as_nanos());
+            let tti_at_or_after = |t: SimTime| SimTime::from_nanos(t.as_nanos().div_ceil(ms.as_nanos()) * ms.as_nanos());
+            let first_tti = match fwd {
+                // Lossless: the target sends nothing forwarded before the UE's status report
+                // has come up the uplink: the random access grant in the first TTI after the
+                // attach (n), the PUSCH in n + 4 (TS 36.213 §8.0), received in n + 5.
+                PdcpForwarding::Lossless => {
+                    let attach = SimTime::from_nanos((e.attach_s * 1e9).round() as u64);
+                    let report = tti_at_or_after(attach) + SimDuration::from_millis(5);
+                    assert_eq!(SimTime::from_nanos((e.status_report_s * 1e9).round() as u64), report, "status report's uplink delay");
+                    tti_at_or_after(detach + x2_path).max(report)
+                }
+                PdcpForwarding::Seamless | PdcpForwarding::SeamlessFlush => {
+                    assert!(e.status_report_s.is_nan());
+                    tti_at_or_after(detach + cfg.interruption.max(x2_path))
+                }
+            };
             let expected_first = first_tti + ms;
             let first = t.delivered.iter().map(|x| x.1).find(|&at| at > detach).expect("a delivery in the target");
             let last_before = t.delivered.iter().map(|x| x.1).rfind(|&at| at <= detach).expect("a delivery in the source");
             let gap = t.delivered.windows(2).map(|w| w[1].1 - w[0].1).max().unwrap();
             println!(
-                "interruption {:.1} ms, X2 {x2_ms} ms at {:.1} Mbit/s, {fwd:?}: k = {k}, X2 path {:.3} ms; first delivery in the target {:.1} ms after detach (expected {:.1}), last in the source {:.1} ms before, largest gap {:.1} ms",
+                "interruption {:.1} ms, X2 {x2_ms} ms at {:.1} Mbit/s, {fwd:?}: k = {k}, X2 path {:.3} ms; first delivery in the target {:.1} ms after detach (expected {:.1}), last in the source {:.1} ms before, largest gap {:.1} ms; status report at {:.1} ms",
                 interruption_us as f64 / 1e3,
                 rate as f64 / 1e6,
                 x2_path.as_secs_f64() * 1e3,
                 (first - detach).as_secs_f64() * 1e3,
                 (expected_first - detach).as_secs_f64() * 1e3,
                 (detach - last_before).as_secs_f64() * 1e3,
-                gap.as_secs_f64() * 1e3
+                gap.as_secs_f64() * 1e3,
+                (e.status_report_s - e.detach_s) * 1e3
             );
             assert_eq!(first, expected_first, "first delivery in the target");
             assert_eq!(last_before, detach - ms, "the source serves until the TTI before the command");
             assert_eq!(gap, expected_first - (detach - ms), "the largest gap between deliveries is the handover's");
             assert!(e.harq_blocks_lost >= 1, "the block sent in the TTI before the command is flushed");
-            if x2_path > cfg.interruption {
+            let report_path = if fwd == PdcpForwarding::Lossless { SimDuration::from_millis(6) } else { SimDuration::ZERO };
+            if x2_path > cfg.interruption + report_path {
                 dominated_by_x2 += 1;
             }
         }

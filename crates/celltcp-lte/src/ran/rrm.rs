@@ -1,4 +1,6 @@
-//! Moving UEs, their measurements and the handover decision, inside the RAN.
+//! Radio resource management of moving UEs inside the RAN: position, measurements, the
+//! handover decision (through the eNB's [`crate::handover::HandoverAlgorithm`]) and radio link
+//! monitoring.
 //!
 //! - Fast fading: a moving UE's fading runs at its own Doppler frequency v·f_c/c (its speed at
 //!   the start), instead of `[lte] doppler`.
@@ -10,8 +12,9 @@
 //!   §5.1.1) and RSRQ (§5.1.3, with each cell's recent PRB use as its load) of every cell go
 //!   through the UE's layer-3 filters and report triggers ([`UeMeasurements`]).
 //! - Decision (TS 36.300 §10.1.2.1 step 3): the source eNB hands the UE over to the best
-//!   neighbour of an A3 or A4 report ([`handover_target`]), unless a handover is already in
-//!   progress. Cells flagged as interferers only are never targets.
+//!   the eNB's handover algorithm names (A3-RSRP by default: the best neighbour of an A3 or A4
+//!   report, `handover/a3_rsrp.rs`), unless a handover is already in progress. Cells flagged
+//!   as interferers only are never targets.
 //! - Radio link failure (TS 36.331 §5.3.11): the serving cell's wideband downlink SINR is
 //!   sampled every 10 ms into an [`RlfDetector`]; on T310 expiry the UE re-establishes (TS 36.300
 //!   §10.1.6) to the cell with the best RSRP, which costs it the re-establishment delay
@@ -25,7 +28,8 @@ use crate::mobility::Mobility;
 use crate::phy::channel;
 use crate::phy::shadowing_map::{ShadowingConfig, ShadowingMap};
 use celltcp_engine::rng::{component_id, component_rng};
-use crate::rrc::meas::{self, handover_target, CellSample, MeasConfig, MeasReport, UeMeasurements};
+use crate::handover::{AnyHandoverAlgorithm, HandoverAlgorithmKind};
+use crate::rrc::meas::{self, CellSample, MeasConfig, MeasReport, UeMeasurements};
 use crate::rrc::rlf::{RlfConfig, RlfDetector, RlfEvent};
 
 /// How often a moving UE's position and path losses are updated.
@@ -66,6 +70,11 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
     /// Call before the first TTI.
     pub fn set_mobility(&mut self, ue: usize, mobility: Option<Mobility>, meas: Option<MeasConfig>, rlf: Option<RlfConfig>) -> Result<(), String> {
         let serving = self.ues[ue].cell;
+        // The report configurations the eNBs' handover algorithm asks for (none for A3-RSRP).
+        let meas = meas.map(|mut m| {
+            m.reports.extend(self.cells[serving].ho_algo.inner_ref().report_configs());
+            m
+        });
         let period = SimDuration::from_millis(meas.as_ref().map_or(meas::DEFAULT_MEAS_PERIOD_MS, |m| m.period_ms) as u64);
         let meas = meas.map(|m| UeMeasurements::new(m, serving)).transpose()?;
         let rlf = rlf.map(RlfDetector::new).transpose()?;
@@ -103,6 +112,22 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
             meas_period: period,
         });
         self.refresh(SimTime::ZERO, ue);
+        Ok(())
+    }
+
+    /// Chooses the handover algorithm of every eNB (default [`HandoverAlgorithmKind::A3Rsrp`]).
+    /// Call before [`Ran::set_mobility`]: the algorithm's report configurations join each UE's
+    /// measurement configuration there.
+    pub fn set_handover_algorithm(&mut self, kind: HandoverAlgorithmKind) -> Result<(), String> {
+        if let HandoverAlgorithmKind::A2A4Rsrq(c) = &kind {
+            c.validate()?;
+        }
+        if self.ues.iter().any(|u| u.mob.as_ref().is_some_and(|m| m.meas.is_some())) {
+            return Err("set_handover_algorithm must come before set_mobility".into());
+        }
+        for cell in &mut self.cells {
+            cell.ho_algo = AnyHandoverAlgorithm::new(kind);
+        }
         Ok(())
     }
 
@@ -169,9 +194,11 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
             rlf.poll(now, &mut rlf_events);
         }
         self.ues[ue].mob = Some(m);
+        let serving = self.ues[ue].cell;
         for r in &reports {
-            let blocked = |c: usize| self.interferer_only.get(c).copied().unwrap_or(false);
-            if let Some(target) = handover_target(r, |c| !blocked(c)) {
+            let blocked = &self.interferer_only;
+            let accept = |c: usize| !blocked.get(c).copied().unwrap_or(false);
+            if let Some(target) = self.cells[serving].ho_algo.inner().on_report(now, ue, r, &accept) {
                 self.request_handover(now, ue, target);
             }
         }

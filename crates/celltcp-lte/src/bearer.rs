@@ -1,0 +1,214 @@
+//! A data radio bearer's user plane at one end of the air interface: PDCP above a lower leg
+//! (TS 36.323 §4.2.1: PDCP sits on RLC; TS 36.300 §22A.1 for LTE-WLAN aggregation, where a
+//! split bearer's PDCP also sends over a WLAN leg).
+//!
+//! [`Bearer`] = [`PdcpTx`] + [`PdcpRx`] over a [`LowerLeg`]. PDCP numbers SDUs from above and
+//! holds them until the leg confirms delivery (RLC AM) or lets them go at once when the leg
+//! confirms nothing (RLC UM/TM), TS 36.323 §5.4; the leg's received PDUs go up through PDCP's
+//! in-order delivery, and the leg's confirmations of what this end sent release PDCP's held
+//! SDUs.
+//!
+//! The leg is a closed enum with one variant today, [`LowerLeg::Lte`]: an RLC entity that the
+//! LTE MAC serves. **LWA adds the WLAN leg here**, as a second variant (an 802.11 station or AP
+//! queue carrying PDCP PDUs in LWAAP, TS 36.360), and a split bearer steers each PDU to one
+//! leg; nothing above PDCP changes.
+
+use celltcp_engine::SimTime;
+
+use crate::pdcp::{PdcpConfig, PdcpPdu, PdcpRx, PdcpTx};
+use crate::rlc::{RlcConfig, RlcEntity, RlcPdu};
+
+/// What carries PDCP PDUs under a bearer's PDCP.
+#[derive(Debug)]
+pub enum LowerLeg<P: Copy + std::fmt::Debug> {
+    /// RLC (TM, UM or AM) over the LTE MAC.
+    Lte(RlcEntity<PdcpPdu<P>>),
+}
+
+impl<P: Copy + std::fmt::Debug> LowerLeg<P> {
+    /// The leg's RLC entity.
+    pub fn rlc(&self) -> &RlcEntity<PdcpPdu<P>> {
+        match self {
+            LowerLeg::Lte(r) => r,
+        }
+    }
+
+    /// The leg's RLC entity, mutably (the MAC's transmission opportunities and receptions).
+    pub fn rlc_mut(&mut self) -> &mut RlcEntity<PdcpPdu<P>> {
+        match self {
+            LowerLeg::Lte(r) => r,
+        }
+    }
+
+    /// Whether the leg confirms delivery (RLC AM), so that PDCP holds SDUs until then.
+    pub fn confirms_delivery(&self) -> bool {
+        self.rlc().confirms_delivery()
+    }
+
+    /// Bytes waiting to be sent (new data and retransmissions).
+    pub fn buffered_bytes(&self) -> u32 {
+        self.rlc().buffer_status().total()
+    }
+
+    /// RLC re-establishment (TS 36.322 §5.4, at handover): a new entity takes over; the old
+    /// one is returned with what it held.
+    pub fn re_establish(&mut self, cfg: &RlcConfig) -> RlcEntity<PdcpPdu<P>> {
+        match self {
+            LowerLeg::Lte(r) => std::mem::replace(r, RlcEntity::new(cfg)),
+        }
+    }
+}
+
+/// PDCP above a lower leg, at one end (eNB or UE) of one data radio bearer.
+#[derive(Debug)]
+pub struct Bearer<P: Copy + std::fmt::Debug> {
+    pub pdcp_tx: PdcpTx<P>,
+    pub pdcp_rx: PdcpRx<P>,
+    pub leg: LowerLeg<P>,
+}
+
+impl<P: Copy + std::fmt::Debug> Bearer<P> {
+    /// A bearer whose leg is RLC over the LTE MAC.
+    pub fn lte(pdcp: PdcpConfig, rlc: &RlcConfig) -> Self {
+        Bearer { pdcp_tx: PdcpTx::new(pdcp), pdcp_rx: PdcpRx::new(pdcp), leg: LowerLeg::Lte(RlcEntity::new(rlc)) }
+    }
+
+    /// PDCP numbering of an SDU from above (TS 36.323 §5.1.1). With a leg that confirms
+    /// nothing, PDCP lets the SDU go now (§5.4); otherwise it holds it until the leg confirms
+    /// delivery (what lossless handover forwards, §5.2.1.1). `Err(sdu)`: PDCP's buffer is full.
+    pub fn number(&mut self, now: SimTime, sdu: P, bytes: u32) -> Result<PdcpPdu<P>, P> {
+        let pdu = self.pdcp_tx.on_sdu(now, sdu, bytes)?;
+        if !self.leg.confirms_delivery() {
+            self.pdcp_tx.on_transmitted(pdu.sn);
+        }
+        Ok(pdu)
+    }
+
+    /// A numbered PDU to the leg. `Err(sdu)`: the leg's buffer is full; PDCP forgets it.
+    pub fn submit(&mut self, now: SimTime, pdu: PdcpPdu<P>) -> Result<(), P> {
+        match self.leg.rlc_mut().on_sdu(now, pdu, pdu.bytes) {
+            Ok(()) => Ok(()),
+            Err(p) => {
+                self.pdcp_tx.forget(p.sn);
+                Err(p.sdu)
+            }
+        }
+    }
+
+    /// [`number`](Self::number) then [`submit`](Self::submit).
+    pub fn send(&mut self, now: SimTime, sdu: P, bytes: u32) -> Result<(), P> {
+        let pdu = self.number(now, sdu, bytes)?;
+        self.submit(now, pdu)
+    }
+
+    /// PDUs the leg received (a decoded transport block's RLC PDUs): SDUs delivered in order go
+    /// to `up`; the peer's confirmations carried in them (RLC STATUS) release PDCP's held
+    /// SDUs. `scratch` is a reusable buffer.
+    pub fn on_rx(&mut self, now: SimTime, pdus: impl IntoIterator<Item = RlcPdu<PdcpPdu<P>>>, scratch: &mut Vec<PdcpPdu<P>>, up: &mut Vec<P>) {
+        let rlc = self.leg.rlc_mut();
+        for pdu in pdus {
+            rlc.on_rx_pdu(now, pdu, scratch);
+        }
+        for p in scratch.drain(..) {
+            self.pdcp_rx.on_pdu(now, p, up);
+        }
+        self.leg.rlc_mut().take_delivered(scratch);
+        for p in scratch.drain(..) {
+            self.pdcp_tx.on_lower_layer_ack(p.sn);
+        }
+    }
+
+    /// The leg's timers due at `now` (RLC t-Reordering, t-PollRetransmit, …): SDUs they
+    /// deliver go to `up`.
+    pub fn on_leg_timeout(&mut self, now: SimTime, scratch: &mut Vec<PdcpPdu<P>>, up: &mut Vec<P>) {
+        self.leg.rlc_mut().on_timeout(now, scratch);
+        for p in scratch.drain(..) {
+            self.pdcp_rx.on_pdu(now, p, up);
+        }
+    }
+
+    /// PDCP's discard timer (TS 36.323 §5.4): the SDUs whose timer expired are discarded, and
+    /// so are their PDUs in the leg if no piece of them was sent yet (TS 36.322 §5.3); a PDU
+    /// already on its way is left to RLC. The SDUs discarded from the leg go to `dropped`.
+    pub fn on_discard_timeout(&mut self, now: SimTime, lost: &mut Vec<PdcpPdu<P>>, dropped: &mut Vec<P>) {
+        lost.clear();
+        self.pdcp_tx.on_timeout(now, lost);
+        if lost.is_empty() {
+            return;
+        }
+        let first = lost[0].count;
+        let last = lost[lost.len() - 1].count;
+        let gone = self.leg.rlc_mut().discard_untransmitted(|p| p.count.wrapping_sub(first) <= last.wrapping_sub(first));
+        dropped.extend(gone.into_iter().map(|p| p.sdu));
+    }
+
+    /// The earliest timer of PDCP's transmitter and the leg.
+    pub fn next_deadline(&self) -> Option<SimTime> {
+        [self.leg.rlc().next_deadline(), self.pdcp_tx.next_deadline()].into_iter().flatten().min()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rlc::{AmConfig, UmConfig};
+
+    const T0: SimTime = SimTime::ZERO;
+
+    /// Moves everything `a` has to send into `b` in one PDU per call (a lossless channel).
+    fn carry(a: &mut Bearer<u32>, b: &mut Bearer<u32>, now: SimTime, up: &mut Vec<u32>) {
+        let mut scratch = Vec::new();
+        while let Some(pdu) = a.leg.rlc_mut().on_tx_opportunity(now, 10_000) {
+            b.on_rx(now, [pdu], &mut scratch, up);
+        }
+    }
+
+    // TS 36.323 §5.4 with RLC UM: PDCP lets an SDU go as soon as the leg has it; with RLC AM it
+    // holds it until the peer's RLC STATUS confirms delivery (§5.1.1, what lossless handover
+    // forwards, §5.2.1.1).
+    #[test]
+    fn bearer_holds_sdus_until_the_leg_confirms() {
+        let um = RlcConfig::Um(UmConfig::default());
+        let mut a = Bearer::<u32>::lte(PdcpConfig::default(), &um);
+        a.send(T0, 1, 500).unwrap();
+        assert_eq!(a.pdcp_tx.held_bytes(), 0, "UM: released at once");
+
+        let am = RlcConfig::Am(AmConfig::default());
+        let (mut a, mut b) = (Bearer::<u32>::lte(PdcpConfig::default(), &am), Bearer::<u32>::lte(PdcpConfig::default(), &am));
+        let mut up = Vec::new();
+        for id in 0..3 {
+            a.send(T0, id, 400).unwrap();
+        }
+        assert_eq!(a.pdcp_tx.held().count(), 3);
+        carry(&mut a, &mut b, T0, &mut up);
+        assert_eq!(up, vec![0, 1, 2], "delivered in order at the peer");
+        // the peer's STATUS goes back (polled by the last PDU): the sender's PDCP lets go
+        let mut t = T0;
+        for _ in 0..200 {
+            t += celltcp_engine::SimDuration::from_millis(1);
+            let mut none = Vec::new();
+            if b.next_deadline().is_some_and(|d| d <= t) {
+                b.on_leg_timeout(t, &mut Vec::new(), &mut none);
+            }
+            carry(&mut b, &mut a, t, &mut none);
+            if a.pdcp_tx.held().count() == 0 {
+                break;
+            }
+        }
+        assert_eq!(a.pdcp_tx.held().count(), 0, "released by the RLC STATUS");
+    }
+
+    // A full PDCP buffer refuses the SDU and gives it back; so does a full leg, and PDCP then
+    // forgets the SDU it had numbered.
+    #[test]
+    fn bearer_refuses_when_full() {
+        let am = RlcConfig::Am(AmConfig { tx_buffer_bytes: 1000, ..AmConfig::default() });
+        let mut a = Bearer::<u32>::lte(PdcpConfig { tx_buffer_bytes: 10_000, ..PdcpConfig::default() }, &am);
+        assert!(a.send(T0, 1, 900).is_ok());
+        assert_eq!(a.send(T0, 2, 900), Err(2), "the leg is full");
+        assert_eq!(a.pdcp_tx.held().count(), 1, "PDCP forgot SDU 2");
+        let mut p = Bearer::<u32>::lte(PdcpConfig { tx_buffer_bytes: 1000, ..PdcpConfig::default() }, &am);
+        assert!(p.send(T0, 1, 900).is_ok());
+        assert_eq!(p.number(T0, 2, 900), Err(2), "PDCP is full");
+    }
+}
