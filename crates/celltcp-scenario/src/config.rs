@@ -6,7 +6,7 @@
 
 use std::fmt;
 
-use celltcp_tcp::cc::CcKind;
+use celltcp_tcp::cc::CcConfig;
 use serde::{de, Deserialize, Deserializer, Serialize};
 
 use crate::error::ScenarioError;
@@ -321,8 +321,11 @@ pub struct FlowCfg {
     #[serde(default)]
     pub start: Option<Dur>,
     // --- TCP (bulk, iperf) ---
+    /// Congestion control: a name (`"cubic"`, its defaults) or a table with the algorithm's
+    /// parameters (`{ name = "cubic", beta = 0.5 }`; see `docs/congestion-control.md`).
+    /// Default CUBIC.
     #[serde(default)]
-    pub cc: Option<CcKind>,
+    pub cc: Option<CcConfig>,
     /// Fixed socket buffers (both ends), like `iperf3 -w`; default: Linux-like autotuning.
     #[serde(default)]
     pub window: Option<Bytes>,
@@ -487,6 +490,7 @@ pub fn parse(text: &str) -> Result<Config, ScenarioError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use celltcp_tcp::cc::CcKind;
 
     const BASE: &str = r#"
 duration = "60s"
@@ -538,12 +542,13 @@ window = "64KB"
     fn cc_accepts_every_name_from_str_accepts() {
         // The selector goes through `CcKind::from_str`: its aliases and any case are accepted
         // (they were refused before, serde knowing only the lowercase variant names), and the
-        // written-back scenario has the canonical name.
+        // written-back scenario has the canonical name with every parameter filled in.
         for (alias, kind) in [("reno", CcKind::NewReno), ("tcp-lp", CcKind::Lp), ("Westwood+", CcKind::Westwood), ("BBRv1", CcKind::Bbr)] {
             let c = parse(&BASE.replace("cc = \"newreno\"", &format!("cc = \"{alias}\""))).unwrap();
-            assert_eq!(c.flows[0].cc, Some(kind), "{alias}");
+            assert_eq!(c.flows[0].cc, Some(kind.into()), "{alias}");
             let written = toml::to_string(&c).unwrap();
-            assert!(written.contains(&format!("cc = \"{}\"", kind.name())), "{written}");
+            assert!(written.contains(&format!("name = \"{}\"", kind.name())), "{written}");
+            assert_eq!(parse(&written).unwrap().flows[0].cc, Some(kind.into()), "{written}");
         }
         let e = parse(&BASE.replace("cc = \"newreno\"", "cc = \"reno2\"")).unwrap_err();
         assert_eq!(e.key, "flow[0].cc");
@@ -552,11 +557,34 @@ window = "64KB"
     }
 
     #[test]
+    fn cc_table_takes_the_algorithms_parameters() {
+        let c = parse(&BASE.replace("cc = \"newreno\"", "cc = { name = \"cubic\", beta = 0.5, hystart = false }")).unwrap();
+        let want = CcConfig::Cubic(celltcp_tcp::cc::cubic::CubicConfig { beta: 0.5, hystart: false, ..Default::default() });
+        assert_eq!(c.flows[0].cc, Some(want));
+        let c = parse(&BASE.replace("cc = \"newreno\"", "cc = { name = \"bbr\", probe_rtt_duration = \"100ms\" }")).unwrap();
+        assert!(matches!(c.flows[0].cc, Some(CcConfig::Bbr(b)) if b.probe_rtt_duration == celltcp_engine::SimDuration::from_millis(100)));
+        // errors name the key path, the parameter, its value and the line
+        for (table, needles) in [
+            ("{ name = \"cubic\", betta = 0.5 }", &["betta", "0.5", "fast_convergence"][..]),
+            ("{ name = \"cubic\", beta = 1.5 }", &["cubic.beta = 1.5", "(0, 1)"][..]),
+            ("{ name = \"cubic\", hystart = \"no\" }", &["cubic.hystart = \"no\"", "bool"][..]),
+            ("{ beta = 0.5 }", &["needs `name`"][..]),
+        ] {
+            let e = parse(&BASE.replace("cc = \"newreno\"", &format!("cc = {table}"))).unwrap_err();
+            assert_eq!(e.key, "flow[0].cc", "{e}");
+            assert_eq!(e.line, Some(17), "{e}");
+            for n in needles {
+                assert!(e.message.contains(n), "{n}: {e}");
+            }
+        }
+    }
+
+    #[test]
     fn overrides_edit_nested_keys_and_keep_lines() {
         let t = apply_overrides(BASE, &["link.0.rate=20Mbps".into(), "flow.0.cc=cubic".into(), "duration=\"5s\"".into()]).unwrap();
         let c = parse(&t).unwrap();
         assert_eq!(c.links[0].rate.unwrap().0, 20_000_000);
-        assert_eq!(c.flows[0].cc, Some(CcKind::Cubic));
+        assert_eq!(c.flows[0].cc, Some(CcKind::Cubic.into()));
         assert_eq!(c.duration.0, celltcp_engine::SimDuration::from_secs(5));
         let e = apply_overrides(BASE, &["link.3.rate=1Mbps".into()]).unwrap_err();
         assert!(e.message.contains("out of range"), "{e}");

@@ -13,17 +13,7 @@ use std::fmt;
 use celltcp_engine::SimDuration;
 use serde::{de, Deserialize, Deserializer, Serialize, Serializer};
 
-fn split_number(s: &str) -> Option<(f64, &str)> {
-    let s = s.trim();
-    let end = s
-        .char_indices()
-        .find(|(_, c)| !(c.is_ascii_digit() || *c == '.' || *c == '-' || *c == '+' || *c == 'e' || *c == 'E'))
-        .map_or(s.len(), |(i, _)| i);
-    // "1e3ms": 'e' followed by a letter that is not a digit belongs to the unit only if no digit follows
-    let (num, unit) = s.split_at(end);
-    let v: f64 = num.parse().ok()?;
-    Some((v, unit.trim()))
-}
+use celltcp_engine::units::split_number;
 
 /// A bit rate in bits per second.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -68,22 +58,9 @@ impl fmt::Display for Rate {
 pub struct Dur(pub SimDuration);
 
 impl Dur {
+    /// See [`celltcp_engine::units::parse_duration`] (shared with the model crates' configs).
     pub fn parse(s: &str) -> Result<Dur, String> {
-        let err = || format!("expected a duration such as \"25ms\", \"1.5s\" or \"100us\" (units ns, us, ms, s, min, h), got {s:?}");
-        let (v, unit) = split_number(s).ok_or_else(err)?;
-        let mult = match unit {
-            "ns" => 1e-9,
-            "us" | "µs" => 1e-6,
-            "ms" => 1e-3,
-            "s" => 1.0,
-            "min" => 60.0,
-            "h" => 3600.0,
-            _ => return Err(err()),
-        };
-        if !v.is_finite() || v < 0.0 {
-            return Err(format!("expected a non-negative duration, got {s:?}"));
-        }
-        Ok(Dur(SimDuration::from_secs_f64(v * mult)))
+        celltcp_engine::units::parse_duration(s).map(Dur)
     }
 }
 

@@ -46,6 +46,17 @@ impl Default for DctcpConfig {
     }
 }
 
+impl DctcpConfig {
+    /// Checks every parameter against the range documented on it; the error names the
+    /// parameter and its value.
+    pub fn validate(&self) -> Result<(), String> {
+        use super::params::*;
+        check("g", self.g, self.g > 0.0 && self.g <= 1.0, "a gain in (0, 1] (RFC 8257: 1/16)")?;
+        check("initial_alpha", self.initial_alpha, (0.0..=1.0).contains(&self.initial_alpha), "a value in [0, 1] (Linux: 1)")?;
+        check_abc(self.abc_limit_segments)
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Dctcp {
     cfg: DctcpConfig,

@@ -98,6 +98,17 @@ impl Default for LpConfig {
     }
 }
 
+impl LpConfig {
+    /// Checks every parameter against the range documented on it; the error names the
+    /// parameter and its value.
+    pub fn validate(&self) -> Result<(), String> {
+        use super::params::*;
+        check("delta", self.delta, unit_open(self.delta), "a fraction in (0, 1) (paper: 0.15)")?;
+        check("itt_rtts", self.itt_rtts, self.itt_rtts > 0.0 && self.itt_rtts.is_finite(), "a positive number of RTTs (paper: 3)")?;
+        check_abc(self.abc_limit_segments)
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Lp {
     cfg: LpConfig,

@@ -29,6 +29,16 @@ impl Default for NewRenoConfig {
     }
 }
 
+impl NewRenoConfig {
+    /// Checks every parameter against the range documented on it; the error names the
+    /// parameter and its value.
+    pub fn validate(&self) -> Result<(), String> {
+        use super::params::*;
+        check("beta", self.beta, unit_open(self.beta), "a value in (0, 1) (RFC 5681: 0.5)")?;
+        check_abc(self.abc_limit_segments)
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct NewReno {
     cfg: NewRenoConfig,

@@ -60,6 +60,19 @@ impl Default for VegasConfig {
     }
 }
 
+impl VegasConfig {
+    /// Checks every parameter against the range documented on it; the error names the
+    /// parameter and its value.
+    pub fn validate(&self) -> Result<(), String> {
+        use super::params::*;
+        check("alpha_pkts", self.alpha_pkts, self.alpha_pkts >= 0.0 && self.alpha_pkts.is_finite(), "a non-negative number of segments (Linux: 2)")?;
+        check("beta_pkts", self.beta_pkts, self.beta_pkts >= self.alpha_pkts && self.beta_pkts.is_finite(), "at least alpha_pkts segments (Linux: 4)")?;
+        check("gamma_pkts", self.gamma_pkts, self.gamma_pkts >= 0.0 && self.gamma_pkts.is_finite(), "a non-negative number of segments (Linux: 1)")?;
+        check("min_rtt_samples", self.min_rtt_samples, self.min_rtt_samples >= 1, "at least 1 sample (Linux: 3)")?;
+        check("loss_beta", self.loss_beta, unit_open(self.loss_beta), "a value in (0, 1) (RFC 5681: 0.5)")
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Vegas {
     cfg: VegasConfig,

@@ -54,6 +54,18 @@ impl Default for VenoConfig {
     }
 }
 
+impl VenoConfig {
+    /// Checks every parameter against the range documented on it; the error names the
+    /// parameter and its value.
+    pub fn validate(&self) -> Result<(), String> {
+        use super::params::*;
+        check("beta_pkts", self.beta_pkts, self.beta_pkts > 0.0 && self.beta_pkts.is_finite(), "a positive number of segments (Fu & Liew: 3)")?;
+        check("random_loss_factor", self.random_loss_factor, unit_open(self.random_loss_factor), "a value in (0, 1) (Fu & Liew: 0.8)")?;
+        check("congestive_loss_factor", self.congestive_loss_factor, unit_open(self.congestive_loss_factor), "a value in (0, 1) (Fu & Liew: 0.5)")?;
+        check_abc(self.abc_limit_segments)
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Veno {
     cfg: VenoConfig,

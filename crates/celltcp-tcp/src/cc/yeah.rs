@@ -72,6 +72,21 @@ impl Default for YeahConfig {
     }
 }
 
+impl YeahConfig {
+    /// Checks every parameter against the range documented on it; the error names the
+    /// parameter and its value.
+    pub fn validate(&self) -> Result<(), String> {
+        use super::params::*;
+        check("q_max_pkts", self.q_max_pkts, self.q_max_pkts > 0.0 && self.q_max_pkts.is_finite(), "a positive number of segments (Linux: 80)")?;
+        check("phi", self.phi, self.phi > 0.0 && self.phi.is_finite(), "a positive ratio (Linux: 1/8)")?;
+        check("gamma", self.gamma, self.gamma >= 1.0 && self.gamma.is_finite(), "at least 1 (Linux: 1)")?;
+        check("epsilon", self.epsilon, self.epsilon < 32, "a shift below 32 (Linux: 1)")?;
+        check("delta", self.delta, self.delta < 32, "a shift below 32 (Linux: 3)")?;
+        check("stcp_ai_cnt", self.stcp_ai_cnt, self.stcp_ai_cnt >= 1.0 && self.stcp_ai_cnt.is_finite(), "at least 1 segment (Linux: 100)")?;
+        check_abc(self.abc_limit_segments)
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Yeah {
     cfg: YeahConfig,
