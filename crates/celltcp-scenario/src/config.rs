@@ -381,61 +381,7 @@ pub struct FlowCfg {
     pub count: Option<u32>,
 }
 
-/// Applies `key.path=value` overrides to the TOML text, keeping the rest of the file (and so
-/// its line numbers) as written. Array elements are addressed by index: `link.0.rate=20Mbps`.
-pub fn apply_overrides(text: &str, overrides: &[String]) -> Result<String, ScenarioError> {
-    if overrides.is_empty() {
-        return Ok(text.to_string());
-    }
-    let mut doc: toml_edit::DocumentMut =
-        text.parse().map_err(|e: toml_edit::TomlError| ScenarioError::new("", format!("invalid TOML: {}", e.message())).at_line(e.span().map(|s| line_of_offset(text, s.start))))?;
-    for o in overrides {
-        let (path, raw) = o
-            .split_once('=')
-            .ok_or_else(|| ScenarioError::new("--set", format!("expected key.path=value, got {o:?}")))?;
-        let path = path.trim();
-        let raw = raw.trim();
-        // a value is TOML if it parses as one (numbers, booleans, quoted strings, tables), else a bare string
-        let value: toml_edit::Value = match format!("v = {raw}").parse::<toml_edit::DocumentMut>() {
-            Ok(d) => d["v"].as_value().cloned().unwrap_or_else(|| toml_edit::Value::from(raw)),
-            Err(_) => toml_edit::Value::from(raw),
-        };
-        let parts: Vec<&str> = path.split('.').collect();
-        if parts.iter().any(|p| p.is_empty()) {
-            return Err(ScenarioError::new("--set", format!("expected key.path=value, got {o:?}")));
-        }
-        set_path(doc.as_item_mut(), &parts, value, path)?;
-    }
-    Ok(doc.to_string())
-}
-
-/// Sets `parts` (table keys and list indices) under `item` to `value`, creating tables on the way.
-fn set_path(item: &mut toml_edit::Item, parts: &[&str], value: toml_edit::Value, path: &str) -> Result<(), ScenarioError> {
-    let (head, rest) = parts.split_first().expect("non-empty path");
-    if let Ok(idx) = head.parse::<usize>() {
-        let arr = item
-            .as_array_of_tables_mut()
-            .ok_or_else(|| ScenarioError::new(path, format!("{head:?} indexes something that is not a list of tables ([[link]], [[flow]], [[node]])")))?;
-        let n = arr.len();
-        let t = arr.get_mut(idx).ok_or_else(|| ScenarioError::new(path, format!("index {idx} is out of range: there are {n} entries")))?;
-        if rest.is_empty() {
-            return Err(ScenarioError::new(path, "cannot replace a whole list entry; name a key inside it"));
-        }
-        let mut it = toml_edit::Item::Table(std::mem::take(t));
-        let r = set_path(&mut it, rest, value, path);
-        *t = it.into_table().unwrap_or_default();
-        return r;
-    }
-    let table = item.as_table_like_mut().ok_or_else(|| ScenarioError::new(path, format!("cannot set {head:?}: its parent is not a table")))?;
-    if rest.is_empty() {
-        table.insert(head, toml_edit::Item::Value(value));
-        return Ok(());
-    }
-    if table.get(head).is_none() {
-        table.insert(head, toml_edit::Item::Table(toml_edit::Table::new()));
-    }
-    set_path(table.get_mut(head).unwrap(), rest, value, path)
-}
+pub use crate::edit::apply_overrides;
 
 pub(crate) fn line_of_offset(text: &str, offset: usize) -> usize {
     text[..offset.min(text.len())].bytes().filter(|b| *b == b'\n').count() + 1

@@ -2,8 +2,8 @@
 //!
 //! The "helper" layer: from a TOML scenario to a finished run.
 //!
-//! - [`config`]: the serde [`config::Config`] and `--set` overrides; [`units`]: `"10Mbps"`,
-//!   `"25ms"`, `"64KB"`.
+//! - [`config`]: the serde [`config::Config`]; [`edit`]: the one path editor (`--set`, sweeps,
+//!   Python), addressing list entries by name or index; [`units`]: `"10Mbps"`, `"25ms"`, `"64KB"`.
 //! - [`plan`]: semantic validation and resolution (nodes, link directions, routes, flows).
 //! - `world`: the topology and the event loop (one `match` over plain-data events).
 //! - `summary`: `summary.json` and the time-series tables.
@@ -11,6 +11,7 @@
 
 mod cellular;
 pub mod config;
+pub mod edit;
 pub mod error;
 pub mod lte_config;
 pub mod output;
