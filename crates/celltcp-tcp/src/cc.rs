@@ -26,6 +26,7 @@ pub mod htcp;
 pub mod hybla;
 pub mod hystart;
 pub mod illinois;
+pub mod loss_window;
 pub mod lp;
 pub mod minmax;
 pub mod newreno;

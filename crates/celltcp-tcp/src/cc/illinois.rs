@@ -28,6 +28,7 @@
 use celltcp_engine::{SimDuration, SimTime};
 
 use super::round::{RoundCounter, RoundEvent};
+use super::loss_window::{loss_window, ssthresh_floor, undo_cwnd, LossWindow};
 use super::{Ack, CongestionEvent, Controller};
 
 /// Illinois parameters.
@@ -135,8 +136,9 @@ pub struct Illinois {
     /// Packet-timed rounds in delivered bytes (module doc).
     rounds: RoundCounter,
     frac: f64,
-    prior: (u64, u64),
-    rto_pending: bool,
+    /// RFC 5681 loss-window state: the (cwnd, ssthresh) saved for an undo, and
+    /// whether a timeout is pending ([`LossWindow`]).
+    loss: LossWindow<(u64, u64)>,
 }
 
 impl Illinois {
@@ -157,8 +159,7 @@ impl Illinois {
             rtt_low: 0,
             rounds: RoundCounter::new(),
             frac: 0.0,
-            prior: (0, 0),
-            rto_pending: false,
+            loss: LossWindow::default(),
         }
     }
 
@@ -207,18 +208,16 @@ impl Illinois {
     }
 
     fn reduce(&mut self) -> u64 {
-        self.prior = (self.cwnd, self.ssthresh);
+        self.loss.save((self.cwnd, self.ssthresh));
         // Paper §3: cwnd ← (1 − β)·cwnd in whole segments (as Linux); floor 2 (RFC 5681 eq. 4).
         let w = self.cwnd as f64 / self.mss as f64;
-        ((w * (1.0 - self.beta)).floor() as u64).max(2) * self.mss
+        ssthresh_floor((w * (1.0 - self.beta)).floor() as u64 * self.mss, self.mss)
     }
 }
 
 impl Controller for Illinois {
     fn on_ack(&mut self, _now: SimTime, ack: &Ack) {
-        if ack.acked_bytes > 0 {
-            self.rto_pending = false;
-        }
+        self.loss.on_ack(ack.acked_bytes);
         if let Some(rtt) = ack.rtt {
             self.base_rtt = Some(self.base_rtt.map_or(rtt, |b| b.min(rtt)));
             self.max_rtt = self.max_rtt.max(rtt);
@@ -257,11 +256,10 @@ impl Controller for Illinois {
     fn on_rto(&mut self, _now: SimTime, _bytes_in_flight: u64, _mss: u32) {
         // RFC 5681 §3.1: LW = 1 SMSS; a repeated timeout holds ssthresh. Linux resets α, β and
         // the θ counter on entering Loss.
-        if !self.rto_pending {
+        if self.loss.on_rto() {
             self.ssthresh = self.reduce();
         }
-        self.rto_pending = true;
-        self.cwnd = self.mss;
+        self.cwnd = loss_window(self.mss);
         self.frac = 0.0;
         self.alpha = 1.0;
         self.beta = 0.5;
@@ -272,9 +270,9 @@ impl Controller for Illinois {
     }
 
     fn on_spurious(&mut self, _now: SimTime) {
-        if self.prior.0 > 0 {
-            self.cwnd = self.cwnd.max(self.prior.0);
-            self.ssthresh = self.prior.1;
+        if let Some((cwnd, ssthresh)) = self.loss.saved() {
+            self.cwnd = undo_cwnd(self.cwnd, cwnd);
+            self.ssthresh = ssthresh;
         }
     }
 

@@ -27,6 +27,7 @@
 use celltcp_engine::{SimDuration, SimTime};
 
 use super::round::{RoundCounter, RoundEvent};
+use super::loss_window::{loss_window, reno_ssthresh, undo_cwnd, LossWindow};
 use super::{Ack, CongestionEvent, Controller};
 
 /// Vegas parameters. Thresholds are in segments (queued packets at the bottleneck).
@@ -92,8 +93,9 @@ pub struct Vegas {
     last_diff_pkts: Option<f64>,
     /// Bytes acknowledged toward the Reno fallback's +1 MSS in congestion avoidance.
     ca_acked: u64,
-    prior: (u64, u64),
-    rto_pending: bool,
+    /// RFC 5681 loss-window state: the (cwnd, ssthresh) saved for an undo, and
+    /// whether a timeout is pending ([`LossWindow`]).
+    loss: LossWindow<(u64, u64)>,
 }
 
 impl Vegas {
@@ -111,8 +113,7 @@ impl Vegas {
             ss_grow_round: true,
             last_diff_pkts: None,
             ca_acked: 0,
-            prior: (0, 0),
-            rto_pending: false,
+            loss: LossWindow::default(),
         }
     }
 
@@ -128,8 +129,8 @@ impl Vegas {
 
     fn reno_reduce(&mut self, flight: u64) -> u64 {
         // RFC 5681 eq. 4: ssthresh = max(FlightSize · β, 2 SMSS).
-        self.prior = (self.cwnd, self.ssthresh);
-        ((flight as f64 * self.cfg.loss_beta) as u64).max(2 * self.mss)
+        self.loss.save((self.cwnd, self.ssthresh));
+        reno_ssthresh(flight, self.cfg.loss_beta, self.mss)
     }
 
     fn reset_round(&mut self) {
@@ -191,9 +192,7 @@ impl Vegas {
 
 impl Controller for Vegas {
     fn on_ack(&mut self, _now: SimTime, ack: &Ack) {
-        if ack.acked_bytes > 0 {
-            self.rto_pending = false;
-        }
+        self.loss.on_ack(ack.acked_bytes);
         // RTT bookkeeping happens in every state: BaseRTT and the round minimum.
         if let Some(rtt) = ack.rtt {
             self.base_rtt = Some(self.base_rtt.map_or(rtt, |b| b.min(rtt)));
@@ -227,19 +226,18 @@ impl Controller for Vegas {
 
     fn on_rto(&mut self, _now: SimTime, bytes_in_flight: u64, _mss: u32) {
         // RFC 5681 §3.1: LW = 1 SMSS; a repeated timeout holds ssthresh.
-        if !self.rto_pending {
+        if self.loss.on_rto() {
             self.ssthresh = self.reno_reduce(bytes_in_flight);
         }
-        self.rto_pending = true;
-        self.cwnd = self.mss;
+        self.cwnd = loss_window(self.mss);
         self.ca_acked = 0;
         self.ss_grow_round = true;
     }
 
     fn on_spurious(&mut self, _now: SimTime) {
-        if self.prior.0 > 0 {
-            self.cwnd = self.cwnd.max(self.prior.0);
-            self.ssthresh = self.prior.1;
+        if let Some((cwnd, ssthresh)) = self.loss.saved() {
+            self.cwnd = undo_cwnd(self.cwnd, cwnd);
+            self.ssthresh = ssthresh;
         }
     }
 
