@@ -488,4 +488,18 @@ mod tests {
         // Scalable TCP (Kelly 2003 §2): cwnd * (1 - b); b = 0.125 by default, 0.25 when set.
         assert_eq!(window_after_loss(json!({"name": "scalable", "b": 0.25}), 100), 75_000);
     }
+
+    #[test]
+    fn the_documentation_lists_every_parameter_with_its_default() {
+        // docs/congestion-control.md, section Parameters: one `key = default` line per field.
+        let doc = include_str!("../../../../docs/congestion-control.md");
+        for k in CcKind::ALL.into_iter().filter(|k| *k != CcKind::WestwoodPlain) {
+            let v = serde_json::to_value(CcConfig::from(k)).unwrap();
+            assert!(doc.contains(&format!("**`{}`**", k.name())), "{k} has no parameter section");
+            for (key, default) in v.as_object().unwrap().iter().filter(|(key, _)| *key != "name") {
+                let line = format!("- `{key} = {default}`: ");
+                assert!(doc.contains(&line), "docs/congestion-control.md lacks {line:?} ({k})");
+            }
+        }
+    }
 }
