@@ -231,8 +231,7 @@ impl<'de> Deserialize<'de> for QueueSpec {
 
 /// Random loss: a probability (Bernoulli), or a table
 /// `{ model = "bernoulli", p = … }` / `{ model = "gilbert-elliott", p_good_to_bad, p_bad_to_good, loss_good, loss_bad }`.
-#[derive(Clone, Debug, PartialEq, Serialize, Default)]
-#[serde(untagged)]
+#[derive(Clone, Debug, PartialEq, Default)]
 pub enum LossSpec {
     #[default]
     None,
@@ -261,6 +260,17 @@ pub struct LossTable {
     pub loss_good: Option<f64>,
     #[serde(default)]
     pub loss_bad: Option<f64>,
+}
+
+impl Serialize for LossSpec {
+    /// No loss is written `0` (as a scenario writes it), so the configuration as run reads back.
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            LossSpec::None => s.serialize_f64(0.0),
+            LossSpec::Bernoulli(p) => s.serialize_f64(*p),
+            LossSpec::Table(t) => t.serialize(s),
+        }
+    }
 }
 
 impl<'de> Deserialize<'de> for LossSpec {
@@ -382,6 +392,81 @@ pub struct FlowCfg {
 }
 
 pub use crate::edit::apply_overrides;
+
+/// Application defaults the run uses when a flow leaves the key out (written into the
+/// configuration as run by [`Config::as_run`]).
+pub mod app_defaults {
+    /// Bulk write size (bytes) when `length` is not given.
+    pub const BULK_LENGTH: u64 = 64 * 1024;
+    /// iperf write size `-l` (bytes), TCP.
+    pub const IPERF_LENGTH: u64 = 128 * 1024;
+    /// iperf `-i` / ping interval.
+    pub const INTERVAL_MS: u64 = 1000;
+    /// UDP `-b` (bit/s) and payload `-l` (bytes).
+    pub const UDP_RATE_BPS: u64 = 1_000_000;
+    pub const UDP_SIZE: u64 = 1448;
+    /// ping payload (bytes), as `ping -s 56`.
+    pub const PING_SIZE: u64 = 56;
+}
+
+impl Config {
+    /// The configuration as it ran, every default filled in: a flow's congestion control with
+    /// all its parameters, its TCP options (from [`celltcp_tcp::TcpConfig::default`]) and
+    /// application defaults, link and flow names, node addresses, and the `[lte]` values the
+    /// model used ([`crate::lte_config::LteCfg::as_run`]). Keys still absent mean "none" (no
+    /// byte limit, autotuned buffers, until the end of the run). Read back as a scenario it
+    /// runs the same (`tests/as_run.rs`).
+    pub fn as_run(&self, plan: &crate::plan::Plan) -> Config {
+        use celltcp_tcp::cc::CcKind;
+        let mut c = self.clone();
+        let tcp = celltcp_tcp::TcpConfig::default();
+        for n in &mut c.nodes {
+            if let Some(pn) = plan.nodes.iter().find(|p| p.name == n.name) {
+                n.address.get_or_insert_with(|| pn.addr.to_string());
+            }
+        }
+        for (l, pl) in c.links.iter_mut().zip(&plan.links) {
+            l.name.get_or_insert_with(|| pl.name.clone());
+        }
+        let ms = |v: u64| Dur(celltcp_engine::SimDuration::from_millis(v));
+        for (i, f) in c.flows.iter_mut().enumerate() {
+            f.name.get_or_insert_with(|| format!("flow{i}"));
+            f.start.get_or_insert(Dur(celltcp_engine::SimDuration::ZERO));
+            match f.app {
+                AppKind::Bulk | AppKind::Iperf => {
+                    let cc = *f.cc.get_or_insert(CcKind::Cubic.into());
+                    f.mss.get_or_insert(tcp.mss);
+                    f.sack.get_or_insert(tcp.sack);
+                    f.timestamps.get_or_insert(tcp.timestamps);
+                    f.delayed_ack.get_or_insert(tcp.delayed_ack);
+                    f.pacing.get_or_insert(tcp.pacing);
+                    f.initial_cwnd.get_or_insert(tcp.initial_cwnd_pkts);
+                    f.min_rto.get_or_insert(Dur(tcp.min_rto));
+                    f.ecn.get_or_insert(tcp.ecn || cc.kind().needs_ecn());
+                    f.trace_segments.get_or_insert(false);
+                    let iperf = f.app == AppKind::Iperf;
+                    f.length.get_or_insert(Bytes(if iperf { app_defaults::IPERF_LENGTH } else { app_defaults::BULK_LENGTH }));
+                    if iperf {
+                        f.reverse.get_or_insert(false);
+                        f.interval.get_or_insert(ms(app_defaults::INTERVAL_MS));
+                    }
+                }
+                AppKind::Udp => {
+                    f.rate.get_or_insert(Rate(app_defaults::UDP_RATE_BPS));
+                    f.size.get_or_insert(Bytes(app_defaults::UDP_SIZE));
+                }
+                AppKind::Ping => {
+                    f.interval.get_or_insert(ms(app_defaults::INTERVAL_MS));
+                    f.size.get_or_insert(Bytes(app_defaults::PING_SIZE));
+                }
+            }
+        }
+        if let (Some(l), Some(pl)) = (&mut c.lte, &plan.lte) {
+            *l = l.as_run(&pl.plan);
+        }
+        c
+    }
+}
 
 pub(crate) fn line_of_offset(text: &str, offset: usize) -> usize {
     text[..offset.min(text.len())].bytes().filter(|b| *b == b'\n').count() + 1

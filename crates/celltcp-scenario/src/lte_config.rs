@@ -908,6 +908,74 @@ pub fn plan_lte(text: &str, cfg: &LteCfg, seed: u64) -> Result<LtePlan, Scenario
     Ok(LtePlan { ran, enbs, ues, epc, setup, manual, failures, interferers, x2 })
 }
 
+impl LteCfg {
+    /// The `[lte]` table as it ran: every optional key that `plan` resolved to a default is
+    /// written out with the value the model uses (PRBs, the RLC entity of the chosen mode, PDCP,
+    /// handover, measurement and radio-link-monitoring parameters), so that the manifest says
+    /// exactly what ran and, read back as a scenario, runs the same.
+    pub fn as_run(&self, plan: &LtePlan) -> LteCfg {
+        let mut c = self.clone();
+        let ran = &plan.ran;
+        c.prbs = Some(ran.dl_prbs);
+        let r = &mut c.rlc;
+        match &ran.rlc {
+            RlcConfig::Tm(t) => r.buffer = Some(Bytes(t.tx_buffer_bytes)),
+            RlcConfig::Um(u) => {
+                r.buffer = Some(Bytes(u.tx_buffer_bytes));
+                r.t_reordering = Some(Dur(u.t_reordering));
+                r.sn_field_bits = Some(u.sn_field_bits);
+            }
+            RlcConfig::Am(a) => {
+                r.buffer = Some(Bytes(a.tx_buffer_bytes));
+                r.t_reordering = Some(Dur(a.t_reordering));
+                r.t_poll_retransmit = Some(Dur(a.t_poll_retransmit));
+                r.t_status_prohibit = Some(Dur(a.t_status_prohibit));
+                r.poll_pdu = Some(a.poll_pdu);
+                r.poll_byte = Some(Bytes(a.poll_byte));
+                r.max_retx_threshold = Some(a.max_retx_threshold);
+            }
+        }
+        c.pdcp.sn_field_bits = Some(ran.pdcp.sn_field_bits);
+        c.pdcp.buffer = Some(Bytes(ran.pdcp.tx_buffer_bytes));
+        c.pdcp.discard_timer = ran.pdcp.discard_timer.map(Dur);
+        let h = &mut c.handover;
+        let ho = &ran.handover;
+        h.forwarding = Some(
+            match ho.forwarding {
+                PdcpForwarding::Seamless => "seamless",
+                PdcpForwarding::SeamlessFlush => "seamless-flush",
+                PdcpForwarding::Lossless => "lossless",
+            }
+            .to_string(),
+        );
+        h.x2_delay = Some(Dur(ho.x2_delay));
+        h.x2_rate = Some(Rate(ho.x2_rate_bps));
+        h.interruption = Some(Dur(ho.interruption));
+        h.path_switch_delay = Some(Dur(ho.path_switch_delay));
+        h.reestablishment = Some(Dur(ho.reestablishment));
+        // validated when the plan was made, so this cannot fail
+        let (meas, rlf) = measurement_config("", &self.handover).expect("validated by plan_lte");
+        h.algorithm = Some(if meas.is_some() { "a3" } else { "none" }.to_string());
+        if let Some(m) = meas {
+            let rc = &m.reports[0];
+            h.hysteresis = Some(Decibel(rc.hysteresis_db));
+            h.a3_offset = Some(Decibel(rc.offset_db));
+            h.time_to_trigger = Some(Dur(SimDuration::from_millis(rc.time_to_trigger_ms as u64)));
+            h.filter_coefficient = Some(m.filter_coefficient);
+            h.measurement_period = Some(Dur(SimDuration::from_millis(m.period_ms as u64)));
+        }
+        h.rlf = Some(rlf.is_some());
+        if let Some(r) = rlf {
+            h.t310 = Some(Dur(SimDuration::from_millis(r.t310_ms as u64)));
+            h.n310 = Some(r.n310);
+            h.n311 = Some(r.n311);
+            h.qout = Some(Decibel(r.qout_db));
+            h.qin = Some(Decibel(r.qin_db));
+        }
+        c
+    }
+}
+
 /// `[lte.handover]` → the X2 procedure parameters.
 fn handover_config(text: &str, cfg: &LteCfg) -> Result<HandoverConfig, ScenarioError> {
     let h = &cfg.handover;
