@@ -420,9 +420,12 @@ impl Config {
         use celltcp_tcp::cc::CcKind;
         let mut c = self.clone();
         let tcp = celltcp_tcp::TcpConfig::default();
-        for n in &mut c.nodes {
-            if let Some(pn) = plan.nodes.iter().find(|p| p.name == n.name) {
-                n.address.get_or_insert_with(|| pn.addr.to_string());
+        if !c.nodes.is_empty() {
+            let addr: std::collections::HashMap<&str, _> = plan.nodes.iter().map(|p| (p.name.as_str(), p.addr)).collect();
+            for n in &mut c.nodes {
+                if let Some(a) = addr.get(n.name.as_str()) {
+                    n.address.get_or_insert_with(|| a.to_string());
+                }
             }
         }
         for (l, pl) in c.links.iter_mut().zip(&plan.links) {

@@ -694,14 +694,15 @@ pub fn plan_lte(text: &str, cfg: &LteCfg, seed: u64) -> Result<LtePlan, Scenario
         return Err(e("ue", "expected at least one [[lte.ue]]".into()));
     }
     let mut ues: Vec<UeSpec> = Vec::new();
+    let mut ue_names: std::collections::HashSet<String> = std::collections::HashSet::new();
     let mut mobility: Vec<Option<MobilitySpec>> = Vec::new();
     for (i, u) in cfg.ues.iter().enumerate() {
         let ue_e = |key: &str, msg: String| lte_err(text, "lte.ue", Some(i), key, msg);
         if u.name.is_empty() {
             return Err(ue_e("name", "expected a non-empty name".into()));
         }
-        if u.count == 0 || u.count > 10_000 {
-            return Err(ue_e("count", format!("expected 1..=10000 UEs, got {}", u.count)));
+        if u.count == 0 || u.count > 1_000_000 {
+            return Err(ue_e("count", format!("expected 1..=1000000 UEs, got {}", u.count)));
         }
         let enb = match &u.enb {
             Some(n) => enbs.iter().position(|x| &x.name == n).ok_or_else(|| {
@@ -795,7 +796,8 @@ pub fn plan_lte(text: &str, cfg: &LteCfg, seed: u64) -> Result<LtePlan, Scenario
         };
         for (k, pos) in positions.into_iter().enumerate() {
             let name = if u.count == 1 { u.name.clone() } else { format!("{}{}", u.name, k + 1) };
-            if ues.iter().any(|x| x.name == name) {
+            // a set, not a scan of the UEs so far: 100,000 UEs must not cost 5·10⁹ comparisons
+            if !ue_names.insert(name.clone()) {
                 return Err(ue_e("name", format!("UE name {name:?} is used twice")));
             }
             ues.push(UeSpec { name, enb, position: pos, fixed_sinr_db: u.sinr.map(|s| s.0), fixed_mcs: u.mcs });
@@ -1089,4 +1091,28 @@ fn measurement_config(text: &str, h: &HandoverCfg) -> Result<(Option<MeasConfig>
 
 fn amc_max_mcs() -> u8 {
     tbs::MAX_MCS
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_group_of_100000_ues_plans_in_linear_time() {
+        // Regression: each UE's name was checked against every UE before it (5·10⁹ string
+        // comparisons for 100,000 UEs); now a set. Quadratic, this takes minutes.
+        let text = "[[enb]]\nname = \"enb\"\n[[ue]]\nname = \"ue\"\ncount = 100000\nplacement = { type = \"disc\", radius = \"300m\" }\n";
+        let cfg: LteCfg = toml::from_str(text).unwrap();
+        let t0 = std::time::Instant::now();
+        let plan = plan_lte(text, &cfg, 1).unwrap();
+        let took = t0.elapsed();
+        eprintln!("planned 100,000 UEs in {took:?}");
+        assert_eq!(plan.ues.len(), 100_000);
+        assert_eq!(plan.ues[99_999].name, "ue100000");
+        assert!(took < std::time::Duration::from_secs(10), "planning 100,000 UEs took {took:?}");
+        let dup = format!("{text}[[ue]]\nname = \"ue1000\"\nposition = [10.0, 0.0]\n");
+        let cfg: LteCfg = toml::from_str(&dup).unwrap();
+        let e = plan_lte(&dup, &cfg, 1).err().expect("a duplicate UE name is refused");
+        assert!(e.message.contains("\"ue1000\" is used twice"), "{e}");
+    }
 }
