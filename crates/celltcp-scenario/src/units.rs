@@ -75,34 +75,15 @@ impl fmt::Display for Dur {
 pub struct Bytes(pub u64);
 
 impl Bytes {
+    /// See [`celltcp_engine::units::parse_bytes`] (shared with the model crates' configs).
     pub fn parse(s: &str) -> Result<Bytes, String> {
-        let err = || format!("expected a size such as \"1500B\", \"64KB\" or \"4MB\" (units B, KB, MB, GB = 1024-based; kB = 1000), got {s:?}");
-        let (v, unit) = split_number(s).ok_or_else(err)?;
-        let mult: f64 = match unit {
-            "B" | "" => 1.0,
-            "kB" => 1e3,
-            "K" | "KB" | "KiB" => 1024.0,
-            "M" | "MB" | "MiB" => 1024.0 * 1024.0,
-            "G" | "GB" | "GiB" => 1024.0 * 1024.0 * 1024.0,
-            _ => return Err(err()),
-        };
-        if !v.is_finite() || v < 0.0 {
-            return Err(format!("expected a non-negative size, got {s:?}"));
-        }
-        Ok(Bytes((v * mult).round() as u64))
+        celltcp_engine::units::parse_bytes(s).map(Bytes)
     }
 }
 
 impl fmt::Display for Bytes {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let b = self.0;
-        if b >= 1 << 20 && b.is_multiple_of(1 << 20) {
-            write!(f, "{}MB", b >> 20)
-        } else if b >= 1024 && b.is_multiple_of(1024) {
-            write!(f, "{}KB", b >> 10)
-        } else {
-            write!(f, "{b}B")
-        }
+        f.write_str(&celltcp_engine::units::format_bytes(self.0))
     }
 }
 
