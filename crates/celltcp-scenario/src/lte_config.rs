@@ -134,8 +134,10 @@ pub struct LteCfg {
     pub ue_height: Meters,
     #[serde(default)]
     pub rlc: RlcCfg,
+    /// `[lte.pdcp]` (TS 36.323): the model's own configuration, deserialised as it is (keys
+    /// `sn_field_bits`, `discard_timer`, `buffer`; defaults from [`PdcpConfig::default`]).
     #[serde(default)]
-    pub pdcp: PdcpCfg,
+    pub pdcp: PdcpConfig,
     #[serde(default)]
     pub epc: EpcCfg,
     #[serde(default)]
@@ -184,15 +186,6 @@ impl Default for RlcCfg {
             sn_field_bits: None,
         }
     }
-}
-
-/// `[lte.pdcp]` (TS 36.323).
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PdcpCfg {
-    pub sn_field_bits: Option<u8>,
-    pub discard_timer: Option<Dur>,
-    pub buffer: Option<Bytes>,
 }
 
 /// `[lte.handover]`: X2 handover, measurements, radio link failure (TS 36.300 §10.1.2.1,
@@ -619,18 +612,9 @@ pub fn plan_lte(text: &str, cfg: &LteCfg, seed: u64) -> Result<LtePlan, Scenario
         }
     }
     let rlc = rlc_config(text, &cfg.rlc)?;
-    let mut pdcp = PdcpConfig::default();
-    if let Some(sn) = cfg.pdcp.sn_field_bits {
-        if ![7, 12, 15, 18].contains(&sn) {
-            return Err(lte_err(text, "lte.pdcp", None, "sn_field_bits", format!("expected 7, 12, 15 or 18 (TS 36.323 §6.3.2), got {sn}")));
-        }
-        pdcp.sn_field_bits = sn;
-    }
-    if let Some(t) = cfg.pdcp.discard_timer {
-        pdcp.discard_timer = Some(t.0);
-    }
-    if let Some(b) = cfg.pdcp.buffer {
-        pdcp.tx_buffer_bytes = b.0;
+    let pdcp = cfg.pdcp;
+    if ![7, 12, 15, 18].contains(&pdcp.sn_field_bits) {
+        return Err(lte_err(text, "lte.pdcp", None, "sn_field_bits", format!("expected 7, 12, 15 or 18 (TS 36.323 §6.3.2), got {}", pdcp.sn_field_bits)));
     }
     let epc = cfg.epc.clone();
     if epc.pgw.is_empty() {
@@ -912,7 +896,7 @@ pub fn plan_lte(text: &str, cfg: &LteCfg, seed: u64) -> Result<LtePlan, Scenario
 
 impl LteCfg {
     /// The `[lte]` table as it ran: every optional key that `plan` resolved to a default is
-    /// written out with the value the model uses (PRBs, the RLC entity of the chosen mode, PDCP,
+    /// written out with the value the model uses (PRBs, the RLC entity of the chosen mode,
     /// handover, measurement and radio-link-monitoring parameters), so that the manifest says
     /// exactly what ran and, read back as a scenario, runs the same.
     pub fn as_run(&self, plan: &LtePlan) -> LteCfg {
@@ -937,9 +921,7 @@ impl LteCfg {
                 r.max_retx_threshold = Some(a.max_retx_threshold);
             }
         }
-        c.pdcp.sn_field_bits = Some(ran.pdcp.sn_field_bits);
-        c.pdcp.buffer = Some(Bytes(ran.pdcp.tx_buffer_bytes));
-        c.pdcp.discard_timer = ran.pdcp.discard_timer.map(Dur);
+        // [lte.pdcp] is the model's PdcpConfig: complete as it is
         let h = &mut c.handover;
         let ho = &ran.handover;
         h.forwarding = Some(
@@ -1114,5 +1096,19 @@ mod tests {
         let cfg: LteCfg = toml::from_str(&dup).unwrap();
         let e = plan_lte(&dup, &cfg, 1).err().expect("a duplicate UE name is refused");
         assert!(e.message.contains("\"ue1000\" is used twice"), "{e}");
+    }
+
+    #[test]
+    fn pdcp_is_the_models_config_with_errors_naming_key_value_and_line() {
+        // [lte.pdcp] deserialises straight into celltcp_lte::pdcp::PdcpConfig.
+        let text = "duration = \"1s\"\n[lte.pdcp]\nbuffer = \"64KB\"\ndiscard_timer = \"150ms\"\n";
+        let cfg = crate::config::parse(text).unwrap();
+        let pdcp = cfg.lte.unwrap().pdcp;
+        assert_eq!(pdcp, PdcpConfig { tx_buffer_bytes: 65536, discard_timer: Some(SimDuration::from_millis(150)), ..PdcpConfig::default() });
+        let e = crate::config::parse(&text.replace("64KB", "64KBB")).unwrap_err();
+        assert_eq!((e.key.as_str(), e.line), ("lte.pdcp.buffer", Some(3)), "{e}");
+        assert!(e.message.contains("64KBB"), "{e}");
+        let e = crate::config::parse(&text.replace("buffer", "bufer")).unwrap_err();
+        assert!(e.to_string().contains("bufer"), "{e}");
     }
 }

@@ -79,6 +79,8 @@ fn lte_defaults_are_written_out_and_run_the_same() {
     assert_eq!(lte["rlc"]["t_poll_retransmit"], "45ms", "TS 36.331 §9.2.1.1 default");
     assert_eq!(lte["rlc"]["max_retx_threshold"], 4);
     assert_eq!(lte["pdcp"]["sn_field_bits"], 12);
+    assert_eq!(lte["pdcp"]["buffer"], "1MB", "as the file sets it");
+    assert!(lte["pdcp"].get("discard_timer").is_none(), "no discard timer: infinity (TS 36.331)");
     assert_eq!(lte["handover"]["time_to_trigger"], "256ms", "as the file sets it");
     assert_eq!(lte["handover"]["algorithm"], "a3");
     assert!(lte["handover"]["t310"].is_string(), "{}", lte["handover"]);
