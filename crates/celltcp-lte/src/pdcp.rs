@@ -29,7 +29,10 @@ pub struct PdcpConfig {
     /// `discardTimer` (TS 36.323 §5.4): how long an SDU may wait in the transmitter before it is
     /// discarded. `None` is "infinity", the value used when the IE is absent (TS 36.331).
     /// Written `discard_timer = "100ms"` in a scenario's `[lte.pdcp]`; absent means infinity.
-    #[serde(skip_serializing_if = "Option::is_none", with = "celltcp_engine::units::human_duration_opt")]
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        with = "celltcp_engine::units::human_duration_opt"
+    )]
     pub discard_timer: Option<SimDuration>,
     /// Bytes of SDU payload (headers excluded) the transmitter may hold until the lower layer
     /// confirms delivery (AM) or transmission (UM); an SDU that would exceed it is dropped at the

@@ -333,12 +333,20 @@ impl AnyCc {
     /// `mss` and an initial window of `initial_cwnd_pkts` segments (RFC 6928: 10). `seed` seeds
     /// the controller's random choices (BBR's PROBE_BW start phase; unused by the others): give
     /// each connection its own ([`crate::TcpConfig::cc_seed`]).
-    pub fn new(cfg: impl Into<CcConfig>, mss: u32, initial_cwnd_pkts: u32, now: SimTime, seed: u64) -> Self {
+    pub fn new(
+        cfg: impl Into<CcConfig>,
+        mss: u32,
+        initial_cwnd_pkts: u32,
+        now: SimTime,
+        seed: u64,
+    ) -> Self {
         let iw = initial_cwnd_pkts;
         match cfg.into() {
             CcConfig::NewReno(c) => AnyCc::NewReno(newreno::NewReno::new(c, mss, iw)),
             CcConfig::Cubic(c) => AnyCc::Cubic(cubic::Cubic::new(c, mss, iw)),
-            CcConfig::Bbr(c) => AnyCc::Bbr(bbr::Bbr::new(bbr::BbrConfig { seed, ..c }, mss, iw, now)),
+            CcConfig::Bbr(c) => {
+                AnyCc::Bbr(bbr::Bbr::new(bbr::BbrConfig { seed, ..c }, mss, iw, now))
+            }
             CcConfig::Scalable(c) => AnyCc::Scalable(scalable::Scalable::new(c, mss, iw)),
             CcConfig::HighSpeed(c) => AnyCc::HighSpeed(highspeed::HighSpeed::new(c, mss, iw)),
             CcConfig::Htcp(c) => AnyCc::Htcp(htcp::Htcp::new(c, mss, iw)),

@@ -71,11 +71,36 @@ impl BicConfig {
     /// parameter and its value.
     pub fn validate(&self) -> Result<(), String> {
         use super::params::*;
-        check("beta", self.beta, unit_open(self.beta), "a value in (0, 1) (Linux: 819/1024)")?;
-        check("max_increment", self.max_increment, self.max_increment > 0.0 && self.max_increment.is_finite(), "a positive number of segments per RTT (Linux: 16)")?;
-        check("low_window", self.low_window, self.low_window >= 2.0 && self.low_window.is_finite(), "at least 2 segments (Linux: 14)")?;
-        check("smooth_part", self.smooth_part, self.smooth_part > 0.0 && self.smooth_part.is_finite(), "a positive divisor (Linux: 20)")?;
-        check("search_divisor", self.search_divisor, self.search_divisor > 1.0 && self.search_divisor.is_finite(), "a divisor above 1 (Linux: 4)")?;
+        check(
+            "beta",
+            self.beta,
+            unit_open(self.beta),
+            "a value in (0, 1) (Linux: 819/1024)",
+        )?;
+        check(
+            "max_increment",
+            self.max_increment,
+            self.max_increment > 0.0 && self.max_increment.is_finite(),
+            "a positive number of segments per RTT (Linux: 16)",
+        )?;
+        check(
+            "low_window",
+            self.low_window,
+            self.low_window >= 2.0 && self.low_window.is_finite(),
+            "at least 2 segments (Linux: 14)",
+        )?;
+        check(
+            "smooth_part",
+            self.smooth_part,
+            self.smooth_part > 0.0 && self.smooth_part.is_finite(),
+            "a positive divisor (Linux: 20)",
+        )?;
+        check(
+            "search_divisor",
+            self.search_divisor,
+            self.search_divisor > 1.0 && self.search_divisor.is_finite(),
+            "a divisor above 1 (Linux: 4)",
+        )?;
         check_abc(self.abc_limit_segments)
     }
 }

@@ -52,8 +52,18 @@ impl DctcpConfig {
     /// parameter and its value.
     pub fn validate(&self) -> Result<(), String> {
         use super::params::*;
-        check("g", self.g, self.g > 0.0 && self.g <= 1.0, "a gain in (0, 1] (RFC 8257: 1/16)")?;
-        check("initial_alpha", self.initial_alpha, (0.0..=1.0).contains(&self.initial_alpha), "a value in [0, 1] (Linux: 1)")?;
+        check(
+            "g",
+            self.g,
+            self.g > 0.0 && self.g <= 1.0,
+            "a gain in (0, 1] (RFC 8257: 1/16)",
+        )?;
+        check(
+            "initial_alpha",
+            self.initial_alpha,
+            (0.0..=1.0).contains(&self.initial_alpha),
+            "a value in [0, 1] (Linux: 1)",
+        )?;
         check_abc(self.abc_limit_segments)
     }
 }
@@ -151,7 +161,10 @@ impl Controller for Dctcp {
         self.save();
         self.ssthresh = if ev.ecn {
             // RFC 8257 §3.4.
-            ssthresh_floor((self.cwnd as f64 * (1.0 - self.alpha / 2.0)) as u64, self.mss)
+            ssthresh_floor(
+                (self.cwnd as f64 * (1.0 - self.alpha / 2.0)) as u64,
+                self.mss,
+            )
         } else {
             // RFC 8257 §3.5 / RFC 5681 eq. 4.
             ssthresh_floor(ev.bytes_in_flight / 2, self.mss)

@@ -68,11 +68,36 @@ impl HighSpeedConfig {
     /// parameter and its value.
     pub fn validate(&self) -> Result<(), String> {
         use super::params::*;
-        check("low_window_pkts", self.low_window_pkts, self.low_window_pkts >= 1.0, "at least 1 segment (RFC 3649: 38)")?;
-        check("high_window_pkts", self.high_window_pkts, self.high_window_pkts > self.low_window_pkts && self.high_window_pkts.is_finite(), "more segments than low_window_pkts (RFC 3649: 83000)")?;
-        check("low_p", self.low_p, unit_open(self.low_p), "a loss rate in (0, 1) (RFC 3649: 1e-3)")?;
-        check("high_p", self.high_p, self.high_p > 0.0 && self.high_p < self.low_p, "a loss rate in (0, low_p) (RFC 3649: 1e-7)")?;
-        check("high_decrease", self.high_decrease, self.high_decrease > 0.0 && self.high_decrease <= 0.5, "a value in (0, 0.5] (RFC 3649: 0.1)")?;
+        check(
+            "low_window_pkts",
+            self.low_window_pkts,
+            self.low_window_pkts >= 1.0,
+            "at least 1 segment (RFC 3649: 38)",
+        )?;
+        check(
+            "high_window_pkts",
+            self.high_window_pkts,
+            self.high_window_pkts > self.low_window_pkts && self.high_window_pkts.is_finite(),
+            "more segments than low_window_pkts (RFC 3649: 83000)",
+        )?;
+        check(
+            "low_p",
+            self.low_p,
+            unit_open(self.low_p),
+            "a loss rate in (0, 1) (RFC 3649: 1e-3)",
+        )?;
+        check(
+            "high_p",
+            self.high_p,
+            self.high_p > 0.0 && self.high_p < self.low_p,
+            "a loss rate in (0, low_p) (RFC 3649: 1e-7)",
+        )?;
+        check(
+            "high_decrease",
+            self.high_decrease,
+            self.high_decrease > 0.0 && self.high_decrease <= 0.5,
+            "a value in (0, 0.5] (RFC 3649: 0.1)",
+        )?;
         check_abc(self.abc_limit_segments)
     }
 }

@@ -74,10 +74,30 @@ impl HtcpConfig {
     /// parameter and its value.
     pub fn validate(&self) -> Result<(), String> {
         use super::params::*;
-        check("delta_l_s", self.delta_l_s, self.delta_l_s >= 0.0 && self.delta_l_s.is_finite(), "a non-negative time in seconds (Leith & Shorten: 1)")?;
-        check("beta_min", self.beta_min, unit_open(self.beta_min), "a value in (0, 1) (Leith & Shorten: 0.5)")?;
-        check("beta_max", self.beta_max, self.beta_max >= self.beta_min && self.beta_max < 1.0, "a value in [beta_min, 1) (Leith & Shorten: 0.8)")?;
-        check("rtt_ref_s", self.rtt_ref_s, self.rtt_ref_s > 0.0 && self.rtt_ref_s.is_finite(), "a positive time in seconds (Linux: 0.1)")?;
+        check(
+            "delta_l_s",
+            self.delta_l_s,
+            self.delta_l_s >= 0.0 && self.delta_l_s.is_finite(),
+            "a non-negative time in seconds (Leith & Shorten: 1)",
+        )?;
+        check(
+            "beta_min",
+            self.beta_min,
+            unit_open(self.beta_min),
+            "a value in (0, 1) (Leith & Shorten: 0.5)",
+        )?;
+        check(
+            "beta_max",
+            self.beta_max,
+            self.beta_max >= self.beta_min && self.beta_max < 1.0,
+            "a value in [beta_min, 1) (Leith & Shorten: 0.8)",
+        )?;
+        check(
+            "rtt_ref_s",
+            self.rtt_ref_s,
+            self.rtt_ref_s > 0.0 && self.rtt_ref_s.is_finite(),
+            "a positive time in seconds (Linux: 0.1)",
+        )?;
         check_abc(self.abc_limit_segments)
     }
 }

@@ -53,8 +53,18 @@ impl HyblaConfig {
     /// parameter and its value.
     pub fn validate(&self) -> Result<(), String> {
         use super::params::*;
-        check("rtt0_ms", self.rtt0_ms, self.rtt0_ms > 0.0 && self.rtt0_ms.is_finite(), "a positive time in ms (Caini & Firrincieli: 25)")?;
-        check("rho_max", self.rho_max, self.rho_max >= 1.0 && self.rho_max.is_finite(), "at least 1 (default 16)")?;
+        check(
+            "rtt0_ms",
+            self.rtt0_ms,
+            self.rtt0_ms > 0.0 && self.rtt0_ms.is_finite(),
+            "a positive time in ms (Caini & Firrincieli: 25)",
+        )?;
+        check(
+            "rho_max",
+            self.rho_max,
+            self.rho_max >= 1.0 && self.rho_max.is_finite(),
+            "at least 1 (default 16)",
+        )?;
         check_abc(self.abc_limit_segments)
     }
 }

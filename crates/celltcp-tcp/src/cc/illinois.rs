@@ -27,8 +27,8 @@
 
 use celltcp_engine::{SimDuration, SimTime};
 
-use super::round::{RoundCounter, RoundEvent};
 use super::loss_window::{loss_window, ssthresh_floor, undo_cwnd, LossWindow};
+use super::round::{RoundCounter, RoundEvent};
 use super::{Ack, CongestionEvent, Controller};
 
 /// Illinois parameters.
@@ -79,14 +79,54 @@ impl IllinoisConfig {
     /// parameter and its value.
     pub fn validate(&self) -> Result<(), String> {
         use super::params::*;
-        check("alpha_min", self.alpha_min, self.alpha_min > 0.0, "a positive number of segments per RTT (paper: 0.3)")?;
-        check("alpha_max", self.alpha_max, self.alpha_max > self.alpha_min && self.alpha_max.is_finite(), "more than alpha_min (paper: 10)")?;
-        check("beta_min", self.beta_min, self.beta_min > 0.0 && self.beta_min <= self.beta_max, "a value in (0, beta_max] (paper: 1/8)")?;
-        check("beta_max", self.beta_max, self.beta_max >= self.beta_min && self.beta_max < 1.0, "a value in [beta_min, 1) (paper: 1/2)")?;
-        check("d1_fraction", self.d1_fraction, (0.0..=1.0).contains(&self.d1_fraction), "a fraction in [0, 1] (paper: 0.01)")?;
-        check("d2_fraction", self.d2_fraction, self.d2_fraction > self.d1_fraction && self.d2_fraction <= 1.0, "a fraction in (d1_fraction, 1] (paper: 0.1)")?;
-        check("d3_fraction", self.d3_fraction, self.d3_fraction > self.d2_fraction && self.d3_fraction <= 1.0, "a fraction in (d2_fraction, 1] (paper: 0.8)")?;
-        check("win_thresh", self.win_thresh, self.win_thresh >= 0.0 && self.win_thresh.is_finite(), "a non-negative number of segments (Linux: 15)")?;
+        check(
+            "alpha_min",
+            self.alpha_min,
+            self.alpha_min > 0.0,
+            "a positive number of segments per RTT (paper: 0.3)",
+        )?;
+        check(
+            "alpha_max",
+            self.alpha_max,
+            self.alpha_max > self.alpha_min && self.alpha_max.is_finite(),
+            "more than alpha_min (paper: 10)",
+        )?;
+        check(
+            "beta_min",
+            self.beta_min,
+            self.beta_min > 0.0 && self.beta_min <= self.beta_max,
+            "a value in (0, beta_max] (paper: 1/8)",
+        )?;
+        check(
+            "beta_max",
+            self.beta_max,
+            self.beta_max >= self.beta_min && self.beta_max < 1.0,
+            "a value in [beta_min, 1) (paper: 1/2)",
+        )?;
+        check(
+            "d1_fraction",
+            self.d1_fraction,
+            (0.0..=1.0).contains(&self.d1_fraction),
+            "a fraction in [0, 1] (paper: 0.01)",
+        )?;
+        check(
+            "d2_fraction",
+            self.d2_fraction,
+            self.d2_fraction > self.d1_fraction && self.d2_fraction <= 1.0,
+            "a fraction in (d1_fraction, 1] (paper: 0.1)",
+        )?;
+        check(
+            "d3_fraction",
+            self.d3_fraction,
+            self.d3_fraction > self.d2_fraction && self.d3_fraction <= 1.0,
+            "a fraction in (d2_fraction, 1] (paper: 0.8)",
+        )?;
+        check(
+            "win_thresh",
+            self.win_thresh,
+            self.win_thresh >= 0.0 && self.win_thresh.is_finite(),
+            "a non-negative number of segments (Linux: 15)",
+        )?;
         check_abc(self.abc_limit_segments)
     }
 }

@@ -24,7 +24,10 @@ pub struct LossWindow<S: Copy> {
 
 impl<S: Copy> Default for LossWindow<S> {
     fn default() -> Self {
-        LossWindow { prior: None, rto_pending: false }
+        LossWindow {
+            prior: None,
+            rto_pending: false,
+        }
     }
 }
 
@@ -101,7 +104,11 @@ mod tests {
         // RFC 5681 eq. 4: ssthresh = max(FlightSize / 2, 2 * SMSS).
         assert_eq!(reno_ssthresh(20 * MSS, 0.5, MSS), 10 * MSS);
         assert_eq!(reno_ssthresh(3 * MSS, 0.5, MSS), 2 * MSS);
-        assert_eq!(reno_ssthresh(20_001, 0.5, MSS), 10_000, "whole bytes, rounded down");
+        assert_eq!(
+            reno_ssthresh(20_001, 0.5, MSS),
+            10_000,
+            "whole bytes, rounded down"
+        );
         assert_eq!(reno_ssthresh(100 * MSS, 0.7, MSS), 70 * MSS);
         assert_eq!(ssthresh_floor(MSS, MSS), 2 * MSS);
         assert_eq!(loss_window(MSS), MSS);
@@ -116,7 +123,10 @@ mod tests {
         lw.on_ack(0);
         assert!(!lw.on_rto(), "an ACK of no new data does not end the run");
         lw.on_ack(MSS);
-        assert!(lw.on_rto(), "after new data is acknowledged a timeout is a new event");
+        assert!(
+            lw.on_rto(),
+            "after new data is acknowledged a timeout is a new event"
+        );
     }
 
     #[test]

@@ -35,7 +35,12 @@ impl NewRenoConfig {
     /// parameter and its value.
     pub fn validate(&self) -> Result<(), String> {
         use super::params::*;
-        check("beta", self.beta, unit_open(self.beta), "a value in (0, 1) (RFC 5681: 0.5)")?;
+        check(
+            "beta",
+            self.beta,
+            unit_open(self.beta),
+            "a value in (0, 1) (RFC 5681: 0.5)",
+        )?;
         check_abc(self.abc_limit_segments)
     }
 }

@@ -14,9 +14,10 @@ use serde::de::{self, DeserializeSeed, IntoDeserializer, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::{
-    bbr::BbrConfig, bic::BicConfig, cubic::CubicConfig, dctcp::DctcpConfig, highspeed::HighSpeedConfig, htcp::HtcpConfig,
-    hybla::HyblaConfig, illinois::IllinoisConfig, lp::LpConfig, newreno::NewRenoConfig, scalable::ScalableConfig,
-    vegas::VegasConfig, veno::VenoConfig, westwood::WestwoodConfig, yeah::YeahConfig, CcKind,
+    bbr::BbrConfig, bic::BicConfig, cubic::CubicConfig, dctcp::DctcpConfig,
+    highspeed::HighSpeedConfig, htcp::HtcpConfig, hybla::HyblaConfig, illinois::IllinoisConfig,
+    lp::LpConfig, newreno::NewRenoConfig, scalable::ScalableConfig, vegas::VegasConfig,
+    veno::VenoConfig, westwood::WestwoodConfig, yeah::YeahConfig, CcKind,
 };
 
 /// A congestion control with its parameters: the selector ([`CcConfig::kind`]) and the
@@ -55,8 +56,14 @@ impl From<CcKind> for CcConfig {
             CcKind::Hybla => CcConfig::Hybla(Default::default()),
             CcKind::Vegas => CcConfig::Vegas(Default::default()),
             CcKind::Veno => CcConfig::Veno(Default::default()),
-            CcKind::Westwood => CcConfig::Westwood(WestwoodConfig { plus: true, ..Default::default() }),
-            CcKind::WestwoodPlain => CcConfig::WestwoodPlain(WestwoodConfig { plus: false, ..Default::default() }),
+            CcKind::Westwood => CcConfig::Westwood(WestwoodConfig {
+                plus: true,
+                ..Default::default()
+            }),
+            CcKind::WestwoodPlain => CcConfig::WestwoodPlain(WestwoodConfig {
+                plus: false,
+                ..Default::default()
+            }),
             CcKind::Bic => CcConfig::Bic(Default::default()),
             CcKind::Illinois => CcConfig::Illinois(Default::default()),
             CcKind::Yeah => CcConfig::Yeah(Default::default()),
@@ -163,7 +170,12 @@ impl CcConfig {
 }
 
 /// `key = value: expected {want}` unless `ok`; the helper every `Config::validate` uses.
-pub(crate) fn check(key: &str, value: impl fmt::Display, ok: bool, want: &str) -> Result<(), String> {
+pub(crate) fn check(
+    key: &str,
+    value: impl fmt::Display,
+    ok: bool,
+    want: &str,
+) -> Result<(), String> {
     if ok {
         Ok(())
     } else {
@@ -173,7 +185,12 @@ pub(crate) fn check(key: &str, value: impl fmt::Display, ok: bool, want: &str) -
 
 /// The RFC 3465 §2.2 ABC limit L: at least one segment per ACK.
 pub(crate) fn check_abc(l: u32) -> Result<(), String> {
-    check("abc_limit_segments", l, l >= 1, "at least 1 segment per ACK (RFC 3465 §2.2: 2)")
+    check(
+        "abc_limit_segments",
+        l,
+        l >= 1,
+        "at least 1 segment per ACK (RFC 3465 §2.2: 2)",
+    )
 }
 
 /// `x` in the open interval (0, 1).
@@ -201,7 +218,9 @@ impl Serialize for CcConfig {
             CcConfig::Hybla(c) => Named { name, params: c }.serialize(s),
             CcConfig::Vegas(c) => Named { name, params: c }.serialize(s),
             CcConfig::Veno(c) => Named { name, params: c }.serialize(s),
-            CcConfig::Westwood(c) | CcConfig::WestwoodPlain(c) => Named { name, params: c }.serialize(s),
+            CcConfig::Westwood(c) | CcConfig::WestwoodPlain(c) => {
+                Named { name, params: c }.serialize(s)
+            }
             CcConfig::Bic(c) => Named { name, params: c }.serialize(s),
             CcConfig::Illinois(c) => Named { name, params: c }.serialize(s),
             CcConfig::Yeah(c) => Named { name, params: c }.serialize(s),
@@ -238,8 +257,16 @@ impl<'de> Deserialize<'de> for CcConfig {
                         params.push((k, v));
                     }
                 }
-                let names = || CcKind::ALL.iter().map(|k| k.name()).collect::<Vec<_>>().join(", ");
-                let name = name.ok_or_else(|| de::Error::custom(format!("a cc table needs `name` (one of {})", names())))?;
+                let names = || {
+                    CcKind::ALL
+                        .iter()
+                        .map(|k| k.name())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                };
+                let name = name.ok_or_else(|| {
+                    de::Error::custom(format!("a cc table needs `name` (one of {})", names()))
+                })?;
                 let kind = name.parse::<CcKind>().map_err(de::Error::custom)?;
                 CcConfig::from_params(kind, params).map_err(de::Error::custom)
             }
@@ -331,19 +358,40 @@ struct Params {
     entries: Vec<(String, ParamValue)>,
 }
 
-fn read<T: for<'de> Deserialize<'de>>(cc: &'static str, entries: Vec<(String, ParamValue)>) -> Result<T, String> {
+fn read<T: for<'de> Deserialize<'de>>(
+    cc: &'static str,
+    entries: Vec<(String, ParamValue)>,
+) -> Result<T, String> {
     T::deserialize(Params { cc, entries }).map_err(|e| e.to_string())
 }
 
 impl<'de> Deserializer<'de> for Params {
     type Error = ParamError;
     fn deserialize_any<V: Visitor<'de>>(self, v: V) -> Result<V::Value, ParamError> {
-        v.visit_map(ParamAccess { cc: self.cc, it: self.entries.into_iter(), cur: None })
+        v.visit_map(ParamAccess {
+            cc: self.cc,
+            it: self.entries.into_iter(),
+            cur: None,
+        })
     }
-    fn deserialize_struct<V: Visitor<'de>>(self, _name: &'static str, fields: &'static [&'static str], v: V) -> Result<V::Value, ParamError> {
-        if let Some((k, val)) = self.entries.iter().find(|(k, _)| !fields.contains(&k.as_str())) {
+    fn deserialize_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        fields: &'static [&'static str],
+        v: V,
+    ) -> Result<V::Value, ParamError> {
+        if let Some((k, val)) = self
+            .entries
+            .iter()
+            .find(|(k, _)| !fields.contains(&k.as_str()))
+        {
             let takes: Vec<&str> = fields.iter().copied().filter(|f| *f != "seed").collect();
-            return Err(de::Error::custom(format!("unknown {} parameter `{k}` = {val}; {} takes {}", self.cc, self.cc, takes.join(", "))));
+            return Err(de::Error::custom(format!(
+                "unknown {} parameter `{k}` = {val}; {} takes {}",
+                self.cc,
+                self.cc,
+                takes.join(", ")
+            )));
         }
         self.deserialize_any(v)
     }
@@ -363,16 +411,25 @@ struct ParamAccess {
 
 impl<'de> MapAccess<'de> for ParamAccess {
     type Error = ParamError;
-    fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>, ParamError> {
-        let Some((k, v)) = self.it.next() else { return Ok(None) };
+    fn next_key_seed<K: DeserializeSeed<'de>>(
+        &mut self,
+        seed: K,
+    ) -> Result<Option<K::Value>, ParamError> {
+        let Some((k, v)) = self.it.next() else {
+            return Ok(None);
+        };
         let key = seed.deserialize(k.as_str().into_deserializer())?;
         self.cur = Some((k, v));
         Ok(Some(key))
     }
-    fn next_value_seed<S: DeserializeSeed<'de>>(&mut self, seed: S) -> Result<S::Value, ParamError> {
+    fn next_value_seed<S: DeserializeSeed<'de>>(
+        &mut self,
+        seed: S,
+    ) -> Result<S::Value, ParamError> {
         let (k, v) = self.cur.take().expect("next_value after next_key");
         let shown = v.to_string();
-        seed.deserialize(v).map_err(|e| de::Error::custom(format!("{}.{k} = {shown}: {e}", self.cc)))
+        seed.deserialize(v)
+            .map_err(|e| de::Error::custom(format!("{}.{k} = {shown}: {e}", self.cc)))
     }
 }
 
@@ -395,24 +452,50 @@ mod tests {
             let c = CcConfig::deserialize(d).unwrap();
             assert_eq!(c, CcConfig::from(k));
             assert_eq!(c.kind(), k);
-            c.validate().unwrap_or_else(|e| panic!("default {k} is out of range: {e}"));
+            c.validate()
+                .unwrap_or_else(|e| panic!("default {k} is out of range: {e}"));
         }
     }
 
     #[test]
     fn a_table_sets_parameters_in_any_order() {
-        let c = table(&[("beta", ParamValue::F64(0.5)), ("name", ParamValue::Str("cubic".into())), ("hystart", ParamValue::Bool(false))]).unwrap();
-        let CcConfig::Cubic(cfg) = c else { panic!("{c:?}") };
-        assert_eq!(cfg, CubicConfig { beta: 0.5, hystart: false, ..CubicConfig::default() });
+        let c = table(&[
+            ("beta", ParamValue::F64(0.5)),
+            ("name", ParamValue::Str("cubic".into())),
+            ("hystart", ParamValue::Bool(false)),
+        ])
+        .unwrap();
+        let CcConfig::Cubic(cfg) = c else {
+            panic!("{c:?}")
+        };
+        assert_eq!(
+            cfg,
+            CubicConfig {
+                beta: 0.5,
+                hystart: false,
+                ..CubicConfig::default()
+            }
+        );
         // an integer where a float is expected is the float
-        let c = table(&[("name", ParamValue::Str("bic".into())), ("max_increment", ParamValue::I64(8))]).unwrap();
+        let c = table(&[
+            ("name", ParamValue::Str("bic".into())),
+            ("max_increment", ParamValue::I64(8)),
+        ])
+        .unwrap();
         assert!(matches!(c, CcConfig::Bic(b) if b.max_increment == 8.0));
     }
 
     #[test]
     fn unknown_parameter_names_key_value_and_what_exists() {
-        let e = table(&[("name", ParamValue::Str("cubic".into())), ("betta", ParamValue::F64(0.5))]).unwrap_err();
-        assert!(e.contains("betta") && e.contains("0.5") && e.contains("fast_convergence"), "{e}");
+        let e = table(&[
+            ("name", ParamValue::Str("cubic".into())),
+            ("betta", ParamValue::F64(0.5)),
+        ])
+        .unwrap_err();
+        assert!(
+            e.contains("betta") && e.contains("0.5") && e.contains("fast_convergence"),
+            "{e}"
+        );
         let e = table(&[("beta", ParamValue::F64(0.5))]).unwrap_err();
         assert!(e.contains("needs `name`"), "{e}");
         let e = table(&[("name", ParamValue::Str("cubc".into()))]).unwrap_err();
@@ -421,23 +504,57 @@ mod tests {
 
     #[test]
     fn wrong_type_and_out_of_range_name_key_and_value() {
-        let e = table(&[("name", ParamValue::Str("cubic".into())), ("hystart", ParamValue::Str("yes".into()))]).unwrap_err();
+        let e = table(&[
+            ("name", ParamValue::Str("cubic".into())),
+            ("hystart", ParamValue::Str("yes".into())),
+        ])
+        .unwrap_err();
         assert!(e.contains("cubic.hystart = \"yes\""), "{e}");
-        let e = table(&[("name", ParamValue::Str("cubic".into())), ("beta", ParamValue::F64(1.5))]).unwrap_err();
-        assert!(e.contains("cubic.beta = 1.5") && e.contains("(0, 1)"), "{e}");
-        let e = table(&[("name", ParamValue::Str("newreno".into())), ("abc_limit_segments", ParamValue::I64(-1))]).unwrap_err();
+        let e = table(&[
+            ("name", ParamValue::Str("cubic".into())),
+            ("beta", ParamValue::F64(1.5)),
+        ])
+        .unwrap_err();
+        assert!(
+            e.contains("cubic.beta = 1.5") && e.contains("(0, 1)"),
+            "{e}"
+        );
+        let e = table(&[
+            ("name", ParamValue::Str("newreno".into())),
+            ("abc_limit_segments", ParamValue::I64(-1)),
+        ])
+        .unwrap_err();
         assert!(e.contains("newreno.abc_limit_segments = -1"), "{e}");
-        let e = table(&[("name", ParamValue::Str("bbr".into())), ("probe_rtt_duration", ParamValue::Str("2 parsecs".into()))]).unwrap_err();
-        assert!(e.contains("probe_rtt_duration") && e.contains("2 parsecs"), "{e}");
+        let e = table(&[
+            ("name", ParamValue::Str("bbr".into())),
+            ("probe_rtt_duration", ParamValue::Str("2 parsecs".into())),
+        ])
+        .unwrap_err();
+        assert!(
+            e.contains("probe_rtt_duration") && e.contains("2 parsecs"),
+            "{e}"
+        );
     }
 
     #[test]
     fn westwood_variant_is_the_name() {
-        let c = table(&[("name", ParamValue::Str("westwoodplain".into())), ("filter_tau_s", ParamValue::F64(1.0))]).unwrap();
+        let c = table(&[
+            ("name", ParamValue::Str("westwoodplain".into())),
+            ("filter_tau_s", ParamValue::F64(1.0)),
+        ])
+        .unwrap();
         assert!(matches!(c, CcConfig::WestwoodPlain(w) if !w.plus && w.filter_tau_s == 1.0));
-        let e = table(&[("name", ParamValue::Str("westwood".into())), ("plus", ParamValue::Bool(false))]).unwrap_err();
+        let e = table(&[
+            ("name", ParamValue::Str("westwood".into())),
+            ("plus", ParamValue::Bool(false)),
+        ])
+        .unwrap_err();
         assert!(e.contains("westwood.plus = false"), "{e}");
-        let c = table(&[("name", ParamValue::Str("westwood".into())), ("plus", ParamValue::Bool(true))]).unwrap();
+        let c = table(&[
+            ("name", ParamValue::Str("westwood".into())),
+            ("plus", ParamValue::Bool(true)),
+        ])
+        .unwrap();
         assert_eq!(c, CcConfig::from(CcKind::Westwood));
     }
 
@@ -455,7 +572,10 @@ mod tests {
         assert_eq!(bbr["probe_rtt_duration"], "200ms");
         assert!(bbr.get("seed").is_none(), "{bbr}");
         let cubic = serde_json::to_value(CcConfig::from(CcKind::Cubic)).unwrap();
-        assert_eq!(cubic, serde_json::json!({"name": "cubic", "c": 0.4, "beta": 0.7, "fast_convergence": true, "hystart": true, "abc_limit_segments": 2}));
+        assert_eq!(
+            cubic,
+            serde_json::json!({"name": "cubic", "c": 0.4, "beta": 0.7, "fast_convergence": true, "hystart": true, "abc_limit_segments": 2})
+        );
     }
 
     /// The window after one loss at a window of `w` segments, through [`super::super::AnyCc`]
@@ -480,25 +600,51 @@ mod tests {
         // RFC 9438 §4.6: cwnd = ssthresh = flight_size * beta_cubic after a loss. The default
         // beta 0.7 leaves 70 of 100 segments; `beta = 0.5` from the scenario leaves 50.
         use serde_json::json;
-        assert_eq!(window_after_loss(json!({"name": "cubic", "hystart": false}), 100), 70_000);
-        assert_eq!(window_after_loss(json!({"name": "cubic", "beta": 0.5, "hystart": false}), 100), 50_000);
+        assert_eq!(
+            window_after_loss(json!({"name": "cubic", "hystart": false}), 100),
+            70_000
+        );
+        assert_eq!(
+            window_after_loss(json!({"name": "cubic", "beta": 0.5, "hystart": false}), 100),
+            50_000
+        );
         // RFC 5681 eq. 4 with NewReno's beta: FlightSize/2 by default, FlightSize * 0.8 when set.
         assert_eq!(window_after_loss(json!("newreno"), 100), 50_000);
-        assert_eq!(window_after_loss(json!({"name": "reno", "beta": 0.8}), 100), 80_000);
+        assert_eq!(
+            window_after_loss(json!({"name": "reno", "beta": 0.8}), 100),
+            80_000
+        );
         // Scalable TCP (Kelly 2003 §2): cwnd * (1 - b); b = 0.125 by default, 0.25 when set.
-        assert_eq!(window_after_loss(json!({"name": "scalable", "b": 0.25}), 100), 75_000);
+        assert_eq!(
+            window_after_loss(json!({"name": "scalable", "b": 0.25}), 100),
+            75_000
+        );
     }
 
     #[test]
     fn the_documentation_lists_every_parameter_with_its_default() {
         // docs/congestion-control.md, section Parameters: one `key = default` line per field.
         let doc = include_str!("../../../../docs/congestion-control.md");
-        for k in CcKind::ALL.into_iter().filter(|k| *k != CcKind::WestwoodPlain) {
+        for k in CcKind::ALL
+            .into_iter()
+            .filter(|k| *k != CcKind::WestwoodPlain)
+        {
             let v = serde_json::to_value(CcConfig::from(k)).unwrap();
-            assert!(doc.contains(&format!("**`{}`**", k.name())), "{k} has no parameter section");
-            for (key, default) in v.as_object().unwrap().iter().filter(|(key, _)| *key != "name") {
+            assert!(
+                doc.contains(&format!("**`{}`**", k.name())),
+                "{k} has no parameter section"
+            );
+            for (key, default) in v
+                .as_object()
+                .unwrap()
+                .iter()
+                .filter(|(key, _)| *key != "name")
+            {
                 let line = format!("- `{key} = {default}`: ");
-                assert!(doc.contains(&line), "docs/congestion-control.md lacks {line:?} ({k})");
+                assert!(
+                    doc.contains(&line),
+                    "docs/congestion-control.md lacks {line:?} ({k})"
+                );
             }
         }
     }

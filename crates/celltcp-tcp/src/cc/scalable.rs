@@ -55,8 +55,18 @@ impl ScalableConfig {
     /// parameter and its value.
     pub fn validate(&self) -> Result<(), String> {
         use super::params::*;
-        check("a", self.a, unit_open(self.a), "a value in (0, 1) segments (Kelly 2003: 0.01)")?;
-        check("b", self.b, unit_open(self.b), "a value in (0, 1) (Kelly 2003: 0.125)")?;
+        check(
+            "a",
+            self.a,
+            unit_open(self.a),
+            "a value in (0, 1) segments (Kelly 2003: 0.01)",
+        )?;
+        check(
+            "b",
+            self.b,
+            unit_open(self.b),
+            "a value in (0, 1) (Kelly 2003: 0.125)",
+        )?;
         check_abc(self.abc_limit_segments)
     }
 }

@@ -26,8 +26,8 @@
 
 use celltcp_engine::{SimDuration, SimTime};
 
-use super::round::{RoundCounter, RoundEvent};
 use super::loss_window::{loss_window, reno_ssthresh, undo_cwnd, LossWindow};
+use super::round::{RoundCounter, RoundEvent};
 use super::{Ack, CongestionEvent, Controller};
 
 /// Vegas parameters. Thresholds are in segments (queued packets at the bottleneck).
@@ -66,11 +66,36 @@ impl VegasConfig {
     /// parameter and its value.
     pub fn validate(&self) -> Result<(), String> {
         use super::params::*;
-        check("alpha_pkts", self.alpha_pkts, self.alpha_pkts >= 0.0 && self.alpha_pkts.is_finite(), "a non-negative number of segments (Linux: 2)")?;
-        check("beta_pkts", self.beta_pkts, self.beta_pkts >= self.alpha_pkts && self.beta_pkts.is_finite(), "at least alpha_pkts segments (Linux: 4)")?;
-        check("gamma_pkts", self.gamma_pkts, self.gamma_pkts >= 0.0 && self.gamma_pkts.is_finite(), "a non-negative number of segments (Linux: 1)")?;
-        check("min_rtt_samples", self.min_rtt_samples, self.min_rtt_samples >= 1, "at least 1 sample (Linux: 3)")?;
-        check("loss_beta", self.loss_beta, unit_open(self.loss_beta), "a value in (0, 1) (RFC 5681: 0.5)")
+        check(
+            "alpha_pkts",
+            self.alpha_pkts,
+            self.alpha_pkts >= 0.0 && self.alpha_pkts.is_finite(),
+            "a non-negative number of segments (Linux: 2)",
+        )?;
+        check(
+            "beta_pkts",
+            self.beta_pkts,
+            self.beta_pkts >= self.alpha_pkts && self.beta_pkts.is_finite(),
+            "at least alpha_pkts segments (Linux: 4)",
+        )?;
+        check(
+            "gamma_pkts",
+            self.gamma_pkts,
+            self.gamma_pkts >= 0.0 && self.gamma_pkts.is_finite(),
+            "a non-negative number of segments (Linux: 1)",
+        )?;
+        check(
+            "min_rtt_samples",
+            self.min_rtt_samples,
+            self.min_rtt_samples >= 1,
+            "at least 1 sample (Linux: 3)",
+        )?;
+        check(
+            "loss_beta",
+            self.loss_beta,
+            unit_open(self.loss_beta),
+            "a value in (0, 1) (RFC 5681: 0.5)",
+        )
     }
 }
 

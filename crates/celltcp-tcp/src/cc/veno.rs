@@ -25,8 +25,8 @@
 
 use celltcp_engine::{SimDuration, SimTime};
 
-use super::round::{RoundCounter, RoundEvent};
 use super::loss_window::{loss_window, reno_ssthresh, undo_cwnd, LossWindow};
+use super::round::{RoundCounter, RoundEvent};
 use super::{Ack, CongestionEvent, Controller};
 
 /// Veno parameters.
@@ -60,9 +60,24 @@ impl VenoConfig {
     /// parameter and its value.
     pub fn validate(&self) -> Result<(), String> {
         use super::params::*;
-        check("beta_pkts", self.beta_pkts, self.beta_pkts > 0.0 && self.beta_pkts.is_finite(), "a positive number of segments (Fu & Liew: 3)")?;
-        check("random_loss_factor", self.random_loss_factor, unit_open(self.random_loss_factor), "a value in (0, 1) (Fu & Liew: 0.8)")?;
-        check("congestive_loss_factor", self.congestive_loss_factor, unit_open(self.congestive_loss_factor), "a value in (0, 1) (Fu & Liew: 0.5)")?;
+        check(
+            "beta_pkts",
+            self.beta_pkts,
+            self.beta_pkts > 0.0 && self.beta_pkts.is_finite(),
+            "a positive number of segments (Fu & Liew: 3)",
+        )?;
+        check(
+            "random_loss_factor",
+            self.random_loss_factor,
+            unit_open(self.random_loss_factor),
+            "a value in (0, 1) (Fu & Liew: 0.8)",
+        )?;
+        check(
+            "congestive_loss_factor",
+            self.congestive_loss_factor,
+            unit_open(self.congestive_loss_factor),
+            "a value in (0, 1) (Fu & Liew: 0.5)",
+        )?;
         check_abc(self.abc_limit_segments)
     }
 }

@@ -80,10 +80,30 @@ impl WestwoodConfig {
     /// parameter and its value.
     pub fn validate(&self) -> Result<(), String> {
         use super::params::*;
-        check("min_sample_interval_ms", self.min_sample_interval_ms, self.min_sample_interval_ms > 0, "a positive time in ms (Linux: 50)")?;
-        check("ewma_old_weight", self.ewma_old_weight, (0.0..1.0).contains(&self.ewma_old_weight), "a weight in [0, 1) (Linux: 7/8)")?;
-        check("filter_tau_s", self.filter_tau_s, self.filter_tau_s > 0.0 && self.filter_tau_s.is_finite(), "a positive time in seconds (default 0.5)")?;
-        check("fallback_beta", self.fallback_beta, unit_open(self.fallback_beta), "a value in (0, 1) (RFC 5681: 0.5)")?;
+        check(
+            "min_sample_interval_ms",
+            self.min_sample_interval_ms,
+            self.min_sample_interval_ms > 0,
+            "a positive time in ms (Linux: 50)",
+        )?;
+        check(
+            "ewma_old_weight",
+            self.ewma_old_weight,
+            (0.0..1.0).contains(&self.ewma_old_weight),
+            "a weight in [0, 1) (Linux: 7/8)",
+        )?;
+        check(
+            "filter_tau_s",
+            self.filter_tau_s,
+            self.filter_tau_s > 0.0 && self.filter_tau_s.is_finite(),
+            "a positive time in seconds (default 0.5)",
+        )?;
+        check(
+            "fallback_beta",
+            self.fallback_beta,
+            unit_open(self.fallback_beta),
+            "a value in (0, 1) (RFC 5681: 0.5)",
+        )?;
         check_abc(self.abc_limit_segments)
     }
 }

@@ -26,8 +26,8 @@
 
 use celltcp_engine::{SimDuration, SimTime};
 
-use super::round::{RoundCounter, RoundEvent};
 use super::loss_window::{loss_window, ssthresh_floor, undo_cwnd, LossWindow};
+use super::round::{RoundCounter, RoundEvent};
 use super::{Ack, CongestionEvent, Controller};
 
 /// YeAH parameters.
@@ -78,12 +78,42 @@ impl YeahConfig {
     /// parameter and its value.
     pub fn validate(&self) -> Result<(), String> {
         use super::params::*;
-        check("q_max_pkts", self.q_max_pkts, self.q_max_pkts > 0.0 && self.q_max_pkts.is_finite(), "a positive number of segments (Linux: 80)")?;
-        check("phi", self.phi, self.phi > 0.0 && self.phi.is_finite(), "a positive ratio (Linux: 1/8)")?;
-        check("gamma", self.gamma, self.gamma >= 1.0 && self.gamma.is_finite(), "at least 1 (Linux: 1)")?;
-        check("epsilon", self.epsilon, self.epsilon < 32, "a shift below 32 (Linux: 1)")?;
-        check("delta", self.delta, self.delta < 32, "a shift below 32 (Linux: 3)")?;
-        check("stcp_ai_cnt", self.stcp_ai_cnt, self.stcp_ai_cnt >= 1.0 && self.stcp_ai_cnt.is_finite(), "at least 1 segment (Linux: 100)")?;
+        check(
+            "q_max_pkts",
+            self.q_max_pkts,
+            self.q_max_pkts > 0.0 && self.q_max_pkts.is_finite(),
+            "a positive number of segments (Linux: 80)",
+        )?;
+        check(
+            "phi",
+            self.phi,
+            self.phi > 0.0 && self.phi.is_finite(),
+            "a positive ratio (Linux: 1/8)",
+        )?;
+        check(
+            "gamma",
+            self.gamma,
+            self.gamma >= 1.0 && self.gamma.is_finite(),
+            "at least 1 (Linux: 1)",
+        )?;
+        check(
+            "epsilon",
+            self.epsilon,
+            self.epsilon < 32,
+            "a shift below 32 (Linux: 1)",
+        )?;
+        check(
+            "delta",
+            self.delta,
+            self.delta < 32,
+            "a shift below 32 (Linux: 3)",
+        )?;
+        check(
+            "stcp_ai_cnt",
+            self.stcp_ai_cnt,
+            self.stcp_ai_cnt >= 1.0 && self.stcp_ai_cnt.is_finite(),
+            "at least 1 segment (Linux: 100)",
+        )?;
         check_abc(self.abc_limit_segments)
     }
 }
