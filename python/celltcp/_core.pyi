@@ -6,7 +6,10 @@ from typing import Any, Union
 #: One time-series column: ``("f8" | "i8", little-endian bytes)`` or ``("str", list[str])``.
 _Column = tuple[str, Union[bytes, list[str]]]
 
-__all__ = ["ScenarioError", "DEMO_SCENARIO", "run", "validate", "list_cc", "version"]
+__all__ = [
+    "ScenarioError", "DEMO_SCENARIO", "run", "validate", "apply_overrides", "resolve_path", "list_cc",
+    "version",
+]
 
 DEMO_SCENARIO: str
 
@@ -23,5 +26,7 @@ def run(
     progress: Callable[[float], bool | None] | None = None,
 ) -> dict[str, Any]: ...
 def validate(scenario: str, *, seed: int | None = None, overrides: list[str] = ...) -> str: ...
+def apply_overrides(scenario: str, overrides: list[str]) -> str: ...
+def resolve_path(scenario: str, path: str) -> list[str]: ...
 def list_cc() -> list[tuple[str, str]]: ...
 def version() -> str: ...

@@ -17,7 +17,10 @@ A sweep file (TOML) names a base scenario and the parameters to vary::
 
 A parameter path is a dotted path into the scenario; a list of tables (``[[flow]]``, ``[[link]]``,
 ``[[lte.ue]]``, ...) is indexed by an element's ``name`` or its position (``link.0.rate``), and
-``*`` means every element (``flow.*.cc``). Every combination is checked by the core's own
+``*`` means every element (``flow.*.cc``); an unnamed link answers to ``"<a>-<b>"`` and an unnamed
+flow to ``"flow<i>"``. Paths are resolved and applied by the core's path editor
+(``celltcp._core.resolve_path`` / ``apply_overrides``, the one behind ``--set``), so a path means
+the same in a sweep, on the command line and in the Python API. Every combination is checked by the core's own
 validation (the one behind ``celltcp validate``) before the first run starts; any problem is a
 :class:`SweepError` naming the key, the value and what was expected.
 
@@ -45,7 +48,6 @@ cluster needs no shared file system).
 from __future__ import annotations
 
 import contextlib
-import copy
 import dataclasses
 import hashlib
 import io
@@ -161,14 +163,9 @@ class Sweep:
         return out
 
     def scenario(self, params: Mapping[str, Any], seed: int) -> dict[str, Any]:
-        """The materialised scenario of one run, as a dict (what its id hashes)."""
-        doc = copy.deepcopy(self.base)
-        for name, value in self.fixed.items():
-            for target in self.targets[name]:
-                _set_path(doc, target.split("."), copy.deepcopy(value))
-        for name in self.param_names:
-            for target in self.targets[name]:
-                _set_path(doc, target.split("."), copy.deepcopy(params[name]))
+        """The materialised scenario of one run, as a dict (what its id hashes): the base
+        edited by the core's path editor with :meth:`overrides`."""
+        doc = tomllib.loads(_core.apply_overrides(self.base_text, self.overrides(params)))
         doc["seed"] = seed
         return doc
 
@@ -190,88 +187,18 @@ def _show(v: Any) -> str:
     return json.dumps(v, ensure_ascii=False, default=str)
 
 
-def _is_table_list(v: Any) -> bool:
-    return isinstance(v, list) and len(v) > 0 and all(isinstance(x, dict) for x in v)
-
-
-def _resolve(base: Mapping[str, Any], path: str, where: str) -> list[str]:
-    """The concrete (index) paths that ``path`` sets in ``base``.
-
-    Elements of a list of tables are addressed by ``name``, by position, or ``*`` for all.
-    Keys the base does not have are allowed (the core's validation judges them); elements
-    that do not exist are not.
-    """
-    parts = path.split(".")
-    if any(p == "" for p in parts):
-        raise _err(where, f"{path!r} is not a dotted path (expected e.g. \"flow.dl.cc\")")
-    if parts[0] == "seed":
+def _resolve(base_text: str, path: str, where: str) -> list[str]:
+    """The concrete (index) paths that ``path`` sets in the base scenario, by the core's path
+    editor (``celltcp._core.resolve_path``, the one ``--set`` uses): elements of a list of
+    tables by ``name``, by position, or ``*`` for all. Keys the base does not have are allowed
+    (the core's validation judges them); elements that do not exist are not."""
+    if path.split(".")[0] == "seed":
         raise _err(where, "\"seed\" cannot be swept as a parameter; use `seeds = N` or "
                           "`seeds = [..]` at the top of the sweep file")
-
-    def walk(node: Any, i: int, done: list[str]) -> list[str]:
-        if i == len(parts):
-            return [".".join(done)]
-        p = parts[i]
-        here = ".".join(parts[:i]) or "the scenario"
-        if _is_table_list(node):
-            if i == len(parts) - 1:
-                raise _err(where, f"{path!r} names a whole [[{here}]] entry; name a key inside "
-                                  f"it (e.g. \"{path}.rate\")")
-            names = [str(e.get("name")) for e in node if "name" in e]
-            if p == "*":
-                idx = list(range(len(node)))
-            elif p.isdigit():
-                if int(p) >= len(node):
-                    raise _err(where, f"{path!r}: index {p} is out of range: the base scenario "
-                                      f"has {len(node)} [[{here}]] entries (0..{len(node) - 1})")
-                idx = [int(p)]
-            else:
-                idx = [k for k, e in enumerate(node) if e.get("name") == p]
-                if not idx:
-                    have = ", ".join(names) if names else "none has a name"
-                    raise _err(where, f"{path!r}: the base scenario has no [[{here}]] named {p!r} "
-                                      f"(expected a name, an index 0..{len(node) - 1} or *; "
-                                      f"names: {have})")
-                if len(idx) > 1:
-                    raise _err(where, f"{path!r}: {len(idx)} [[{here}]] entries are named {p!r}; "
-                                      f"use an index")
-            out: list[str] = []
-            for k in idx:
-                out += walk(node[k], i + 1, [*done, str(k)])
-            return out
-        if isinstance(node, dict):
-            if p == "*" or p.isdigit():
-                raise _err(where, f"{path!r}: {here} is a table, not a list of tables; "
-                                  f"{p!r} cannot index it")
-            if p not in node:
-                rest = parts[i:]
-                bad = [q for q in rest if q == "*" or q.isdigit()]
-                if bad:
-                    raise _err(where, f"{path!r}: the base scenario has no {'.'.join(parts[:i + 1])} "
-                                      f"to index with {bad[0]!r}")
-                return [".".join([*done, *rest])]
-            child = node[p]
-            if isinstance(child, list) and not _is_table_list(child) and i + 1 < len(parts):
-                raise _err(where, f"{path!r}: {'.'.join(parts[:i + 1])} is a list of values, "
-                                  f"not a list of tables; set it whole")
-            return walk(child, i + 1, [*done, p])
-        raise _err(where, f"{path!r}: {here} is a value ({_show(node)}), not a table")
-
-    return walk(base, 0, [])
-
-
-def _set_path(doc: Any, parts: list[str], value: Any) -> None:
-    """Sets a concrete path in a scenario dict, creating tables on the way (as the core does)."""
-    head, rest = parts[0], parts[1:]
-    if isinstance(doc, list):
-        target = doc[int(head)]
-    else:
-        if not rest:
-            doc[head] = value
-            return
-        target = doc.setdefault(head, {})
-    if rest:
-        _set_path(target, rest, value)
+    try:
+        return _core.resolve_path(base_text, path)
+    except ScenarioError as e:
+        raise _err(where, str(e)) from None
 
 
 def _dotted_hint(where: str, key: str, v: Mapping[str, Any]) -> None:
@@ -404,7 +331,7 @@ def parse_sweep(text: str, path: Path) -> Sweep:
     owner: dict[str, str] = {}
     for name in [*fixed, *param_names]:
         section = "set" if name in fixed else "grid" if name in grid else "zip"
-        targets[name] = _resolve(base, name, f"{where}: [{section}]")
+        targets[name] = _resolve(base_text, name, f"{where}: [{section}]")
         for t in targets[name]:
             if t in owner:
                 raise _err(where, f"{name!r} and {owner[t]!r} both set {t}; sweep it once")

@@ -236,7 +236,7 @@ def test_validate_prints_the_config_as_run(small_toml: Path) -> None:
     assert r.returncode == 0, r.stderr
     cfg = json.loads(r.stdout)
     assert cfg["seed"] == 4
-    assert cfg["flow"][0]["cc"] == "newreno"
+    assert cfg["flow"][0]["cc"]["name"] == "newreno"
 
 
 def test_validate_bad_file_exits_2(tmp_path: Path) -> None:

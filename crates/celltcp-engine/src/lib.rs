@@ -8,12 +8,14 @@
 //! - [`id`]: typed handles ([`Id`]) into arenas ([`Arena`]).
 //! - [`rng`]: one seeded random stream per component, derived from `(run seed, component id)`.
 //! - [`trace`]: trace categories that cost one branch when off.
+//! - [`units`]: durations written with their unit (`"200ms"`) and the serde helper for them.
 
 pub mod id;
 pub mod queue;
 pub mod rng;
 pub mod time;
 pub mod trace;
+pub mod units;
 
 pub use id::{Arena, Id};
 pub use queue::EventQueue;

@@ -18,6 +18,8 @@ use std::collections::VecDeque;
 use celltcp_engine::{SimDuration, SimTime};
 
 /// Configuration of one PDCP entity (the `PDCP-Config` IE of TS 36.331 §6.3.2, data plane part).
+/// This is what a scenario's `[lte.pdcp]` table deserialises into (keys `sn_field_bits`,
+/// `discard_timer`, `buffer`).
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct PdcpConfig {
@@ -26,10 +28,17 @@ pub struct PdcpConfig {
     pub sn_field_bits: u8,
     /// `discardTimer` (TS 36.323 §5.4): how long an SDU may wait in the transmitter before it is
     /// discarded. `None` is "infinity", the value used when the IE is absent (TS 36.331).
+    /// Written `discard_timer = "100ms"` in a scenario's `[lte.pdcp]`; absent means infinity.
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        with = "celltcp_engine::units::human_duration_opt"
+    )]
     pub discard_timer: Option<SimDuration>,
     /// Bytes of SDU payload (headers excluded) the transmitter may hold until the lower layer
     /// confirms delivery (AM) or transmission (UM); an SDU that would exceed it is dropped at the
-    /// tail. Implementation choice, not a 3GPP parameter; default 4 MiB.
+    /// tail. Implementation choice, not a 3GPP parameter; default 4 MiB. Written
+    /// `buffer = "4MB"` in a scenario's `[lte.pdcp]`.
+    #[serde(rename = "buffer", with = "celltcp_engine::units::human_bytes")]
     pub tx_buffer_bytes: u64,
 }
 

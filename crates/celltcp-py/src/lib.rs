@@ -158,6 +158,21 @@ fn validate(
         .map_err(scenario_err)
 }
 
+/// Apply `key.path=value` overrides to a scenario's TOML text and return the edited text (the
+/// editor `--set` and sweeps use: list entries by `name`, index or `*`; comments and line
+/// numbers kept).
+#[pyfunction]
+fn apply_overrides(scenario: &str, overrides: Vec<String>) -> PyResult<String> {
+    celltcp_scenario::edit::apply_overrides(scenario, &overrides).map_err(scenario_err)
+}
+
+/// The concrete paths (indices only) a dotted `path` sets in the scenario: `flow.*.cc` gives
+/// `["flow.0.cc", "flow.1.cc"]`, `link.bottleneck.rate` gives `["link.0.rate"]`.
+#[pyfunction]
+fn resolve_path(scenario: &str, path: &str) -> PyResult<Vec<String>> {
+    celltcp_scenario::edit::resolve_path(scenario, path).map_err(scenario_err)
+}
+
 /// The congestion controls available, as (name, one-line description) pairs.
 #[pyfunction]
 fn list_cc() -> Vec<(&'static str, &'static str)> {
@@ -176,6 +191,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("DEMO_SCENARIO", celltcp_scenario::DEMO_SCENARIO)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(apply_overrides, m)?)?;
+    m.add_function(wrap_pyfunction!(resolve_path, m)?)?;
     m.add_function(wrap_pyfunction!(list_cc, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     Ok(())

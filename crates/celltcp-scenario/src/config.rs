@@ -6,7 +6,7 @@
 
 use std::fmt;
 
-use celltcp_tcp::cc::CcKind;
+use celltcp_tcp::cc::CcConfig;
 use serde::{de, Deserialize, Deserializer, Serialize};
 
 use crate::error::ScenarioError;
@@ -231,8 +231,7 @@ impl<'de> Deserialize<'de> for QueueSpec {
 
 /// Random loss: a probability (Bernoulli), or a table
 /// `{ model = "bernoulli", p = … }` / `{ model = "gilbert-elliott", p_good_to_bad, p_bad_to_good, loss_good, loss_bad }`.
-#[derive(Clone, Debug, PartialEq, Serialize, Default)]
-#[serde(untagged)]
+#[derive(Clone, Debug, PartialEq, Default)]
 pub enum LossSpec {
     #[default]
     None,
@@ -261,6 +260,17 @@ pub struct LossTable {
     pub loss_good: Option<f64>,
     #[serde(default)]
     pub loss_bad: Option<f64>,
+}
+
+impl Serialize for LossSpec {
+    /// No loss is written `0` (as a scenario writes it), so the configuration as run reads back.
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            LossSpec::None => s.serialize_f64(0.0),
+            LossSpec::Bernoulli(p) => s.serialize_f64(*p),
+            LossSpec::Table(t) => t.serialize(s),
+        }
+    }
 }
 
 impl<'de> Deserialize<'de> for LossSpec {
@@ -321,8 +331,11 @@ pub struct FlowCfg {
     #[serde(default)]
     pub start: Option<Dur>,
     // --- TCP (bulk, iperf) ---
+    /// Congestion control: a name (`"cubic"`, its defaults) or a table with the algorithm's
+    /// parameters (`{ name = "cubic", beta = 0.5 }`; see `docs/congestion-control.md`).
+    /// Default CUBIC.
     #[serde(default)]
-    pub cc: Option<CcKind>,
+    pub cc: Option<CcConfig>,
     /// Fixed socket buffers (both ends), like `iperf3 -w`; default: Linux-like autotuning.
     #[serde(default)]
     pub window: Option<Bytes>,
@@ -378,60 +391,84 @@ pub struct FlowCfg {
     pub count: Option<u32>,
 }
 
-/// Applies `key.path=value` overrides to the TOML text, keeping the rest of the file (and so
-/// its line numbers) as written. Array elements are addressed by index: `link.0.rate=20Mbps`.
-pub fn apply_overrides(text: &str, overrides: &[String]) -> Result<String, ScenarioError> {
-    if overrides.is_empty() {
-        return Ok(text.to_string());
-    }
-    let mut doc: toml_edit::DocumentMut =
-        text.parse().map_err(|e: toml_edit::TomlError| ScenarioError::new("", format!("invalid TOML: {}", e.message())).at_line(e.span().map(|s| line_of_offset(text, s.start))))?;
-    for o in overrides {
-        let (path, raw) = o
-            .split_once('=')
-            .ok_or_else(|| ScenarioError::new("--set", format!("expected key.path=value, got {o:?}")))?;
-        let path = path.trim();
-        let raw = raw.trim();
-        // a value is TOML if it parses as one (numbers, booleans, quoted strings, tables), else a bare string
-        let value: toml_edit::Value = match format!("v = {raw}").parse::<toml_edit::DocumentMut>() {
-            Ok(d) => d["v"].as_value().cloned().unwrap_or_else(|| toml_edit::Value::from(raw)),
-            Err(_) => toml_edit::Value::from(raw),
-        };
-        let parts: Vec<&str> = path.split('.').collect();
-        if parts.iter().any(|p| p.is_empty()) {
-            return Err(ScenarioError::new("--set", format!("expected key.path=value, got {o:?}")));
-        }
-        set_path(doc.as_item_mut(), &parts, value, path)?;
-    }
-    Ok(doc.to_string())
+pub use crate::edit::apply_overrides;
+
+/// Application defaults the run uses when a flow leaves the key out (written into the
+/// configuration as run by [`Config::as_run`]).
+pub mod app_defaults {
+    /// Bulk write size (bytes) when `length` is not given.
+    pub const BULK_LENGTH: u64 = 64 * 1024;
+    /// iperf write size `-l` (bytes), TCP.
+    pub const IPERF_LENGTH: u64 = 128 * 1024;
+    /// iperf `-i` / ping interval.
+    pub const INTERVAL_MS: u64 = 1000;
+    /// UDP `-b` (bit/s) and payload `-l` (bytes).
+    pub const UDP_RATE_BPS: u64 = 1_000_000;
+    pub const UDP_SIZE: u64 = 1448;
+    /// ping payload (bytes), as `ping -s 56`.
+    pub const PING_SIZE: u64 = 56;
 }
 
-/// Sets `parts` (table keys and list indices) under `item` to `value`, creating tables on the way.
-fn set_path(item: &mut toml_edit::Item, parts: &[&str], value: toml_edit::Value, path: &str) -> Result<(), ScenarioError> {
-    let (head, rest) = parts.split_first().expect("non-empty path");
-    if let Ok(idx) = head.parse::<usize>() {
-        let arr = item
-            .as_array_of_tables_mut()
-            .ok_or_else(|| ScenarioError::new(path, format!("{head:?} indexes something that is not a list of tables ([[link]], [[flow]], [[node]])")))?;
-        let n = arr.len();
-        let t = arr.get_mut(idx).ok_or_else(|| ScenarioError::new(path, format!("index {idx} is out of range: there are {n} entries")))?;
-        if rest.is_empty() {
-            return Err(ScenarioError::new(path, "cannot replace a whole list entry; name a key inside it"));
+impl Config {
+    /// The configuration as it ran, every default filled in: a flow's congestion control with
+    /// all its parameters, its TCP options (from [`celltcp_tcp::TcpConfig::default`]) and
+    /// application defaults, link and flow names, node addresses, and the `[lte]` values the
+    /// model used ([`crate::lte_config::LteCfg::as_run`]). Keys still absent mean "none" (no
+    /// byte limit, autotuned buffers, until the end of the run). Read back as a scenario it
+    /// runs the same (`tests/as_run.rs`).
+    pub fn as_run(&self, plan: &crate::plan::Plan) -> Config {
+        use celltcp_tcp::cc::CcKind;
+        let mut c = self.clone();
+        let tcp = celltcp_tcp::TcpConfig::default();
+        if !c.nodes.is_empty() {
+            let addr: std::collections::HashMap<&str, _> = plan.nodes.iter().map(|p| (p.name.as_str(), p.addr)).collect();
+            for n in &mut c.nodes {
+                if let Some(a) = addr.get(n.name.as_str()) {
+                    n.address.get_or_insert_with(|| a.to_string());
+                }
+            }
         }
-        let mut it = toml_edit::Item::Table(std::mem::take(t));
-        let r = set_path(&mut it, rest, value, path);
-        *t = it.into_table().unwrap_or_default();
-        return r;
+        for (l, pl) in c.links.iter_mut().zip(&plan.links) {
+            l.name.get_or_insert_with(|| pl.name.clone());
+        }
+        let ms = |v: u64| Dur(celltcp_engine::SimDuration::from_millis(v));
+        for (i, f) in c.flows.iter_mut().enumerate() {
+            f.name.get_or_insert_with(|| format!("flow{i}"));
+            f.start.get_or_insert(Dur(celltcp_engine::SimDuration::ZERO));
+            match f.app {
+                AppKind::Bulk | AppKind::Iperf => {
+                    let cc = *f.cc.get_or_insert(CcKind::Cubic.into());
+                    f.mss.get_or_insert(tcp.mss);
+                    f.sack.get_or_insert(tcp.sack);
+                    f.timestamps.get_or_insert(tcp.timestamps);
+                    f.delayed_ack.get_or_insert(tcp.delayed_ack);
+                    f.pacing.get_or_insert(tcp.pacing);
+                    f.initial_cwnd.get_or_insert(tcp.initial_cwnd_pkts);
+                    f.min_rto.get_or_insert(Dur(tcp.min_rto));
+                    f.ecn.get_or_insert(tcp.ecn || cc.kind().needs_ecn());
+                    f.trace_segments.get_or_insert(false);
+                    let iperf = f.app == AppKind::Iperf;
+                    f.length.get_or_insert(Bytes(if iperf { app_defaults::IPERF_LENGTH } else { app_defaults::BULK_LENGTH }));
+                    if iperf {
+                        f.reverse.get_or_insert(false);
+                        f.interval.get_or_insert(ms(app_defaults::INTERVAL_MS));
+                    }
+                }
+                AppKind::Udp => {
+                    f.rate.get_or_insert(Rate(app_defaults::UDP_RATE_BPS));
+                    f.size.get_or_insert(Bytes(app_defaults::UDP_SIZE));
+                }
+                AppKind::Ping => {
+                    f.interval.get_or_insert(ms(app_defaults::INTERVAL_MS));
+                    f.size.get_or_insert(Bytes(app_defaults::PING_SIZE));
+                }
+            }
+        }
+        if let (Some(l), Some(pl)) = (&mut c.lte, &plan.lte) {
+            *l = l.as_run(&pl.plan);
+        }
+        c
     }
-    let table = item.as_table_like_mut().ok_or_else(|| ScenarioError::new(path, format!("cannot set {head:?}: its parent is not a table")))?;
-    if rest.is_empty() {
-        table.insert(head, toml_edit::Item::Value(value));
-        return Ok(());
-    }
-    if table.get(head).is_none() {
-        table.insert(head, toml_edit::Item::Table(toml_edit::Table::new()));
-    }
-    set_path(table.get_mut(head).unwrap(), rest, value, path)
 }
 
 pub(crate) fn line_of_offset(text: &str, offset: usize) -> usize {
@@ -487,6 +524,7 @@ pub fn parse(text: &str) -> Result<Config, ScenarioError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use celltcp_tcp::cc::CcKind;
 
     const BASE: &str = r#"
 duration = "60s"
@@ -538,12 +576,13 @@ window = "64KB"
     fn cc_accepts_every_name_from_str_accepts() {
         // The selector goes through `CcKind::from_str`: its aliases and any case are accepted
         // (they were refused before, serde knowing only the lowercase variant names), and the
-        // written-back scenario has the canonical name.
+        // written-back scenario has the canonical name with every parameter filled in.
         for (alias, kind) in [("reno", CcKind::NewReno), ("tcp-lp", CcKind::Lp), ("Westwood+", CcKind::Westwood), ("BBRv1", CcKind::Bbr)] {
             let c = parse(&BASE.replace("cc = \"newreno\"", &format!("cc = \"{alias}\""))).unwrap();
-            assert_eq!(c.flows[0].cc, Some(kind), "{alias}");
+            assert_eq!(c.flows[0].cc, Some(kind.into()), "{alias}");
             let written = toml::to_string(&c).unwrap();
-            assert!(written.contains(&format!("cc = \"{}\"", kind.name())), "{written}");
+            assert!(written.contains(&format!("name = \"{}\"", kind.name())), "{written}");
+            assert_eq!(parse(&written).unwrap().flows[0].cc, Some(kind.into()), "{written}");
         }
         let e = parse(&BASE.replace("cc = \"newreno\"", "cc = \"reno2\"")).unwrap_err();
         assert_eq!(e.key, "flow[0].cc");
@@ -552,11 +591,34 @@ window = "64KB"
     }
 
     #[test]
+    fn cc_table_takes_the_algorithms_parameters() {
+        let c = parse(&BASE.replace("cc = \"newreno\"", "cc = { name = \"cubic\", beta = 0.5, hystart = false }")).unwrap();
+        let want = CcConfig::Cubic(celltcp_tcp::cc::cubic::CubicConfig { beta: 0.5, hystart: false, ..Default::default() });
+        assert_eq!(c.flows[0].cc, Some(want));
+        let c = parse(&BASE.replace("cc = \"newreno\"", "cc = { name = \"bbr\", probe_rtt_duration = \"100ms\" }")).unwrap();
+        assert!(matches!(c.flows[0].cc, Some(CcConfig::Bbr(b)) if b.probe_rtt_duration == celltcp_engine::SimDuration::from_millis(100)));
+        // errors name the key path, the parameter, its value and the line
+        for (table, needles) in [
+            ("{ name = \"cubic\", betta = 0.5 }", &["betta", "0.5", "fast_convergence"][..]),
+            ("{ name = \"cubic\", beta = 1.5 }", &["cubic.beta = 1.5", "(0, 1)"][..]),
+            ("{ name = \"cubic\", hystart = \"no\" }", &["cubic.hystart = \"no\"", "bool"][..]),
+            ("{ beta = 0.5 }", &["needs `name`"][..]),
+        ] {
+            let e = parse(&BASE.replace("cc = \"newreno\"", &format!("cc = {table}"))).unwrap_err();
+            assert_eq!(e.key, "flow[0].cc", "{e}");
+            assert_eq!(e.line, Some(17), "{e}");
+            for n in needles {
+                assert!(e.message.contains(n), "{n}: {e}");
+            }
+        }
+    }
+
+    #[test]
     fn overrides_edit_nested_keys_and_keep_lines() {
         let t = apply_overrides(BASE, &["link.0.rate=20Mbps".into(), "flow.0.cc=cubic".into(), "duration=\"5s\"".into()]).unwrap();
         let c = parse(&t).unwrap();
         assert_eq!(c.links[0].rate.unwrap().0, 20_000_000);
-        assert_eq!(c.flows[0].cc, Some(CcKind::Cubic));
+        assert_eq!(c.flows[0].cc, Some(CcKind::Cubic.into()));
         assert_eq!(c.duration.0, celltcp_engine::SimDuration::from_secs(5));
         let e = apply_overrides(BASE, &["link.3.rate=1Mbps".into()]).unwrap_err();
         assert!(e.message.contains("out of range"), "{e}");

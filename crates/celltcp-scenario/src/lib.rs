@@ -2,8 +2,8 @@
 //!
 //! The "helper" layer: from a TOML scenario to a finished run.
 //!
-//! - [`config`]: the serde [`config::Config`] and `--set` overrides; [`units`]: `"10Mbps"`,
-//!   `"25ms"`, `"64KB"`.
+//! - [`config`]: the serde [`config::Config`]; [`edit`]: the one path editor (`--set`, sweeps,
+//!   Python), addressing list entries by name or index; [`units`]: `"10Mbps"`, `"25ms"`, `"64KB"`.
 //! - [`plan`]: semantic validation and resolution (nodes, link directions, routes, flows).
 //! - `world`: the topology and the event loop (one `match` over plain-data events).
 //! - `summary`: `summary.json` and the time-series tables.
@@ -11,6 +11,7 @@
 
 mod cellular;
 pub mod config;
+pub mod edit;
 pub mod error;
 pub mod lte_config;
 pub mod output;
@@ -52,17 +53,18 @@ fn load(text: &str, overrides: &[String], seed: Option<u64>, base_dir: Option<&s
     Ok((cfg, p, text))
 }
 
-/// Parses and validates a scenario; returns the configuration as it would run.
+/// Parses and validates a scenario; returns the configuration as it would run, every default
+/// filled in ([`config::Config::as_run`]).
 pub fn validate(text: &str, overrides: &[String], seed: Option<u64>) -> Result<serde_json::Value, ScenarioError> {
-    let (cfg, _, _) = load(text, overrides, seed, None)?;
-    serde_json::to_value(&cfg).map_err(|e| ScenarioError::new("", e.to_string()))
+    let (cfg, plan, _) = load(text, overrides, seed, None)?;
+    serde_json::to_value(cfg.as_run(&plan)).map_err(|e| ScenarioError::new("", e.to_string()))
 }
 
 /// Runs a scenario. `progress(fraction)` is called every 65536 events; returning false aborts
 /// the run with an error (nothing is returned).
 pub fn run(text: &str, overrides: &[String], opts: &RunOptions, progress: &mut dyn FnMut(f64) -> bool) -> Result<RunOutput, ScenarioError> {
     let (cfg, plan, _) = load(text, overrides, opts.seed, opts.base_dir.as_deref())?;
-    let config = serde_json::to_value(&cfg).map_err(|e| ScenarioError::new("", e.to_string()))?;
+    let config = serde_json::to_value(cfg.as_run(&plan)).map_err(|e| ScenarioError::new("", e.to_string()))?;
     let mut w = world::World::build(&cfg, plan, cfg.seed, opts.out_dir.as_deref())
         .map_err(|e| ScenarioError::new("", format!("cannot create output files: {e}")))?;
     let t0 = Instant::now();

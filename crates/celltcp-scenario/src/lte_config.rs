@@ -134,8 +134,10 @@ pub struct LteCfg {
     pub ue_height: Meters,
     #[serde(default)]
     pub rlc: RlcCfg,
+    /// `[lte.pdcp]` (TS 36.323): the model's own configuration, deserialised as it is (keys
+    /// `sn_field_bits`, `discard_timer`, `buffer`; defaults from [`PdcpConfig::default`]).
     #[serde(default)]
-    pub pdcp: PdcpCfg,
+    pub pdcp: PdcpConfig,
     #[serde(default)]
     pub epc: EpcCfg,
     #[serde(default)]
@@ -184,15 +186,6 @@ impl Default for RlcCfg {
             sn_field_bits: None,
         }
     }
-}
-
-/// `[lte.pdcp]` (TS 36.323).
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PdcpCfg {
-    pub sn_field_bits: Option<u8>,
-    pub discard_timer: Option<Dur>,
-    pub buffer: Option<Bytes>,
 }
 
 /// `[lte.handover]`: X2 handover, measurements, radio link failure (TS 36.300 §10.1.2.1,
@@ -619,18 +612,9 @@ pub fn plan_lte(text: &str, cfg: &LteCfg, seed: u64) -> Result<LtePlan, Scenario
         }
     }
     let rlc = rlc_config(text, &cfg.rlc)?;
-    let mut pdcp = PdcpConfig::default();
-    if let Some(sn) = cfg.pdcp.sn_field_bits {
-        if ![7, 12, 15, 18].contains(&sn) {
-            return Err(lte_err(text, "lte.pdcp", None, "sn_field_bits", format!("expected 7, 12, 15 or 18 (TS 36.323 §6.3.2), got {sn}")));
-        }
-        pdcp.sn_field_bits = sn;
-    }
-    if let Some(t) = cfg.pdcp.discard_timer {
-        pdcp.discard_timer = Some(t.0);
-    }
-    if let Some(b) = cfg.pdcp.buffer {
-        pdcp.tx_buffer_bytes = b.0;
+    let pdcp = cfg.pdcp;
+    if ![7, 12, 15, 18].contains(&pdcp.sn_field_bits) {
+        return Err(lte_err(text, "lte.pdcp", None, "sn_field_bits", format!("expected 7, 12, 15 or 18 (TS 36.323 §6.3.2), got {}", pdcp.sn_field_bits)));
     }
     let epc = cfg.epc.clone();
     if epc.pgw.is_empty() {
@@ -694,14 +678,15 @@ pub fn plan_lte(text: &str, cfg: &LteCfg, seed: u64) -> Result<LtePlan, Scenario
         return Err(e("ue", "expected at least one [[lte.ue]]".into()));
     }
     let mut ues: Vec<UeSpec> = Vec::new();
+    let mut ue_names: std::collections::HashSet<String> = std::collections::HashSet::new();
     let mut mobility: Vec<Option<MobilitySpec>> = Vec::new();
     for (i, u) in cfg.ues.iter().enumerate() {
         let ue_e = |key: &str, msg: String| lte_err(text, "lte.ue", Some(i), key, msg);
         if u.name.is_empty() {
             return Err(ue_e("name", "expected a non-empty name".into()));
         }
-        if u.count == 0 || u.count > 10_000 {
-            return Err(ue_e("count", format!("expected 1..=10000 UEs, got {}", u.count)));
+        if u.count == 0 || u.count > 1_000_000 {
+            return Err(ue_e("count", format!("expected 1..=1000000 UEs, got {}", u.count)));
         }
         let enb = match &u.enb {
             Some(n) => enbs.iter().position(|x| &x.name == n).ok_or_else(|| {
@@ -795,7 +780,8 @@ pub fn plan_lte(text: &str, cfg: &LteCfg, seed: u64) -> Result<LtePlan, Scenario
         };
         for (k, pos) in positions.into_iter().enumerate() {
             let name = if u.count == 1 { u.name.clone() } else { format!("{}{}", u.name, k + 1) };
-            if ues.iter().any(|x| x.name == name) {
+            // a set, not a scan of the UEs so far: 100,000 UEs must not cost 5·10⁹ comparisons
+            if !ue_names.insert(name.clone()) {
                 return Err(ue_e("name", format!("UE name {name:?} is used twice")));
             }
             ues.push(UeSpec { name, enb, position: pos, fixed_sinr_db: u.sinr.map(|s| s.0), fixed_mcs: u.mcs });
@@ -906,6 +892,72 @@ pub fn plan_lte(text: &str, cfg: &LteCfg, seed: u64) -> Result<LtePlan, Scenario
         x2.push((ends[0], ends[1], delay, rate));
     }
     Ok(LtePlan { ran, enbs, ues, epc, setup, manual, failures, interferers, x2 })
+}
+
+impl LteCfg {
+    /// The `[lte]` table as it ran: every optional key that `plan` resolved to a default is
+    /// written out with the value the model uses (PRBs, the RLC entity of the chosen mode,
+    /// handover, measurement and radio-link-monitoring parameters), so that the manifest says
+    /// exactly what ran and, read back as a scenario, runs the same.
+    pub fn as_run(&self, plan: &LtePlan) -> LteCfg {
+        let mut c = self.clone();
+        let ran = &plan.ran;
+        c.prbs = Some(ran.dl_prbs);
+        let r = &mut c.rlc;
+        match &ran.rlc {
+            RlcConfig::Tm(t) => r.buffer = Some(Bytes(t.tx_buffer_bytes)),
+            RlcConfig::Um(u) => {
+                r.buffer = Some(Bytes(u.tx_buffer_bytes));
+                r.t_reordering = Some(Dur(u.t_reordering));
+                r.sn_field_bits = Some(u.sn_field_bits);
+            }
+            RlcConfig::Am(a) => {
+                r.buffer = Some(Bytes(a.tx_buffer_bytes));
+                r.t_reordering = Some(Dur(a.t_reordering));
+                r.t_poll_retransmit = Some(Dur(a.t_poll_retransmit));
+                r.t_status_prohibit = Some(Dur(a.t_status_prohibit));
+                r.poll_pdu = Some(a.poll_pdu);
+                r.poll_byte = Some(Bytes(a.poll_byte));
+                r.max_retx_threshold = Some(a.max_retx_threshold);
+            }
+        }
+        // [lte.pdcp] is the model's PdcpConfig: complete as it is
+        let h = &mut c.handover;
+        let ho = &ran.handover;
+        h.forwarding = Some(
+            match ho.forwarding {
+                PdcpForwarding::Seamless => "seamless",
+                PdcpForwarding::SeamlessFlush => "seamless-flush",
+                PdcpForwarding::Lossless => "lossless",
+            }
+            .to_string(),
+        );
+        h.x2_delay = Some(Dur(ho.x2_delay));
+        h.x2_rate = Some(Rate(ho.x2_rate_bps));
+        h.interruption = Some(Dur(ho.interruption));
+        h.path_switch_delay = Some(Dur(ho.path_switch_delay));
+        h.reestablishment = Some(Dur(ho.reestablishment));
+        // validated when the plan was made, so this cannot fail
+        let (meas, rlf) = measurement_config("", &self.handover).expect("validated by plan_lte");
+        h.algorithm = Some(if meas.is_some() { "a3" } else { "none" }.to_string());
+        if let Some(m) = meas {
+            let rc = &m.reports[0];
+            h.hysteresis = Some(Decibel(rc.hysteresis_db));
+            h.a3_offset = Some(Decibel(rc.offset_db));
+            h.time_to_trigger = Some(Dur(SimDuration::from_millis(rc.time_to_trigger_ms as u64)));
+            h.filter_coefficient = Some(m.filter_coefficient);
+            h.measurement_period = Some(Dur(SimDuration::from_millis(m.period_ms as u64)));
+        }
+        h.rlf = Some(rlf.is_some());
+        if let Some(r) = rlf {
+            h.t310 = Some(Dur(SimDuration::from_millis(r.t310_ms as u64)));
+            h.n310 = Some(r.n310);
+            h.n311 = Some(r.n311);
+            h.qout = Some(Decibel(r.qout_db));
+            h.qin = Some(Decibel(r.qin_db));
+        }
+        c
+    }
 }
 
 /// `[lte.handover]` → the X2 procedure parameters.
@@ -1021,4 +1073,42 @@ fn measurement_config(text: &str, h: &HandoverCfg) -> Result<(Option<MeasConfig>
 
 fn amc_max_mcs() -> u8 {
     tbs::MAX_MCS
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_group_of_100000_ues_plans_in_linear_time() {
+        // Regression: each UE's name was checked against every UE before it (5·10⁹ string
+        // comparisons for 100,000 UEs); now a set. Quadratic, this takes minutes.
+        let text = "[[enb]]\nname = \"enb\"\n[[ue]]\nname = \"ue\"\ncount = 100000\nplacement = { type = \"disc\", radius = \"300m\" }\n";
+        let cfg: LteCfg = toml::from_str(text).unwrap();
+        let t0 = std::time::Instant::now();
+        let plan = plan_lte(text, &cfg, 1).unwrap();
+        let took = t0.elapsed();
+        eprintln!("planned 100,000 UEs in {took:?}");
+        assert_eq!(plan.ues.len(), 100_000);
+        assert_eq!(plan.ues[99_999].name, "ue100000");
+        assert!(took < std::time::Duration::from_secs(10), "planning 100,000 UEs took {took:?}");
+        let dup = format!("{text}[[ue]]\nname = \"ue1000\"\nposition = [10.0, 0.0]\n");
+        let cfg: LteCfg = toml::from_str(&dup).unwrap();
+        let e = plan_lte(&dup, &cfg, 1).err().expect("a duplicate UE name is refused");
+        assert!(e.message.contains("\"ue1000\" is used twice"), "{e}");
+    }
+
+    #[test]
+    fn pdcp_is_the_models_config_with_errors_naming_key_value_and_line() {
+        // [lte.pdcp] deserialises straight into celltcp_lte::pdcp::PdcpConfig.
+        let text = "duration = \"1s\"\n[lte.pdcp]\nbuffer = \"64KB\"\ndiscard_timer = \"150ms\"\n";
+        let cfg = crate::config::parse(text).unwrap();
+        let pdcp = cfg.lte.unwrap().pdcp;
+        assert_eq!(pdcp, PdcpConfig { tx_buffer_bytes: 65536, discard_timer: Some(SimDuration::from_millis(150)), ..PdcpConfig::default() });
+        let e = crate::config::parse(&text.replace("64KB", "64KBB")).unwrap_err();
+        assert_eq!((e.key.as_str(), e.line), ("lte.pdcp.buffer", Some(3)), "{e}");
+        assert!(e.message.contains("64KBB"), "{e}");
+        let e = crate::config::parse(&text.replace("buffer", "bufer")).unwrap_err();
+        assert!(e.to_string().contains("bufer"), "{e}");
+    }
 }

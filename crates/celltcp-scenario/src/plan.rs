@@ -8,7 +8,7 @@ use celltcp_net::loss::LossConfig;
 use celltcp_net::queue::{CoDelConfig, QueueConfig, QueueLimit, RedConfig, StepConfig};
 use celltcp_net::routing::Routes;
 use celltcp_net::Ipv4;
-use celltcp_tcp::cc::CcKind;
+use celltcp_tcp::cc::{CcConfig, CcKind};
 
 use crate::config::*;
 use crate::error::ScenarioError;
@@ -76,7 +76,8 @@ pub struct PlanFlow {
     pub cfg: FlowCfg,
     pub src: usize,
     pub dst: usize,
-    pub cc: CcKind,
+    /// The congestion control and its parameters (default CUBIC with its defaults).
+    pub cc: CcConfig,
 }
 
 fn err(text: &str, array: Option<(&str, usize)>, key: &str, msg: String) -> ScenarioError {
@@ -544,7 +545,7 @@ pub fn plan(text: &str, cfg: &Config, base_dir: Option<&std::path::Path>) -> Res
                 return Err(e("size", format!("expected a payload between 1 and {max} bytes, got \"{s}\"")));
             }
         }
-        flows.push(PlanFlow { name, cfg: f.clone(), src, dst, cc: f.cc.unwrap_or(CcKind::Cubic) });
+        flows.push(PlanFlow { name, cfg: f.clone(), src, dst, cc: f.cc.unwrap_or(CcKind::Cubic.into()) });
     }
     Ok(Plan { nodes, links, dirs, routes, flows, lte })
 }

@@ -13,17 +13,7 @@ use std::fmt;
 use celltcp_engine::SimDuration;
 use serde::{de, Deserialize, Deserializer, Serialize, Serializer};
 
-fn split_number(s: &str) -> Option<(f64, &str)> {
-    let s = s.trim();
-    let end = s
-        .char_indices()
-        .find(|(_, c)| !(c.is_ascii_digit() || *c == '.' || *c == '-' || *c == '+' || *c == 'e' || *c == 'E'))
-        .map_or(s.len(), |(i, _)| i);
-    // "1e3ms": 'e' followed by a letter that is not a digit belongs to the unit only if no digit follows
-    let (num, unit) = s.split_at(end);
-    let v: f64 = num.parse().ok()?;
-    Some((v, unit.trim()))
-}
+use celltcp_engine::units::split_number;
 
 /// A bit rate in bits per second.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -68,22 +58,9 @@ impl fmt::Display for Rate {
 pub struct Dur(pub SimDuration);
 
 impl Dur {
+    /// See [`celltcp_engine::units::parse_duration`] (shared with the model crates' configs).
     pub fn parse(s: &str) -> Result<Dur, String> {
-        let err = || format!("expected a duration such as \"25ms\", \"1.5s\" or \"100us\" (units ns, us, ms, s, min, h), got {s:?}");
-        let (v, unit) = split_number(s).ok_or_else(err)?;
-        let mult = match unit {
-            "ns" => 1e-9,
-            "us" | "µs" => 1e-6,
-            "ms" => 1e-3,
-            "s" => 1.0,
-            "min" => 60.0,
-            "h" => 3600.0,
-            _ => return Err(err()),
-        };
-        if !v.is_finite() || v < 0.0 {
-            return Err(format!("expected a non-negative duration, got {s:?}"));
-        }
-        Ok(Dur(SimDuration::from_secs_f64(v * mult)))
+        celltcp_engine::units::parse_duration(s).map(Dur)
     }
 }
 
@@ -98,34 +75,15 @@ impl fmt::Display for Dur {
 pub struct Bytes(pub u64);
 
 impl Bytes {
+    /// See [`celltcp_engine::units::parse_bytes`] (shared with the model crates' configs).
     pub fn parse(s: &str) -> Result<Bytes, String> {
-        let err = || format!("expected a size such as \"1500B\", \"64KB\" or \"4MB\" (units B, KB, MB, GB = 1024-based; kB = 1000), got {s:?}");
-        let (v, unit) = split_number(s).ok_or_else(err)?;
-        let mult: f64 = match unit {
-            "B" | "" => 1.0,
-            "kB" => 1e3,
-            "K" | "KB" | "KiB" => 1024.0,
-            "M" | "MB" | "MiB" => 1024.0 * 1024.0,
-            "G" | "GB" | "GiB" => 1024.0 * 1024.0 * 1024.0,
-            _ => return Err(err()),
-        };
-        if !v.is_finite() || v < 0.0 {
-            return Err(format!("expected a non-negative size, got {s:?}"));
-        }
-        Ok(Bytes((v * mult).round() as u64))
+        celltcp_engine::units::parse_bytes(s).map(Bytes)
     }
 }
 
 impl fmt::Display for Bytes {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let b = self.0;
-        if b >= 1 << 20 && b.is_multiple_of(1 << 20) {
-            write!(f, "{}MB", b >> 20)
-        } else if b >= 1024 && b.is_multiple_of(1024) {
-            write!(f, "{}KB", b >> 10)
-        } else {
-            write!(f, "{b}B")
-        }
+        f.write_str(&celltcp_engine::units::format_bytes(self.0))
     }
 }
 

@@ -480,7 +480,7 @@ impl World {
                 client_port,
                 server_port,
                 tcp_cfg,
-                cc: pf.cc,
+                cc: pf.cc.kind(),
                 completed_at: None,
                 bytes_limit: f.bytes.map(|b| b.0),
                 app_rate: if matches!(f.app, AppKind::Bulk | AppKind::Iperf) { f.rate.map(|r| r.0) } else { None },

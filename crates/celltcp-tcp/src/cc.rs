@@ -6,11 +6,16 @@
 //! and [`Controller::pacing_rate`]. A controller never writes socket fields.
 //!
 //! Dispatch is a closed enum, [`AnyCc`], selected by the `Copy` [`CcKind`] that parses from the
-//! names users write (`"newreno"`, `"cubic"`, `"bbr"`).
+//! names users write (`"newreno"`, `"cubic"`, `"bbr"`), and built from a [`CcConfig`]: the kind
+//! with its algorithm's parameters (`cc = { name = "cubic", beta = 0.5 }` in a scenario).
+//! [`AnyCc`] implements [`Controller`] by forwarding every call to [`AnyCc::inner`] /
+//! [`AnyCc::inner_mut`], the one `match` over the variants (smoltcp's `AnyController::inner`).
 //!
 //! Units: windows and byte counts are bytes; rates are bytes per second; times are [`SimTime`].
 
 use celltcp_engine::{SimDuration, SimTime};
+
+pub use params::CcConfig;
 
 pub mod bbr;
 pub mod bic;
@@ -21,9 +26,11 @@ pub mod htcp;
 pub mod hybla;
 pub mod hystart;
 pub mod illinois;
+pub mod loss_window;
 pub mod lp;
 pub mod minmax;
 pub mod newreno;
+pub mod params;
 pub mod round;
 pub mod scalable;
 #[cfg(test)]
@@ -322,99 +329,37 @@ pub enum AnyCc {
 }
 
 impl AnyCc {
-    /// A controller of `kind` with its default configuration, for a sender with `mss` and an
-    /// initial window of `initial_cwnd_pkts` segments (RFC 6928: 10). `seed` seeds the
-    /// controller's random choices (BBR's PROBE_BW start phase; unused by NewReno and CUBIC):
-    /// give each connection its own ([`crate::TcpConfig::cc_seed`]).
-    pub fn new(kind: CcKind, mss: u32, initial_cwnd_pkts: u32, now: SimTime, seed: u64) -> Self {
-        match kind {
-            CcKind::NewReno => AnyCc::NewReno(newreno::NewReno::new(
-                newreno::NewRenoConfig::default(),
-                mss,
-                initial_cwnd_pkts,
-            )),
-            CcKind::Cubic => AnyCc::Cubic(cubic::Cubic::new(
-                cubic::CubicConfig::default(),
-                mss,
-                initial_cwnd_pkts,
-            )),
-            CcKind::Bbr => AnyCc::Bbr(bbr::Bbr::new(
-                bbr::BbrConfig {
-                    seed,
-                    ..bbr::BbrConfig::default()
-                },
-                mss,
-                initial_cwnd_pkts,
-                now,
-            )),
-            CcKind::Scalable => AnyCc::Scalable(scalable::Scalable::new(
-                scalable::ScalableConfig::default(),
-                mss,
-                initial_cwnd_pkts,
-            )),
-            CcKind::HighSpeed => AnyCc::HighSpeed(highspeed::HighSpeed::new(
-                highspeed::HighSpeedConfig::default(),
-                mss,
-                initial_cwnd_pkts,
-            )),
-            CcKind::Htcp => AnyCc::Htcp(htcp::Htcp::new(
-                htcp::HtcpConfig::default(),
-                mss,
-                initial_cwnd_pkts,
-            )),
-            CcKind::Hybla => AnyCc::Hybla(hybla::Hybla::new(
-                hybla::HyblaConfig::default(),
-                mss,
-                initial_cwnd_pkts,
-            )),
-            CcKind::Vegas => AnyCc::Vegas(vegas::Vegas::new(
-                vegas::VegasConfig::default(),
-                mss,
-                initial_cwnd_pkts,
-            )),
-            CcKind::Veno => AnyCc::Veno(veno::Veno::new(
-                veno::VenoConfig::default(),
-                mss,
-                initial_cwnd_pkts,
-            )),
-            CcKind::Westwood => AnyCc::Westwood(westwood::Westwood::new(
-                westwood::WestwoodConfig::default(),
-                mss,
-                initial_cwnd_pkts,
-            )),
-            CcKind::WestwoodPlain => AnyCc::WestwoodPlain(westwood::Westwood::new(
-                westwood::WestwoodConfig {
-                    plus: false,
-                    ..westwood::WestwoodConfig::default()
-                },
-                mss,
-                initial_cwnd_pkts,
-            )),
-            CcKind::Bic => AnyCc::Bic(bic::Bic::new(
-                bic::BicConfig::default(),
-                mss,
-                initial_cwnd_pkts,
-            )),
-            CcKind::Illinois => AnyCc::Illinois(illinois::Illinois::new(
-                illinois::IllinoisConfig::default(),
-                mss,
-                initial_cwnd_pkts,
-            )),
-            CcKind::Yeah => AnyCc::Yeah(yeah::Yeah::new(
-                yeah::YeahConfig::default(),
-                mss,
-                initial_cwnd_pkts,
-            )),
-            CcKind::Lp => AnyCc::Lp(lp::Lp::new(
-                lp::LpConfig::default(),
-                mss,
-                initial_cwnd_pkts,
-            )),
-            CcKind::Dctcp => AnyCc::Dctcp(dctcp::Dctcp::new(
-                dctcp::DctcpConfig::default(),
-                mss,
-                initial_cwnd_pkts,
-            )),
+    /// A controller built from `cfg` (a [`CcKind`] converts to its defaults), for a sender with
+    /// `mss` and an initial window of `initial_cwnd_pkts` segments (RFC 6928: 10). `seed` seeds
+    /// the controller's random choices (BBR's PROBE_BW start phase; unused by the others): give
+    /// each connection its own ([`crate::TcpConfig::cc_seed`]).
+    pub fn new(
+        cfg: impl Into<CcConfig>,
+        mss: u32,
+        initial_cwnd_pkts: u32,
+        now: SimTime,
+        seed: u64,
+    ) -> Self {
+        let iw = initial_cwnd_pkts;
+        match cfg.into() {
+            CcConfig::NewReno(c) => AnyCc::NewReno(newreno::NewReno::new(c, mss, iw)),
+            CcConfig::Cubic(c) => AnyCc::Cubic(cubic::Cubic::new(c, mss, iw)),
+            CcConfig::Bbr(c) => {
+                AnyCc::Bbr(bbr::Bbr::new(bbr::BbrConfig { seed, ..c }, mss, iw, now))
+            }
+            CcConfig::Scalable(c) => AnyCc::Scalable(scalable::Scalable::new(c, mss, iw)),
+            CcConfig::HighSpeed(c) => AnyCc::HighSpeed(highspeed::HighSpeed::new(c, mss, iw)),
+            CcConfig::Htcp(c) => AnyCc::Htcp(htcp::Htcp::new(c, mss, iw)),
+            CcConfig::Hybla(c) => AnyCc::Hybla(hybla::Hybla::new(c, mss, iw)),
+            CcConfig::Vegas(c) => AnyCc::Vegas(vegas::Vegas::new(c, mss, iw)),
+            CcConfig::Veno(c) => AnyCc::Veno(veno::Veno::new(c, mss, iw)),
+            CcConfig::Westwood(c) => AnyCc::Westwood(westwood::Westwood::new(c, mss, iw)),
+            CcConfig::WestwoodPlain(c) => AnyCc::WestwoodPlain(westwood::Westwood::new(c, mss, iw)),
+            CcConfig::Bic(c) => AnyCc::Bic(bic::Bic::new(c, mss, iw)),
+            CcConfig::Illinois(c) => AnyCc::Illinois(illinois::Illinois::new(c, mss, iw)),
+            CcConfig::Yeah(c) => AnyCc::Yeah(yeah::Yeah::new(c, mss, iw)),
+            CcConfig::Lp(c) => AnyCc::Lp(lp::Lp::new(c, mss, iw)),
+            CcConfig::Dctcp(c) => AnyCc::Dctcp(dctcp::Dctcp::new(c, mss, iw)),
         }
     }
 
@@ -438,64 +383,85 @@ impl AnyCc {
             AnyCc::Dctcp(_) => CcKind::Dctcp,
         }
     }
-}
 
-macro_rules! dispatch {
-    ($self:ident, $c:ident => $e:expr) => {
-        match $self {
-            AnyCc::NewReno($c) => $e,
-            AnyCc::Cubic($c) => $e,
-            AnyCc::Bbr($c) => $e,
-            AnyCc::Scalable($c) => $e,
-            AnyCc::HighSpeed($c) => $e,
-            AnyCc::Htcp($c) => $e,
-            AnyCc::Hybla($c) => $e,
-            AnyCc::Vegas($c) => $e,
-            AnyCc::Veno($c) => $e,
-            AnyCc::Westwood($c) => $e,
-            AnyCc::WestwoodPlain($c) => $e,
-            AnyCc::Bic($c) => $e,
-            AnyCc::Illinois($c) => $e,
-            AnyCc::Yeah($c) => $e,
-            AnyCc::Lp($c) => $e,
-            AnyCc::Dctcp($c) => $e,
+    /// The controller inside, as the trait (smoltcp `AnyController::inner`).
+    #[inline]
+    pub fn inner(&self) -> &dyn Controller {
+        match self {
+            AnyCc::NewReno(c) => c,
+            AnyCc::Cubic(c) => c,
+            AnyCc::Bbr(c) => c,
+            AnyCc::Scalable(c) => c,
+            AnyCc::HighSpeed(c) => c,
+            AnyCc::Htcp(c) => c,
+            AnyCc::Hybla(c) => c,
+            AnyCc::Vegas(c) => c,
+            AnyCc::Veno(c) => c,
+            AnyCc::Westwood(c) | AnyCc::WestwoodPlain(c) => c,
+            AnyCc::Bic(c) => c,
+            AnyCc::Illinois(c) => c,
+            AnyCc::Yeah(c) => c,
+            AnyCc::Lp(c) => c,
+            AnyCc::Dctcp(c) => c,
         }
-    };
+    }
+
+    /// The controller inside, mutably.
+    #[inline]
+    pub fn inner_mut(&mut self) -> &mut dyn Controller {
+        match self {
+            AnyCc::NewReno(c) => c,
+            AnyCc::Cubic(c) => c,
+            AnyCc::Bbr(c) => c,
+            AnyCc::Scalable(c) => c,
+            AnyCc::HighSpeed(c) => c,
+            AnyCc::Htcp(c) => c,
+            AnyCc::Hybla(c) => c,
+            AnyCc::Vegas(c) => c,
+            AnyCc::Veno(c) => c,
+            AnyCc::Westwood(c) | AnyCc::WestwoodPlain(c) => c,
+            AnyCc::Bic(c) => c,
+            AnyCc::Illinois(c) => c,
+            AnyCc::Yeah(c) => c,
+            AnyCc::Lp(c) => c,
+            AnyCc::Dctcp(c) => c,
+        }
+    }
 }
 
 impl Controller for AnyCc {
     fn on_sent(&mut self, now: SimTime, bytes: u64, in_flight: u64) {
-        dispatch!(self, c => c.on_sent(now, bytes, in_flight))
+        self.inner_mut().on_sent(now, bytes, in_flight)
     }
     fn on_ack(&mut self, now: SimTime, ack: &Ack) {
-        dispatch!(self, c => c.on_ack(now, ack))
+        self.inner_mut().on_ack(now, ack)
     }
     fn on_ecn_feedback(&mut self, now: SimTime, fb: &EcnFeedback) {
-        dispatch!(self, c => c.on_ecn_feedback(now, fb))
+        self.inner_mut().on_ecn_feedback(now, fb)
     }
     fn on_congestion_event(&mut self, now: SimTime, ev: &CongestionEvent) {
-        dispatch!(self, c => c.on_congestion_event(now, ev))
+        self.inner_mut().on_congestion_event(now, ev)
     }
     fn on_recovery_exit(&mut self, now: SimTime) {
-        dispatch!(self, c => c.on_recovery_exit(now))
+        self.inner_mut().on_recovery_exit(now)
     }
     fn on_rto(&mut self, now: SimTime, in_flight: u64, mss: u32) {
-        dispatch!(self, c => c.on_rto(now, in_flight, mss))
+        self.inner_mut().on_rto(now, in_flight, mss)
     }
     fn on_spurious(&mut self, now: SimTime) {
-        dispatch!(self, c => c.on_spurious(now))
+        self.inner_mut().on_spurious(now)
     }
     fn window(&self) -> u64 {
-        dispatch!(self, c => c.window())
+        self.inner().window()
     }
     fn ssthresh(&self) -> u64 {
-        dispatch!(self, c => c.ssthresh())
+        self.inner().ssthresh()
     }
     fn pacing_rate(&self) -> Option<f64> {
-        dispatch!(self, c => c.pacing_rate())
+        self.inner().pacing_rate()
     }
     fn metrics(&self) -> CcMetrics {
-        dispatch!(self, c => c.metrics())
+        self.inner().metrics()
     }
 }
 

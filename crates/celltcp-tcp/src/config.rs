@@ -4,7 +4,7 @@
 
 use celltcp_engine::SimDuration;
 
-use crate::cc::CcKind;
+use crate::cc::{CcConfig, CcKind};
 
 /// A socket buffer size: fixed (as `iperf3 -w` / `SO_SNDBUF`/`SO_RCVBUF` set it) or autotuned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -82,8 +82,9 @@ pub struct TcpConfig {
     pub initial_rto: SimDuration,
     /// RTO ceiling (RFC 6298 §2.5 allows >= 60 s; Linux `TCP_RTO_MAX`: 120 s).
     pub max_rto: SimDuration,
-    /// Congestion control.
-    pub cc: CcKind,
+    /// Congestion control and its parameters (a [`CcKind`] converts with `.into()` to its
+    /// defaults).
+    pub cc: CcConfig,
     /// Seed of the controller's own random choices (BBR's PROBE_BW start phase, §4.3.4.1 of
     /// draft-cardwell-iccrg-bbr-congestion-control-00); any `u64`, default 0. Give each connection
     /// its own (the scenario layer derives it from the run seed and the flow name) so that flows
@@ -128,7 +129,7 @@ impl Default for TcpConfig {
             min_rto: SimDuration::from_millis(200),
             initial_rto: SimDuration::from_secs(1),
             max_rto: SimDuration::from_secs(120),
-            cc: CcKind::NewReno,
+            cc: CcKind::NewReno.into(),
             cc_seed: 0,
             pacing: false,
             syn_retries: 6,
@@ -145,7 +146,7 @@ impl TcpConfig {
     /// Whether this endpoint asks for (or accepts) ECN: `ecn`, or a controller that needs it
     /// (DCTCP).
     pub fn ecn_enabled(&self) -> bool {
-        self.ecn || self.cc.needs_ecn()
+        self.ecn || self.cc.kind().needs_ecn()
     }
 
     /// The window-scale shift we offer: the smallest shift that lets the largest receive buffer be

@@ -920,7 +920,7 @@ impl TcpEndpoint {
 
     /// The receiver's ECN echo state (RFC 3168 §6.1.3; with DCTCP RFC 8257 §3.2).
     fn ecn_receive(&mut self, now: SimTime, seg: &TcpSegment, ce: bool) {
-        if self.cfg.cc.needs_ecn() {
+        if self.cfg.cc.kind().needs_ecn() {
             if seg.payload_len == 0 || ce == self.ece_out {
                 return;
             }

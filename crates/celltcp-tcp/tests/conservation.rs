@@ -29,7 +29,7 @@ fn run_seed(seed: u64, cc: CcKind) -> (u64, u64, u64) {
         },
         pacing: rng.gen_bool(0.3),
         quickack_segments: if rng.gen_bool(0.3) { 16 } else { 0 },
-        cc,
+        cc: cc.into(),
         ..Default::default()
     };
     let a_iss: u32 = rng.gen();

@@ -164,7 +164,7 @@ fn every_controller_fills_a_bottleneck_with_a_bdp_queue() {
     // which backs off at 15 % of the buffer, is held to its own sawtooth (about 80 %) instead.
     for cc in CcKind::ALL {
         let cfg = TcpConfig {
-            cc,
+            cc: cc.into(),
             ..Default::default()
         };
         let mut w = bulk(cfg, 20, 20_000_000, 200_000_000);
@@ -303,7 +303,7 @@ fn bbr_keeps_a_shallow_buffer_busy_and_rtprop_at_the_path_rtt() {
     // ~1 ms for a whole 10 s filter window, cwnd to ~6 packets and goodput to ~1.2 Mbit/s
     // (83% over 60 s in the closed-form validation).
     let cfg = TcpConfig {
-        cc: CcKind::Bbr,
+        cc: CcKind::Bbr.into(),
         ..Default::default()
     };
     let mut w = bulk(cfg, 25, 10_000_000, 1 << 40);
@@ -353,7 +353,7 @@ fn resending_the_first_hole_restarts_the_retransmission_timer() {
     // BBR keeps the queue short (RTT near 50 ms, so RTO = its 200 ms floor) and keeps sending
     // new data during recovery, whose SACKs reveal each lost retransmission.
     let cfg = TcpConfig {
-        cc: CcKind::Bbr,
+        cc: CcKind::Bbr.into(),
         ..Default::default()
     };
     let mut w = bulk(cfg, 25, 10_000_000, 1 << 40);

@@ -79,9 +79,11 @@ pub struct BbrConfig {
     pub cwnd_gain: f64,
     /// BtlBw filter window in rounds, >= 1 (§4.1.1.2: 10).
     pub btlbw_filter_rounds: u64,
-    /// RTprop filter window (§4.1.2.2: 10 s).
+    /// RTprop filter window, > 0 (§4.1.2.2: 10 s); written `"10s"`.
+    #[serde(with = "celltcp_engine::units::human_duration")]
     pub rtprop_filter_len: SimDuration,
-    /// Time spent at the minimum cwnd in PROBE_RTT (§4.3.5: 200 ms).
+    /// Time spent at the minimum cwnd in PROBE_RTT, > 0 (§4.3.5: 200 ms); written `"200ms"`.
+    #[serde(with = "celltcp_engine::units::human_duration")]
     pub probe_rtt_duration: SimDuration,
     /// The minimum cwnd in segments, >= 1 (§4.2.3.3: 4).
     pub min_pipe_cwnd_pkts: u64,
@@ -90,6 +92,8 @@ pub struct BbrConfig {
     /// bottleneck.
     pub pacing_margin: f64,
     /// Seed of the stream that picks PROBE_BW's start phase (§4.3.4.1). Give each flow its own.
+    /// Not a scenario parameter: the connection sets it from [`crate::TcpConfig::cc_seed`].
+    #[serde(skip)]
     pub seed: u64,
 }
 
@@ -105,6 +109,21 @@ impl Default for BbrConfig {
             pacing_margin: 0.0,
             seed: 0,
         }
+    }
+}
+
+impl BbrConfig {
+    /// Checks every parameter against the range documented on it; the error names the
+    /// parameter and its value.
+    pub fn validate(&self) -> Result<(), String> {
+        use super::params::*;
+        check("high_gain", self.high_gain, self.high_gain > 1.0 && self.high_gain.is_finite(), "a gain above 1 (§4.3.2.1: 2/ln 2)")?;
+        check("cwnd_gain", self.cwnd_gain, self.cwnd_gain >= 1.0 && self.cwnd_gain.is_finite(), "a gain of at least 1 (§4.3.4: 2)")?;
+        check("btlbw_filter_rounds", self.btlbw_filter_rounds, self.btlbw_filter_rounds >= 1, "at least 1 round (§4.1.1.2: 10)")?;
+        check("rtprop_filter_len", self.rtprop_filter_len, self.rtprop_filter_len > SimDuration::ZERO, "a positive duration (§4.1.2.2: \"10s\")")?;
+        check("probe_rtt_duration", self.probe_rtt_duration, self.probe_rtt_duration > SimDuration::ZERO, "a positive duration (§4.3.5: \"200ms\")")?;
+        check("min_pipe_cwnd_pkts", self.min_pipe_cwnd_pkts, self.min_pipe_cwnd_pkts >= 1, "at least 1 segment (§4.2.3.3: 4)")?;
+        check("pacing_margin", self.pacing_margin, (0.0..1.0).contains(&self.pacing_margin), "a fraction in [0, 1) (Linux: 0.01)")
     }
 }
 

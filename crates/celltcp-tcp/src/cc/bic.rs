@@ -26,6 +26,7 @@
 
 use celltcp_engine::SimTime;
 
+use super::loss_window::{loss_window, ssthresh_floor, undo_cwnd, LossWindow};
 use super::{Ack, CongestionEvent, Controller};
 
 /// BIC parameters.
@@ -65,6 +66,45 @@ impl Default for BicConfig {
     }
 }
 
+impl BicConfig {
+    /// Checks every parameter against the range documented on it; the error names the
+    /// parameter and its value.
+    pub fn validate(&self) -> Result<(), String> {
+        use super::params::*;
+        check(
+            "beta",
+            self.beta,
+            unit_open(self.beta),
+            "a value in (0, 1) (Linux: 819/1024)",
+        )?;
+        check(
+            "max_increment",
+            self.max_increment,
+            self.max_increment > 0.0 && self.max_increment.is_finite(),
+            "a positive number of segments per RTT (Linux: 16)",
+        )?;
+        check(
+            "low_window",
+            self.low_window,
+            self.low_window >= 2.0 && self.low_window.is_finite(),
+            "at least 2 segments (Linux: 14)",
+        )?;
+        check(
+            "smooth_part",
+            self.smooth_part,
+            self.smooth_part > 0.0 && self.smooth_part.is_finite(),
+            "a positive divisor (Linux: 20)",
+        )?;
+        check(
+            "search_divisor",
+            self.search_divisor,
+            self.search_divisor > 1.0 && self.search_divisor.is_finite(),
+            "a divisor above 1 (Linux: 4)",
+        )?;
+        check_abc(self.abc_limit_segments)
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Bic {
     cfg: BicConfig,
@@ -75,9 +115,9 @@ pub struct Bic {
     w_max: f64,
     /// Fractional segments of window growth not yet added (congestion avoidance).
     frac: f64,
-    /// (cwnd, ssthresh, W_max) before the last reduction, for `on_spurious`.
-    prior: (u64, u64, f64),
-    rto_pending: bool,
+    /// RFC 5681 loss-window state: the (cwnd, ssthresh, W_max) saved for an undo, and
+    /// whether a timeout is pending ([`LossWindow`]).
+    loss: LossWindow<(u64, u64, f64)>,
 }
 
 impl Bic {
@@ -90,8 +130,7 @@ impl Bic {
             ssthresh: u64::MAX,
             w_max: 0.0,
             frac: 0.0,
-            prior: (0, 0, 0.0),
-            rto_pending: false,
+            loss: LossWindow::default(),
         }
     }
 
@@ -136,7 +175,7 @@ impl Bic {
     }
 
     fn reduce(&mut self) -> u64 {
-        self.prior = (self.cwnd, self.ssthresh, self.w_max);
+        self.loss.save((self.cwnd, self.ssthresh, self.w_max));
         let w = self.cwnd as f64 / self.mss as f64;
         // Paper §III-B fast convergence: a flow below its previous maximum lowers W_max further.
         self.w_max = if self.cfg.fast_convergence && w < self.w_max {
@@ -150,15 +189,13 @@ impl Bic {
             self.cfg.beta
         };
         // Whole segments, as Linux keeps cwnd; floor 2 (RFC 5681 eq. 4).
-        ((w * f).floor() as u64).max(2) * self.mss
+        ssthresh_floor((w * f).floor() as u64 * self.mss, self.mss)
     }
 }
 
 impl Controller for Bic {
     fn on_ack(&mut self, _now: SimTime, ack: &Ack) {
-        if ack.acked_bytes > 0 {
-            self.rto_pending = false;
-        }
+        self.loss.on_ack(ack.acked_bytes);
         if ack.in_recovery || ack.app_limited || ack.acked_bytes == 0 {
             return;
         }
@@ -188,20 +225,19 @@ impl Controller for Bic {
     fn on_rto(&mut self, _now: SimTime, _bytes_in_flight: u64, _mss: u32) {
         // RFC 5681 §3.1: LW = 1 SMSS; a repeated timeout holds ssthresh. Linux forgets the
         // search state on entering Loss.
-        if !self.rto_pending {
+        if self.loss.on_rto() {
             self.ssthresh = self.reduce();
         }
-        self.rto_pending = true;
         self.w_max = 0.0;
-        self.cwnd = self.mss;
+        self.cwnd = loss_window(self.mss);
         self.frac = 0.0;
     }
 
     fn on_spurious(&mut self, _now: SimTime) {
-        if self.prior.0 > 0 {
-            self.cwnd = self.cwnd.max(self.prior.0);
-            self.ssthresh = self.prior.1;
-            self.w_max = self.prior.2;
+        if let Some((cwnd, ssthresh, w_max)) = self.loss.saved() {
+            self.cwnd = undo_cwnd(self.cwnd, cwnd);
+            self.ssthresh = ssthresh;
+            self.w_max = w_max;
         }
     }
 

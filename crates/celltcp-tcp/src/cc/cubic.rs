@@ -57,6 +57,27 @@ impl Default for CubicConfig {
     }
 }
 
+impl CubicConfig {
+    /// Checks every parameter against the range documented on it; the error names the
+    /// parameter and its value.
+    pub fn validate(&self) -> Result<(), String> {
+        use super::params::*;
+        check(
+            "c",
+            self.c,
+            self.c > 0.0 && self.c.is_finite(),
+            "a positive value in segments/s^3 (RFC 9438 §5.1: 0.4)",
+        )?;
+        check(
+            "beta",
+            self.beta,
+            unit_open(self.beta),
+            "a value in (0, 1) (RFC 9438 §4.6: 0.7)",
+        )?;
+        check_abc(self.abc_limit_segments)
+    }
+}
+
 /// State saved before a reduction, restored by a spurious-event undo (RFC 9438 §4.9).
 #[derive(Clone, Copy, Debug)]
 struct Saved {

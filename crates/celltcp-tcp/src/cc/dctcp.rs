@@ -22,6 +22,7 @@
 
 use celltcp_engine::SimTime;
 
+use super::loss_window::{loss_window, ssthresh_floor, undo_cwnd, LossWindow};
 use super::{Ack, CongestionEvent, Controller, EcnFeedback};
 
 /// DCTCP parameters.
@@ -46,6 +47,27 @@ impl Default for DctcpConfig {
     }
 }
 
+impl DctcpConfig {
+    /// Checks every parameter against the range documented on it; the error names the
+    /// parameter and its value.
+    pub fn validate(&self) -> Result<(), String> {
+        use super::params::*;
+        check(
+            "g",
+            self.g,
+            self.g > 0.0 && self.g <= 1.0,
+            "a gain in (0, 1] (RFC 8257: 1/16)",
+        )?;
+        check(
+            "initial_alpha",
+            self.initial_alpha,
+            (0.0..=1.0).contains(&self.initial_alpha),
+            "a value in [0, 1] (Linux: 1)",
+        )?;
+        check_abc(self.abc_limit_segments)
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Dctcp {
     cfg: DctcpConfig,
@@ -60,8 +82,9 @@ pub struct Dctcp {
     /// `DCTCP.BytesAcked` and `DCTCP.BytesMarked` over the current window.
     bytes_acked: u64,
     bytes_marked: u64,
-    prior: (u64, u64),
-    rto_pending: bool,
+    /// RFC 5681 loss-window state: the (cwnd, ssthresh) saved for an undo, and
+    /// whether a timeout is pending ([`LossWindow`]).
+    loss: LossWindow<(u64, u64)>,
 }
 
 impl Dctcp {
@@ -77,8 +100,7 @@ impl Dctcp {
             window_end: 0,
             bytes_acked: 0,
             bytes_marked: 0,
-            prior: (0, 0),
-            rto_pending: false,
+            loss: LossWindow::default(),
         }
     }
 
@@ -88,7 +110,7 @@ impl Dctcp {
     }
 
     fn save(&mut self) {
-        self.prior = (self.cwnd, self.ssthresh);
+        self.loss.save((self.cwnd, self.ssthresh));
     }
 }
 
@@ -114,9 +136,7 @@ impl Controller for Dctcp {
     }
 
     fn on_ack(&mut self, _now: SimTime, ack: &Ack) {
-        if ack.acked_bytes > 0 {
-            self.rto_pending = false;
-        }
+        self.loss.on_ack(ack.acked_bytes);
         if ack.in_recovery || ack.app_limited || ack.acked_bytes == 0 {
             return;
         }
@@ -141,29 +161,31 @@ impl Controller for Dctcp {
         self.save();
         self.ssthresh = if ev.ecn {
             // RFC 8257 §3.4.
-            ((self.cwnd as f64 * (1.0 - self.alpha / 2.0)) as u64).max(2 * self.mss)
+            ssthresh_floor(
+                (self.cwnd as f64 * (1.0 - self.alpha / 2.0)) as u64,
+                self.mss,
+            )
         } else {
             // RFC 8257 §3.5 / RFC 5681 eq. 4.
-            (ev.bytes_in_flight / 2).max(2 * self.mss)
+            ssthresh_floor(ev.bytes_in_flight / 2, self.mss)
         };
         self.cwnd = self.ssthresh;
         self.ca_acked = 0;
     }
 
     fn on_rto(&mut self, _now: SimTime, bytes_in_flight: u64, _mss: u32) {
-        if !self.rto_pending {
+        if self.loss.on_rto() {
             self.save();
-            self.ssthresh = (bytes_in_flight / 2).max(2 * self.mss);
+            self.ssthresh = ssthresh_floor(bytes_in_flight / 2, self.mss);
         }
-        self.rto_pending = true;
-        self.cwnd = self.mss;
+        self.cwnd = loss_window(self.mss);
         self.ca_acked = 0;
     }
 
     fn on_spurious(&mut self, _now: SimTime) {
-        if self.prior.0 > 0 {
-            self.cwnd = self.cwnd.max(self.prior.0);
-            self.ssthresh = self.prior.1;
+        if let Some((cwnd, ssthresh)) = self.loss.saved() {
+            self.cwnd = undo_cwnd(self.cwnd, cwnd);
+            self.ssthresh = ssthresh;
         }
     }
 

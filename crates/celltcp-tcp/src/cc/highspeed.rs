@@ -28,6 +28,7 @@
 
 use celltcp_engine::SimTime;
 
+use super::loss_window::{loss_window, ssthresh_floor, undo_cwnd, LossWindow};
 use super::{Ack, CongestionEvent, Controller};
 
 /// HighSpeed TCP parameters (RFC 3649 §5).
@@ -59,6 +60,45 @@ impl Default for HighSpeedConfig {
             high_decrease: 0.1,
             abc_limit_segments: 2,
         }
+    }
+}
+
+impl HighSpeedConfig {
+    /// Checks every parameter against the range documented on it; the error names the
+    /// parameter and its value.
+    pub fn validate(&self) -> Result<(), String> {
+        use super::params::*;
+        check(
+            "low_window_pkts",
+            self.low_window_pkts,
+            self.low_window_pkts >= 1.0,
+            "at least 1 segment (RFC 3649: 38)",
+        )?;
+        check(
+            "high_window_pkts",
+            self.high_window_pkts,
+            self.high_window_pkts > self.low_window_pkts && self.high_window_pkts.is_finite(),
+            "more segments than low_window_pkts (RFC 3649: 83000)",
+        )?;
+        check(
+            "low_p",
+            self.low_p,
+            unit_open(self.low_p),
+            "a loss rate in (0, 1) (RFC 3649: 1e-3)",
+        )?;
+        check(
+            "high_p",
+            self.high_p,
+            self.high_p > 0.0 && self.high_p < self.low_p,
+            "a loss rate in (0, low_p) (RFC 3649: 1e-7)",
+        )?;
+        check(
+            "high_decrease",
+            self.high_decrease,
+            self.high_decrease > 0.0 && self.high_decrease <= 0.5,
+            "a value in (0, 0.5] (RFC 3649: 0.1)",
+        )?;
+        check_abc(self.abc_limit_segments)
     }
 }
 
@@ -106,8 +146,9 @@ pub struct HighSpeed {
     /// Bytes acknowledged in standard (below Low_Window) congestion avoidance not yet turned
     /// into window (RFC 3465 §2.1 byte counting).
     ca_acked: u64,
-    prior: (f64, u64),
-    rto_pending: bool,
+    /// RFC 5681 loss-window state: the (cwnd, ssthresh) saved for an undo, and
+    /// whether a timeout is pending ([`LossWindow`]).
+    loss: LossWindow<(f64, u64)>,
 }
 
 impl HighSpeed {
@@ -120,8 +161,7 @@ impl HighSpeed {
             cwnd: (initial_cwnd_pkts as u64 * mss) as f64,
             ssthresh: u64::MAX,
             ca_acked: 0,
-            prior: (0.0, 0),
-            rto_pending: false,
+            loss: LossWindow::default(),
         }
     }
 
@@ -173,25 +213,22 @@ impl HighSpeed {
     }
 
     fn reduce(&mut self, flight: u64) -> u64 {
-        self.prior = (self.cwnd, self.ssthresh);
-        let floor = 2 * self.mss;
+        self.loss.save((self.cwnd, self.ssthresh));
         let w = self.w_pkts();
         if w <= self.cfg.low_window_pkts {
             // RFC 5681 eq. 4.
-            (flight / 2).max(floor)
+            ssthresh_floor(flight / 2, self.mss)
         } else {
             // RFC 3649 §5: w ← (1 − b(w))·w.
             let (_, b) = self.response(w);
-            ((self.cwnd * (1.0 - b)) as u64).max(floor)
+            ssthresh_floor((self.cwnd * (1.0 - b)) as u64, self.mss)
         }
     }
 }
 
 impl Controller for HighSpeed {
     fn on_ack(&mut self, _now: SimTime, ack: &Ack) {
-        if ack.acked_bytes > 0 {
-            self.rto_pending = false;
-        }
+        self.loss.on_ack(ack.acked_bytes);
         if ack.in_recovery || ack.app_limited || ack.acked_bytes == 0 {
             return;
         }
@@ -224,18 +261,17 @@ impl Controller for HighSpeed {
 
     fn on_rto(&mut self, _now: SimTime, bytes_in_flight: u64, _mss: u32) {
         // RFC 5681 §3.1: LW = 1 SMSS; ssthresh by the decrease rule, held on a repeated timeout.
-        if !self.rto_pending {
+        if self.loss.on_rto() {
             self.ssthresh = self.reduce(bytes_in_flight);
         }
-        self.rto_pending = true;
-        self.cwnd = self.mss as f64;
+        self.cwnd = loss_window(self.mss) as f64;
         self.ca_acked = 0;
     }
 
     fn on_spurious(&mut self, _now: SimTime) {
-        if self.prior.0 > 0.0 {
-            self.cwnd = self.cwnd.max(self.prior.0);
-            self.ssthresh = self.prior.1;
+        if let Some((cwnd, ssthresh)) = self.loss.saved() {
+            self.cwnd = undo_cwnd(self.cwnd, cwnd);
+            self.ssthresh = ssthresh;
         }
     }
 

@@ -31,6 +31,7 @@
 
 use celltcp_engine::{SimDuration, SimTime};
 
+use super::loss_window::{loss_window, ssthresh_floor, undo_cwnd, LossWindow};
 use super::{Ack, CongestionEvent, Controller};
 
 /// H-TCP parameters.
@@ -68,6 +69,39 @@ impl Default for HtcpConfig {
     }
 }
 
+impl HtcpConfig {
+    /// Checks every parameter against the range documented on it; the error names the
+    /// parameter and its value.
+    pub fn validate(&self) -> Result<(), String> {
+        use super::params::*;
+        check(
+            "delta_l_s",
+            self.delta_l_s,
+            self.delta_l_s >= 0.0 && self.delta_l_s.is_finite(),
+            "a non-negative time in seconds (Leith & Shorten: 1)",
+        )?;
+        check(
+            "beta_min",
+            self.beta_min,
+            unit_open(self.beta_min),
+            "a value in (0, 1) (Leith & Shorten: 0.5)",
+        )?;
+        check(
+            "beta_max",
+            self.beta_max,
+            self.beta_max >= self.beta_min && self.beta_max < 1.0,
+            "a value in [beta_min, 1) (Leith & Shorten: 0.8)",
+        )?;
+        check(
+            "rtt_ref_s",
+            self.rtt_ref_s,
+            self.rtt_ref_s > 0.0 && self.rtt_ref_s.is_finite(),
+            "a positive time in seconds (Linux: 0.1)",
+        )?;
+        check_abc(self.abc_limit_segments)
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Htcp {
     cfg: HtcpConfig,
@@ -82,8 +116,9 @@ pub struct Htcp {
     rtt_min: SimDuration,
     /// Largest RTT sample since the last congestion event (zero: none yet).
     rtt_max: SimDuration,
-    prior: (f64, u64, f64),
-    rto_pending: bool,
+    /// RFC 5681 loss-window state: the (cwnd, ssthresh, beta) saved for an undo, and
+    /// whether a timeout is pending ([`LossWindow`]).
+    loss: LossWindow<(f64, u64, f64)>,
 }
 
 impl Htcp {
@@ -98,8 +133,7 @@ impl Htcp {
             last_event: SimTime::ZERO,
             rtt_min: SimDuration::MAX,
             rtt_max: SimDuration::ZERO,
-            prior: (0.0, 0, 0.0),
-            rto_pending: false,
+            loss: LossWindow::default(),
         }
     }
 
@@ -142,19 +176,17 @@ impl Htcp {
     }
 
     fn reduce(&mut self, now: SimTime) -> u64 {
-        self.prior = (self.cwnd, self.ssthresh, self.beta);
+        self.loss.save((self.cwnd, self.ssthresh, self.beta));
         self.beta = self.next_beta();
         self.last_event = now;
         self.rtt_max = SimDuration::ZERO;
-        ((self.cwnd * self.beta) as u64).max(2 * self.mss)
+        ssthresh_floor((self.cwnd * self.beta) as u64, self.mss)
     }
 }
 
 impl Controller for Htcp {
     fn on_ack(&mut self, now: SimTime, ack: &Ack) {
-        if ack.acked_bytes > 0 {
-            self.rto_pending = false;
-        }
+        self.loss.on_ack(ack.acked_bytes);
         if let Some(rtt) = ack.rtt {
             self.rtt_min = self.rtt_min.min(rtt);
             self.rtt_max = self.rtt_max.max(rtt);
@@ -183,18 +215,17 @@ impl Controller for Htcp {
 
     fn on_rto(&mut self, now: SimTime, _bytes_in_flight: u64, _mss: u32) {
         // RFC 5681 §3.1: LW = 1 SMSS; ssthresh = β·cwnd, held on a repeated timeout.
-        if !self.rto_pending {
+        if self.loss.on_rto() {
             self.ssthresh = self.reduce(now);
         }
-        self.rto_pending = true;
-        self.cwnd = self.mss as f64;
+        self.cwnd = loss_window(self.mss) as f64;
     }
 
     fn on_spurious(&mut self, _now: SimTime) {
-        if self.prior.0 > 0.0 {
-            self.cwnd = self.cwnd.max(self.prior.0);
-            self.ssthresh = self.prior.1;
-            self.beta = self.prior.2;
+        if let Some((cwnd, ssthresh, beta)) = self.loss.saved() {
+            self.cwnd = undo_cwnd(self.cwnd, cwnd);
+            self.ssthresh = ssthresh;
+            self.beta = beta;
         }
     }
 

@@ -20,6 +20,7 @@
 
 use celltcp_engine::SimTime;
 
+use super::loss_window::{loss_window, ssthresh_floor, undo_cwnd, LossWindow};
 use super::{Ack, CongestionEvent, Controller};
 
 /// TCP Hybla parameters.
@@ -47,6 +48,27 @@ impl Default for HyblaConfig {
     }
 }
 
+impl HyblaConfig {
+    /// Checks every parameter against the range documented on it; the error names the
+    /// parameter and its value.
+    pub fn validate(&self) -> Result<(), String> {
+        use super::params::*;
+        check(
+            "rtt0_ms",
+            self.rtt0_ms,
+            self.rtt0_ms > 0.0 && self.rtt0_ms.is_finite(),
+            "a positive time in ms (Caini & Firrincieli: 25)",
+        )?;
+        check(
+            "rho_max",
+            self.rho_max,
+            self.rho_max >= 1.0 && self.rho_max.is_finite(),
+            "at least 1 (default 16)",
+        )?;
+        check_abc(self.abc_limit_segments)
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Hybla {
     cfg: HyblaConfig,
@@ -55,8 +77,9 @@ pub struct Hybla {
     ssthresh: u64,
     /// ρ from the latest srtt (1 before any sample).
     rho: f64,
-    prior: (f64, u64),
-    rto_pending: bool,
+    /// RFC 5681 loss-window state: the (cwnd, ssthresh) saved for an undo, and
+    /// whether a timeout is pending ([`LossWindow`]).
+    loss: LossWindow<(f64, u64)>,
 }
 
 impl Hybla {
@@ -68,8 +91,7 @@ impl Hybla {
             cwnd: (initial_cwnd_pkts as u64 * mss) as f64,
             ssthresh: u64::MAX,
             rho: 1.0,
-            prior: (0.0, 0),
-            rto_pending: false,
+            loss: LossWindow::default(),
         }
     }
 
@@ -80,16 +102,14 @@ impl Hybla {
 
     fn reduce(&mut self, flight: u64) -> u64 {
         // RFC 5681 eq. 4: ssthresh = max(FlightSize / 2, 2*SMSS).
-        self.prior = (self.cwnd, self.ssthresh);
-        (flight / 2).max(2 * self.mss)
+        self.loss.save((self.cwnd, self.ssthresh));
+        ssthresh_floor(flight / 2, self.mss)
     }
 }
 
 impl Controller for Hybla {
     fn on_ack(&mut self, _now: SimTime, ack: &Ack) {
-        if ack.acked_bytes > 0 {
-            self.rto_pending = false;
-        }
+        self.loss.on_ack(ack.acked_bytes);
         if ack.srtt.as_nanos() > 0 {
             // Caini & Firrincieli §3: ρ = RTT/RTT0, at least 1.
             self.rho = (ack.srtt.as_millis_f64() / self.cfg.rtt0_ms).clamp(1.0, self.cfg.rho_max);
@@ -119,17 +139,16 @@ impl Controller for Hybla {
 
     fn on_rto(&mut self, _now: SimTime, bytes_in_flight: u64, _mss: u32) {
         // RFC 5681 §3.1: LW = 1 SMSS; ssthresh by eq. 4, held on a repeated timeout.
-        if !self.rto_pending {
+        if self.loss.on_rto() {
             self.ssthresh = self.reduce(bytes_in_flight);
         }
-        self.rto_pending = true;
-        self.cwnd = self.mss as f64;
+        self.cwnd = loss_window(self.mss) as f64;
     }
 
     fn on_spurious(&mut self, _now: SimTime) {
-        if self.prior.0 > 0.0 {
-            self.cwnd = self.cwnd.max(self.prior.0);
-            self.ssthresh = self.prior.1;
+        if let Some((cwnd, ssthresh)) = self.loss.saved() {
+            self.cwnd = undo_cwnd(self.cwnd, cwnd);
+            self.ssthresh = ssthresh;
         }
     }
 

@@ -27,6 +27,7 @@
 
 use celltcp_engine::{SimDuration, SimTime};
 
+use super::loss_window::{loss_window, ssthresh_floor, undo_cwnd, LossWindow};
 use super::round::{RoundCounter, RoundEvent};
 use super::{Ack, CongestionEvent, Controller};
 
@@ -70,6 +71,63 @@ impl Default for IllinoisConfig {
             theta: 5,
             abc_limit_segments: 2,
         }
+    }
+}
+
+impl IllinoisConfig {
+    /// Checks every parameter against the range documented on it; the error names the
+    /// parameter and its value.
+    pub fn validate(&self) -> Result<(), String> {
+        use super::params::*;
+        check(
+            "alpha_min",
+            self.alpha_min,
+            self.alpha_min > 0.0,
+            "a positive number of segments per RTT (paper: 0.3)",
+        )?;
+        check(
+            "alpha_max",
+            self.alpha_max,
+            self.alpha_max > self.alpha_min && self.alpha_max.is_finite(),
+            "more than alpha_min (paper: 10)",
+        )?;
+        check(
+            "beta_min",
+            self.beta_min,
+            self.beta_min > 0.0 && self.beta_min <= self.beta_max,
+            "a value in (0, beta_max] (paper: 1/8)",
+        )?;
+        check(
+            "beta_max",
+            self.beta_max,
+            self.beta_max >= self.beta_min && self.beta_max < 1.0,
+            "a value in [beta_min, 1) (paper: 1/2)",
+        )?;
+        check(
+            "d1_fraction",
+            self.d1_fraction,
+            (0.0..=1.0).contains(&self.d1_fraction),
+            "a fraction in [0, 1] (paper: 0.01)",
+        )?;
+        check(
+            "d2_fraction",
+            self.d2_fraction,
+            self.d2_fraction > self.d1_fraction && self.d2_fraction <= 1.0,
+            "a fraction in (d1_fraction, 1] (paper: 0.1)",
+        )?;
+        check(
+            "d3_fraction",
+            self.d3_fraction,
+            self.d3_fraction > self.d2_fraction && self.d3_fraction <= 1.0,
+            "a fraction in (d2_fraction, 1] (paper: 0.8)",
+        )?;
+        check(
+            "win_thresh",
+            self.win_thresh,
+            self.win_thresh >= 0.0 && self.win_thresh.is_finite(),
+            "a non-negative number of segments (Linux: 15)",
+        )?;
+        check_abc(self.abc_limit_segments)
     }
 }
 
@@ -118,8 +176,9 @@ pub struct Illinois {
     /// Packet-timed rounds in delivered bytes (module doc).
     rounds: RoundCounter,
     frac: f64,
-    prior: (u64, u64),
-    rto_pending: bool,
+    /// RFC 5681 loss-window state: the (cwnd, ssthresh) saved for an undo, and
+    /// whether a timeout is pending ([`LossWindow`]).
+    loss: LossWindow<(u64, u64)>,
 }
 
 impl Illinois {
@@ -140,8 +199,7 @@ impl Illinois {
             rtt_low: 0,
             rounds: RoundCounter::new(),
             frac: 0.0,
-            prior: (0, 0),
-            rto_pending: false,
+            loss: LossWindow::default(),
         }
     }
 
@@ -190,18 +248,16 @@ impl Illinois {
     }
 
     fn reduce(&mut self) -> u64 {
-        self.prior = (self.cwnd, self.ssthresh);
+        self.loss.save((self.cwnd, self.ssthresh));
         // Paper §3: cwnd ← (1 − β)·cwnd in whole segments (as Linux); floor 2 (RFC 5681 eq. 4).
         let w = self.cwnd as f64 / self.mss as f64;
-        ((w * (1.0 - self.beta)).floor() as u64).max(2) * self.mss
+        ssthresh_floor((w * (1.0 - self.beta)).floor() as u64 * self.mss, self.mss)
     }
 }
 
 impl Controller for Illinois {
     fn on_ack(&mut self, _now: SimTime, ack: &Ack) {
-        if ack.acked_bytes > 0 {
-            self.rto_pending = false;
-        }
+        self.loss.on_ack(ack.acked_bytes);
         if let Some(rtt) = ack.rtt {
             self.base_rtt = Some(self.base_rtt.map_or(rtt, |b| b.min(rtt)));
             self.max_rtt = self.max_rtt.max(rtt);
@@ -240,11 +296,10 @@ impl Controller for Illinois {
     fn on_rto(&mut self, _now: SimTime, _bytes_in_flight: u64, _mss: u32) {
         // RFC 5681 §3.1: LW = 1 SMSS; a repeated timeout holds ssthresh. Linux resets α, β and
         // the θ counter on entering Loss.
-        if !self.rto_pending {
+        if self.loss.on_rto() {
             self.ssthresh = self.reduce();
         }
-        self.rto_pending = true;
-        self.cwnd = self.mss;
+        self.cwnd = loss_window(self.mss);
         self.frac = 0.0;
         self.alpha = 1.0;
         self.beta = 0.5;
@@ -255,9 +310,9 @@ impl Controller for Illinois {
     }
 
     fn on_spurious(&mut self, _now: SimTime) {
-        if self.prior.0 > 0 {
-            self.cwnd = self.cwnd.max(self.prior.0);
-            self.ssthresh = self.prior.1;
+        if let Some((cwnd, ssthresh)) = self.loss.saved() {
+            self.cwnd = undo_cwnd(self.cwnd, cwnd);
+            self.ssthresh = ssthresh;
         }
     }
 

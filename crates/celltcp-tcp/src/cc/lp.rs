@@ -73,6 +73,7 @@
 use celltcp_engine::{SimDuration, SimTime};
 
 use super::round::{RoundCounter, RoundEvent};
+use super::loss_window::{loss_window, ssthresh_floor, undo_cwnd, LossWindow};
 use super::{Ack, CongestionEvent, Controller};
 
 /// TCP-LP parameters.
@@ -95,6 +96,17 @@ impl Default for LpConfig {
             itt_rtts: 3.0,
             abc_limit_segments: 2,
         }
+    }
+}
+
+impl LpConfig {
+    /// Checks every parameter against the range documented on it; the error names the
+    /// parameter and its value.
+    pub fn validate(&self) -> Result<(), String> {
+        use super::params::*;
+        check("delta", self.delta, unit_open(self.delta), "a fraction in (0, 1) (paper: 0.15)")?;
+        check("itt_rtts", self.itt_rtts, self.itt_rtts > 0.0 && self.itt_rtts.is_finite(), "a positive number of RTTs (paper: 3)")?;
+        check_abc(self.abc_limit_segments)
     }
 }
 
@@ -126,8 +138,9 @@ pub struct Lp {
     calibrated: bool,
     indications: u64,
     ca_acked: u64,
-    prior: (u64, u64),
-    rto_pending: bool,
+    /// RFC 5681 loss-window state: the (cwnd, ssthresh) saved for an undo, and
+    /// whether a timeout is pending ([`LossWindow`]).
+    loss: LossWindow<(u64, u64)>,
 }
 
 impl Lp {
@@ -151,8 +164,7 @@ impl Lp {
             calibrated: false,
             indications: 0,
             ca_acked: 0,
-            prior: (0, 0),
-            rto_pending: false,
+            loss: LossWindow::default(),
         }
     }
 
@@ -212,12 +224,12 @@ impl Lp {
         }
         if self.owd_max > self.owd_min && owd > self.threshold_s() {
             // Paper §III-B: halve on the first indication; cwnd = 1 on another within itt.
-            self.prior = (self.cwnd, self.ssthresh);
+            self.loss.save((self.cwnd, self.ssthresh));
             if self.in_inference(now) {
                 self.cwnd = self.mss;
             } else {
                 self.cwnd = (self.cwnd / 2).max(self.mss);
-                self.ssthresh = self.cwnd.max(2 * self.mss);
+                self.ssthresh = ssthresh_floor(self.cwnd, self.mss);
             }
             self.ca_acked = 0;
             self.last_indication = Some(now);
@@ -229,9 +241,7 @@ impl Lp {
 
 impl Controller for Lp {
     fn on_ack(&mut self, now: SimTime, ack: &Ack) {
-        if ack.acked_bytes > 0 {
-            self.rto_pending = false;
-        }
+        self.loss.on_ack(ack.acked_bytes);
         self.srtt = ack.srtt;
         // A sample from an ACK of a lone segment may include the receiver's delayed-ACK wait
         // (RFC 5681 §4.2), not queueing: it is not used (module doc).
@@ -283,8 +293,8 @@ impl Controller for Lp {
     fn on_congestion_event(&mut self, _now: SimTime, _ev: &CongestionEvent) {
         self.calibrated = true;
         // Reno: ssthresh = max(cwnd/2, 2 MSS), cwnd = ssthresh.
-        self.prior = (self.cwnd, self.ssthresh);
-        self.ssthresh = (self.cwnd / 2).max(2 * self.mss);
+        self.loss.save((self.cwnd, self.ssthresh));
+        self.ssthresh = ssthresh_floor(self.cwnd / 2, self.mss);
         self.cwnd = self.ssthresh;
         self.ca_acked = 0;
     }
@@ -292,19 +302,18 @@ impl Controller for Lp {
     fn on_rto(&mut self, _now: SimTime, _bytes_in_flight: u64, _mss: u32) {
         self.calibrated = true;
         // RFC 5681 §3.1: LW = 1 SMSS; a repeated timeout holds ssthresh.
-        if !self.rto_pending {
-            self.prior = (self.cwnd, self.ssthresh);
-            self.ssthresh = (self.cwnd / 2).max(2 * self.mss);
+        if self.loss.on_rto() {
+            self.loss.save((self.cwnd, self.ssthresh));
+            self.ssthresh = ssthresh_floor(self.cwnd / 2, self.mss);
         }
-        self.rto_pending = true;
-        self.cwnd = self.mss;
+        self.cwnd = loss_window(self.mss);
         self.ca_acked = 0;
     }
 
     fn on_spurious(&mut self, _now: SimTime) {
-        if self.prior.0 > 0 {
-            self.cwnd = self.cwnd.max(self.prior.0);
-            self.ssthresh = self.prior.1;
+        if let Some((cwnd, ssthresh)) = self.loss.saved() {
+            self.cwnd = undo_cwnd(self.cwnd, cwnd);
+            self.ssthresh = ssthresh;
         }
     }
 

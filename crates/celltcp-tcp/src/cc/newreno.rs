@@ -8,6 +8,7 @@
 
 use celltcp_engine::SimTime;
 
+use super::loss_window::{loss_window, reno_ssthresh, undo_cwnd, LossWindow};
 use super::{Ack, CongestionEvent, Controller};
 
 /// NewReno parameters.
@@ -29,6 +30,21 @@ impl Default for NewRenoConfig {
     }
 }
 
+impl NewRenoConfig {
+    /// Checks every parameter against the range documented on it; the error names the
+    /// parameter and its value.
+    pub fn validate(&self) -> Result<(), String> {
+        use super::params::*;
+        check(
+            "beta",
+            self.beta,
+            unit_open(self.beta),
+            "a value in (0, 1) (RFC 5681: 0.5)",
+        )?;
+        check_abc(self.abc_limit_segments)
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct NewReno {
     cfg: NewRenoConfig,
@@ -38,11 +54,9 @@ pub struct NewReno {
     /// Bytes acknowledged in congestion avoidance not yet turned into window (RFC 5681 §3.1,
     /// byte counting variant: cwnd += SMSS once per cwnd bytes acknowledged).
     ca_acked: u64,
-    /// State before the last reduction, for `on_spurious`.
-    prior: (u64, u64),
-    /// An RTO fired and no new data has been acknowledged since: a further RTO is a repeated
-    /// timeout of the same segment, which holds ssthresh (RFC 5681 §3.1, note on eq. 4).
-    rto_pending: bool,
+    /// RFC 5681 loss-window state: the (cwnd, ssthresh) saved for an undo, and
+    /// whether a timeout is pending ([`LossWindow`]).
+    loss: LossWindow<(u64, u64)>,
 }
 
 impl NewReno {
@@ -54,23 +68,20 @@ impl NewReno {
             cwnd: initial_cwnd_pkts as u64 * mss,
             ssthresh: u64::MAX,
             ca_acked: 0,
-            prior: (0, 0),
-            rto_pending: false,
+            loss: LossWindow::default(),
         }
     }
 
     fn reduce(&mut self, flight: u64) -> u64 {
         // RFC 5681 eq. 4: ssthresh = max(FlightSize / 2, 2 * SMSS)
-        self.prior = (self.cwnd, self.ssthresh);
-        ((flight as f64 * self.cfg.beta) as u64).max(2 * self.mss)
+        self.loss.save((self.cwnd, self.ssthresh));
+        reno_ssthresh(flight, self.cfg.beta, self.mss)
     }
 }
 
 impl Controller for NewReno {
     fn on_ack(&mut self, _now: SimTime, ack: &Ack) {
-        if ack.acked_bytes > 0 {
-            self.rto_pending = false;
-        }
+        self.loss.on_ack(ack.acked_bytes);
         if ack.in_recovery || ack.app_limited || ack.acked_bytes == 0 {
             return;
         }
@@ -104,18 +115,17 @@ impl Controller for NewReno {
         // RFC 5681 §3.1 eq. 4 and "LW = 1 SMSS". When the timer expires again before any new
         // data is acknowledged, ssthresh is held (RFC 5681 §3.1, implementation note on eq. 4):
         // the flight size is then the one retransmitted segment and would collapse ssthresh.
-        if !self.rto_pending {
+        if self.loss.on_rto() {
             self.ssthresh = self.reduce(bytes_in_flight);
         }
-        self.rto_pending = true;
-        self.cwnd = self.mss;
+        self.cwnd = loss_window(self.mss);
         self.ca_acked = 0;
     }
 
     fn on_spurious(&mut self, _now: SimTime) {
-        if self.prior.0 > 0 {
-            self.cwnd = self.cwnd.max(self.prior.0);
-            self.ssthresh = self.prior.1;
+        if let Some((cwnd, ssthresh)) = self.loss.saved() {
+            self.cwnd = undo_cwnd(self.cwnd, cwnd);
+            self.ssthresh = ssthresh;
         }
     }
 

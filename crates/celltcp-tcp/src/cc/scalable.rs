@@ -20,6 +20,7 @@
 
 use celltcp_engine::SimTime;
 
+use super::loss_window::{loss_window, ssthresh_floor, undo_cwnd, LossWindow};
 use super::{Ack, CongestionEvent, Controller};
 
 /// Scalable TCP parameters.
@@ -49,6 +50,27 @@ impl Default for ScalableConfig {
     }
 }
 
+impl ScalableConfig {
+    /// Checks every parameter against the range documented on it; the error names the
+    /// parameter and its value.
+    pub fn validate(&self) -> Result<(), String> {
+        use super::params::*;
+        check(
+            "a",
+            self.a,
+            unit_open(self.a),
+            "a value in (0, 1) segments (Kelly 2003: 0.01)",
+        )?;
+        check(
+            "b",
+            self.b,
+            unit_open(self.b),
+            "a value in (0, 1) (Kelly 2003: 0.125)",
+        )?;
+        check_abc(self.abc_limit_segments)
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Scalable {
     cfg: ScalableConfig,
@@ -58,10 +80,9 @@ pub struct Scalable {
     ssthresh: u64,
     /// Bytes acknowledged in Reno (legacy) congestion avoidance not yet turned into window.
     ca_acked: u64,
-    /// State before the last reduction, for `on_spurious`.
-    prior: (f64, u64),
-    /// An RTO fired and nothing new has been acknowledged since (RFC 5681 §3.1, note on eq. 4).
-    rto_pending: bool,
+    /// RFC 5681 loss-window state: the (cwnd, ssthresh) saved for an undo, and
+    /// whether a timeout is pending ([`LossWindow`]).
+    loss: LossWindow<(f64, u64)>,
 }
 
 impl Scalable {
@@ -73,8 +94,7 @@ impl Scalable {
             cwnd: (initial_cwnd_pkts as u64 * mss) as f64,
             ssthresh: u64::MAX,
             ca_acked: 0,
-            prior: (0.0, 0),
-            rto_pending: false,
+            loss: LossWindow::default(),
         }
     }
 
@@ -84,23 +104,20 @@ impl Scalable {
 
     /// The new ssthresh on a congestion event or timeout.
     fn reduce(&mut self, flight: u64) -> u64 {
-        self.prior = (self.cwnd, self.ssthresh);
-        let floor = 2 * self.mss;
+        self.loss.save((self.cwnd, self.ssthresh));
         if self.cwnd > self.legacy_bytes() {
             // Kelly 2003 §2: cwnd ← cwnd − b·cwnd.
-            ((self.cwnd * (1.0 - self.cfg.b)) as u64).max(floor)
+            ssthresh_floor((self.cwnd * (1.0 - self.cfg.b)) as u64, self.mss)
         } else {
             // Legacy window: RFC 5681 eq. 4, ssthresh = max(FlightSize / 2, 2*SMSS).
-            (flight / 2).max(floor)
+            ssthresh_floor(flight / 2, self.mss)
         }
     }
 }
 
 impl Controller for Scalable {
     fn on_ack(&mut self, _now: SimTime, ack: &Ack) {
-        if ack.acked_bytes > 0 {
-            self.rto_pending = false;
-        }
+        self.loss.on_ack(ack.acked_bytes);
         if ack.in_recovery || ack.app_limited || ack.acked_bytes == 0 {
             return;
         }
@@ -133,18 +150,17 @@ impl Controller for Scalable {
     fn on_rto(&mut self, _now: SimTime, bytes_in_flight: u64, _mss: u32) {
         // RFC 5681 §3.1: LW = 1 SMSS; a repeated timeout before new data is acknowledged holds
         // ssthresh (note on eq. 4).
-        if !self.rto_pending {
+        if self.loss.on_rto() {
             self.ssthresh = self.reduce(bytes_in_flight);
         }
-        self.rto_pending = true;
-        self.cwnd = self.mss as f64;
+        self.cwnd = loss_window(self.mss) as f64;
         self.ca_acked = 0;
     }
 
     fn on_spurious(&mut self, _now: SimTime) {
-        if self.prior.0 > 0.0 {
-            self.cwnd = self.cwnd.max(self.prior.0);
-            self.ssthresh = self.prior.1;
+        if let Some((cwnd, ssthresh)) = self.loss.saved() {
+            self.cwnd = undo_cwnd(self.cwnd, cwnd);
+            self.ssthresh = ssthresh;
         }
     }
 

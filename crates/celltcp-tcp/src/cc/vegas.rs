@@ -26,6 +26,7 @@
 
 use celltcp_engine::{SimDuration, SimTime};
 
+use super::loss_window::{loss_window, reno_ssthresh, undo_cwnd, LossWindow};
 use super::round::{RoundCounter, RoundEvent};
 use super::{Ack, CongestionEvent, Controller};
 
@@ -60,6 +61,44 @@ impl Default for VegasConfig {
     }
 }
 
+impl VegasConfig {
+    /// Checks every parameter against the range documented on it; the error names the
+    /// parameter and its value.
+    pub fn validate(&self) -> Result<(), String> {
+        use super::params::*;
+        check(
+            "alpha_pkts",
+            self.alpha_pkts,
+            self.alpha_pkts >= 0.0 && self.alpha_pkts.is_finite(),
+            "a non-negative number of segments (Linux: 2)",
+        )?;
+        check(
+            "beta_pkts",
+            self.beta_pkts,
+            self.beta_pkts >= self.alpha_pkts && self.beta_pkts.is_finite(),
+            "at least alpha_pkts segments (Linux: 4)",
+        )?;
+        check(
+            "gamma_pkts",
+            self.gamma_pkts,
+            self.gamma_pkts >= 0.0 && self.gamma_pkts.is_finite(),
+            "a non-negative number of segments (Linux: 1)",
+        )?;
+        check(
+            "min_rtt_samples",
+            self.min_rtt_samples,
+            self.min_rtt_samples >= 1,
+            "at least 1 sample (Linux: 3)",
+        )?;
+        check(
+            "loss_beta",
+            self.loss_beta,
+            unit_open(self.loss_beta),
+            "a value in (0, 1) (RFC 5681: 0.5)",
+        )
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Vegas {
     cfg: VegasConfig,
@@ -79,8 +118,9 @@ pub struct Vegas {
     last_diff_pkts: Option<f64>,
     /// Bytes acknowledged toward the Reno fallback's +1 MSS in congestion avoidance.
     ca_acked: u64,
-    prior: (u64, u64),
-    rto_pending: bool,
+    /// RFC 5681 loss-window state: the (cwnd, ssthresh) saved for an undo, and
+    /// whether a timeout is pending ([`LossWindow`]).
+    loss: LossWindow<(u64, u64)>,
 }
 
 impl Vegas {
@@ -98,8 +138,7 @@ impl Vegas {
             ss_grow_round: true,
             last_diff_pkts: None,
             ca_acked: 0,
-            prior: (0, 0),
-            rto_pending: false,
+            loss: LossWindow::default(),
         }
     }
 
@@ -115,8 +154,8 @@ impl Vegas {
 
     fn reno_reduce(&mut self, flight: u64) -> u64 {
         // RFC 5681 eq. 4: ssthresh = max(FlightSize · β, 2 SMSS).
-        self.prior = (self.cwnd, self.ssthresh);
-        ((flight as f64 * self.cfg.loss_beta) as u64).max(2 * self.mss)
+        self.loss.save((self.cwnd, self.ssthresh));
+        reno_ssthresh(flight, self.cfg.loss_beta, self.mss)
     }
 
     fn reset_round(&mut self) {
@@ -178,9 +217,7 @@ impl Vegas {
 
 impl Controller for Vegas {
     fn on_ack(&mut self, _now: SimTime, ack: &Ack) {
-        if ack.acked_bytes > 0 {
-            self.rto_pending = false;
-        }
+        self.loss.on_ack(ack.acked_bytes);
         // RTT bookkeeping happens in every state: BaseRTT and the round minimum.
         if let Some(rtt) = ack.rtt {
             self.base_rtt = Some(self.base_rtt.map_or(rtt, |b| b.min(rtt)));
@@ -214,19 +251,18 @@ impl Controller for Vegas {
 
     fn on_rto(&mut self, _now: SimTime, bytes_in_flight: u64, _mss: u32) {
         // RFC 5681 §3.1: LW = 1 SMSS; a repeated timeout holds ssthresh.
-        if !self.rto_pending {
+        if self.loss.on_rto() {
             self.ssthresh = self.reno_reduce(bytes_in_flight);
         }
-        self.rto_pending = true;
-        self.cwnd = self.mss;
+        self.cwnd = loss_window(self.mss);
         self.ca_acked = 0;
         self.ss_grow_round = true;
     }
 
     fn on_spurious(&mut self, _now: SimTime) {
-        if self.prior.0 > 0 {
-            self.cwnd = self.cwnd.max(self.prior.0);
-            self.ssthresh = self.prior.1;
+        if let Some((cwnd, ssthresh)) = self.loss.saved() {
+            self.cwnd = undo_cwnd(self.cwnd, cwnd);
+            self.ssthresh = ssthresh;
         }
     }
 

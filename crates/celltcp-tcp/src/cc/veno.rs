@@ -25,6 +25,7 @@
 
 use celltcp_engine::{SimDuration, SimTime};
 
+use super::loss_window::{loss_window, reno_ssthresh, undo_cwnd, LossWindow};
 use super::round::{RoundCounter, RoundEvent};
 use super::{Ack, CongestionEvent, Controller};
 
@@ -54,6 +55,33 @@ impl Default for VenoConfig {
     }
 }
 
+impl VenoConfig {
+    /// Checks every parameter against the range documented on it; the error names the
+    /// parameter and its value.
+    pub fn validate(&self) -> Result<(), String> {
+        use super::params::*;
+        check(
+            "beta_pkts",
+            self.beta_pkts,
+            self.beta_pkts > 0.0 && self.beta_pkts.is_finite(),
+            "a positive number of segments (Fu & Liew: 3)",
+        )?;
+        check(
+            "random_loss_factor",
+            self.random_loss_factor,
+            unit_open(self.random_loss_factor),
+            "a value in (0, 1) (Fu & Liew: 0.8)",
+        )?;
+        check(
+            "congestive_loss_factor",
+            self.congestive_loss_factor,
+            unit_open(self.congestive_loss_factor),
+            "a value in (0, 1) (Fu & Liew: 0.5)",
+        )?;
+        check_abc(self.abc_limit_segments)
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Veno {
     cfg: VenoConfig,
@@ -69,8 +97,9 @@ pub struct Veno {
     ca_acked: u64,
     /// With N ≥ β cwnd grows only on every other window's worth of ACKs (paper §II-B).
     inc_toggle: bool,
-    prior: (u64, u64),
-    rto_pending: bool,
+    /// RFC 5681 loss-window state: the (cwnd, ssthresh) saved for an undo, and
+    /// whether a timeout is pending ([`LossWindow`]).
+    loss: LossWindow<(u64, u64)>,
 }
 
 impl Veno {
@@ -87,8 +116,7 @@ impl Veno {
             backlog_pkts: None,
             ca_acked: 0,
             inc_toggle: false,
-            prior: (0, 0),
-            rto_pending: false,
+            loss: LossWindow::default(),
         }
     }
 
@@ -102,14 +130,14 @@ impl Veno {
     }
 
     fn reduce(&mut self) -> u64 {
-        self.prior = (self.cwnd, self.ssthresh);
+        self.loss.save((self.cwnd, self.ssthresh));
         // Paper §II-A: random loss (N < β) → 4/5; congestive → 1/2. Floor 2 MSS (RFC 5681 eq. 4).
         let f = if self.congested() {
             self.cfg.congestive_loss_factor
         } else {
             self.cfg.random_loss_factor
         };
-        ((self.cwnd as f64 * f) as u64).max(2 * self.mss)
+        reno_ssthresh(self.cwnd, f, self.mss)
     }
 
     fn end_of_round(&mut self) {
@@ -125,9 +153,7 @@ impl Veno {
 
 impl Controller for Veno {
     fn on_ack(&mut self, _now: SimTime, ack: &Ack) {
-        if ack.acked_bytes > 0 {
-            self.rto_pending = false;
-        }
+        self.loss.on_ack(ack.acked_bytes);
         if let Some(rtt) = ack.rtt {
             self.base_rtt = Some(self.base_rtt.map_or(rtt, |b| b.min(rtt)));
             self.round_min_rtt = Some(self.round_min_rtt.map_or(rtt, |m| m.min(rtt)));
@@ -175,18 +201,17 @@ impl Controller for Veno {
 
     fn on_rto(&mut self, _now: SimTime, _bytes_in_flight: u64, _mss: u32) {
         // RFC 5681 §3.1: LW = 1 SMSS; a repeated timeout holds ssthresh.
-        if !self.rto_pending {
+        if self.loss.on_rto() {
             self.ssthresh = self.reduce();
         }
-        self.rto_pending = true;
-        self.cwnd = self.mss;
+        self.cwnd = loss_window(self.mss);
         self.ca_acked = 0;
     }
 
     fn on_spurious(&mut self, _now: SimTime) {
-        if self.prior.0 > 0 {
-            self.cwnd = self.cwnd.max(self.prior.0);
-            self.ssthresh = self.prior.1;
+        if let Some((cwnd, ssthresh)) = self.loss.saved() {
+            self.cwnd = undo_cwnd(self.cwnd, cwnd);
+            self.ssthresh = ssthresh;
         }
     }
 

@@ -37,6 +37,7 @@
 
 use celltcp_engine::{SimDuration, SimTime};
 
+use super::loss_window::{loss_window, reno_ssthresh, ssthresh_floor, undo_cwnd, LossWindow};
 use super::{Ack, CongestionEvent, Controller};
 
 /// Westwood(+) parameters.
@@ -74,6 +75,39 @@ impl Default for WestwoodConfig {
     }
 }
 
+impl WestwoodConfig {
+    /// Checks every parameter against the range documented on it; the error names the
+    /// parameter and its value.
+    pub fn validate(&self) -> Result<(), String> {
+        use super::params::*;
+        check(
+            "min_sample_interval_ms",
+            self.min_sample_interval_ms,
+            self.min_sample_interval_ms > 0,
+            "a positive time in ms (Linux: 50)",
+        )?;
+        check(
+            "ewma_old_weight",
+            self.ewma_old_weight,
+            (0.0..1.0).contains(&self.ewma_old_weight),
+            "a weight in [0, 1) (Linux: 7/8)",
+        )?;
+        check(
+            "filter_tau_s",
+            self.filter_tau_s,
+            self.filter_tau_s > 0.0 && self.filter_tau_s.is_finite(),
+            "a positive time in seconds (default 0.5)",
+        )?;
+        check(
+            "fallback_beta",
+            self.fallback_beta,
+            unit_open(self.fallback_beta),
+            "a value in (0, 1) (RFC 5681: 0.5)",
+        )?;
+        check_abc(self.abc_limit_segments)
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Westwood {
     cfg: WestwoodConfig,
@@ -94,8 +128,9 @@ pub struct Westwood {
     pending_bytes: u64,
     rtt_min: Option<SimDuration>,
     ca_acked: u64,
-    prior: (u64, u64),
-    rto_pending: bool,
+    /// RFC 5681 loss-window state: the (cwnd, ssthresh) saved for an undo, and
+    /// whether a timeout is pending ([`LossWindow`]).
+    loss: LossWindow<(u64, u64)>,
 }
 
 impl Westwood {
@@ -115,8 +150,7 @@ impl Westwood {
             pending_bytes: 0,
             rtt_min: None,
             ca_acked: 0,
-            prior: (0, 0),
-            rto_pending: false,
+            loss: LossWindow::default(),
         }
     }
 
@@ -182,12 +216,12 @@ impl Westwood {
 
     /// `ssthresh = max(BWE · RTTmin, 2 MSS)` (both papers); Reno halving before any sample.
     fn loss_ssthresh(&mut self, flight: u64) -> u64 {
-        self.prior = (self.cwnd, self.ssthresh);
+        self.loss.save((self.cwnd, self.ssthresh));
         match self.rtt_min {
             Some(rtt) if self.bw_est > 0.0 => {
-                ((self.bw_est * rtt.as_secs_f64()) as u64).max(2 * self.mss)
+                ssthresh_floor((self.bw_est * rtt.as_secs_f64()) as u64, self.mss)
             }
-            _ => ((flight as f64 * self.cfg.fallback_beta) as u64).max(2 * self.mss),
+            _ => reno_ssthresh(flight, self.cfg.fallback_beta, self.mss),
         }
     }
 }
@@ -202,9 +236,7 @@ impl Controller for Westwood {
     }
 
     fn on_ack(&mut self, now: SimTime, ack: &Ack) {
-        if ack.acked_bytes > 0 {
-            self.rto_pending = false;
-        }
+        self.loss.on_ack(ack.acked_bytes);
         if let Some(rtt) = ack.rtt {
             self.rtt_min = Some(self.rtt_min.map_or(rtt, |m| m.min(rtt)));
         }
@@ -247,18 +279,17 @@ impl Controller for Westwood {
     fn on_rto(&mut self, _now: SimTime, bytes_in_flight: u64, _mss: u32) {
         // Westwood: after a timeout ssthresh = BWE·RTTmin, cwnd = 1 MSS; a repeated timeout
         // holds ssthresh (RFC 5681 §3.1).
-        if !self.rto_pending {
+        if self.loss.on_rto() {
             self.ssthresh = self.loss_ssthresh(bytes_in_flight);
         }
-        self.rto_pending = true;
-        self.cwnd = self.mss;
+        self.cwnd = loss_window(self.mss);
         self.ca_acked = 0;
     }
 
     fn on_spurious(&mut self, _now: SimTime) {
-        if self.prior.0 > 0 {
-            self.cwnd = self.cwnd.max(self.prior.0);
-            self.ssthresh = self.prior.1;
+        if let Some((cwnd, ssthresh)) = self.loss.saved() {
+            self.cwnd = undo_cwnd(self.cwnd, cwnd);
+            self.ssthresh = ssthresh;
         }
     }
 

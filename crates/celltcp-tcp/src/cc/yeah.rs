@@ -26,6 +26,7 @@
 
 use celltcp_engine::{SimDuration, SimTime};
 
+use super::loss_window::{loss_window, ssthresh_floor, undo_cwnd, LossWindow};
 use super::round::{RoundCounter, RoundEvent};
 use super::{Ack, CongestionEvent, Controller};
 
@@ -72,6 +73,51 @@ impl Default for YeahConfig {
     }
 }
 
+impl YeahConfig {
+    /// Checks every parameter against the range documented on it; the error names the
+    /// parameter and its value.
+    pub fn validate(&self) -> Result<(), String> {
+        use super::params::*;
+        check(
+            "q_max_pkts",
+            self.q_max_pkts,
+            self.q_max_pkts > 0.0 && self.q_max_pkts.is_finite(),
+            "a positive number of segments (Linux: 80)",
+        )?;
+        check(
+            "phi",
+            self.phi,
+            self.phi > 0.0 && self.phi.is_finite(),
+            "a positive ratio (Linux: 1/8)",
+        )?;
+        check(
+            "gamma",
+            self.gamma,
+            self.gamma >= 1.0 && self.gamma.is_finite(),
+            "at least 1 (Linux: 1)",
+        )?;
+        check(
+            "epsilon",
+            self.epsilon,
+            self.epsilon < 32,
+            "a shift below 32 (Linux: 1)",
+        )?;
+        check(
+            "delta",
+            self.delta,
+            self.delta < 32,
+            "a shift below 32 (Linux: 3)",
+        )?;
+        check(
+            "stcp_ai_cnt",
+            self.stcp_ai_cnt,
+            self.stcp_ai_cnt >= 1.0 && self.stcp_ai_cnt.is_finite(),
+            "at least 1 segment (Linux: 100)",
+        )?;
+        check_abc(self.abc_limit_segments)
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Yeah {
     cfg: YeahConfig,
@@ -91,8 +137,9 @@ pub struct Yeah {
     reno_count: f64,
     fast_count: u32,
     frac: f64,
-    prior: (u64, u64),
-    rto_pending: bool,
+    /// RFC 5681 loss-window state: the (cwnd, ssthresh) saved for an undo, and
+    /// whether a timeout is pending ([`LossWindow`]).
+    loss: LossWindow<(u64, u64)>,
 }
 
 impl Yeah {
@@ -112,8 +159,7 @@ impl Yeah {
             reno_count: 2.0,
             fast_count: 0,
             frac: 0.0,
-            prior: (0, 0),
-            rto_pending: false,
+            loss: LossWindow::default(),
         }
     }
 
@@ -201,7 +247,7 @@ impl Yeah {
     }
 
     fn reduce(&mut self) -> u64 {
-        self.prior = (self.cwnd, self.ssthresh);
+        self.loss.save((self.cwnd, self.ssthresh));
         let w = self.pkts();
         let half = (w / 2.0).max(2.0);
         let cut = if self.doing_reno_now < self.cfg.rho {
@@ -216,15 +262,13 @@ impl Yeah {
         self.fast_count = 0;
         self.reno_count = (self.reno_count / 2.0).max(2.0);
         // Whole segments, as Linux; floor 2 (RFC 5681 eq. 4).
-        ((w - cut).floor() as u64).max(2) * self.mss
+        ssthresh_floor((w - cut).floor() as u64 * self.mss, self.mss)
     }
 }
 
 impl Controller for Yeah {
     fn on_ack(&mut self, _now: SimTime, ack: &Ack) {
-        if ack.acked_bytes > 0 {
-            self.rto_pending = false;
-        }
+        self.loss.on_ack(ack.acked_bytes);
         if let Some(rtt) = ack.rtt {
             self.base_rtt = Some(self.base_rtt.map_or(rtt, |b| b.min(rtt)));
             self.round_min_rtt = Some(self.round_min_rtt.map_or(rtt, |m| m.min(rtt)));
@@ -250,18 +294,17 @@ impl Controller for Yeah {
 
     fn on_rto(&mut self, _now: SimTime, _bytes_in_flight: u64, _mss: u32) {
         // RFC 5681 §3.1: LW = 1 SMSS; a repeated timeout holds ssthresh.
-        if !self.rto_pending {
+        if self.loss.on_rto() {
             self.ssthresh = self.reduce();
         }
-        self.rto_pending = true;
-        self.cwnd = self.mss;
+        self.cwnd = loss_window(self.mss);
         self.frac = 0.0;
     }
 
     fn on_spurious(&mut self, _now: SimTime) {
-        if self.prior.0 > 0 {
-            self.cwnd = self.cwnd.max(self.prior.0);
-            self.ssthresh = self.prior.1;
+        if let Some((cwnd, ssthresh)) = self.loss.saved() {
+            self.cwnd = undo_cwnd(self.cwnd, cwnd);
+            self.ssthresh = ssthresh;
         }
     }
 

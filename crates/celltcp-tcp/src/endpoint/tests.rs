@@ -207,7 +207,7 @@ fn established_controller_gets_cc_seed() {
     // TcpConfig::cc_seed reaches the controller, also when it is rebuilt for a smaller
     // negotiated MSS (RFC 9293 §3.7.1). Regression: AnyCc::new always used seed 0.
     let c = TcpConfig {
-        cc: crate::cc::CcKind::Bbr,
+        cc: crate::cc::CcKind::Bbr.into(),
         cc_seed: 0xDEAD_BEEF,
         ..cfg()
     };
@@ -572,7 +572,7 @@ fn dctcp_receiver_echoes_ce_state_of_acknowledged_segments() {
     // RFC 8257 §3.2: ECE reflects the CE bit of the data acknowledged; a change of CE state
     // ACKs the data held so far (with the old state) and then the new segment at once.
     let c = TcpConfig {
-        cc: CcKind::Dctcp,
+        cc: CcKind::Dctcp.into(),
         delayed_ack: true,
         ..ecn_cfg()
     };

@@ -1,0 +1,89 @@
+//! The configuration as run (`validate()`, `run()`'s `config`, manifest.json) has every default
+//! filled in and, read back as a scenario, runs exactly the same.
+
+use celltcp_scenario::config::Config;
+use celltcp_scenario::{run, validate, RunOptions};
+
+const APPS: &str = r#"
+duration = "5s"
+[[link]]
+between = ["a", "r"]
+rate = "20Mbps"
+delay = "5ms"
+[[link]]
+between = ["r", "b"]
+rate = "10Mbps"
+delay = "10ms"
+queue = "50p"
+loss = 0.001
+[[flow]]
+app = "bulk"
+from = "a"
+to = "b"
+[[flow]]
+app = "iperf"
+from = "a"
+to = "b"
+cc = "dctcp"
+start = "1s"
+[[flow]]
+app = "udp"
+from = "b"
+to = "a"
+[[flow]]
+app = "ping"
+from = "a"
+to = "b"
+"#;
+
+/// The summary of a run, and the summary of the run of its configuration as run.
+fn twice(text: &str, overrides: &[String]) -> (serde_json::Value, serde_json::Value, serde_json::Value) {
+    let base_dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    let opts = RunOptions { base_dir: Some(base_dir), ..RunOptions::default() };
+    let a = run(text, overrides, &opts, &mut |_| true).unwrap();
+    let cfg: Config = serde_json::from_value(a.config.clone()).unwrap();
+    let again = toml::to_string(&cfg).unwrap();
+    let b = run(&again, &[], &opts, &mut |_| true).unwrap_or_else(|e| panic!("{e}\n{again}"));
+    assert_eq!(a.config, b.config, "the configuration as run is a fixed point");
+    (a.summary, b.summary, a.config)
+}
+
+#[test]
+fn every_default_is_written_out_and_runs_the_same() {
+    let (a, b, cfg) = twice(APPS, &[]);
+    assert_eq!(a, b);
+    let flows = cfg["flow"].as_array().unwrap();
+    let bulk = &flows[0];
+    assert_eq!(bulk["name"], "flow0");
+    assert_eq!(bulk["cc"]["name"], "cubic");
+    assert_eq!(bulk["cc"]["beta"], 0.7);
+    assert_eq!(bulk["mss"], 1448);
+    assert_eq!(bulk["initial_cwnd"], 10);
+    assert_eq!(bulk["min_rto"], "200ms");
+    assert_eq!(bulk["sack"], true);
+    assert_eq!(flows[1]["ecn"], true, "DCTCP runs with ECN, and the manifest says so");
+    assert_eq!(flows[1]["interval"], "1s");
+    assert_eq!(flows[2]["rate"], "1Mbps");
+    assert_eq!(flows[3]["size"], "56B");
+    assert_eq!(cfg["link"][1]["name"], "r-b");
+    assert_eq!(cfg["link"][1]["queue"], "50p");
+}
+
+#[test]
+fn lte_defaults_are_written_out_and_run_the_same() {
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/handover.toml")).unwrap();
+    let (a, b, cfg) = twice(&text, &["duration=\"4s\"".into()]);
+    assert_eq!(a, b);
+    let lte = &cfg["lte"];
+    assert_eq!(lte["prbs"], 50, "10 MHz has 50 PRBs");
+    assert_eq!(lte["rlc"]["t_poll_retransmit"], "45ms", "TS 36.331 §9.2.1.1 default");
+    assert_eq!(lte["rlc"]["max_retx_threshold"], 4);
+    assert_eq!(lte["pdcp"]["sn_field_bits"], 12);
+    assert_eq!(lte["pdcp"]["buffer"], "1MB", "as the file sets it");
+    assert!(lte["pdcp"].get("discard_timer").is_none(), "no discard timer: infinity (TS 36.331)");
+    assert_eq!(lte["handover"]["time_to_trigger"], "256ms", "as the file sets it");
+    assert_eq!(lte["handover"]["algorithm"], "a3");
+    assert!(lte["handover"]["t310"].is_string(), "{}", lte["handover"]);
+    // `validate` returns the same configuration as `run`
+    assert_eq!(validate(&text, &["duration=\"4s\"".into()], None).unwrap(), cfg);
+}
