@@ -90,6 +90,14 @@ impl ColumnData {
             ColumnData::Str(v) => v.clear(),
         }
     }
+    fn capacity(&self) -> usize {
+        match self {
+            ColumnData::F64(v) => v.capacity(),
+            ColumnData::I64(v) => v.capacity(),
+            ColumnData::Bool(v) => v.capacity(),
+            ColumnData::Str(v) => v.capacity(),
+        }
+    }
     fn reserve(&mut self, n: usize) {
         match self {
             ColumnData::F64(v) => v.reserve(n),
@@ -214,6 +222,12 @@ impl Sink {
     /// Complete rows held in memory now.
     pub fn buffered_rows(&self) -> usize {
         self.buffered
+    }
+
+    /// The largest number of values any column's buffer can hold without growing: what the
+    /// sink's memory is proportional to.
+    pub fn buffer_capacity(&self) -> usize {
+        self.cols.iter().map(|c| c.data.capacity()).max().unwrap_or(0)
     }
 
     /// The most rows a file sink ever holds (`usize::MAX` for a memory sink).

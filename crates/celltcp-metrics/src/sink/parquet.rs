@@ -145,6 +145,35 @@ mod tests {
         std::fs::remove_file(&path).unwrap();
     }
 
+    /// Memory stays bounded structurally: while a long series (a million rows, 250 row groups)
+    /// is pushed into a file sink, it never holds more than one row group of rows, and its
+    /// buffers never grow past what one row group needs (plus `reserve`'s rounding), however
+    /// many rows went through. `reserve` for the whole run is capped at one row group too.
+    #[test]
+    fn file_sink_memory_is_bounded_by_the_row_group() {
+        let path = tmp("bounded");
+        const GROUP: usize = 4000;
+        let mut s = Sink::parquet(&path, "t", COLS, GROUP).unwrap();
+        s.reserve(1_000_000);
+        assert!(s.buffer_capacity() < 2 * GROUP, "reserve is capped at a row group: {}", s.buffer_capacity());
+        let mut most_rows = 0;
+        let mut most_capacity = 0;
+        for i in 0..1_000_000i64 {
+            s.f64(i as f64).i64(i).bool(i & 1 == 0).str("x").end_row();
+            most_rows = most_rows.max(s.buffered_rows());
+            most_capacity = most_capacity.max(s.buffer_capacity());
+        }
+        assert_eq!(s.rows(), 1_000_000);
+        assert_eq!(most_rows, GROUP - 1, "a full row group is written at once");
+        assert!(most_capacity < 2 * GROUP, "buffers grew to {most_capacity} values");
+        s.finish().unwrap();
+        let (groups, rows) = read_rows(&path);
+        assert_eq!(groups, 250);
+        assert_eq!(rows.len(), 1_000_000);
+        assert_eq!(rows[999_999].1, 999_999);
+        std::fs::remove_file(&path).unwrap();
+    }
+
     /// A table with no rows is still a valid file with its columns.
     #[test]
     fn empty_file_sink_has_the_schema() {
