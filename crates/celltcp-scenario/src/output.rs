@@ -1,4 +1,5 @@
-//! What a run hands back: the configuration as run, the summary, and time series as columns.
+//! What a run hands back: the configuration as run, the summary, and the time series, as
+//! columns (a run without an output directory) or as the files its sinks wrote.
 //!
 //! Data crosses to Python as whole columns (one buffer per column), never as one object per
 //! sample.
