@@ -2,17 +2,20 @@
 
 A thin layer over the native core (``celltcp._core``): it turns the scenario into TOML text and
 the keyword overrides into ``key.path=value`` strings, hands them to the core (which validates,
-simulates, and gives back whole columns), and writes the run directory::
+simulates, and streams the time series to Parquet as it runs), and writes the run directory::
 
     DIR/manifest.json         configuration as run, seed, versions, wall time, events, ...
     DIR/summary.json          per-flow and per-link metrics
-    DIR/timeseries/NAME.parquet
+    DIR/timeseries/NAME.parquet  written by the core while the run goes, in row groups
     DIR/pcap/LINK.pcap        when the scenario asks for pcap
     DIR/figures/NAME.{png,svg} with ``celltcp plot DIR`` (or ``celltcp run --plot``)
 
 The directory appears atomically: the run writes into a hidden sibling temporary directory
 that is renamed to DIR only once everything is written, and removed on any error or
 interrupt, so a failed or interrupted run leaves no half-written DIR.
+
+Without ``out`` the core keeps the time series in memory and hands them back as columns (memory
+then grows with the simulated time: give long runs an ``out``).
 """
 
 from __future__ import annotations
@@ -214,26 +217,13 @@ def _columns_to_frame(cols: Mapping[str, tuple[str, Any]]) -> pd.DataFrame:
     for name, (dtype, buf) in cols.items():
         if dtype in ("f8", "i8"):
             data[name] = np.frombuffer(buf, dtype=np.dtype(dtype).newbyteorder("<"))
+        elif dtype == "b1":
+            data[name] = np.frombuffer(buf, dtype=np.bool_)
         elif dtype == "str":
             data[name] = pd.array(buf, dtype="string")
         else:
             raise ValueError(f"column {name}: unknown dtype {dtype!r} from the core")
     return pd.DataFrame(data)
-
-
-def _write_parquet(path: Path, cols: Mapping[str, tuple[str, Any]]) -> None:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    arrays = []
-    names = []
-    for name, (dtype, buf) in cols.items():
-        if dtype in ("f8", "i8"):
-            arrays.append(pa.array(np.frombuffer(buf, dtype=np.dtype(dtype).newbyteorder("<"))))
-        else:
-            arrays.append(pa.array(buf, type=pa.string()))
-        names.append(name)
-    pq.write_table(pa.Table.from_arrays(arrays, names=names), path, compression="zstd")
 
 
 def _write_json(path: Path, obj: Any) -> None:
@@ -503,11 +493,8 @@ def execute(
             manifest = _make_manifest(raw, config, command, source, files, cpu)
             return Result(summary, manifest, None, tables)
 
-        ts_dir = tmp / TIMESERIES
-        ts_dir.mkdir()
-        for name, cols in columns.items():
-            _write_parquet(ts_dir / f"{name}.parquet", cols)
-            files.append(f"{TIMESERIES}/{name}.parquet")
+        # The core has written DIR/timeseries/*.parquet (listed in `files`) as the run went;
+        # Result.timeseries() reads them when asked.
         files.append(SUMMARY)
         manifest = _make_manifest(raw, config, command, source, sorted(files), cpu)
         _write_json(tmp / SUMMARY, summary)
@@ -519,7 +506,7 @@ def execute(
         assert out_path is not None
         _commit(tmp, out_path, overwrite)
         tmp = None
-        return Result(summary, manifest, out_path, tables)
+        return Result(summary, manifest, out_path)
     finally:
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)

@@ -214,6 +214,22 @@ def test_progress_callback_exception_propagates(tmp_path: Path) -> None:
     assert leftovers(tmp_path, "run") == []
 
 
+def test_streamed_files_read_back_like_in_memory_columns(tmp_path: Path) -> None:
+    # With `out` the core streams the tables to Parquet itself; without it they come back as
+    # columns. Both must give the same DataFrames: names, dtypes and values.
+    mem = celltcp.run(SMALL_TOML, link__1__loss=0.01)
+    disk = celltcp.run(SMALL_TOML, out=tmp_path / "run", link__1__loss=0.01)
+    assert mem.summary == disk.summary
+    assert mem.timeseries_names == disk.timeseries_names
+    for name in mem.timeseries_names:
+        a, b = mem.timeseries(name), disk.timeseries(name)
+        assert list(a.columns) == list(b.columns), name
+        assert list(a.dtypes) == list(b.dtypes), name
+        pd.testing.assert_frame_equal(a, b, check_exact=True)
+    meta = pq.ParquetFile(tmp_path / "run" / "timeseries" / "tcp.parquet").metadata
+    assert meta.num_rows == len(disk.timeseries("tcp")) and meta.num_row_groups == 1
+
+
 def test_keyboard_interrupt_in_progress_leaves_no_dir(tmp_path: Path) -> None:
     def interrupt(fraction: float) -> None:
         raise KeyboardInterrupt

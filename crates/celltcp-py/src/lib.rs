@@ -38,6 +38,7 @@ fn to_buffer(data: ColumnData) -> Buffer {
     match data {
         ColumnData::F64(v) => Buffer::Bytes("f8", v.iter().flat_map(|x| x.to_le_bytes()).collect()),
         ColumnData::I64(v) => Buffer::Bytes("i8", v.iter().flat_map(|x| x.to_le_bytes()).collect()),
+        ColumnData::Bool(v) => Buffer::Bytes("b1", v.iter().map(|x| u8::from(*x)).collect()),
         ColumnData::Str(v) => Buffer::Strings(v),
     }
 }
@@ -65,13 +66,16 @@ fn prepare(out: RunOutput) -> (RunOutput, Tables, String, String) {
 
 /// Run a scenario (TOML text) and return its results as a dict.
 ///
-/// `out_dir` receives the files the run writes (pcap); `base_dir` is where relative paths in the
-/// scenario (traces) are resolved, normally the scenario file's directory.
+/// `out_dir` receives the files the run writes: the time series, streamed to
+/// `timeseries/<name>.parquet` in row groups as the run goes (bounded memory), and pcap. Without
+/// it the time series come back in memory. `base_dir` is where relative paths in the scenario
+/// (traces) are resolved, normally the scenario file's directory.
 ///
 /// Keys: `config` and `summary` (JSON text), `seed`, `events`, `sim_time_s`, `wall_time_s`,
 /// `files` (paths relative to `out_dir`), and `timeseries`:
 /// `{table: {column: (dtype, data)}}` where dtype is `"f8"` or `"i8"` with data as
-/// little-endian bytes, or `"str"` with data as a list of str.
+/// little-endian bytes, `"b1"` with one byte (0 or 1) per value, or `"str"` with data as a list
+/// of str; empty with `out_dir` (the tables are files, listed in `files`).
 #[pyfunction]
 #[pyo3(signature = (scenario, *, seed=None, overrides=Vec::new(), out_dir=None, base_dir=None, progress=None))]
 fn run(

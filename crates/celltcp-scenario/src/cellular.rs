@@ -13,7 +13,6 @@ use celltcp_lte::Direction;
 use celltcp_net::Packet;
 use serde_json::{json, Value};
 
-use crate::output::Table;
 use crate::world::{Ev, World};
 
 /// GTP-U (8) + UDP (8) + IPv4 (20) bytes added on S1-U (TS 29.281 §5.1).
@@ -24,33 +23,6 @@ pub const GTPU_OVERHEAD_BYTES: u32 = 36;
 pub(crate) struct RadioDir {
     pub ue: usize,
     pub dir: Direction,
-}
-
-/// Time series of the LTE layers, sampled with the other series.
-#[derive(Default)]
-pub(crate) struct LteSeries {
-    pub ue_time: Vec<f64>,
-    pub ue_id: Vec<i64>,
-    pub ue_dl_rlc_bytes: Vec<f64>,
-    pub ue_dl_retx_bytes: Vec<f64>,
-    pub ue_ul_rlc_bytes: Vec<f64>,
-    pub ue_dl_pdcp_bytes: Vec<f64>,
-    pub ue_ul_pdcp_bytes: Vec<f64>,
-    pub ue_cqi: Vec<f64>,
-    pub ue_dl_mbps: Vec<f64>,
-    pub ue_dl_prbs: Vec<f64>,
-    pub ue_cell: Vec<i64>,
-    pub ue_x: Vec<f64>,
-    pub ue_y: Vec<f64>,
-    pub ue_rsrp_serving: Vec<f64>,
-    pub ue_rsrp_neighbour: Vec<f64>,
-    pub ue_detached: Vec<bool>,
-    pub cell_time: Vec<f64>,
-    pub cell_id: Vec<i64>,
-    pub cell_dl_prb_util: Vec<f64>,
-    pub cell_ul_prb_util: Vec<f64>,
-    pub cell_dl_mbps: Vec<f64>,
-    pub cell_ul_mbps: Vec<f64>,
 }
 
 /// The RAN of a run and its place in the topology.
@@ -70,7 +42,6 @@ pub(crate) struct LteState {
     last_bits: Option<Vec<(u64, u64)>>,
     out: Vec<RanOutput<Packet>>,
     last_sample: Option<LastSample>,
-    pub series: LteSeries,
 }
 
 impl LteState {
@@ -86,7 +57,6 @@ impl LteState {
             last_bits: None,
             out: Vec::new(),
             last_sample: None,
-            series: LteSeries::default(),
         }
     }
 }
@@ -166,10 +136,11 @@ impl World {
         self.schedule_tti(now + SimDuration::from_nanos(1));
     }
 
-    /// Samples the LTE series: queues and CQI per UE, PRB use and throughput per cell over
-    /// the last interval.
+    /// Samples the LTE series into the `lte_ue` and `lte_cell` sinks: queues and CQI per UE,
+    /// PRB use and throughput per cell over the last interval.
     pub(crate) fn sample_lte(&mut self, now: SimTime) {
         let Some(lte) = self.lte.as_mut() else { return };
+        let (Some(ue_sink), Some(cell_sink)) = (self.sinks.lte_ue.as_mut(), self.sinks.lte_cell.as_mut()) else { return };
         let t = now.as_secs_f64();
         let ran = &lte.ran;
         let ue_now: Vec<(u64, u64, u64)> = (0..ran.n_ues()).map(|u| {
@@ -187,48 +158,47 @@ impl World {
         if let Some((t0, prev_ue, prev_cell)) = &lte.last_sample {
             let dt = now.saturating_since(*t0).as_secs_f64();
             if dt > 0.0 {
-                let se = &mut lte.series;
                 let ttis = dt * 1000.0;
                 for u in 0..ran.n_ues() {
                     let q = ran.ue_queues(u);
-                    se.ue_time.push(t);
-                    se.ue_id.push(u as i64);
-                    se.ue_dl_rlc_bytes.push(q.enb_rlc_tx_bytes as f64);
-                    se.ue_dl_retx_bytes.push(q.enb_rlc_retx_bytes as f64);
-                    se.ue_ul_rlc_bytes.push(q.ue_rlc_tx_bytes as f64);
-                    se.ue_dl_pdcp_bytes.push(q.enb_pdcp_held_bytes as f64);
-                    se.ue_ul_pdcp_bytes.push(q.ue_pdcp_held_bytes as f64);
-                    se.ue_cqi.push(f64::from(q.cqi));
-                    se.ue_dl_mbps.push((ue_now[u].0 - prev_ue[u].0) as f64 / dt / 1e6);
-                    se.ue_dl_prbs.push((ue_now[u].1 - prev_ue[u].1) as f64 / ttis);
                     let cell = ran.serving_cell(u);
                     let pos = ran.position(u);
-                    se.ue_cell.push(cell as i64);
-                    se.ue_x.push(pos.0);
-                    se.ue_y.push(pos.1);
-                    se.ue_rsrp_serving.push(ran.rsrp_dbm(u, cell));
                     let best = (0..ran.n_cells()).filter(|&c| c != cell).map(|c| ran.rsrp_dbm(u, c)).fold(f64::NAN, f64::max);
-                    se.ue_rsrp_neighbour.push(best);
-                    se.ue_detached.push(ran.is_detached(u));
+                    ue_sink
+                        .f64(t)
+                        .i64(u as i64)
+                        .f64(q.enb_rlc_tx_bytes as f64)
+                        .f64(q.enb_rlc_retx_bytes as f64)
+                        .f64(q.ue_rlc_tx_bytes as f64)
+                        .f64(q.enb_pdcp_held_bytes as f64)
+                        .f64(q.ue_pdcp_held_bytes as f64)
+                        .f64(f64::from(q.cqi))
+                        .f64((ue_now[u].0 - prev_ue[u].0) as f64 / dt / 1e6)
+                        .f64((ue_now[u].1 - prev_ue[u].1) as f64 / ttis)
+                        .i64(cell as i64)
+                        .f64(pos.0)
+                        .f64(pos.1)
+                        .f64(ran.rsrp_dbm(u, cell))
+                        .f64(best)
+                        .i64(i64::from(ran.is_detached(u)))
+                        .end_row();
                 }
                 let dl_prbs = f64::from(ran.config().dl_prbs);
                 let ul_prbs = f64::from(ran.config().ul_prbs);
                 for c in 0..ran.n_cells() {
-                    se.cell_time.push(t);
-                    se.cell_id.push(c as i64);
-                    se.cell_dl_prb_util.push((cell_now[c].0 - prev_cell[c].0) as f64 / (ttis * dl_prbs));
-                    se.cell_ul_prb_util.push((cell_now[c].1 - prev_cell[c].1) as f64 / (ttis * ul_prbs));
-                    se.cell_dl_mbps.push(f64::NAN);
-                    se.cell_ul_mbps.push(f64::NAN);
-                }
-                // Throughput per cell from the bit counters (kept apart from PRBs above).
-                let n = ran.n_cells();
-                let base = se.cell_dl_mbps.len() - n;
-                if let Some(prev_bits) = &lte.last_bits {
-                    for c in 0..n {
-                        se.cell_dl_mbps[base + c] = (cell_bits[c].0 - prev_bits[c].0) as f64 / dt / 1e6;
-                        se.cell_ul_mbps[base + c] = (cell_bits[c].1 - prev_bits[c].1) as f64 / dt / 1e6;
-                    }
+                    // Throughput per cell from the bit counters (kept apart from PRBs).
+                    let (dl_mbps, ul_mbps) = match &lte.last_bits {
+                        Some(prev_bits) => ((cell_bits[c].0 - prev_bits[c].0) as f64 / dt / 1e6, (cell_bits[c].1 - prev_bits[c].1) as f64 / dt / 1e6),
+                        None => (f64::NAN, f64::NAN),
+                    };
+                    cell_sink
+                        .f64(t)
+                        .i64(c as i64)
+                        .f64((cell_now[c].0 - prev_cell[c].0) as f64 / (ttis * dl_prbs))
+                        .f64((cell_now[c].1 - prev_cell[c].1) as f64 / (ttis * ul_prbs))
+                        .f64(dl_mbps)
+                        .f64(ul_mbps)
+                        .end_row();
                 }
             }
         }
@@ -423,36 +393,4 @@ fn rlf_cause(r: &RlfRecord, events: &[HandoverEvent]) -> &'static str {
         _ if r.reestablished_to != r.cell => "too-late",
         _ => "coverage",
     }
-}
-
-/// The `lte_ue` and `lte_cell` time series.
-pub(crate) fn lte_tables(w: &World) -> Vec<Table> {
-    let Some(lte) = w.lte.as_ref() else { return Vec::new() };
-    let s = &lte.series;
-    vec![
-        Table::new("lte_ue")
-            .f64("time_s", s.ue_time.clone())
-            .i64("ue", s.ue_id.clone())
-            .f64("dl_rlc_buffer_bytes", s.ue_dl_rlc_bytes.clone())
-            .f64("dl_rlc_retx_bytes", s.ue_dl_retx_bytes.clone())
-            .f64("ul_rlc_buffer_bytes", s.ue_ul_rlc_bytes.clone())
-            .f64("dl_pdcp_buffer_bytes", s.ue_dl_pdcp_bytes.clone())
-            .f64("ul_pdcp_buffer_bytes", s.ue_ul_pdcp_bytes.clone())
-            .f64("cqi", s.ue_cqi.clone())
-            .f64("dl_phy_mbps", s.ue_dl_mbps.clone())
-            .f64("dl_prbs_per_tti", s.ue_dl_prbs.clone())
-            .i64("cell", s.ue_cell.clone())
-            .f64("x_m", s.ue_x.clone())
-            .f64("y_m", s.ue_y.clone())
-            .f64("rsrp_serving_dbm", s.ue_rsrp_serving.clone())
-            .f64("rsrp_best_neighbour_dbm", s.ue_rsrp_neighbour.clone())
-            .i64("detached", s.ue_detached.iter().map(|&d| i64::from(d)).collect()),
-        Table::new("lte_cell")
-            .f64("time_s", s.cell_time.clone())
-            .i64("cell", s.cell_id.clone())
-            .f64("dl_prb_utilization", s.cell_dl_prb_util.clone())
-            .f64("ul_prb_utilization", s.cell_ul_prb_util.clone())
-            .f64("dl_phy_mbps", s.cell_dl_mbps.clone())
-            .f64("ul_phy_mbps", s.cell_ul_mbps.clone()),
-    ]
 }

@@ -6,8 +6,10 @@
 //!   Python), addressing list entries by name or index; [`units`]: `"10Mbps"`, `"25ms"`, `"64KB"`.
 //! - [`plan`]: semantic validation and resolution (nodes, link directions, routes, flows).
 //! - `world`: the topology and the event loop (one `match` over plain-data events).
-//! - `summary`: `summary.json` and the time-series tables.
-//! - [`output`]: what a run returns, as columns.
+//! - [`sinks`]: the time-series tables, streamed to `DIR/timeseries/*.parquet` as the run goes
+//!   (or kept in memory without an output directory).
+//! - `summary`: `summary.json`, and the `iperf` / `ping` tables built at the end.
+//! - [`output`]: what a run returns.
 
 mod cellular;
 pub mod config;
@@ -16,6 +18,7 @@ pub mod error;
 pub mod lte_config;
 pub mod output;
 pub mod plan;
+pub mod sinks;
 mod summary;
 pub mod units;
 mod world;
@@ -37,7 +40,8 @@ pub const DEMO_SCENARIO: &str = include_str!("demo.toml");
 pub struct RunOptions {
     /// Overrides the scenario's `seed`.
     pub seed: Option<u64>,
-    /// Directory for files the run writes (pcap); none are written without it.
+    /// Directory for files the run writes (`timeseries/*.parquet`, streamed as the run goes,
+    /// and pcap); without it the time series are returned in memory and no file is written.
     pub out_dir: Option<PathBuf>,
     /// Directory relative paths in the scenario (traces) are resolved against.
     pub base_dir: Option<PathBuf>,
@@ -72,16 +76,12 @@ pub fn run(text: &str, overrides: &[String], opts: &RunOptions, progress: &mut d
         return Err(ScenarioError::new("", "run interrupted"));
     }
     let wall = t0.elapsed().as_secs_f64();
-    Ok(RunOutput {
-        config,
-        seed: cfg.seed,
-        summary: summary::summary(&w),
-        events: w.events_processed(),
-        sim_time_s: cfg.duration.0.as_secs_f64(),
-        wall_time_s: wall,
-        timeseries: summary::tables(&w),
-        files: w.files.clone(),
-    })
+    let summary = summary::summary(&w);
+    let (iperf, ping) = summary::app_tables(&w);
+    let (events, mut files) = (w.events_processed(), w.files.clone());
+    let (timeseries, written) = w.sinks.finish(iperf, ping).map_err(|e| ScenarioError::new("", e.to_string()))?;
+    files.extend(written);
+    Ok(RunOutput { config, seed: cfg.seed, summary, events, sim_time_s: cfg.duration.0.as_secs_f64(), wall_time_s: wall, timeseries, files })
 }
 
 /// The congestion controls, `(name, one-line description)`.

@@ -1,22 +1,14 @@
-//! `summary.json` and the time-series tables, computed from a finished [`World`].
+//! `summary.json`, and the `iperf` and `ping` tables, computed from a finished [`World`] (the
+//! other time series went to the run's sinks as it ran).
 //! Every field is documented in `docs/outputs.md`.
 
 use serde_json::{json, Value};
 
+use celltcp_metrics::StreamStats;
+
 use crate::config::AppKind;
 use crate::output::Table;
-use crate::world::{FlowState, SegTrace, World};
-
-/// Percentile by linear interpolation between closest ranks (numpy's default), on sorted data.
-pub fn percentile(sorted: &[f64], p: f64) -> Option<f64> {
-    if sorted.is_empty() {
-        return None;
-    }
-    let rank = p / 100.0 * (sorted.len() - 1) as f64;
-    let lo = rank.floor() as usize;
-    let hi = rank.ceil() as usize;
-    Some(sorted[lo] + (sorted[hi] - sorted[lo]) * (rank - lo as f64))
-}
+use crate::world::{FlowState, World};
 
 /// Mean, p50, p95, p99, min and max of a sample.
 #[derive(Default)]
@@ -29,21 +21,11 @@ struct Stats {
     max: Option<f64>,
 }
 
-fn stats(v: &[f32]) -> Stats {
-    if v.is_empty() {
-        return Stats::default();
-    }
-    let mut s: Vec<f64> = v.iter().map(|x| *x as f64).collect();
-    s.sort_by(|a, b| a.total_cmp(b));
-    let mean = s.iter().sum::<f64>() / s.len() as f64;
-    Stats {
-        mean: Some(mean),
-        p50: percentile(&s, 50.0),
-        p95: percentile(&s, 95.0),
-        p99: percentile(&s, 99.0),
-        min: s.first().copied(),
-        max: s.last().copied(),
-    }
+/// Mean, min and max are exact; the percentiles come from the streaming histogram, within
+/// [`celltcp_metrics::stats::RELATIVE_ERROR`] (2^-8, about 0.4%) of the exact sample
+/// percentiles (numpy's linear interpolation) that were computed when every sample was kept.
+fn stats(v: &StreamStats) -> Stats {
+    Stats { mean: v.mean(), p50: v.percentile(50.0), p95: v.percentile(95.0), p99: v.percentile(99.0), min: v.min(), max: v.max() }
 }
 
 fn r(x: f64) -> Value {
@@ -76,7 +58,7 @@ pub(crate) fn summary(w: &World) -> Value {
             "rtt_p99_ms": opt(rtt.p99),
             "rtt_min_ms": opt(rtt.min),
             "rtt_max_ms": opt(rtt.max),
-            "rtt_samples": fl.rtt_ms.len(),
+            "rtt_samples": fl.rtt_ms.count(),
             "owd_mean_ms": opt(owd.mean),
             "owd_p95_ms": opt(owd.p95),
             "jitter_ms": r(fl.net.jitter_ms()),
@@ -188,31 +170,9 @@ pub(crate) fn summary(w: &World) -> Value {
     out
 }
 
-pub(crate) fn tables(w: &World) -> Vec<Table> {
-    let s = &w.series;
-    let mut out = vec![
-        Table::new("tcp")
-            .f64("time_s", s.tcp_time.clone())
-            .i64("flow", s.tcp_flow.clone())
-            .f64("cwnd_bytes", s.tcp_cwnd.clone())
-            .f64("ssthresh_bytes", s.tcp_ssthresh.clone())
-            .f64("srtt_ms", s.tcp_srtt_ms.clone())
-            .f64("bytes_in_flight", s.tcp_inflight.clone())
-            .f64("pacing_rate_bps", s.tcp_pacing_bps.clone())
-            .f64("delivered_bytes", s.tcp_delivered.clone()),
-        Table::new("queue")
-            .f64("time_s", s.q_time.clone())
-            .i64("link", s.q_link.clone())
-            .f64("queue_bytes", s.q_bytes.clone())
-            .f64("queue_pkts", s.q_pkts.clone()),
-    ];
-    let (mut t, mut fl, mut v) = (Vec::new(), Vec::new(), Vec::new());
-    for (i, f) in w.flows.iter().enumerate() {
-        t.extend(f.rtt_time.iter().map(|x| *x as f64));
-        v.extend(f.rtt_ms.iter().map(|x| *x as f64));
-        fl.extend(std::iter::repeat_n(i as i64, f.rtt_ms.len()));
-    }
-    out.push(Table::new("rtt").f64("time_s", t).i64("flow", fl).f64("rtt_ms", v));
+/// The `iperf` (one row per interval report) and `ping` (one row per echo reply) tables, or
+/// `None` when the run has no such rows.
+pub(crate) fn app_tables(w: &World) -> (Option<Table>, Option<Table>) {
     let mut ip = (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let mut pg = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for (i, f) in w.flows.iter().enumerate() {
@@ -238,61 +198,9 @@ pub(crate) fn tables(w: &World) -> Vec<Table> {
             _ => {}
         }
     }
-    if !ip.0.is_empty() {
-        out.push(
-            Table::new("iperf")
-                .i64("flow", ip.0)
-                .f64("start_s", ip.1)
-                .f64("end_s", ip.2)
-                .f64("bytes", ip.3)
-                .f64("bits_per_second", ip.4)
-                .f64("retransmits", ip.5),
-        );
-    }
-    out.extend(crate::cellular::lte_tables(w));
-    out.extend(segment_tables(w));
-    if !pg.0.is_empty() {
-        out.push(Table::new("ping").i64("flow", pg.0).i64("seq", pg.1).f64("time_s", pg.2).f64("rtt_ms", pg.3));
-    }
-    out
-}
-
-/// The `segments` and `acks` tables of the flows with `trace_segments = true` (none without).
-fn segment_tables(w: &World) -> Vec<Table> {
-    let traced: Vec<(usize, &SegTrace)> = w.flows.iter().enumerate().filter_map(|(i, f)| f.seg_trace.as_deref().map(|t| (i, t))).collect();
-    if traced.is_empty() {
-        return Vec::new();
-    }
-    let (mut t, mut fl, mut sq, mut len, mut rtx) = (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    let (mut at, mut afl, mut ack, mut sack) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    for (i, tr) in traced {
-        t.extend_from_slice(&tr.seg_time);
-        fl.extend(std::iter::repeat_n(i as i64, tr.seg_time.len()));
-        sq.extend_from_slice(&tr.seg_seq);
-        len.extend_from_slice(&tr.seg_len);
-        rtx.extend_from_slice(&tr.seg_rtx);
-        at.extend_from_slice(&tr.ack_time);
-        afl.extend(std::iter::repeat_n(i as i64, tr.ack_time.len()));
-        ack.extend_from_slice(&tr.ack);
-        sack.extend_from_slice(&tr.ack_sack);
-    }
-    vec![
-        Table::new("segments").f64("time_s", t).i64("flow", fl).i64("seq", sq).i64("len", len).i64("retransmission", rtx),
-        Table::new("acks").f64("time_s", at).i64("flow", afl).i64("ack", ack).i64("sack", sack),
-    ]
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn percentile_matches_numpy_linear() {
-        let v = [1.0, 2.0, 3.0, 4.0];
-        assert_eq!(percentile(&v, 50.0), Some(2.5));
-        assert_eq!(percentile(&v, 0.0), Some(1.0));
-        assert_eq!(percentile(&v, 100.0), Some(4.0));
-        assert!((percentile(&v, 95.0).unwrap() - 3.85).abs() < 1e-12);
-        assert_eq!(percentile(&[], 50.0), None);
-    }
+    let iperf = (!ip.0.is_empty()).then(|| {
+        Table::new("iperf").i64("flow", ip.0).f64("start_s", ip.1).f64("end_s", ip.2).f64("bytes", ip.3).f64("bits_per_second", ip.4).f64("retransmits", ip.5)
+    });
+    let ping = (!pg.0.is_empty()).then(|| Table::new("ping").i64("flow", pg.0).i64("seq", pg.1).f64("time_s", pg.2).f64("rtt_ms", pg.3));
+    (iperf, ping)
 }

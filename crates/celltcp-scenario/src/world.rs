@@ -27,6 +27,8 @@ use rand::Rng;
 use crate::cellular::{LteState, RadioDir, GTPU_OVERHEAD_BYTES};
 use crate::config::{AppKind, Config};
 use crate::plan::{DirKind, Plan};
+use crate::sinks::Sinks;
+use celltcp_metrics::StreamStats;
 use celltcp_lte::ran::Ran;
 use celltcp_lte::Direction;
 
@@ -124,7 +126,8 @@ pub(crate) enum FlowState {
 /// Per-flow measurements taken in the network (one-way delay, jitter, drops).
 #[derive(Default)]
 pub(crate) struct FlowNet {
-    pub owd_ms: Vec<f32>,
+    /// One-way delays of the flow's data packets, ms (f32-rounded, as they were when kept).
+    pub owd_ms: StreamStats,
     prev_transit: Option<i128>,
     jitter_ns: f64,
     pub data_pkts_sent: u64,
@@ -137,7 +140,7 @@ impl FlowNet {
     /// RFC 3550 §6.4.1 interarrival jitter over the flow's data packets.
     fn on_data_arrival(&mut self, now: SimTime, created: SimTime) {
         let transit = now.as_nanos() as i128 - created.as_nanos() as i128;
-        self.owd_ms.push((transit as f64 * 1e-6) as f32);
+        self.owd_ms.add(f64::from((transit as f64 * 1e-6) as f32));
         if let Some(prev) = self.prev_transit {
             let d = (transit - prev).abs() as f64;
             self.jitter_ns += (d - self.jitter_ns) / 16.0;
@@ -159,8 +162,8 @@ pub(crate) struct Flow {
     pub start: SimTime,
     pub state: FlowState,
     pub net: FlowNet,
-    pub rtt_ms: Vec<f32>,
-    pub rtt_time: Vec<f32>,
+    /// RTT samples, ms (f32-rounded, as they were when kept); the rows go to the `rtt` sink.
+    pub rtt_ms: StreamStats,
     rng: SimRng,
     client_port: u16,
     server_port: u16,
@@ -192,31 +195,11 @@ pub(crate) struct SegTrace {
     /// Rows are kept from `from` to `until` (`trace_window`), the whole run without one.
     from: SimTime,
     until: SimTime,
-    pub seg_time: Vec<f64>,
-    pub seg_seq: Vec<i64>,
-    pub seg_len: Vec<i64>,
-    pub seg_rtx: Vec<i64>,
-    pub ack_time: Vec<f64>,
-    pub ack: Vec<i64>,
-    pub ack_sack: Vec<i64>,
 }
 
 impl SegTrace {
     fn new(from: SimTime, until: SimTime) -> Self {
-        SegTrace {
-            isn: 0,
-            reference: 0,
-            rtx_seen: 0,
-            from,
-            until,
-            seg_time: Vec::new(),
-            seg_seq: Vec::new(),
-            seg_len: Vec::new(),
-            seg_rtx: Vec::new(),
-            ack_time: Vec::new(),
-            ack: Vec::new(),
-            ack_sack: Vec::new(),
-        }
+        SegTrace { isn: 0, reference: 0, rtx_seen: 0, from, until }
     }
 
     /// The stream offset of wire sequence number `wire` (first data byte 0).
@@ -227,55 +210,34 @@ impl SegTrace {
     }
 
     /// A segment the sender transmitted; `rtx_total` is its `retransmitted_segments` after it.
-    fn on_sent(&mut self, now: SimTime, seg: &TcpSegment, rtx_total: u64) {
+    /// Returns its `segments` row (sequence offset, length, retransmission) when it is one.
+    fn on_sent(&mut self, now: SimTime, seg: &TcpSegment, rtx_total: u64) -> Option<(i64, i64, i64)> {
         let rtx = rtx_total > self.rtx_seen;
         self.rtx_seen = rtx_total;
         if seg.payload_len == 0 {
-            return;
+            return None;
         }
         // outside the window too: the unwrapping reference must follow the stream
         let off = self.offset(seg.seq);
         if now < self.from || now > self.until {
-            return;
+            return None;
         }
-        self.seg_time.push(now.as_secs_f64());
-        self.seg_seq.push(off);
-        self.seg_len.push(seg.payload_len as i64);
-        self.seg_rtx.push(rtx as i64);
+        Some((off, seg.payload_len as i64, rtx as i64))
     }
 
     /// A segment the sender received: its cumulative ACK and the right edge of its highest
-    /// SACK block (RFC 2018 §3), or the ACK again when it carries none.
-    fn on_ack(&mut self, now: SimTime, seg: &TcpSegment) {
+    /// SACK block (RFC 2018 §3), or the ACK again when it carries none: its `acks` row.
+    fn on_ack(&mut self, now: SimTime, seg: &TcpSegment) -> Option<(i64, i64)> {
         if !seg.flags.ack() || now < self.from || now > self.until {
-            return;
+            return None;
         }
         let ack = self.offset(seg.ack);
         let mut sack = ack;
         for b in seg.options.sack_blocks() {
             sack = sack.max(self.offset(b.right));
         }
-        self.ack_time.push(now.as_secs_f64());
-        self.ack.push(ack);
-        self.ack_sack.push(sack);
+        Some((ack, sack))
     }
-}
-
-/// Columnar time series being collected.
-#[derive(Default)]
-pub(crate) struct Series {
-    pub tcp_time: Vec<f64>,
-    pub tcp_flow: Vec<i64>,
-    pub tcp_cwnd: Vec<f64>,
-    pub tcp_ssthresh: Vec<f64>,
-    pub tcp_srtt_ms: Vec<f64>,
-    pub tcp_inflight: Vec<f64>,
-    pub tcp_pacing_bps: Vec<f64>,
-    pub tcp_delivered: Vec<f64>,
-    pub q_time: Vec<f64>,
-    pub q_link: Vec<i64>,
-    pub q_bytes: Vec<f64>,
-    pub q_pkts: Vec<f64>,
 }
 
 pub(crate) struct World {
@@ -288,7 +250,8 @@ pub(crate) struct World {
     pub conns: Vec<Conn>,
     pub flows: Vec<Flow>,
     pub pcaps: Vec<(String, PcapWriter<BufWriter<File>>)>,
-    pub series: Series,
+    /// The time-series tables, streamed to files or kept in memory.
+    pub sinks: Sinks,
     pub end: SimTime,
     sample_interval: SimDuration,
     record_rtt: bool,
@@ -474,8 +437,7 @@ impl World {
                 start,
                 state,
                 net: FlowNet::default(),
-                rtt_ms: Vec::new(),
-                rtt_time: Vec::new(),
+                rtt_ms: StreamStats::default(),
                 rng: component_rng(seed, component_id("flow", &pf.name)),
                 client_port,
                 server_port,
@@ -492,6 +454,8 @@ impl World {
             });
         }
         q.push(SimTime::ZERO, Ev::Sample);
+        let traced = flows.iter().any(|f| f.seg_trace.is_some());
+        let sinks = Sinks::open(out_dir, lte.is_some(), traced).map_err(std::io::Error::other)?;
         let mut lte = lte;
         if let Some(t) = lte.as_mut().and_then(|l| l.first_tti()) {
             q.push(t, Ev::LteTti);
@@ -506,7 +470,7 @@ impl World {
             conns: Vec::new(),
             flows,
             pcaps,
-            series: Series::default(),
+            sinks,
             end,
             sample_interval: cfg.sample_interval.0,
             record_rtt: cfg.record_rtt,
@@ -748,8 +712,7 @@ impl World {
                     if let FlowState::Ping { pinger } = &mut self.flows[f].state {
                         pinger.on_reply(now, icmp.seq, icmp.sent_at);
                         let rtt = (now - icmp.sent_at).as_millis_f64();
-                        self.flows[f].rtt_ms.push(rtt as f32);
-                        self.flows[f].rtt_time.push(now.as_secs_f64() as f32);
+                        self.record_rtt(f, now.as_secs_f64() as f32, rtt as f32);
                     }
                 }
             }
@@ -826,8 +789,9 @@ impl World {
     #[inline(never)]
     fn trace_sent(&mut self, now: SimTime, c: usize, f: usize, seg: &TcpSegment) {
         let rtx_total = self.conns[c].ep.stats().retransmitted_segments;
-        if let Some(tr) = self.flows[f].seg_trace.as_mut() {
-            tr.on_sent(now, seg, rtx_total);
+        let row = self.flows[f].seg_trace.as_mut().and_then(|tr| tr.on_sent(now, seg, rtx_total));
+        if let (Some((seq, len, rtx)), Some(s)) = (row, self.sinks.segments.as_mut()) {
+            s.f64(now.as_secs_f64()).i64(f as i64).i64(seq).i64(len).i64(rtx).end_row();
         }
     }
 
@@ -835,8 +799,9 @@ impl World {
     #[inline(never)]
     fn trace_ack(&mut self, now: SimTime, c: usize, seg: &TcpSegment) {
         let f = self.conns[c].flow;
-        if let Some(tr) = self.flows[f].seg_trace.as_mut() {
-            tr.on_ack(now, seg);
+        let row = self.flows[f].seg_trace.as_mut().and_then(|tr| tr.on_ack(now, seg));
+        if let (Some((ack, sack)), Some(s)) = (row, self.sinks.acks.as_mut()) {
+            s.f64(now.as_secs_f64()).i64(f as i64).i64(ack).i64(sack).end_row();
         }
     }
 
@@ -866,8 +831,7 @@ impl World {
             self.conns[c].ep.drain_rtt_samples(&mut v);
             let t = now.as_secs_f64() as f32;
             for r in v.drain(..) {
-                self.flows[f].rtt_ms.push(r.as_millis_f64() as f32);
-                self.flows[f].rtt_time.push(t);
+                self.record_rtt(f, t, r.as_millis_f64() as f32);
             }
             self.rtt_scratch = v;
         }
@@ -1004,15 +968,17 @@ impl World {
             let (snd, _) = self.tcp_roles(f);
             if let Some(c) = snd {
                 let s = self.conns[c].ep.sample(now);
-                let se = &mut self.series;
-                se.tcp_time.push(t);
-                se.tcp_flow.push(f as i64);
-                se.tcp_cwnd.push(s.cwnd_bytes as f64);
-                se.tcp_ssthresh.push(s.ssthresh_bytes as f64);
-                se.tcp_srtt_ms.push(s.srtt.as_millis_f64());
-                se.tcp_inflight.push(s.bytes_in_flight as f64);
-                se.tcp_pacing_bps.push(s.pacing_rate.map_or(f64::NAN, |r| r * 8.0));
-                se.tcp_delivered.push(s.delivered_bytes as f64);
+                self.sinks
+                    .tcp
+                    .f64(t)
+                    .i64(f as i64)
+                    .f64(s.cwnd_bytes as f64)
+                    .f64(s.ssthresh_bytes as f64)
+                    .f64(s.srtt.as_millis_f64())
+                    .f64(s.bytes_in_flight as f64)
+                    .f64(s.pacing_rate.map_or(f64::NAN, |r| r * 8.0))
+                    .f64(s.delivered_bytes as f64)
+                    .end_row();
             }
         }
         self.sample_lte(now);
@@ -1020,11 +986,8 @@ impl World {
             if d.radio.is_some() {
                 continue;
             }
-            let se = &mut self.series;
-            se.q_time.push(t);
-            se.q_link.push(i as i64);
-            se.q_bytes.push(d.link.queue_len_bytes_at(now) as f64);
-            se.q_pkts.push(d.link.queue_len_pkts_at(now) as f64);
+            let (bytes, pkts) = (d.link.queue_len_bytes_at(now), d.link.queue_len_pkts_at(now));
+            self.sinks.queue.f64(t).i64(i as i64).f64(bytes as f64).f64(pkts as f64).end_row();
         }
         let next = now + self.sample_interval;
         if next <= self.end {
@@ -1032,28 +995,24 @@ impl World {
         }
     }
 
-    /// Sizes the time-series columns for the whole run up front (capped), so that they are
-    /// written once instead of being copied at every doubling: with 100 flows and 204 link
-    /// directions sampled every 10 ms for 60 s that is 77 MB, and the copies cost more than
-    /// the simulation.
+    /// Sizes the time-series columns for the whole run up front (capped; a file sink for at
+    /// most one row group), so that they are written once instead of being copied at every
+    /// doubling: with 100 flows and 204 link directions sampled every 10 ms for 60 s kept in
+    /// memory that is 77 MB, and the copies cost more than the simulation.
     fn reserve_series(&mut self) {
         const MAX_ROWS: usize = 4 << 20;
         let samples = (self.end.as_nanos() / self.sample_interval.as_nanos().max(1)) as usize + 1;
         let tcp = self.flows.iter().filter(|f| matches!(f.state, FlowState::Tcp { .. })).count();
         let tcp_rows = samples.saturating_mul(tcp).min(MAX_ROWS);
         let q_rows = samples.saturating_mul(self.dirs.len()).min(MAX_ROWS);
-        let se = &mut self.series;
-        for v in [&mut se.tcp_time, &mut se.tcp_cwnd, &mut se.tcp_ssthresh, &mut se.tcp_srtt_ms] {
-            v.reserve(tcp_rows);
-        }
-        for v in [&mut se.tcp_inflight, &mut se.tcp_pacing_bps, &mut se.tcp_delivered] {
-            v.reserve(tcp_rows);
-        }
-        se.tcp_flow.reserve(tcp_rows);
-        for v in [&mut se.q_time, &mut se.q_bytes, &mut se.q_pkts] {
-            v.reserve(q_rows);
-        }
-        se.q_link.reserve(q_rows);
+        self.sinks.tcp.reserve(tcp_rows);
+        self.sinks.queue.reserve(q_rows);
+    }
+
+    /// An RTT sample of flow `f` (ms) taken at `t` (s): into its statistics and the `rtt` table.
+    fn record_rtt(&mut self, f: usize, t: f32, ms: f32) {
+        self.flows[f].rtt_ms.add(f64::from(ms));
+        self.sinks.rtt.f64(f64::from(t)).i64(f as i64).f64(f64::from(ms)).end_row();
     }
 
     fn finish(&mut self) {

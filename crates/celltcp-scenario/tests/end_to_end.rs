@@ -92,6 +92,7 @@ fn bits(o: &celltcp_scenario::RunOutput) -> Vec<(String, String, Vec<u64>)> {
             let b = match &c.data {
                 ColumnData::F64(x) => x.iter().map(|f| f.to_bits()).collect(),
                 ColumnData::I64(x) => x.iter().map(|i| *i as u64).collect(),
+                ColumnData::Bool(x) => x.iter().map(|b| u64::from(*b)).collect(),
                 ColumnData::Str(x) => x.iter().map(|s| s.len() as u64).collect(),
             };
             v.push((t.name.clone(), c.name.clone(), b));
@@ -180,7 +181,9 @@ fn pcap_holds_every_transmitted_packet_of_marked_links() {
     std::fs::create_dir_all(&dir).unwrap();
     let text = GOOD.replace("loss = 0.001", "loss = 0.01\npcap = true").replace("5s", "3s");
     let out = run(&text, &[], &RunOptions { seed: Some(3), out_dir: Some(dir.clone()), ..Default::default() }, &mut |_| true).unwrap();
-    assert_eq!(out.files, vec!["pcap/sender-receiver.pcap".to_string()]);
+    // with an output directory the time series are files too (streamed, not returned)
+    assert_eq!(out.files, ["pcap/sender-receiver.pcap", "timeseries/tcp.parquet", "timeseries/queue.parquet", "timeseries/rtt.parquet"]);
+    assert!(out.timeseries.is_empty());
     let bytes = std::fs::read(dir.join("pcap/sender-receiver.pcap")).unwrap();
     assert!(bytes.len() > 24 + 16 * 100, "pcap too small: {}", bytes.len());
     // every transmitted packet of both directions is in the capture
