@@ -5,7 +5,8 @@
 //! - [`config`]: the serde [`config::Config`] and `--set` overrides; [`units`]: `"10Mbps"`,
 //!   `"25ms"`, `"64KB"`.
 //! - [`plan`]: semantic validation and resolution (nodes, link directions, routes, flows).
-//! - `world`: the topology and the event loop (one `match` over plain-data events).
+//! - [`sim`]: the public [`Simulation`]: `run`, `step_until`, `next_event_time`, `inject`.
+//! - `world`: the topology and the event dispatch (one `match` over plain-data events).
 //! - `summary`: `summary.json` and the time-series tables.
 //! - [`output`]: what a run returns, as columns.
 
@@ -15,14 +16,15 @@ pub mod error;
 pub mod lte_config;
 pub mod output;
 pub mod plan;
+pub mod sim;
 mod summary;
 pub mod units;
 mod world;
 
 use std::path::PathBuf;
-use std::time::Instant;
 
 pub use error::ScenarioError;
+pub use sim::{NodeId, Simulation};
 pub use output::{Column, ColumnData, RunOutput, Table};
 
 /// The celltcp version (the crates share one).
@@ -42,7 +44,7 @@ pub struct RunOptions {
     pub base_dir: Option<PathBuf>,
 }
 
-fn load(text: &str, overrides: &[String], seed: Option<u64>, base_dir: Option<&std::path::Path>) -> Result<(config::Config, plan::Plan, String), ScenarioError> {
+pub(crate) fn load(text: &str, overrides: &[String], seed: Option<u64>, base_dir: Option<&std::path::Path>) -> Result<(config::Config, plan::Plan, String), ScenarioError> {
     let text = config::apply_overrides(text, overrides)?;
     let mut cfg = config::parse(&text)?;
     if let Some(s) = seed {
@@ -61,25 +63,11 @@ pub fn validate(text: &str, overrides: &[String], seed: Option<u64>) -> Result<s
 /// Runs a scenario. `progress(fraction)` is called every 65536 events; returning false aborts
 /// the run with an error (nothing is returned).
 pub fn run(text: &str, overrides: &[String], opts: &RunOptions, progress: &mut dyn FnMut(f64) -> bool) -> Result<RunOutput, ScenarioError> {
-    let (cfg, plan, _) = load(text, overrides, opts.seed, opts.base_dir.as_deref())?;
-    let config = serde_json::to_value(&cfg).map_err(|e| ScenarioError::new("", e.to_string()))?;
-    let mut w = world::World::build(&cfg, plan, cfg.seed, opts.out_dir.as_deref())
-        .map_err(|e| ScenarioError::new("", format!("cannot create output files: {e}")))?;
-    let t0 = Instant::now();
-    if !w.run(progress) {
+    let mut sim = Simulation::from_text(text, overrides, opts)?;
+    if !sim.run(progress) {
         return Err(ScenarioError::new("", "run interrupted"));
     }
-    let wall = t0.elapsed().as_secs_f64();
-    Ok(RunOutput {
-        config,
-        seed: cfg.seed,
-        summary: summary::summary(&w),
-        events: w.events_processed(),
-        sim_time_s: cfg.duration.0.as_secs_f64(),
-        wall_time_s: wall,
-        timeseries: summary::tables(&w),
-        files: w.files.clone(),
-    })
+    Ok(sim.output())
 }
 
 /// The congestion controls, `(name, one-line description)`.

@@ -58,8 +58,8 @@ fn opt(x: Option<f64>) -> Value {
     x.map_or(Value::Null, r)
 }
 
-pub(crate) fn summary(w: &World) -> Value {
-    let end = w.end;
+/// The summary as of `end` (the run's end after a whole run; the clock of a stepped one).
+pub(crate) fn summary(w: &World, end: celltcp_engine::SimTime) -> Value {
     let mut flows = Vec::new();
     for (f, fl) in w.flows.iter().enumerate() {
         let rtt = stats(&fl.rtt_ms);

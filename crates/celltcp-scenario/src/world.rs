@@ -526,26 +526,9 @@ impl World {
         self.q.events_processed()
     }
 
-    /// Runs until the end time; `progress(fraction)` is called every 65536 events and may
-    /// return false to abort.
-    pub fn run(&mut self, progress: &mut dyn FnMut(f64) -> bool) -> bool {
-        let end_ns = self.end.as_nanos().max(1) as f64;
-        while let Some(t) = self.q.peek_time() {
-            if t > self.end {
-                break;
-            }
-            let (now, ev) = self.q.pop().unwrap();
-            self.dispatch(now, ev);
-            if self.q.events_processed() & 0xFFFF == 0 && !progress(now.as_nanos() as f64 / end_ns) {
-                return false;
-            }
-        }
-        self.finish();
-        progress(1.0);
-        true
-    }
-
-    fn dispatch(&mut self, now: SimTime, ev: Ev) {
+    /// Runs one event (the one `match` of the loop; [`crate::sim::Simulation`] pops them).
+    #[inline]
+    pub(crate) fn dispatch(&mut self, now: SimTime, ev: Ev) {
         match ev {
             Ev::LinkService(d) => self.link_service(now, d as usize),
             Ev::Arrive(n, slot) => {
@@ -570,6 +553,15 @@ impl World {
     }
 
     // ---------------------------------------------------------------- IP layer
+
+    pub(crate) fn fresh_uid(&mut self) -> u64 {
+        self.next_uid += 1;
+        self.next_uid
+    }
+
+    pub(crate) fn slab_put(&mut self, p: Packet) -> u32 {
+        self.slab.put(p)
+    }
 
     fn alloc_packet(&mut self, now: SimTime, node: usize, dst: Ipv4, body: Body) -> Packet {
         let n = &mut self.nodes[node];
@@ -1056,7 +1048,7 @@ impl World {
         se.q_link.reserve(q_rows);
     }
 
-    fn finish(&mut self) {
+    pub(crate) fn finish(&mut self) {
         for (_, w) in &mut self.pcaps {
             let _ = w.flush();
         }
