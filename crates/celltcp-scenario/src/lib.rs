@@ -6,17 +6,23 @@
 //!   `"25ms"`, `"64KB"`.
 //! - [`plan`]: semantic validation and resolution (nodes, link directions, routes, flows).
 //! - [`sim`]: the public [`Simulation`]: `run`, `step_until`, `next_event_time`, `inject`.
-//! - `world`: the topology and the event dispatch (one `match` over plain-data events).
+//! - `world`: the topology, the event dispatch (one `match` over plain-data events), the IP
+//!   layer and the links; `stack`: each node's sockets (4-tuple table, listeners, ephemeral
+//!   ports); `glue`: sockets to apps ([`celltcp_apps::app::App`]); `metrics`: per-flow
+//!   measurements and the sampled time series; `cellular`: the LTE RAN and its metrics.
 //! - `summary`: `summary.json` and the time-series tables.
 //! - [`output`]: what a run returns, as columns.
 
 mod cellular;
 pub mod config;
 pub mod error;
+mod glue;
 pub mod lte_config;
+mod metrics;
 pub mod output;
 pub mod plan;
 pub mod sim;
+mod stack;
 mod summary;
 pub mod units;
 mod world;
@@ -24,7 +30,7 @@ mod world;
 use std::path::PathBuf;
 
 pub use error::ScenarioError;
-pub use sim::{NodeId, Simulation};
+pub use sim::{AppId, NodeId, Simulation};
 pub use output::{Column, ColumnData, RunOutput, Table};
 
 /// The celltcp version (the crates share one).

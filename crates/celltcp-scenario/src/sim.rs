@@ -21,6 +21,7 @@
 use std::path::Path;
 use std::time::Instant;
 
+use celltcp_apps::app::{AnyApp, SockId};
 use celltcp_engine::{SimDuration, SimTime};
 use celltcp_net::Packet;
 
@@ -29,6 +30,10 @@ use crate::error::ScenarioError;
 use crate::output::RunOutput;
 use crate::plan::Plan;
 use crate::world::{Ev, World};
+
+/// An app of the arena.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct AppId(pub u32);
 
 /// A node of the topology, by index (the order of [`Plan::nodes`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -50,7 +55,7 @@ impl Simulation {
     /// Builds the topology of `plan` (validated from `cfg`); files (pcap) go to `out_dir`.
     pub fn new(cfg: &Config, plan: Plan, out_dir: Option<&Path>) -> Result<Simulation, ScenarioError> {
         let config = serde_json::to_value(cfg).map_err(|e| ScenarioError::new("", e.to_string()))?;
-        let world = World::build(cfg, plan, cfg.seed, out_dir).map_err(|e| ScenarioError::new("", format!("cannot create output files: {e}")))?;
+        let world = World::build(cfg, plan, cfg.seed, out_dir)?;
         Ok(Simulation { world, config, seed: cfg.seed, now: SimTime::ZERO, wall_s: 0.0, finished: false })
     }
 
@@ -169,6 +174,22 @@ impl Simulation {
             timeseries: crate::summary::tables(&self.world),
             files: self.world.files.clone(),
         }
+    }
+
+    /// Adds `app` on `node`, to start at `at` (not before [`Simulation::now`]). Its sockets
+    /// feed no flow's metrics; read its state back with [`Simulation::app`].
+    pub fn add_app(&mut self, node: NodeId, app: AnyApp, at: SimTime) -> AppId {
+        AppId(self.world.add_app(node.0, app, at.max(self.now)))
+    }
+
+    /// An app's current state.
+    pub fn app(&self, a: AppId) -> &AnyApp {
+        &self.world.apps[a.0 as usize].app
+    }
+
+    /// A TCP connection's endpoint (state and statistics), by the socket id its app holds.
+    pub fn tcp(&self, s: SockId) -> Option<&celltcp_tcp::TcpEndpoint> {
+        self.world.stack.socks.get(s.0 as usize).and_then(|k| k.ep_ref())
     }
 
     /// Whether [`Simulation::finish`] has run.
