@@ -8,7 +8,9 @@
 //! at a time, and [`BulkSender::next_write_at`] tells when the next chunk is due.
 
 use celltcp_engine::SimTime;
-use celltcp_tcp::TcpEndpoint;
+use celltcp_tcp::{TcpConfig, TcpEndpoint};
+
+use crate::app::{App, SockAddr, SockId, SocketApi, SocketError, SocketEvent};
 
 /// The sending side of a bulk or iperf transfer.
 #[derive(Clone, Debug)]
@@ -111,14 +113,25 @@ pub struct Sink {
     closed: bool,
     /// When the last byte was read.
     pub last_read: Option<SimTime>,
+    /// The transfer's size, when known: [`Sink::completed_at`] is when it was all read.
+    pub expect: Option<u64>,
+    pub completed_at: Option<SimTime>,
 }
 
 impl Sink {
+    /// A sink that records when `bytes` have been read.
+    pub fn expecting(bytes: Option<u64>) -> Self {
+        Sink { expect: bytes, ..Sink::default() }
+    }
+
     pub fn pump(&mut self, now: SimTime, tcp: &mut TcpEndpoint) {
         let n = tcp.read(now, u64::MAX);
         if n > 0 {
             self.received += n;
             self.last_read = Some(now);
+        }
+        if self.completed_at.is_none() && self.expect.is_some_and(|e| self.received >= e) {
+            self.completed_at = Some(now);
         }
         if !self.closed && tcp.peer_closed() {
             tcp.close();
@@ -128,6 +141,130 @@ impl Sink {
 
     pub fn received(&self) -> u64 {
         self.received
+    }
+}
+
+/// What an app does with one TCP connection: write (a [`BulkSender`]) or read (a [`Sink`]).
+#[derive(Clone, Debug)]
+pub enum Role {
+    Writer(BulkSender),
+    Sink(Sink),
+}
+
+impl Role {
+    #[inline]
+    pub fn pump(&mut self, now: SimTime, tcp: &mut TcpEndpoint) {
+        match self {
+            Role::Writer(w) => w.pump(now, tcp),
+            Role::Sink(s) => s.pump(now, tcp),
+        }
+    }
+
+    /// A rate-limited writer's next write (see [`BulkSender::next_write_at`]).
+    pub fn next_write_at(&self) -> Option<SimTime> {
+        match self {
+            Role::Writer(w) => w.next_write_at(),
+            Role::Sink(_) => None,
+        }
+    }
+
+    pub fn is_writer(&self) -> bool {
+        matches!(self, Role::Writer(_))
+    }
+}
+
+/// The client of a bulk or iperf transfer: connects to `remote` at its start and then writes
+/// or reads the one connection according to its [`Role`] (`iperf3 -R` reads).
+#[derive(Clone, Debug)]
+pub struct TcpClient {
+    pub remote: SockAddr,
+    pub cfg: TcpConfig,
+    pub role: Role,
+    pub sock: Option<SockId>,
+    /// Why `connect` failed, if it did.
+    pub error: Option<SocketError>,
+}
+
+impl TcpClient {
+    pub fn new(remote: SockAddr, cfg: TcpConfig, role: Role) -> Self {
+        TcpClient { remote, cfg, role, sock: None, error: None }
+    }
+}
+
+impl App for TcpClient {
+    fn start<S: SocketApi>(&mut self, now: SimTime, net: &mut S) {
+        match net.connect(now, self.remote, &self.cfg) {
+            Ok(s) => self.sock = Some(s),
+            Err(e) => self.error = Some(e),
+        }
+    }
+
+    fn on_socket<S: SocketApi>(&mut self, now: SimTime, s: SockId, _ev: SocketEvent, net: &mut S) {
+        self.role.pump(now, net.tcp(s));
+    }
+
+    fn on_timer<S: SocketApi>(&mut self, now: SimTime, net: &mut S) {
+        if let Some(s) = self.sock {
+            self.role.pump(now, net.tcp(s));
+        }
+    }
+
+    fn next_deadline(&self) -> Option<SimTime> {
+        self.role.next_write_at()
+    }
+}
+
+/// A server listening on `port`: every accepted connection gets its own copy of the `template`
+/// role (a sink for an upload, a writer for `iperf3 -R`), so it serves any number of clients.
+#[derive(Clone, Debug)]
+pub struct TcpServer {
+    pub port: u16,
+    pub cfg: TcpConfig,
+    pub template: Role,
+    pub listener: Option<SockId>,
+    /// The accepted connections and their roles, in the order they were accepted.
+    pub conns: Vec<(SockId, Role)>,
+    pub error: Option<SocketError>,
+}
+
+impl TcpServer {
+    pub fn new(port: u16, cfg: TcpConfig, template: Role) -> Self {
+        TcpServer { port, cfg, template, listener: None, conns: Vec::new(), error: None }
+    }
+
+    fn role_of(&mut self, s: SockId) -> Option<&mut Role> {
+        // few connections per server in practice; newest first (the busiest is usually the last)
+        self.conns.iter_mut().rev().find(|(c, _)| *c == s).map(|(_, r)| r)
+    }
+}
+
+impl App for TcpServer {
+    fn start<S: SocketApi>(&mut self, _now: SimTime, net: &mut S) {
+        match net.listen(self.port, &self.cfg) {
+            Ok(s) => self.listener = Some(s),
+            Err(e) => self.error = Some(e),
+        }
+    }
+
+    fn on_socket<S: SocketApi>(&mut self, now: SimTime, s: SockId, ev: SocketEvent, net: &mut S) {
+        if let SocketEvent::Accepted { .. } = ev {
+            self.conns.push((s, self.template.clone()));
+        }
+        if let Some(r) = self.role_of(s) {
+            r.pump(now, net.tcp(s));
+        }
+    }
+
+    fn on_timer<S: SocketApi>(&mut self, now: SimTime, net: &mut S) {
+        for (s, r) in &mut self.conns {
+            if r.next_write_at().is_some_and(|t| t <= now) {
+                r.pump(now, net.tcp(*s));
+            }
+        }
+    }
+
+    fn next_deadline(&self) -> Option<SimTime> {
+        self.conns.iter().filter_map(|(_, r)| r.next_write_at()).min()
     }
 }
 

@@ -2,14 +2,22 @@
 //!
 //! Applications as sans-IO state machines that the run loop drives:
 //!
+//! - [`app`]: the [`app::App`] trait (start, socket events, one timer by deadline), the
+//!   [`app::SocketApi`] a node's stack implements for its apps, and [`app::AnyApp`].
 //! - [`bulk`]: a sender that keeps a TCP socket's buffer full (a file of N bytes, unlimited, or
 //!   until a deadline as `iperf3 -t` does) and a sink that reads everything.
 //! - [`udp`]: constant-bit-rate UDP like `iperf3 -u -b`, with the receiver's loss, reordering and
 //!   RFC 3550 jitter.
 //! - [`ping`]: ICMP echo at an interval with RTT samples.
-//! - [`interval`]: iperf3-style interval reports.
+//! - [`interval`]: iperf3-style interval reports (taken by the run's metrics for an iperf flow).
+//! - [`relay`]: a TCP relay that terminates one connection and opens another (split TCP).
+//!
+//! Apps: [`bulk::TcpClient`] and [`bulk::TcpServer`] (bulk and iperf, either direction),
+//! [`udp::CbrApp`] and [`udp::UdpSinkApp`], [`ping::PingApp`], [`relay::Relay`].
 
+pub mod app;
 pub mod bulk;
 pub mod interval;
 pub mod ping;
+pub mod relay;
 pub mod udp;

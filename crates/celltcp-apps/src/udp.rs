@@ -6,6 +6,8 @@
 
 use celltcp_engine::{SimDuration, SimTime};
 
+use crate::app::{App, SockAddr, SockId, SocketApi, SocketError, SocketEvent};
+
 #[derive(Clone, Debug)]
 pub struct CbrSender {
     pub size: u32,
@@ -80,6 +82,80 @@ impl UdpReceiver {
     /// Lost datagrams out of `sent`.
     pub fn lost(&self, sent: u64) -> u64 {
         sent.saturating_sub(self.received)
+    }
+}
+
+/// The CBR sender as an app: a UDP socket towards `remote`, one datagram every `gap`.
+#[derive(Clone, Debug)]
+pub struct CbrApp {
+    pub remote: SockAddr,
+    pub sender: CbrSender,
+    pub sock: Option<SockId>,
+    next_at: Option<SimTime>,
+    pub error: Option<SocketError>,
+}
+
+impl CbrApp {
+    pub fn new(remote: SockAddr, sender: CbrSender) -> Self {
+        CbrApp { remote, sender, sock: None, next_at: None, error: None }
+    }
+
+    fn send<S: SocketApi>(&mut self, now: SimTime, net: &mut S) {
+        self.next_at = None;
+        let Some(s) = self.sock else { return };
+        let Some(seq) = self.sender.next(now) else { return };
+        net.udp_send(now, s, self.sender.size, seq);
+        self.next_at = Some(now + self.sender.gap);
+    }
+}
+
+impl App for CbrApp {
+    fn start<S: SocketApi>(&mut self, now: SimTime, net: &mut S) {
+        match net.udp_bind(None, Some(self.remote)) {
+            Ok(s) => self.sock = Some(s),
+            Err(e) => self.error = Some(e),
+        }
+        self.send(now, net);
+    }
+
+    fn on_socket<S: SocketApi>(&mut self, _now: SimTime, _s: SockId, _ev: SocketEvent, _net: &mut S) {}
+
+    fn on_timer<S: SocketApi>(&mut self, now: SimTime, net: &mut S) {
+        self.send(now, net);
+    }
+
+    fn next_deadline(&self) -> Option<SimTime> {
+        self.next_at
+    }
+}
+
+/// The receiving end: a UDP socket bound to `port`, feeding a [`UdpReceiver`].
+#[derive(Clone, Debug)]
+pub struct UdpSinkApp {
+    pub port: u16,
+    pub recv: UdpReceiver,
+    pub sock: Option<SockId>,
+    pub error: Option<SocketError>,
+}
+
+impl UdpSinkApp {
+    pub fn new(port: u16) -> Self {
+        UdpSinkApp { port, recv: UdpReceiver::default(), sock: None, error: None }
+    }
+}
+
+impl App for UdpSinkApp {
+    fn start<S: SocketApi>(&mut self, _now: SimTime, net: &mut S) {
+        match net.udp_bind(Some(self.port), None) {
+            Ok(s) => self.sock = Some(s),
+            Err(e) => self.error = Some(e),
+        }
+    }
+
+    fn on_socket<S: SocketApi>(&mut self, now: SimTime, _s: SockId, ev: SocketEvent, _net: &mut S) {
+        if let SocketEvent::Datagram { datagram: d, .. } = ev {
+            self.recv.on_datagram(now, d.seq, d.sent_at, d.payload_len);
+        }
     }
 }
 

@@ -5,7 +5,11 @@
 //! - [`config`]: the serde [`config::Config`]; [`edit`]: the one path editor (`--set`, sweeps,
 //!   Python), addressing list entries by name or index; [`units`]: `"10Mbps"`, `"25ms"`, `"64KB"`.
 //! - [`plan`]: semantic validation and resolution (nodes, link directions, routes, flows).
-//! - `world`: the topology and the event loop (one `match` over plain-data events).
+//! - [`sim`]: the public [`Simulation`]: `run`, `step_until`, `next_event_time`, `inject`.
+//! - `world`: the topology, the event dispatch (one `match` over plain-data events), the IP
+//!   layer and the links; `stack`: each node's sockets (4-tuple table, listeners, ephemeral
+//!   ports); `glue`: sockets to apps ([`celltcp_apps::app::App`]); `metrics`: per-flow
+//!   measurements and the sampled time series; `cellular`: the LTE RAN and its metrics.
 //! - [`sinks`]: the time-series tables, streamed to `DIR/timeseries/*.parquet` as the run goes
 //!   (or kept in memory without an output directory).
 //! - `summary`: `summary.json`, and the `iperf` / `ping` tables built at the end.
@@ -15,18 +19,22 @@ mod cellular;
 pub mod config;
 pub mod edit;
 pub mod error;
+mod glue;
 pub mod lte_config;
+mod metrics;
 pub mod output;
 pub mod plan;
+pub mod sim;
 pub mod sinks;
+mod stack;
 mod summary;
 pub mod units;
 mod world;
 
 use std::path::PathBuf;
-use std::time::Instant;
 
 pub use error::ScenarioError;
+pub use sim::{AppId, NodeId, Simulation};
 pub use output::{Column, ColumnData, RunOutput, Table};
 
 /// The celltcp version (the crates share one).
@@ -47,7 +55,7 @@ pub struct RunOptions {
     pub base_dir: Option<PathBuf>,
 }
 
-fn load(text: &str, overrides: &[String], seed: Option<u64>, base_dir: Option<&std::path::Path>) -> Result<(config::Config, plan::Plan, String), ScenarioError> {
+pub(crate) fn load(text: &str, overrides: &[String], seed: Option<u64>, base_dir: Option<&std::path::Path>) -> Result<(config::Config, plan::Plan, String), ScenarioError> {
     let text = config::apply_overrides(text, overrides)?;
     let mut cfg = config::parse(&text)?;
     if let Some(s) = seed {
@@ -67,21 +75,11 @@ pub fn validate(text: &str, overrides: &[String], seed: Option<u64>) -> Result<s
 /// Runs a scenario. `progress(fraction)` is called every 65536 events; returning false aborts
 /// the run with an error (nothing is returned).
 pub fn run(text: &str, overrides: &[String], opts: &RunOptions, progress: &mut dyn FnMut(f64) -> bool) -> Result<RunOutput, ScenarioError> {
-    let (cfg, plan, _) = load(text, overrides, opts.seed, opts.base_dir.as_deref())?;
-    let config = serde_json::to_value(cfg.as_run(&plan)).map_err(|e| ScenarioError::new("", e.to_string()))?;
-    let mut w = world::World::build(&cfg, plan, cfg.seed, opts.out_dir.as_deref())
-        .map_err(|e| ScenarioError::new("", format!("cannot create output files: {e}")))?;
-    let t0 = Instant::now();
-    if !w.run(progress) {
+    let mut sim = Simulation::from_text(text, overrides, opts)?;
+    if !sim.run(progress) {
         return Err(ScenarioError::new("", "run interrupted"));
     }
-    let wall = t0.elapsed().as_secs_f64();
-    let summary = summary::summary(&w);
-    let (iperf, ping) = summary::app_tables(&w);
-    let (events, mut files) = (w.events_processed(), w.files.clone());
-    let (timeseries, written) = w.sinks.finish(iperf, ping).map_err(|e| ScenarioError::new("", e.to_string()))?;
-    files.extend(written);
-    Ok(RunOutput { config, seed: cfg.seed, summary, events, sim_time_s: cfg.duration.0.as_secs_f64(), wall_time_s: wall, timeseries, files })
+    sim.into_output()
 }
 
 /// The congestion controls, `(name, one-line description)`.

@@ -1,6 +1,5 @@
-//! `summary.json`, and the `iperf` and `ping` tables, computed from a finished [`World`] (the
-//! other time series went to the run's sinks as it ran).
-//! Every field is documented in `docs/outputs.md`.
+//! `summary.json`, and the `iperf` and `ping` tables, computed from the [`World`] (the other
+//! time series went to the run's sinks as it ran). Every field is documented in `docs/outputs.md`.
 
 use serde_json::{json, Value};
 
@@ -8,7 +7,10 @@ use celltcp_metrics::StreamStats;
 
 use crate::config::AppKind;
 use crate::output::Table;
-use crate::world::{FlowState, World};
+use celltcp_apps::app::AnyApp;
+use celltcp_apps::bulk::Role;
+
+use crate::world::World;
 
 /// Mean, p50, p95, p99, min and max of a sample.
 #[derive(Default)]
@@ -40,8 +42,8 @@ fn opt(x: Option<f64>) -> Value {
     x.map_or(Value::Null, r)
 }
 
-pub(crate) fn summary(w: &World) -> Value {
-    let end = w.end;
+/// The summary as of `end` (the run's end after a whole run; the clock of a stepped one).
+pub(crate) fn summary(w: &World, end: celltcp_engine::SimTime) -> Value {
     let mut flows = Vec::new();
     for (f, fl) in w.flows.iter().enumerate() {
         let rtt = stats(&fl.rtt_ms);
@@ -64,18 +66,18 @@ pub(crate) fn summary(w: &World) -> Value {
             "jitter_ms": r(fl.net.jitter_ms()),
         });
         let m = o.as_object_mut().unwrap();
-        match &fl.state {
-            FlowState::Tcp { reverse, .. } => {
+        let client = &w.apps[fl.client_app as usize].app;
+        let server = fl.server_app.map(|a| &w.apps[a as usize].app);
+        match (client, server) {
+            (AnyApp::TcpClient(_), _) => {
+                let reverse = fl.reverse;
                 let (snd, rcv) = w.tcp_roles(f);
-                let delivered = rcv.map_or(0, |c| w.conns[c].ep.stats().bytes_delivered);
-                let done = fl.completed_at;
-                let stop = match &fl.state {
-                    FlowState::Tcp { stop_at, .. } => stop_at.map_or(end, |s| s.min(end)),
-                    _ => end,
-                };
+                let delivered = rcv.map_or(0, |c| w.ep(c).stats().bytes_delivered);
+                let done = completed_at(client, server);
+                let stop = fl.stop_at.map_or(end, |s| s.min(end));
                 let active_end = done.unwrap_or(stop);
                 let active = (active_end - fl.start).as_secs_f64();
-                let st = snd.map(|c| *w.conns[c].ep.stats());
+                let st = snd.map(|c| *w.ep(c).stats());
                 let bytes_sent = st.as_ref().map_or(0, |s| s.bytes_sent);
                 m.insert("cc".into(), json!(fl.cc.name()));
                 m.insert("reverse".into(), json!(reverse));
@@ -103,11 +105,12 @@ pub(crate) fn summary(w: &World) -> Value {
                 m.insert("data_packets_lost".into(), json!(fl.net.data_pkts_dropped));
                 m.insert("loss_ratio".into(), r(if sent > 0 { fl.net.data_pkts_dropped as f64 / sent as f64 } else { 0.0 }));
                 if let Some(c) = snd {
-                    let s = w.conns[c].ep.sample(end);
+                    let s = w.ep(c).sample(end);
                     m.insert("final_cwnd_bytes".into(), json!(s.cwnd_bytes));
                 }
             }
-            FlowState::Udp { sender, recv } => {
+            (AnyApp::Cbr(c), Some(AnyApp::UdpSink(u))) => {
+                let (sender, recv) = (&c.sender, &u.recv);
                 let sent = sender.next_seq;
                 let active = (end.min(sender.stop_at) - fl.start).as_secs_f64();
                 m.insert("datagrams_sent".into(), json!(sent));
@@ -122,7 +125,8 @@ pub(crate) fn summary(w: &World) -> Value {
                 m.insert("jitter_ms".into(), r(recv.jitter_ms()));
                 m.insert("retransmitted_segments".into(), json!(0));
             }
-            FlowState::Ping { pinger } => {
+            (AnyApp::Ping(p), _) => {
+                let pinger = &p.pinger;
                 m.insert("echo_sent".into(), json!(pinger.sent));
                 m.insert("echo_received".into(), json!(pinger.replies.len()));
                 let lost = pinger.sent as usize - pinger.replies.len();
@@ -130,9 +134,10 @@ pub(crate) fn summary(w: &World) -> Value {
                 m.insert("retransmitted_segments".into(), json!(0));
                 m.insert("goodput_bps".into(), json!(0.0));
             }
+            _ => unreachable!("a flow's apps match its kind"),
         }
         if fl.app == AppKind::Iperf {
-            if let FlowState::Tcp { meter: Some(mt), .. } = &fl.state {
+            if let Some(mt) = &fl.meter {
                 m.insert("intervals".into(), json!(mt.reports.len()));
             }
         }
@@ -170,32 +175,45 @@ pub(crate) fn summary(w: &World) -> Value {
     out
 }
 
+/// When the sink of a finite transfer read its last byte (the first connection's, for a flow).
+fn completed_at(client: &AnyApp, server: Option<&AnyApp>) -> Option<celltcp_engine::SimTime> {
+    let sink = |r: &Role| match r {
+        Role::Sink(s) => s.completed_at,
+        Role::Writer(_) => None,
+    };
+    let c = match client {
+        AnyApp::TcpClient(c) => sink(&c.role),
+        _ => None,
+    };
+    let s = match server {
+        Some(AnyApp::TcpServer(s)) => s.conns.first().and_then(|(_, r)| sink(r)),
+        _ => None,
+    };
+    c.or(s)
+}
+
 /// The `iperf` (one row per interval report) and `ping` (one row per echo reply) tables, or
 /// `None` when the run has no such rows.
 pub(crate) fn app_tables(w: &World) -> (Option<Table>, Option<Table>) {
     let mut ip = (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let mut pg = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for (i, f) in w.flows.iter().enumerate() {
-        match &f.state {
-            FlowState::Tcp { meter: Some(m), .. } => {
-                for rep in &m.reports {
-                    ip.0.push(i as i64);
-                    ip.1.push(rep.start.as_secs_f64());
-                    ip.2.push(rep.end.as_secs_f64());
-                    ip.3.push(rep.bytes as f64);
-                    ip.4.push(rep.bits_per_second);
-                    ip.5.push(rep.retransmits as f64);
-                }
+        if let Some(m) = &f.meter {
+            for rep in &m.reports {
+                ip.0.push(i as i64);
+                ip.1.push(rep.start.as_secs_f64());
+                ip.2.push(rep.end.as_secs_f64());
+                ip.3.push(rep.bytes as f64);
+                ip.4.push(rep.bits_per_second);
+                ip.5.push(rep.retransmits as f64);
             }
-            FlowState::Ping { pinger } => {
-                for (seq, sent, rtt) in &pinger.replies {
-                    pg.0.push(i as i64);
-                    pg.1.push(*seq as i64);
-                    pg.2.push(sent.as_secs_f64());
-                    pg.3.push(rtt.as_millis_f64());
-                }
+        } else if let AnyApp::Ping(p) = &w.apps[f.client_app as usize].app {
+            for (seq, sent, rtt) in &p.pinger.replies {
+                pg.0.push(i as i64);
+                pg.1.push(*seq as i64);
+                pg.2.push(sent.as_secs_f64());
+                pg.3.push(rtt.as_millis_f64());
             }
-            _ => {}
         }
     }
     let iperf = (!ip.0.is_empty()).then(|| {

@@ -1,34 +1,41 @@
-//! The run loop: builds the topology from a [`Plan`], then pops events in `(time, seq)` order
-//! and dispatches each with one `match`. Components are addressed by index; protocol code is
-//! sans-IO (it takes `now` and returns what to send), and this file is the only place where
-//! packets move between them.
+//! The topology and the dispatch of the run loop: builds nodes, link directions, the LTE RAN,
+//! the node stack's sockets and the apps from a [`Plan`], and runs one event with one `match`
+//! ([`World::dispatch`]; the loop itself is [`crate::sim::Simulation`]). Components are
+//! addressed by index; protocol code is sans-IO (it takes `now` and returns what to send).
+//!
+//! Here: the IP layer (output, forwarding, fragmentation, reassembly) and the links. Sockets
+//! and apps: `glue.rs` over `stack.rs`; metrics and sampling: `metrics.rs`; LTE: `cellular.rs`.
 
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::BufWriter;
 use std::path::Path;
 
-use celltcp_apps::bulk::{BulkSender, Sink};
+use celltcp_apps::app::{AnyApp, SockAddr};
+use celltcp_apps::bulk::{BulkSender, Role, Sink, TcpClient, TcpServer};
 use celltcp_apps::interval::IntervalMeter;
-use celltcp_apps::ping::Pinger;
-use celltcp_apps::udp::{CbrSender, UdpReceiver};
+use celltcp_apps::ping::{PingApp, Pinger};
+use celltcp_apps::udp::{CbrApp, CbrSender, UdpSinkApp};
 use celltcp_engine::rng::component_id;
-use celltcp_engine::{component_rng, EventQueue, SimDuration, SimRng, SimTime};
+use celltcp_engine::{component_rng, EventQueue, SimDuration, SimTime};
 use celltcp_net::frag::{fragment, ReassemblyConfig, Reassembler};
 use celltcp_net::link::{AnyLink, Delivery, Link, LinkConfig};
 use celltcp_net::loss::LossModel;
 use celltcp_net::pcap::{PcapWriter, Snaplen};
 use celltcp_net::queue::AnyQueue;
 use celltcp_net::trace_link::{TraceLink, TraceLinkConfig};
-use celltcp_net::{Body, IcmpEcho, Ipv4, Packet, TcpSegment, UdpDatagram};
-use celltcp_tcp::{seq, BufSize, TcpConfig, TcpEndpoint};
-use rand::Rng;
+use celltcp_net::{Body, Ipv4, Packet};
+use celltcp_tcp::{BufSize, TcpConfig};
 
 use crate::cellular::{LteState, RadioDir, GTPU_OVERHEAD_BYTES};
 use crate::config::{AppKind, Config};
-use crate::plan::{DirKind, Plan};
+use crate::error::ScenarioError;
+use crate::glue::AppSlot;
+use crate::metrics::{FlowNet, SegTrace};
 use crate::sinks::Sinks;
 use celltcp_metrics::StreamStats;
+use crate::plan::{DirKind, Plan};
+use crate::stack::{Stack, NO_FLOW};
 use celltcp_lte::ran::Ran;
 use celltcp_lte::Direction;
 
@@ -40,12 +47,16 @@ pub(crate) enum Ev {
     LinkService(u32),
     /// A packet (a slot of the packet slab) arrives at a node.
     Arrive(u32, u32),
-    /// A TCP connection's timer may be due.
-    ConnTimer(u32),
+    /// A socket's (TCP connection's) timer may be due.
+    SockTimer(u32),
+    /// A scenario flow starts (its client app; its interval meter for iperf).
     FlowStart(u32),
-    UdpSend(u32),
-    PingSend(u32),
-    IperfTick(u32),
+    /// An app added to a running simulation starts.
+    AppStart(u32),
+    /// An app's timer may be due.
+    AppTimer(u32),
+    /// An iperf flow's interval report is due.
+    Meter(u32),
     Sample,
     /// The LTE RAN has work in the TTI starting now.
     LteTti,
@@ -77,166 +88,35 @@ pub(crate) struct LinkDir {
     pub s1u: bool,
 }
 
-/// What a TCP connection's application does.
-pub(crate) enum ConnApp {
-    Writer(BulkSender),
-    Sink(Sink),
-}
-
-pub(crate) struct Conn {
-    pub ep: TcpEndpoint,
-    node: usize,
-    remote: Ipv4,
-    pub flow: usize,
-    pub app: ConnApp,
-    timer_at: Option<SimTime>,
-    /// The sender of a flow with `trace_segments`: its segments and the ACKs it receives go
-    /// to the flow's [`SegTrace`].
-    traced: bool,
-}
-
-#[derive(Clone, Copy)]
-enum PortUse {
-    /// A server waiting for the SYN of `flow`.
-    Listen(usize),
-    Conn(usize),
-    Udp(usize),
-}
-
-pub(crate) enum FlowState {
-    Tcp {
-        /// Connection ids: client (at `from`) and server (at `to`), once they exist.
-        client: Option<usize>,
-        server: Option<usize>,
-        /// True when the server sends (`iperf -R`).
-        reverse: bool,
-        meter: Option<IntervalMeter>,
-        interval: SimDuration,
-        stop_at: Option<SimTime>,
-    },
-    Udp {
-        sender: CbrSender,
-        recv: UdpReceiver,
-    },
-    Ping {
-        pinger: Pinger,
-    },
-}
-
-/// Per-flow measurements taken in the network (one-way delay, jitter, drops).
-#[derive(Default)]
-pub(crate) struct FlowNet {
-    /// One-way delays of the flow's data packets, ms (f32-rounded, as they were when kept).
-    pub owd_ms: StreamStats,
-    prev_transit: Option<i128>,
-    jitter_ns: f64,
-    pub data_pkts_sent: u64,
-    pub data_pkts_dropped: u64,
-    pub first_data_at: Option<SimTime>,
-    pub last_data_at: Option<SimTime>,
-}
-
-impl FlowNet {
-    /// RFC 3550 §6.4.1 interarrival jitter over the flow's data packets.
-    fn on_data_arrival(&mut self, now: SimTime, created: SimTime) {
-        let transit = now.as_nanos() as i128 - created.as_nanos() as i128;
-        self.owd_ms.add(f64::from((transit as f64 * 1e-6) as f32));
-        if let Some(prev) = self.prev_transit {
-            let d = (transit - prev).abs() as f64;
-            self.jitter_ns += (d - self.jitter_ns) / 16.0;
-        }
-        self.prev_transit = Some(transit);
-        self.first_data_at.get_or_insert(now);
-        self.last_data_at = Some(now);
-    }
-    pub fn jitter_ms(&self) -> f64 {
-        self.jitter_ns * 1e-6
-    }
-}
-
+/// A scenario flow: its apps (client at `src`, server at `dst`), its TCP sockets once they
+/// exist, and what is measured of it.
 pub(crate) struct Flow {
     pub name: String,
     pub app: AppKind,
     pub src: usize,
     pub dst: usize,
     pub start: SimTime,
-    pub state: FlowState,
     pub net: FlowNet,
     /// RTT samples, ms (f32-rounded, as they were when kept); the rows go to the `rtt` sink.
     pub rtt_ms: StreamStats,
-    rng: SimRng,
-    client_port: u16,
-    server_port: u16,
-    pub tcp_cfg: Option<TcpConfig>,
     pub cc: celltcp_tcp::cc::CcKind,
-    pub completed_at: Option<SimTime>,
-    pub bytes_limit: Option<u64>,
-    /// Application rate of a TCP sender (`rate` on bulk/iperf flows).
-    app_rate: Option<u64>,
-    /// Application write size (`iperf3 -l`).
-    chunk: u64,
+    /// The server sends (`iperf3 -R`).
+    pub reverse: bool,
+    pub stop_at: Option<SimTime>,
+    pub meter: Option<IntervalMeter>,
+    pub interval: SimDuration,
+    pub client_app: u32,
+    pub server_app: Option<u32>,
+    /// The TCP sockets of the client and the server, once they exist.
+    pub client: Option<u32>,
+    pub server: Option<u32>,
     /// The sender's segments and the ACKs it receives, when `trace_segments` is on.
     pub seg_trace: Option<Box<SegTrace>>,
 }
 
-/// The per-segment trace of a TCP flow's sender (`trace_segments = true`): what tcptrace and
-/// Wireshark's "Stevens" graph plot. Sequence numbers are byte offsets of the stream's data
-/// (the first data byte is 0, the SYN at −1), unwrapped to 64 bits with [`seq::unwrap`]
-/// (RFC 9293 §3.4), so the trace of a flow longer than 4 GB stays monotone.
-pub(crate) struct SegTrace {
-    /// The sending connection's initial sequence number (the wire value of its SYN).
-    isn: u32,
-    /// The latest absolute offset seen, the reference for unwrapping (RFC 9293 §3.4: values
-    /// in use are within 2^31 of it).
-    reference: u64,
-    /// The sender's `retransmitted_segments` after the last segment it sent: a segment after
-    /// which it has grown is a retransmission.
-    rtx_seen: u64,
-    /// Rows are kept from `from` to `until` (`trace_window`), the whole run without one.
-    from: SimTime,
-    until: SimTime,
-}
-
-impl SegTrace {
-    fn new(from: SimTime, until: SimTime) -> Self {
-        SegTrace { isn: 0, reference: 0, rtx_seen: 0, from, until }
-    }
-
-    /// The stream offset of wire sequence number `wire` (first data byte 0).
-    fn offset(&mut self, wire: u32) -> i64 {
-        let abs = seq::unwrap(self.isn, wire, self.reference);
-        self.reference = self.reference.max(abs);
-        abs as i64 - 1
-    }
-
-    /// A segment the sender transmitted; `rtx_total` is its `retransmitted_segments` after it.
-    /// Returns its `segments` row (sequence offset, length, retransmission) when it is one.
-    fn on_sent(&mut self, now: SimTime, seg: &TcpSegment, rtx_total: u64) -> Option<(i64, i64, i64)> {
-        let rtx = rtx_total > self.rtx_seen;
-        self.rtx_seen = rtx_total;
-        if seg.payload_len == 0 {
-            return None;
-        }
-        // outside the window too: the unwrapping reference must follow the stream
-        let off = self.offset(seg.seq);
-        if now < self.from || now > self.until {
-            return None;
-        }
-        Some((off, seg.payload_len as i64, rtx as i64))
-    }
-
-    /// A segment the sender received: its cumulative ACK and the right edge of its highest
-    /// SACK block (RFC 2018 §3), or the ACK again when it carries none: its `acks` row.
-    fn on_ack(&mut self, now: SimTime, seg: &TcpSegment) -> Option<(i64, i64)> {
-        if !seg.flags.ack() || now < self.from || now > self.until {
-            return None;
-        }
-        let ack = self.offset(seg.ack);
-        let mut sack = ack;
-        for b in seg.options.sack_blocks() {
-            sack = sack.max(self.offset(b.right));
-        }
-        Some((ack, sack))
+impl Flow {
+    pub fn is_tcp(&self) -> bool {
+        matches!(self.app, AppKind::Bulk | AppKind::Iperf)
     }
 }
 
@@ -246,15 +126,17 @@ pub(crate) struct World {
     pub dirs: Vec<LinkDir>,
     routes: celltcp_net::routing::Routes,
     addr_to_node: FastMap<Ipv4, usize>,
-    ports: FastMap<(usize, u16), PortUse>,
-    pub conns: Vec<Conn>,
+    /// The sockets of every node.
+    pub(crate) stack: Stack,
+    /// The apps of every node.
+    pub(crate) apps: Vec<AppSlot>,
     pub flows: Vec<Flow>,
     pub pcaps: Vec<(String, PcapWriter<BufWriter<File>>)>,
     /// The time-series tables, streamed to files or kept in memory.
     pub sinks: Sinks,
     pub end: SimTime,
-    sample_interval: SimDuration,
-    record_rtt: bool,
+    pub(crate) sample_interval: SimDuration,
+    pub(crate) record_rtt: bool,
     next_uid: u64,
     scratch: Vec<Delivery>,
     /// Packets in flight between links and nodes; events carry their slot, so the event queue
@@ -265,13 +147,14 @@ pub(crate) struct World {
     /// `data_pkts_dropped`, however many of its fragments are lost.
     lost_fragmented: FastMap<u64, ()>,
     frag_out: Vec<Packet>,
-    rtt_scratch: Vec<SimDuration>,
+    pub(crate) rtt_scratch: Vec<SimDuration>,
     pub files: Vec<String>,
     pub(crate) lte: Option<LteState>,
 }
 
 impl World {
-    pub fn build(cfg: &Config, mut plan: Plan, seed: u64, out_dir: Option<&Path>) -> std::io::Result<World> {
+    pub fn build(cfg: &Config, mut plan: Plan, seed: u64, out_dir: Option<&Path>) -> Result<World, ScenarioError> {
+        let io = |e: std::io::Error| ScenarioError::new("", format!("cannot create output files: {e}"));
         let nodes: Vec<Node> = plan
             .nodes
             .iter()
@@ -285,9 +168,9 @@ impl World {
             for (i, l) in plan.links.iter().enumerate() {
                 if l.pcap {
                     let pdir = dir.join("pcap");
-                    std::fs::create_dir_all(&pdir)?;
+                    std::fs::create_dir_all(&pdir).map_err(io)?;
                     let fname = format!("{}.pcap", sanitize(&l.name));
-                    let w = PcapWriter::new(BufWriter::new(File::create(pdir.join(&fname))?), Snaplen::Headers)?;
+                    let w = PcapWriter::new(BufWriter::new(File::create(pdir.join(&fname)).map_err(io)?), Snaplen::Headers).map_err(io)?;
                     pcap_of_link[i] = Some(pcaps.len());
                     pcaps.push((l.name.clone(), w));
                     files.push(format!("pcap/{fname}"));
@@ -361,92 +244,73 @@ impl World {
             LteState::new(ran, pl.ue_node, pl.enb_node, pl.ue_dirs, &pl.plan.enbs)
         });
         let mut q = EventQueue::new();
-        let mut ports = FastMap::default();
+        let mut stack = Stack::new(component_rng(seed, component_id("stack", "iss")));
+        let mut apps: Vec<AppSlot> = Vec::new();
+        // the next server port of each destination host (iperf3's 5201 upwards)
+        let mut server_port_of: HashMap<usize, u32> = HashMap::new();
         let mut flows = Vec::new();
         let end = SimTime::ZERO + cfg.duration.0;
         for (i, pf) in plan.flows.iter().enumerate() {
             let f = &pf.cfg;
             let start = SimTime::ZERO + f.start.map_or(SimDuration::ZERO, |d| d.0);
-            let client_port = 40_000 + i as u16;
-            let server_port = 5_201 + i as u16;
-            let mut tcp_cfg = None;
-            let state = match f.app {
+            let next_port = server_port_of.entry(pf.dst).or_insert(5_201);
+            let server_port = *next_port;
+            if server_port > u32::from(u16::MAX) {
+                return Err(ScenarioError::new(format!("flow[{i}]"), format!("host {:?} serves more flows than it has ports (5201-65535)", plan.nodes[pf.dst].name)));
+            }
+            *next_port += 1;
+            let server_port = server_port as u16;
+            let dst_addr = plan.nodes[pf.dst].addr;
+            let remote = SockAddr::new(dst_addr, server_port);
+            let stop_at = f.duration.map(|d| start + d.0);
+            let bytes_limit = f.bytes.map(|b| b.0);
+            let reverse = f.reverse.unwrap_or(false);
+            let app_rate = if matches!(f.app, AppKind::Bulk | AppKind::Iperf) { f.rate.map(|r| r.0) } else { None };
+            let chunk = f.length.map_or(if f.app == AppKind::Iperf { 128 * 1024 } else { 64 * 1024 }, |l| l.0);
+            let writer = || Role::Writer(with_app_rate(app_rate, start, BulkSender::new(bytes_limit, stop_at, chunk)));
+            let (client, server) = match f.app {
                 AppKind::Bulk | AppKind::Iperf => {
-                    let mut c = TcpConfig { cc: pf.cc, ..TcpConfig::default() };
-                    c.cc_seed = component_id("flow", &pf.name) ^ seed;
-                    if let Some(m) = f.mss {
-                        c.mss = m;
-                    }
-                    if let Some(w) = f.window {
-                        c.snd_buf = BufSize::Fixed(w.0);
-                        c.rcv_buf = BufSize::Fixed(w.0);
-                    }
-                    if let Some(v) = f.sack {
-                        c.sack = v;
-                    }
-                    if let Some(v) = f.timestamps {
-                        c.timestamps = v;
-                    }
-                    if let Some(v) = f.delayed_ack {
-                        c.delayed_ack = v;
-                    }
-                    if let Some(v) = f.pacing {
-                        c.pacing = v;
-                    }
-                    if let Some(v) = f.initial_cwnd {
-                        c.initial_cwnd_pkts = v;
-                    }
-                    if let Some(v) = f.min_rto {
-                        c.min_rto = v.0;
-                    }
-                    if let Some(v) = f.ecn {
-                        c.ecn = v;
-                    }
-                    c.record_rtt_samples = cfg.record_rtt;
-                    tcp_cfg = Some(c);
-                    ports.insert((pf.dst, server_port), PortUse::Listen(i));
-                    let iperf = f.app == AppKind::Iperf;
-                    let interval = f.interval.map_or(SimDuration::from_secs(1), |d| d.0);
-                    FlowState::Tcp {
-                        client: None,
-                        server: None,
-                        reverse: f.reverse.unwrap_or(false),
-                        meter: iperf.then(|| IntervalMeter::new(start)),
-                        interval,
-                        stop_at: f.duration.map(|d| start + d.0),
-                    }
+                    let c = tcp_config(f, pf, seed, cfg.record_rtt);
+                    let (client_role, server_role) = if reverse { (Role::Sink(Sink::default()), writer()) } else { (writer(), Role::Sink(Sink::expecting(bytes_limit))) };
+                    (AnyApp::TcpClient(TcpClient::new(remote, c, client_role)), Some(AnyApp::TcpServer(TcpServer::new(server_port, c, server_role))))
                 }
                 AppKind::Udp => {
-                    ports.insert((pf.dst, server_port), PortUse::Udp(i));
                     let rate = f.rate.map_or(1_000_000, |r| r.0);
                     let size = f.size.map_or(1448, |s| s.0 as u32);
                     let stop = f.duration.map_or(end, |d| start + d.0);
-                    FlowState::Udp { sender: CbrSender::new(size, rate, stop), recv: UdpReceiver::default() }
+                    (AnyApp::Cbr(CbrApp::new(remote, CbrSender::new(size, rate, stop))), Some(AnyApp::UdpSink(UdpSinkApp::new(server_port))))
                 }
                 AppKind::Ping => {
                     let iv = f.interval.map_or(SimDuration::from_secs(1), |d| d.0);
-                    FlowState::Ping { pinger: Pinger::new(iv, f.count, f.size.map_or(56, |s| s.0 as u32)) }
+                    (AnyApp::Ping(PingApp::new(dst_addr, Pinger::new(iv, f.count, f.size.map_or(56, |s| s.0 as u32)))), None)
                 }
             };
+            let server_app = server.map(|app| {
+                apps.push(AppSlot { app, node: pf.dst as u32, flow: i as u32, timer_at: None });
+                (apps.len() - 1) as u32
+            });
+            apps.push(AppSlot { app: client, node: pf.src as u32, flow: i as u32, timer_at: None });
+            let client_app = (apps.len() - 1) as u32;
+            stack.flow_rng.push(component_rng(seed, component_id("flow", &pf.name)));
             q.push(start, Ev::FlowStart(i as u32));
+            let iperf = f.app == AppKind::Iperf;
             flows.push(Flow {
                 name: pf.name.clone(),
                 app: f.app,
                 src: pf.src,
                 dst: pf.dst,
                 start,
-                state,
                 net: FlowNet::default(),
                 rtt_ms: StreamStats::default(),
-                rng: component_rng(seed, component_id("flow", &pf.name)),
-                client_port,
-                server_port,
-                tcp_cfg,
                 cc: pf.cc.kind(),
-                completed_at: None,
-                bytes_limit: f.bytes.map(|b| b.0),
-                app_rate: if matches!(f.app, AppKind::Bulk | AppKind::Iperf) { f.rate.map(|r| r.0) } else { None },
-                chunk: f.length.map_or(if f.app == AppKind::Iperf { 128 * 1024 } else { 64 * 1024 }, |l| l.0),
+                reverse,
+                stop_at,
+                meter: iperf.then(|| IntervalMeter::new(start)),
+                interval: f.interval.map_or(SimDuration::from_secs(1), |d| d.0),
+                client_app,
+                server_app,
+                client: None,
+                server: None,
                 seg_trace: f.trace_segments.unwrap_or(false).then(|| {
                     let (from, until) = f.trace_window.map_or((SimTime::ZERO, end), |[a, b]| (SimTime::ZERO + a.0, SimTime::ZERO + b.0));
                     Box::new(SegTrace::new(from, until))
@@ -455,19 +319,19 @@ impl World {
         }
         q.push(SimTime::ZERO, Ev::Sample);
         let traced = flows.iter().any(|f| f.seg_trace.is_some());
-        let sinks = Sinks::open(out_dir, lte.is_some(), traced).map_err(std::io::Error::other)?;
+        let sinks = Sinks::open(out_dir, lte.is_some(), traced).map_err(|e| ScenarioError::new("", format!("cannot create output files: {e}")))?;
         let mut lte = lte;
         if let Some(t) = lte.as_mut().and_then(|l| l.first_tti()) {
             q.push(t, Ev::LteTti);
         }
-        Ok(World {
+        let mut w = World {
             q,
             nodes,
             dirs,
             routes: plan.routes,
             addr_to_node,
-            ports,
-            conns: Vec::new(),
+            stack,
+            apps,
             flows,
             pcaps,
             sinks,
@@ -483,51 +347,34 @@ impl World {
             rtt_scratch: Vec::new(),
             files,
             lte,
-        })
+        };
+        // servers listen (and UDP receivers bind) from the start; that queues no event
+        for f in 0..w.flows.len() {
+            if let Some(a) = w.flows[f].server_app {
+                w.app_start(SimTime::ZERO, a);
+            }
+        }
+        Ok(w)
     }
 
     pub fn events_processed(&self) -> u64 {
         self.q.events_processed()
     }
 
-    /// Runs until the end time; `progress(fraction)` is called every 65536 events and may
-    /// return false to abort.
-    pub fn run(&mut self, progress: &mut dyn FnMut(f64) -> bool) -> bool {
-        let end_ns = self.end.as_nanos().max(1) as f64;
-        while let Some(t) = self.q.peek_time() {
-            if t > self.end {
-                break;
-            }
-            let (now, ev) = self.q.pop().unwrap();
-            self.dispatch(now, ev);
-            if self.q.events_processed() & 0xFFFF == 0 && !progress(now.as_nanos() as f64 / end_ns) {
-                return false;
-            }
-        }
-        self.finish();
-        progress(1.0);
-        true
-    }
-
-    fn dispatch(&mut self, now: SimTime, ev: Ev) {
+    /// Runs one event (the one `match` of the loop; [`crate::sim::Simulation`] pops them).
+    #[inline]
+    pub(crate) fn dispatch(&mut self, now: SimTime, ev: Ev) {
         match ev {
             Ev::LinkService(d) => self.link_service(now, d as usize),
             Ev::Arrive(n, slot) => {
                 let pkt = self.slab.take(slot);
                 self.arrive(now, n as usize, pkt)
             }
-            Ev::ConnTimer(c) => {
-                let c = c as usize;
-                if self.conns[c].timer_at == Some(now) {
-                    self.conns[c].timer_at = None;
-                }
-                self.conns[c].ep.on_timeout(now);
-                self.service_conn(now, c);
-            }
+            Ev::SockTimer(s) => self.sock_timer(now, s),
             Ev::FlowStart(f) => self.flow_start(now, f as usize),
-            Ev::UdpSend(f) => self.udp_send(now, f as usize),
-            Ev::PingSend(f) => self.ping_send(now, f as usize),
-            Ev::IperfTick(f) => self.iperf_tick(now, f as usize),
+            Ev::AppStart(a) => self.app_start(now, a),
+            Ev::AppTimer(a) => self.app_timer(now, a),
+            Ev::Meter(f) => self.meter_tick(now, f as usize),
             Ev::Sample => self.sample(now),
             Ev::LteTti => self.lte_tti(now),
         }
@@ -535,7 +382,16 @@ impl World {
 
     // ---------------------------------------------------------------- IP layer
 
-    fn alloc_packet(&mut self, now: SimTime, node: usize, dst: Ipv4, body: Body) -> Packet {
+    pub(crate) fn fresh_uid(&mut self) -> u64 {
+        self.next_uid += 1;
+        self.next_uid
+    }
+
+    pub(crate) fn slab_put(&mut self, p: Packet) -> u32 {
+        self.slab.put(p)
+    }
+
+    pub(crate) fn alloc_packet(&mut self, now: SimTime, node: usize, dst: Ipv4, body: Body) -> Packet {
         let n = &mut self.nodes[node];
         n.ident = n.ident.wrapping_add(1);
         self.next_uid += 1;
@@ -543,7 +399,7 @@ impl World {
     }
 
     /// Sends `pkt` from `node` towards its destination (the IP output path).
-    fn ip_output(&mut self, now: SimTime, node: usize, pkt: Packet) {
+    pub(crate) fn ip_output(&mut self, now: SimTime, node: usize, pkt: Packet) {
         let Some(&dst) = self.addr_to_node.get(&pkt.dst) else { return };
         if dst == node {
             self.local_deliver(now, node, pkt);
@@ -602,8 +458,11 @@ impl World {
     /// Counts a data packet of a flow that will not arrive: a whole datagram once, even when
     /// several of its IP fragments are lost (`data_pkts_sent` counts datagrams too).
     pub(crate) fn count_loss(&mut self, pkt: &Packet) {
+        if !is_data(pkt) {
+            return;
+        }
         if let Some(f) = self.flow_of(pkt) {
-            if is_data(pkt) && (pkt.frag.is_none() || self.lost_fragmented.insert(pkt.uid, ()).is_none()) {
+            if pkt.frag.is_none() || self.lost_fragmented.insert(pkt.uid, ()).is_none() {
                 self.flows[f].net.data_pkts_dropped += 1;
             }
         }
@@ -675,352 +534,32 @@ impl World {
     }
 
     /// Which flow a packet belongs to, from its ports (each flow has its own port pair).
-    fn flow_of(&self, pkt: &Packet) -> Option<usize> {
-        let (sp, dp) = match &pkt.body {
-            Body::Tcp(s) => (s.src_port, s.dst_port),
-            Body::Udp(u) => (u.src_port, u.dst_port),
-            Body::Icmp(i) => return Some(i.ident as usize).filter(|f| *f < self.flows.len()),
-        };
-        let f = if (40_000..40_000 + self.flows.len() as u32).contains(&(sp as u32)) {
-            sp - 40_000
-        } else if (40_000..40_000 + self.flows.len() as u32).contains(&(dp as u32)) {
-            dp - 40_000
-        } else {
-            return None;
-        };
-        Some(f as usize)
-    }
 
-    fn local_deliver(&mut self, now: SimTime, node: usize, pkt: Packet) {
-        match pkt.body {
-            Body::Tcp(seg) => self.tcp_input(now, node, &pkt, seg),
-            Body::Udp(u) => {
-                if let Some(&PortUse::Udp(f)) = self.ports.get(&(node, u.dst_port)) {
-                    let fl = &mut self.flows[f];
-                    fl.net.on_data_arrival(now, pkt.created);
-                    if let FlowState::Udp { recv, .. } = &mut fl.state {
-                        recv.on_datagram(now, u.seq, u.sent_at, u.payload_len);
-                    }
-                }
-            }
-            Body::Icmp(icmp) => {
-                if !icmp.reply {
-                    let reply = IcmpEcho { reply: true, ..icmp };
-                    let p = self.alloc_packet(now, node, pkt.src, Body::Icmp(reply));
-                    self.ip_output(now, node, p);
-                } else if let Some(f) = Some(icmp.ident as usize).filter(|f| *f < self.flows.len()) {
-                    if let FlowState::Ping { pinger } = &mut self.flows[f].state {
-                        pinger.on_reply(now, icmp.seq, icmp.sent_at);
-                        let rtt = (now - icmp.sent_at).as_millis_f64();
-                        self.record_rtt(f, now.as_secs_f64() as f32, rtt as f32);
-                    }
-                }
-            }
-        }
-    }
+    // ---------------------------------------------------------------- flows
 
-    // ---------------------------------------------------------------- TCP
-
-    fn tcp_input(&mut self, now: SimTime, node: usize, pkt: &Packet, seg: TcpSegment) {
-        let Some(&pu) = self.ports.get(&(node, seg.dst_port)) else { return };
-        let c = match pu {
-            PortUse::Conn(c) => c,
-            PortUse::Listen(f) => {
-                if !seg.flags.syn() || seg.flags.ack() {
-                    return;
-                }
-                let fl = &mut self.flows[f];
-                let cfg = fl.tcp_cfg.unwrap();
-                let iss: u32 = fl.rng.gen();
-                let ep = TcpEndpoint::accept(cfg, seg.dst_port, seg.src_port, iss, &seg, now);
-                let FlowState::Tcp { reverse, stop_at, .. } = &fl.state else { unreachable!() };
-                if let (true, Some(tr)) = (*reverse, fl.seg_trace.as_mut()) {
-                    tr.isn = iss;
-                }
-                let app = if *reverse { ConnApp::Writer(with_app_rate(fl.app_rate, fl.start, BulkSender::new(fl.bytes_limit, *stop_at, fl.chunk))) } else { ConnApp::Sink(Sink::default()) };
-                let c = self.conns.len();
-                let traced = fl.seg_trace.is_some() && matches!(app, ConnApp::Writer(_));
-                self.conns.push(Conn { ep, node, remote: pkt.src, flow: f, app, timer_at: None, traced });
-                if let FlowState::Tcp { server, .. } = &mut self.flows[f].state {
-                    *server = Some(c);
-                }
-                self.ports.insert((node, seg.dst_port), PortUse::Conn(c));
-                self.service_conn(now, c);
-                return;
-            }
-            PortUse::Udp(_) => return,
-        };
-        if seg.payload_len > 0 {
-            let f = self.conns[c].flow;
-            self.flows[f].net.on_data_arrival(now, pkt.created);
-        }
-        if self.conns[c].traced {
-            self.trace_ack(now, c, &seg);
-        }
-        let ce = pkt.ecn == celltcp_net::Ecn::Ce;
-        self.conns[c].ep.on_segment(now, &seg, ce);
-        self.service_conn(now, c);
-    }
-
-    fn write_chunk(&self, f: usize) -> u64 {
-        self.flows[f].chunk
-    }
-
-    /// Sends every segment connection `c` may send now.
-    fn transmit_conn(&mut self, now: SimTime, c: usize) {
-        let (node, remote, f) = (self.conns[c].node, self.conns[c].remote, self.conns[c].flow);
-        let traced = self.conns[c].traced;
-        while let Some(seg) = self.conns[c].ep.poll_transmit(now) {
-            if seg.payload_len > 0 {
-                self.flows[f].net.data_pkts_sent += 1;
-            }
-            if traced {
-                self.trace_sent(now, c, f, &seg);
-            }
-            let mut p = self.alloc_packet(now, node, remote, Body::Tcp(seg));
-            if seg.ect {
-                p.ecn = celltcp_net::Ecn::Ect0; // RFC 3168 §6.1.2: ECN-capable transport
-            }
-            self.ip_output(now, node, p);
-        }
-    }
-
-    /// Records a segment of a traced sender (out of line: the untraced path stays small).
-    #[inline(never)]
-    fn trace_sent(&mut self, now: SimTime, c: usize, f: usize, seg: &TcpSegment) {
-        let rtx_total = self.conns[c].ep.stats().retransmitted_segments;
-        let row = self.flows[f].seg_trace.as_mut().and_then(|tr| tr.on_sent(now, seg, rtx_total));
-        if let (Some((seq, len, rtx)), Some(s)) = (row, self.sinks.segments.as_mut()) {
-            s.f64(now.as_secs_f64()).i64(f as i64).i64(seq).i64(len).i64(rtx).end_row();
-        }
-    }
-
-    /// Records a segment a traced sender received.
-    #[inline(never)]
-    fn trace_ack(&mut self, now: SimTime, c: usize, seg: &TcpSegment) {
-        let f = self.conns[c].flow;
-        let row = self.flows[f].seg_trace.as_mut().and_then(|tr| tr.on_ack(now, seg));
-        if let (Some((ack, sack)), Some(s)) = (row, self.sinks.acks.as_mut()) {
-            s.f64(now.as_secs_f64()).i64(f as i64).i64(ack).i64(sack).end_row();
-        }
-    }
-
-    /// After any change to a connection: run its application, send what it may send, and
-    /// re-arm its timer.
-    fn service_conn(&mut self, now: SimTime, c: usize) {
-        {
-            let conn = &mut self.conns[c];
-            match &mut conn.app {
-                ConnApp::Writer(w) => w.pump(now, &mut conn.ep),
-                ConnApp::Sink(s) => s.pump(now, &mut conn.ep),
-            }
-        }
-        let f = self.conns[c].flow;
-        self.transmit_conn(now, c);
-        // the sender may have room again after sending (e.g. a window update)
-        let conn = &mut self.conns[c];
-        if let ConnApp::Writer(w) = &mut conn.app {
-            let before = conn.ep.send_buffer_free();
-            w.pump(now, &mut conn.ep);
-            if conn.ep.send_buffer_free() != before {
-                self.transmit_conn(now, c);
-            }
-        }
-        if self.record_rtt {
-            let mut v = std::mem::take(&mut self.rtt_scratch);
-            self.conns[c].ep.drain_rtt_samples(&mut v);
-            let t = now.as_secs_f64() as f32;
-            for r in v.drain(..) {
-                self.record_rtt(f, t, r.as_millis_f64() as f32);
-            }
-            self.rtt_scratch = v;
-        }
-        // completion of a finite transfer: the receiving app has read everything
-        if self.flows[f].completed_at.is_none() {
-            if let (Some(limit), ConnApp::Sink(s)) = (self.flows[f].bytes_limit, &self.conns[c].app) {
-                if s.received() >= limit {
-                    self.flows[f].completed_at = Some(now);
-                }
-            }
-        }
-        let app_due = match &self.conns[c].app {
-            // Only a wait for the rate: a writer blocked by a full socket buffer is woken by
-            // the ACKs that free it.
-            ConnApp::Writer(w) => w.next_write_at().filter(|&t| t > now),
-            ConnApp::Sink(_) => None,
-        };
-        let due = match (self.conns[c].ep.next_deadline(), app_due) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
-        if let Some(t) = due {
-            let t = t.max(now);
-            if self.conns[c].timer_at.is_none_or(|s| t < s) {
-                self.conns[c].timer_at = Some(t);
-                self.q.push(t, Ev::ConnTimer(c as u32));
-            }
-        }
-    }
-
-    // ---------------------------------------------------------------- applications
-
+    /// Flow `f` starts: its interval meter (iperf) and its client app.
     fn flow_start(&mut self, now: SimTime, f: usize) {
-        let fl = &mut self.flows[f];
-        let (src, dst_addr) = (fl.src, self.nodes[fl.dst].addr);
-        match &mut fl.state {
-            FlowState::Tcp { client, reverse, stop_at, meter, interval, .. } => {
-                let cfg = fl.tcp_cfg.unwrap();
-                let iss: u32 = fl.rng.gen();
-                let ep = TcpEndpoint::connect(cfg, fl.client_port, fl.server_port, iss, now);
-                if let (false, Some(tr)) = (*reverse, fl.seg_trace.as_mut()) {
-                    tr.isn = iss;
-                }
-                let app = if *reverse { ConnApp::Sink(Sink::default()) } else { ConnApp::Writer(with_app_rate(fl.app_rate, fl.start, BulkSender::new(fl.bytes_limit, *stop_at, 0))) };
-                let c = self.conns.len();
-                *client = Some(c);
-                let iv = *interval;
-                let has_meter = meter.is_some();
-                let port = fl.client_port;
-                let traced = fl.seg_trace.is_some() && matches!(app, ConnApp::Writer(_));
-                self.conns.push(Conn { ep, node: src, remote: dst_addr, flow: f, app, timer_at: None, traced });
-                let chunk = self.write_chunk(f);
-                if let ConnApp::Writer(w) = &mut self.conns[c].app {
-                    *w = BulkSender::new(self.flows[f].bytes_limit, stop_at_of(&self.flows[f]), chunk);
-                    if let Some(r) = self.flows[f].app_rate {
-                        *w = w.clone().with_rate(r, self.flows[f].start);
-                    }
-                }
-                self.ports.insert((src, port), PortUse::Conn(c));
-                if has_meter {
-                    self.q.push(now + iv, Ev::IperfTick(f as u32));
-                }
-                self.service_conn(now, c);
-            }
-            FlowState::Udp { .. } => self.udp_send(now, f),
-            FlowState::Ping { .. } => self.ping_send(now, f),
+        if self.flows[f].meter.is_some() {
+            self.q.push(now + self.flows[f].interval, Ev::Meter(f as u32));
         }
+        self.app_start(now, self.flows[f].client_app);
     }
 
-    fn udp_send(&mut self, now: SimTime, f: usize) {
-        let fl = &mut self.flows[f];
-        let FlowState::Udp { sender, .. } = &mut fl.state else { return };
-        let Some(seq) = sender.next(now) else { return };
-        let (gap, size) = (sender.gap, sender.size);
-        let d = UdpDatagram { src_port: fl.client_port, dst_port: fl.server_port, payload_len: size, seq, sent_at: now };
-        let (src, dst) = (fl.src, self.nodes[fl.dst].addr);
-        fl.net.data_pkts_sent += 1;
-        let p = self.alloc_packet(now, src, dst, Body::Udp(d));
-        self.ip_output(now, src, p);
-        self.q.push(now + gap, Ev::UdpSend(f as u32));
+    /// Adds `app` on `node`, started at `at` (not before now); its sockets feed no flow.
+    pub(crate) fn add_app(&mut self, node: usize, app: AnyApp, at: SimTime) -> u32 {
+        self.apps.push(AppSlot { app, node: node as u32, flow: NO_FLOW, timer_at: None });
+        let a = (self.apps.len() - 1) as u32;
+        self.q.push(at, Ev::AppStart(a));
+        a
     }
 
-    fn ping_send(&mut self, now: SimTime, f: usize) {
-        let fl = &mut self.flows[f];
-        let FlowState::Ping { pinger } = &mut fl.state else { return };
-        let Some(seq) = pinger.next_request() else { return };
-        let echo = IcmpEcho { reply: false, ident: f as u16, seq, payload_len: pinger.payload, sent_at: now };
-        let iv = pinger.interval;
-        let (src, dst) = (fl.src, self.nodes[fl.dst].addr);
-        let p = self.alloc_packet(now, src, dst, Body::Icmp(echo));
-        self.ip_output(now, src, p);
-        self.q.push(now + iv, Ev::PingSend(f as u32));
-    }
-
-    fn iperf_tick(&mut self, now: SimTime, f: usize) {
-        let (recv_bytes, retx) = self.tcp_progress(f);
-        let fl = &mut self.flows[f];
-        let FlowState::Tcp { meter: Some(m), interval, stop_at, .. } = &mut fl.state else { return };
-        m.tick(now, recv_bytes, retx);
-        let next = now + *interval;
-        if stop_at.is_none_or(|s| next <= s + SimDuration::from_millis(1)) {
-            self.q.push(next, Ev::IperfTick(f as u32));
-        }
-    }
-
-    /// (bytes read by the receiving application, sender retransmitted segments) of a TCP flow.
-    pub(crate) fn tcp_progress(&self, f: usize) -> (u64, u64) {
-        let (snd, rcv) = self.tcp_roles(f);
-        let recv = rcv.map_or(0, |c| self.conns[c].ep.stats().bytes_delivered);
-        let retx = snd.map_or(0, |c| self.conns[c].ep.stats().retransmitted_segments);
-        (recv, retx)
-    }
-
-    /// (sending connection, receiving connection) of a TCP flow.
-    pub(crate) fn tcp_roles(&self, f: usize) -> (Option<usize>, Option<usize>) {
-        match &self.flows[f].state {
-            FlowState::Tcp { client, server, reverse, .. } => {
-                if *reverse {
-                    (*server, *client)
-                } else {
-                    (*client, *server)
-                }
-            }
-            _ => (None, None),
-        }
-    }
-
-    fn sample(&mut self, now: SimTime) {
-        let t = now.as_secs_f64();
-        if now == SimTime::ZERO {
-            self.reserve_series();
-        }
-        for f in 0..self.flows.len() {
-            let (snd, _) = self.tcp_roles(f);
-            if let Some(c) = snd {
-                let s = self.conns[c].ep.sample(now);
-                self.sinks
-                    .tcp
-                    .f64(t)
-                    .i64(f as i64)
-                    .f64(s.cwnd_bytes as f64)
-                    .f64(s.ssthresh_bytes as f64)
-                    .f64(s.srtt.as_millis_f64())
-                    .f64(s.bytes_in_flight as f64)
-                    .f64(s.pacing_rate.map_or(f64::NAN, |r| r * 8.0))
-                    .f64(s.delivered_bytes as f64)
-                    .end_row();
-            }
-        }
-        self.sample_lte(now);
-        for (i, d) in self.dirs.iter().enumerate() {
-            if d.radio.is_some() {
-                continue;
-            }
-            let (bytes, pkts) = (d.link.queue_len_bytes_at(now), d.link.queue_len_pkts_at(now));
-            self.sinks.queue.f64(t).i64(i as i64).f64(bytes as f64).f64(pkts as f64).end_row();
-        }
-        let next = now + self.sample_interval;
-        if next <= self.end {
-            self.q.push(next, Ev::Sample);
-        }
-    }
-
-    /// Sizes the time-series columns for the whole run up front (capped; a file sink for at
-    /// most one row group), so that they are written once instead of being copied at every
-    /// doubling: with 100 flows and 204 link directions sampled every 10 ms for 60 s kept in
-    /// memory that is 77 MB, and the copies cost more than the simulation.
-    fn reserve_series(&mut self) {
-        const MAX_ROWS: usize = 4 << 20;
-        let samples = (self.end.as_nanos() / self.sample_interval.as_nanos().max(1)) as usize + 1;
-        let tcp = self.flows.iter().filter(|f| matches!(f.state, FlowState::Tcp { .. })).count();
-        let tcp_rows = samples.saturating_mul(tcp).min(MAX_ROWS);
-        let q_rows = samples.saturating_mul(self.dirs.len()).min(MAX_ROWS);
-        self.sinks.tcp.reserve(tcp_rows);
-        self.sinks.queue.reserve(q_rows);
-    }
-
-    /// An RTT sample of flow `f` (ms) taken at `t` (s): into its statistics and the `rtt` table.
-    fn record_rtt(&mut self, f: usize, t: f32, ms: f32) {
-        self.flows[f].rtt_ms.add(f64::from(ms));
-        self.sinks.rtt.f64(f64::from(t)).i64(f as i64).f64(f64::from(ms)).end_row();
-    }
-
-    fn finish(&mut self) {
+    pub(crate) fn finish(&mut self) {
         for (_, w) in &mut self.pcaps {
             let _ = w.flush();
         }
     }
 }
+
 
 /// A TCP sender limited to the flow's application rate, if it has one.
 fn with_app_rate(rate: Option<u64>, start: SimTime, w: BulkSender) -> BulkSender {
@@ -1094,14 +633,8 @@ impl std::hash::Hasher for Fnv {
     }
 }
 
-type FastMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<Fnv>>;
+pub(crate) type FastMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<Fnv>>;
 
-fn stop_at_of(f: &Flow) -> Option<SimTime> {
-    match &f.state {
-        FlowState::Tcp { stop_at, .. } => *stop_at,
-        _ => None,
-    }
-}
 
 fn is_data(p: &Packet) -> bool {
     match &p.body {
@@ -1113,4 +646,41 @@ fn is_data(p: &Packet) -> bool {
 
 fn sanitize(name: &str) -> String {
     name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' { c } else { '_' }).collect()
+}
+
+
+/// The TCP configuration of a bulk or iperf flow.
+fn tcp_config(f: &crate::config::FlowCfg, pf: &crate::plan::PlanFlow, seed: u64, record_rtt: bool) -> TcpConfig {
+    let mut c = TcpConfig { cc: pf.cc, ..TcpConfig::default() };
+    c.cc_seed = component_id("flow", &pf.name) ^ seed;
+    if let Some(m) = f.mss {
+        c.mss = m;
+    }
+    if let Some(w) = f.window {
+        c.snd_buf = BufSize::Fixed(w.0);
+        c.rcv_buf = BufSize::Fixed(w.0);
+    }
+    if let Some(v) = f.sack {
+        c.sack = v;
+    }
+    if let Some(v) = f.timestamps {
+        c.timestamps = v;
+    }
+    if let Some(v) = f.delayed_ack {
+        c.delayed_ack = v;
+    }
+    if let Some(v) = f.pacing {
+        c.pacing = v;
+    }
+    if let Some(v) = f.initial_cwnd {
+        c.initial_cwnd_pkts = v;
+    }
+    if let Some(v) = f.min_rto {
+        c.min_rto = v.0;
+    }
+    if let Some(v) = f.ecn {
+        c.ecn = v;
+    }
+    c.record_rtt_samples = record_rtt;
+    c
 }

@@ -54,7 +54,7 @@ fn tshark_agrees_with_the_summary_on_retransmissions_and_sequence_numbers() {
         "-r",
         pcap,
         "-Y",
-        "(tcp.analysis.retransmission || tcp.analysis.fast_retransmission || tcp.analysis.spurious_retransmission || tcp.analysis.out_of_order) && tcp.srcport == 40000",
+        "(tcp.analysis.retransmission || tcp.analysis.fast_retransmission || tcp.analysis.spurious_retransmission || tcp.analysis.out_of_order) && tcp.dstport == 5201",
         "-T",
         "fields",
         "-e",
@@ -66,7 +66,7 @@ fn tshark_agrees_with_the_summary_on_retransmissions_and_sequence_numbers() {
 
     // Relative sequence numbers: the highest data byte the sender put on the wire is the size of
     // the transfer, and the receiver's last ACK covers it plus the FIN.
-    let data = tshark(&["-r", pcap, "-Y", "tcp.srcport == 40000 && tcp.len > 0", "-T", "fields", "-e", "tcp.seq", "-e", "tcp.len"]).unwrap();
+    let data = tshark(&["-r", pcap, "-Y", "tcp.dstport == 5201 && tcp.len > 0", "-T", "fields", "-e", "tcp.seq", "-e", "tcp.len"]).unwrap();
     let (mut top, mut repeats) = (0u64, 0u64);
     for l in data.lines() {
         let mut it = l.split_whitespace().map(|x| x.parse::<u64>().unwrap());

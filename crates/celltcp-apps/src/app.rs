@@ -1,0 +1,171 @@
+//! The application interface: an [`App`] is a sans-IO state machine that owns any number of
+//! sockets over its life and reaches the network only through the [`SocketApi`] its node's
+//! stack implements (the BSD socket calls, reduced to what a simulation needs: connect, listen,
+//! accept, write, read, close, UDP bind/send, ICMP echo). The run loop hands it socket events
+//! and fires its one timer ([`App::next_deadline`]), as quinn hands a `Connection` its
+//! `Timer`s.
+//!
+//! Events are level-triggered, as `epoll` in level mode: each one means "this socket changed;
+//! look at it", and its kind says what changed first ([`SocketEvent`]). An app that pumps its
+//! socket on any event (the bulk sender and sink do) needs no more than that.
+//!
+//! Apps are dispatched through the closed enum [`AnyApp`] (STYLE.md B3), never `Box<dyn>`.
+
+use celltcp_engine::SimTime;
+use celltcp_net::{IcmpEcho, Ipv4, UdpDatagram};
+use celltcp_tcp::{TcpConfig, TcpEndpoint};
+
+use crate::bulk::{TcpClient, TcpServer};
+use crate::ping::PingApp;
+use crate::relay::Relay;
+use crate::udp::{CbrApp, UdpSinkApp};
+
+/// A socket of a node's stack (an index into the stack's socket arena).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SockId(pub u32);
+
+/// An (address, port) pair.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SockAddr {
+    pub addr: Ipv4,
+    pub port: u16,
+}
+
+impl SockAddr {
+    pub const fn new(addr: Ipv4, port: u16) -> Self {
+        SockAddr { addr, port }
+    }
+}
+
+impl std::fmt::Display for SockAddr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}", self.addr, self.port)
+    }
+}
+
+/// Why a socket call was refused.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SocketError {
+    /// Every ephemeral port towards this remote endpoint is in use (Linux: `EADDRNOTAVAIL`).
+    PortsExhausted { local: Ipv4, remote: SockAddr, range: (u16, u16) },
+    /// The local port is already bound (`EADDRINUSE`).
+    AddrInUse(SockAddr),
+    /// No route to the remote address from this node.
+    Unreachable(Ipv4),
+    /// The socket id is not a socket of this kind on this node.
+    BadSocket(SockId),
+}
+
+impl std::fmt::Display for SocketError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SocketError::PortsExhausted { local, remote, range } => {
+                write!(f, "no free ephemeral port on {local} towards {remote}: all of {}-{} are in use", range.0, range.1)
+            }
+            SocketError::AddrInUse(a) => write!(f, "address {a} is already in use"),
+            SocketError::Unreachable(a) => write!(f, "no route to {a}"),
+            SocketError::BadSocket(s) => write!(f, "socket {} does not exist here", s.0),
+        }
+    }
+}
+
+impl std::error::Error for SocketError {}
+
+/// What happened to a socket.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum SocketEvent {
+    /// A listener accepted a new connection, `socket` (already owned by the listener's app).
+    Accepted { listener: SockId },
+    /// The three-way handshake completed (RFC 9293 §3.5).
+    Connected,
+    /// In-order bytes wait to be read, or the peer closed (a read returns what is left).
+    Readable,
+    /// Anything else: ACKs freed send buffer, a timer ran, a segment was sent.
+    Writable,
+    /// The connection is closed (both FINs, a RST, or retransmissions gave up).
+    Closed,
+    /// A UDP datagram arrived on a bound socket, from `from`.
+    Datagram { from: SockAddr, datagram: UdpDatagram },
+    /// An ICMP echo reply arrived for an echo socket.
+    EchoReply(IcmpEcho),
+}
+
+/// The socket calls a node's stack offers its apps. `now` is the simulated time of the call.
+pub trait SocketApi {
+    /// The node's (primary) address.
+    fn local_addr(&self) -> Ipv4;
+    /// Active open towards `remote` from an ephemeral port (RFC 6056 range 32768-60999 as
+    /// Linux uses); the SYN leaves once the app returns.
+    fn connect(&mut self, now: SimTime, remote: SockAddr, cfg: &TcpConfig) -> Result<SockId, SocketError>;
+    /// A listener on `port`: each SYN creates a connection with `cfg` and an
+    /// [`SocketEvent::Accepted`] event for it.
+    fn listen(&mut self, port: u16, cfg: &TcpConfig) -> Result<SockId, SocketError>;
+    /// The TCP endpoint of a connection: `write`, `read`, `close` and its state.
+    fn tcp(&mut self, s: SockId) -> &mut TcpEndpoint;
+    /// A UDP socket bound to `port` (an ephemeral one with `None`), sending to `peer` if given.
+    fn udp_bind(&mut self, port: Option<u16>, peer: Option<SockAddr>) -> Result<SockId, SocketError>;
+    /// Sends one datagram of `payload_len` bytes carrying `seq` (and the send time) to the
+    /// socket's peer.
+    fn udp_send(&mut self, now: SimTime, s: SockId, payload_len: u32, seq: u64);
+    /// An ICMP echo socket towards `dst` (its identifier is allocated by the stack).
+    fn echo_open(&mut self, dst: Ipv4) -> Result<SockId, SocketError>;
+    /// Sends an echo request (RFC 792) with `seq` and `payload_len` bytes.
+    fn echo_send(&mut self, now: SimTime, s: SockId, seq: u16, payload_len: u32);
+}
+
+/// An application.
+pub trait App {
+    /// The app starts (at its start time): it opens its sockets.
+    fn start<S: SocketApi>(&mut self, now: SimTime, net: &mut S);
+    /// Socket `s` (one of the app's) changed.
+    fn on_socket<S: SocketApi>(&mut self, now: SimTime, s: SockId, ev: SocketEvent, net: &mut S);
+    /// The app's deadline is due.
+    fn on_timer<S: SocketApi>(&mut self, _now: SimTime, _net: &mut S) {}
+    /// When [`App::on_timer`] should run next (None: no timer).
+    fn next_deadline(&self) -> Option<SimTime> {
+        None
+    }
+}
+
+/// Every app, for closed-enum dispatch.
+#[derive(Clone, Debug)]
+pub enum AnyApp {
+    TcpClient(TcpClient),
+    TcpServer(TcpServer),
+    Cbr(CbrApp),
+    UdpSink(UdpSinkApp),
+    Ping(PingApp),
+    Relay(Relay),
+}
+
+macro_rules! each {
+    ($self:expr, $a:ident => $e:expr) => {
+        match $self {
+            AnyApp::TcpClient($a) => $e,
+            AnyApp::TcpServer($a) => $e,
+            AnyApp::Cbr($a) => $e,
+            AnyApp::UdpSink($a) => $e,
+            AnyApp::Ping($a) => $e,
+            AnyApp::Relay($a) => $e,
+        }
+    };
+}
+
+impl App for AnyApp {
+    #[inline]
+    fn start<S: SocketApi>(&mut self, now: SimTime, net: &mut S) {
+        each!(self, a => a.start(now, net))
+    }
+    #[inline]
+    fn on_socket<S: SocketApi>(&mut self, now: SimTime, s: SockId, ev: SocketEvent, net: &mut S) {
+        each!(self, a => a.on_socket(now, s, ev, net))
+    }
+    #[inline]
+    fn on_timer<S: SocketApi>(&mut self, now: SimTime, net: &mut S) {
+        each!(self, a => a.on_timer(now, net))
+    }
+    #[inline]
+    fn next_deadline(&self) -> Option<SimTime> {
+        each!(self, a => a.next_deadline())
+    }
+}

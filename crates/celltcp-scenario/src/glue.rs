@@ -1,0 +1,315 @@
+//! The glue between the node stack's sockets ([`crate::stack`]) and the apps
+//! ([`celltcp_apps::app`]): local delivery of TCP, UDP and ICMP to sockets, TCP output, and the
+//! calls into apps with what follows them (datagrams sent, sockets serviced, timers armed).
+//!
+//! # Order of work after an app callback
+//!
+//! 1. the datagrams it sent leave, in order;
+//! 2. its timer is armed (a deadline not after `now` is ignored: such an app waits for a socket
+//!    event);
+//! 3. the sockets it touched are flushed (TCP output, RTT samples, the socket's timer), then the
+//!    connections it opened are serviced.
+//!
+//! Servicing a socket is: the app's `on_socket`, then a flush; a flush that frees send buffer
+//! gives the app one more `Writable` (a window update lets a blocked writer write at once).
+
+use celltcp_apps::app::{AnyApp, App, SockAddr, SockId, SocketEvent};
+use celltcp_engine::SimTime;
+use celltcp_net::{Body, IcmpEcho, Packet, TcpSegment};
+use celltcp_tcp::TcpEndpoint;
+
+use crate::stack::{NodeApi, SockKind, NO_FLOW, TCP, UDP};
+use crate::world::{Ev, World};
+
+/// An app in the arena, on its node.
+pub(crate) struct AppSlot {
+    pub app: AnyApp,
+    pub node: u32,
+    /// The flow whose metrics its sockets feed (`NO_FLOW`: none).
+    pub flow: u32,
+    pub timer_at: Option<SimTime>,
+}
+
+impl World {
+    #[inline]
+    pub(crate) fn ep(&self, s: u32) -> &TcpEndpoint {
+        self.stack.socks[s as usize].ep_ref().expect("a TCP socket")
+    }
+
+    /// Runs `call` on app `a` with its node's socket API, then what follows (module doc).
+    pub(crate) fn app_call(&mut self, now: SimTime, a: u32, call: impl FnOnce(&mut AnyApp, &mut NodeApi)) {
+        let slot = &mut self.apps[a as usize];
+        let (node, flow) = (slot.node, slot.flow);
+        let mut api = NodeApi { stack: &mut self.stack, node, addr: self.nodes[node as usize].addr, app: a, flow };
+        call(&mut slot.app, &mut api);
+        self.after_app(now, a);
+    }
+
+    fn after_app(&mut self, now: SimTime, a: u32) {
+        if !self.stack.pending.tx.is_empty() {
+            let mut tx = std::mem::take(&mut self.stack.pending.tx);
+            for (node, dst, body, flow) in tx.drain(..) {
+                if flow != NO_FLOW && matches!(body, Body::Udp(_)) {
+                    self.flows[flow as usize].net.data_pkts_sent += 1;
+                }
+                let p = self.alloc_packet(now, node as usize, dst, body);
+                self.ip_output(now, node as usize, p);
+            }
+            if self.stack.pending.tx.is_empty() {
+                self.stack.pending.tx = tx;
+            }
+        }
+        self.arm_app(now, a);
+        if !self.stack.pending.touched.is_empty() {
+            let touched = std::mem::take(&mut self.stack.pending.touched);
+            for &s in &touched {
+                self.stack.socks[s as usize].touched = false;
+            }
+            for &s in &touched {
+                self.flush_sock(now, s);
+            }
+        }
+        if !self.stack.pending.created.is_empty() {
+            let created = std::mem::take(&mut self.stack.pending.created);
+            for s in created {
+                self.register_sock(s, false);
+                self.service_sock(now, s, SocketEvent::Writable);
+            }
+        }
+    }
+
+    fn arm_app(&mut self, now: SimTime, a: u32) {
+        let slot = &mut self.apps[a as usize];
+        if let Some(t) = slot.app.next_deadline().filter(|&t| t > now) {
+            if slot.timer_at.is_none_or(|s| t < s) {
+                slot.timer_at = Some(t);
+                self.q.push(t, Ev::AppTimer(a));
+            }
+        }
+    }
+
+    /// App `a`'s timer event.
+    pub(crate) fn app_timer(&mut self, now: SimTime, a: u32) {
+        let slot = &mut self.apps[a as usize];
+        if slot.timer_at == Some(now) {
+            slot.timer_at = None;
+        }
+        if slot.app.next_deadline().is_some_and(|t| t <= now) {
+            self.app_call(now, a, |app, api| app.on_timer(now, api));
+        } else {
+            self.arm_app(now, a);
+        }
+    }
+
+    /// App `a` starts.
+    pub(crate) fn app_start(&mut self, now: SimTime, a: u32) {
+        self.app_call(now, a, |app, api| app.start(now, api));
+    }
+
+    /// Records a new TCP socket of a flow as its client or server (the first of each), and
+    /// marks the flow's sender for the segment trace.
+    fn register_sock(&mut self, s: u32, accepted: bool) {
+        let sock = &self.stack.socks[s as usize];
+        let SockKind::Tcp(_) = sock.kind else { return };
+        let (f, iss) = (sock.flow, sock.iss);
+        if f == NO_FLOW {
+            return;
+        }
+        let fl = &mut self.flows[f as usize];
+        let slot = if accepted { &mut fl.server } else { &mut fl.client };
+        if slot.is_some() {
+            return;
+        }
+        *slot = Some(s);
+        // the client sends unless reversed (`iperf3 -R`)
+        if accepted == fl.reverse {
+            if let Some(tr) = fl.seg_trace.as_mut() {
+                tr.isn = iss;
+                self.stack.socks[s as usize].traced = true;
+            }
+        }
+    }
+
+    /// Socket `s` changed (`ev`): its app looks at it, then the socket is flushed.
+    pub(crate) fn service_sock(&mut self, now: SimTime, s: u32, ev: SocketEvent) {
+        let k = &mut self.stack.socks[s as usize];
+        let a = k.app;
+        // flushed after the app even if the app does not touch it (ACKs to send)
+        if !k.touched {
+            k.touched = true;
+            self.stack.pending.touched.push(s);
+        }
+        self.app_call(now, a, |app, api| app.on_socket(now, SockId(s), ev, api));
+    }
+
+    /// Sends what TCP socket `s` may send, gives its app a `Writable` when that freed send
+    /// buffer, records RTT samples and re-arms the socket's timer.
+    fn flush_sock(&mut self, now: SimTime, s: u32) {
+        let SockKind::Tcp(ep) = &self.stack.socks[s as usize].kind else { return };
+        let before = ep.send_buffer_free();
+        self.transmit_sock(now, s);
+        if self.stack.socks[s as usize].ep().send_buffer_free() != before {
+            self.service_sock(now, s, SocketEvent::Writable);
+            return;
+        }
+        let k = &mut self.stack.socks[s as usize];
+        let f = k.flow;
+        if self.record_rtt && f != NO_FLOW {
+            let mut v = std::mem::take(&mut self.rtt_scratch);
+            k.ep().drain_rtt_samples(&mut v);
+            let t = now.as_secs_f64() as f32;
+            for r in v.drain(..) {
+                self.record_rtt_sample(f as usize, t, r.as_millis_f64() as f32);
+            }
+            self.rtt_scratch = v;
+        }
+        let k = &mut self.stack.socks[s as usize];
+        if let Some(t) = k.ep().next_deadline() {
+            let t = t.max(now);
+            if k.timer_at.is_none_or(|old| t < old) {
+                k.timer_at = Some(t);
+                self.q.push(t, Ev::SockTimer(s));
+            }
+        }
+    }
+
+    /// Socket `s`'s timer event.
+    pub(crate) fn sock_timer(&mut self, now: SimTime, s: u32) {
+        let k = &mut self.stack.socks[s as usize];
+        if k.timer_at == Some(now) {
+            k.timer_at = None;
+        }
+        let ep = k.ep();
+        let was = ep.is_established();
+        ep.on_timeout(now);
+        let ev = classify(was, ep);
+        self.service_sock(now, s, ev);
+    }
+
+    /// Sends every segment socket `s` may send now.
+    fn transmit_sock(&mut self, now: SimTime, s: u32) {
+        let k = &self.stack.socks[s as usize];
+        let (node, remote, f, traced) = (k.node as usize, k.remote.addr, k.flow, k.traced);
+        while let Some(seg) = self.stack.socks[s as usize].ep().poll_transmit(now) {
+            if seg.payload_len > 0 && f != NO_FLOW {
+                self.flows[f as usize].net.data_pkts_sent += 1;
+            }
+            if traced {
+                self.trace_sent(now, s, f, &seg);
+            }
+            let mut p = self.alloc_packet(now, node, remote, Body::Tcp(seg));
+            if seg.ect {
+                p.ecn = celltcp_net::Ecn::Ect0; // RFC 3168 §6.1.2: ECN-capable transport
+            }
+            self.ip_output(now, node, p);
+        }
+    }
+
+    /// Records a segment of a traced sender (out of line: the untraced path stays small).
+    #[inline(never)]
+    fn trace_sent(&mut self, now: SimTime, s: u32, f: u32, seg: &TcpSegment) {
+        let rtx_total = self.ep(s).stats().retransmitted_segments;
+        let row = self.flows[f as usize].seg_trace.as_mut().and_then(|tr| tr.on_sent(now, seg, rtx_total));
+        if let (Some((seq, len, rtx)), Some(t)) = (row, self.sinks.segments.as_mut()) {
+            t.f64(now.as_secs_f64()).i64(f as i64).i64(seq).i64(len).i64(rtx).end_row();
+        }
+    }
+
+    /// Records a segment a traced sender received.
+    #[inline(never)]
+    fn trace_ack(&mut self, now: SimTime, s: u32, seg: &TcpSegment) {
+        let f = self.stack.socks[s as usize].flow;
+        let row = self.flows[f as usize].seg_trace.as_mut().and_then(|tr| tr.on_ack(now, seg));
+        if let (Some((ack, sack)), Some(t)) = (row, self.sinks.acks.as_mut()) {
+            t.f64(now.as_secs_f64()).i64(f as i64).i64(ack).i64(sack).end_row();
+        }
+    }
+
+    /// The flow a data packet belongs to: that of the socket that sent it (by its 4-tuple).
+    pub(crate) fn flow_of(&self, pkt: &Packet) -> Option<usize> {
+        let (proto, sp, dp) = match &pkt.body {
+            Body::Tcp(s) => (TCP, s.src_port, s.dst_port),
+            Body::Udp(u) => (UDP, u.src_port, u.dst_port),
+            Body::Icmp(_) => return None,
+        };
+        let s = self.stack.lookup(proto, SockAddr::new(pkt.src, sp), SockAddr::new(pkt.dst, dp))?;
+        let f = self.stack.socks[s as usize].flow;
+        (f != NO_FLOW).then_some(f as usize)
+    }
+
+    /// A packet for this node: to its socket (TCP, UDP) or its ICMP.
+    pub(crate) fn local_deliver(&mut self, now: SimTime, node: usize, pkt: Packet) {
+        match pkt.body {
+            Body::Tcp(seg) => self.tcp_input(now, node, &pkt, seg),
+            Body::Udp(u) => {
+                let Some(&s) = self.stack.udp_bound.get(&(pkt.dst, u.dst_port)) else { return };
+                let k = &self.stack.socks[s as usize];
+                let (a, f) = (k.app, k.flow);
+                if f != NO_FLOW {
+                    self.flows[f as usize].net.on_data_arrival(now, pkt.created);
+                }
+                let ev = SocketEvent::Datagram { from: SockAddr::new(pkt.src, u.src_port), datagram: u };
+                self.app_call(now, a, |app, api| app.on_socket(now, SockId(s), ev, api));
+            }
+            Body::Icmp(icmp) => {
+                if !icmp.reply {
+                    // the host's IP layer answers an echo request (RFC 792)
+                    let reply = IcmpEcho { reply: true, ..icmp };
+                    let p = self.alloc_packet(now, node, pkt.src, Body::Icmp(reply));
+                    self.ip_output(now, node, p);
+                } else if let Some(&s) = self.stack.echo.get(&(pkt.dst, icmp.ident)) {
+                    let k = &self.stack.socks[s as usize];
+                    let (a, f) = (k.app, k.flow);
+                    if f != NO_FLOW {
+                        let ms = (now - icmp.sent_at).as_millis_f64() as f32;
+                        self.record_rtt_sample(f as usize, now.as_secs_f64() as f32, ms);
+                    }
+                    self.app_call(now, a, |app, api| app.on_socket(now, SockId(s), SocketEvent::EchoReply(icmp), api));
+                }
+            }
+        }
+    }
+
+    /// A TCP segment for this node: to its connection by 4-tuple, or to a listener (a SYN).
+    fn tcp_input(&mut self, now: SimTime, _node: usize, pkt: &Packet, seg: TcpSegment) {
+        let local = SockAddr::new(pkt.dst, seg.dst_port);
+        let remote = SockAddr::new(pkt.src, seg.src_port);
+        let Some(s) = self.stack.lookup(TCP, local, remote) else {
+            let Some(&l) = self.stack.listeners.get(&(local.addr, local.port)) else { return };
+            if !seg.flags.syn() || seg.flags.ack() {
+                return;
+            }
+            let s = self.stack.accept(now, l, remote, &seg);
+            self.register_sock(s, true);
+            self.service_sock(now, s, SocketEvent::Accepted { listener: SockId(l) });
+            return;
+        };
+        let f = self.stack.socks[s as usize].flow;
+        if seg.payload_len > 0 && f != NO_FLOW {
+            self.flows[f as usize].net.on_data_arrival(now, pkt.created);
+        }
+        if self.stack.socks[s as usize].traced {
+            self.trace_ack(now, s, &seg);
+        }
+        let ce = pkt.ecn == celltcp_net::Ecn::Ce;
+        let ep = self.stack.socks[s as usize].ep();
+        let was = ep.is_established();
+        ep.on_segment(now, &seg, ce);
+        let ev = classify(was, ep);
+        self.service_sock(now, s, ev);
+    }
+}
+
+/// What changed on a connection, for its app (the first that applies).
+#[inline]
+fn classify(was_established: bool, ep: &TcpEndpoint) -> SocketEvent {
+    if ep.is_closed() {
+        SocketEvent::Closed
+    } else if !was_established && ep.is_established() {
+        SocketEvent::Connected
+    } else if ep.readable() > 0 || ep.peer_closed() {
+        SocketEvent::Readable
+    } else {
+        SocketEvent::Writable
+    }
+}

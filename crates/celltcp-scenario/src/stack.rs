@@ -1,0 +1,395 @@
+//! The node stack's socket layer: one arena of sockets for the whole run, found by their
+//! 4-tuple (protocol, local address and port, remote address and port) in one table, as
+//! smoltcp's `SocketSet` and the kernel's established hash do; TCP listeners and bound UDP
+//! sockets by (local address, port); ICMP echo sockets by (address, identifier).
+//!
+//! Ephemeral ports are chosen as Linux does (`net.ipv4.ip_local_port_range` = 32768-60999,
+//! RFC 6056 §3.3.4 "double-hash" in spirit: a counter per (local address, remote address,
+//! remote port, protocol)); a port is taken only if the whole 4-tuple is free and no listener
+//! or bound socket holds it, so 40,000 connections from one host to different servers or
+//! ports never collide. When every port of the range is in use towards one remote endpoint,
+//! `connect` fails with [`SocketError::PortsExhausted`], naming both ends.
+//!
+//! The [`NodeApi`] is the [`SocketApi`] an app sees during one callback: it creates and
+//! touches sockets here and queues datagrams; the run loop (`glue.rs`) then sends what was
+//! queued and services what was touched.
+
+use std::collections::HashMap;
+
+use celltcp_apps::app::{SockAddr, SockId, SocketApi, SocketError};
+use celltcp_engine::{SimRng, SimTime};
+use celltcp_net::{Body, IcmpEcho, Ipv4, TcpSegment, UdpDatagram};
+use celltcp_tcp::{TcpConfig, TcpEndpoint};
+use rand::Rng;
+
+use crate::world::FastMap;
+
+/// Linux's default `ip_local_port_range`.
+pub const EPHEMERAL: (u16, u16) = (32768, 60999);
+
+pub(crate) const TCP: u8 = 6;
+pub(crate) const UDP: u8 = 17;
+
+/// A socket's metrics tag: the scenario flow it belongs to (`NO_FLOW`: none).
+pub(crate) const NO_FLOW: u32 = u32::MAX;
+
+/// The 4-tuple key of a connection (and of a connected UDP socket), hashed in two words.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Tuple {
+    local: u64,
+    remote: u64,
+}
+
+impl Tuple {
+    #[inline]
+    pub fn new(proto: u8, local: SockAddr, remote: SockAddr) -> Self {
+        Tuple { local: (u64::from(local.addr.0) << 24) | (u64::from(local.port) << 8) | u64::from(proto), remote: (u64::from(remote.addr.0) << 16) | u64::from(remote.port) }
+    }
+}
+
+impl std::hash::Hash for Tuple {
+    #[inline]
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        h.write_u64(self.local);
+        h.write_u64(self.remote);
+    }
+}
+
+#[allow(clippy::large_enum_variant)]
+pub(crate) enum SockKind {
+    // inline, as connections were before: one indirection less on every segment
+    Tcp(TcpEndpoint),
+    Listener(TcpConfig),
+    Udp,
+    Echo { ident: u16 },
+}
+
+pub(crate) struct Sock {
+    pub kind: SockKind,
+    pub node: u32,
+    pub local: SockAddr,
+    pub remote: SockAddr,
+    /// The app that owns it.
+    pub app: u32,
+    /// The flow whose metrics it feeds (`NO_FLOW`: none).
+    pub flow: u32,
+    /// The pending timer event's time.
+    pub timer_at: Option<SimTime>,
+    /// The sender of a flow with `trace_segments`.
+    pub traced: bool,
+    /// Touched by an app during the current callback (queued in `touched`).
+    pub touched: bool,
+    /// A connection's initial sequence number.
+    pub iss: u32,
+}
+
+impl Sock {
+    #[inline]
+    pub fn ep(&mut self) -> &mut TcpEndpoint {
+        match &mut self.kind {
+            SockKind::Tcp(ep) => ep,
+            _ => panic!("socket {} is not a TCP connection", self.local),
+        }
+    }
+    #[inline]
+    pub fn ep_ref(&self) -> Option<&TcpEndpoint> {
+        match &self.kind {
+            SockKind::Tcp(ep) => Some(ep),
+            _ => None,
+        }
+    }
+}
+
+/// What an app's callback left to do: datagrams to send, sockets it created or touched.
+#[derive(Default)]
+pub(crate) struct Pending {
+    /// (node, destination, body, flow), in the order the app sent them.
+    pub tx: Vec<(u32, Ipv4, Body, u32)>,
+    pub created: Vec<u32>,
+    pub touched: Vec<u32>,
+}
+
+#[derive(Default)]
+pub(crate) struct Stack {
+    pub socks: Vec<Sock>,
+    pub conns: FastMap<Tuple, u32>,
+    pub listeners: FastMap<(Ipv4, u16), u32>,
+    pub udp_bound: FastMap<(Ipv4, u16), u32>,
+    pub echo: FastMap<(Ipv4, u16), u32>,
+    /// Next ephemeral port to try per (protocol, local, remote, remote port).
+    eph_next: HashMap<(u8, Ipv4, Ipv4, u16), u16>,
+    /// Next ICMP identifier per local address.
+    echo_next: HashMap<Ipv4, u16>,
+    /// Initial sequence numbers: one seeded stream per flow (so flows are independent of one
+    /// another and runs reproducible; RFC 6528 asks for unpredictability, which a simulator
+    /// does not need), and one for sockets of no flow.
+    pub flow_rng: Vec<SimRng>,
+    pub other_rng: Option<SimRng>,
+    pub pending: Pending,
+}
+
+impl Stack {
+    /// An empty stack whose sockets of no flow draw their ISS from `rng`.
+    pub fn new(rng: SimRng) -> Self {
+        Stack { other_rng: Some(rng), ..Stack::default() }
+    }
+}
+
+impl Stack {
+    /// The socket holding the 4-tuple.
+    #[inline]
+    pub fn lookup(&self, proto: u8, local: SockAddr, remote: SockAddr) -> Option<u32> {
+        self.conns.get(&Tuple::new(proto, local, remote)).copied()
+    }
+
+    fn port_taken(&self, proto: u8, local: SockAddr, remote: SockAddr) -> bool {
+        let bound = match proto {
+            TCP => self.listeners.contains_key(&(local.addr, local.port)),
+            _ => self.udp_bound.contains_key(&(local.addr, local.port)),
+        };
+        bound || self.conns.contains_key(&Tuple::new(proto, local, remote))
+    }
+
+    /// An ephemeral port for a connection from `local` to `remote`.
+    pub fn ephemeral(&mut self, proto: u8, local: Ipv4, remote: SockAddr) -> Result<u16, SocketError> {
+        let (lo, hi) = EPHEMERAL;
+        let n = u32::from(hi - lo) + 1;
+        let start = *self.eph_next.get(&(proto, local, remote.addr, remote.port)).unwrap_or(&lo);
+        for k in 0..n {
+            let port = lo + ((u32::from(start - lo) + k) % n) as u16;
+            if !self.port_taken(proto, SockAddr::new(local, port), remote) {
+                let next = if port == hi { lo } else { port + 1 };
+                self.eph_next.insert((proto, local, remote.addr, remote.port), next);
+                return Ok(port);
+            }
+        }
+        Err(SocketError::PortsExhausted { local, remote, range: EPHEMERAL })
+    }
+
+    fn iss(&mut self, flow: u32) -> u32 {
+        match self.flow_rng.get_mut(flow as usize) {
+            Some(r) => r.gen(),
+            None => self.other_rng.as_mut().expect("stack rng").gen(),
+        }
+    }
+
+    fn push(&mut self, s: Sock) -> u32 {
+        self.socks.push(s);
+        (self.socks.len() - 1) as u32
+    }
+
+    /// Active open (see [`SocketApi::connect`]).
+    pub fn connect(&mut self, now: SimTime, node: u32, app: u32, flow: u32, local: Ipv4, remote: SockAddr, cfg: &TcpConfig) -> Result<u32, SocketError> {
+        let port = self.ephemeral(TCP, local, remote)?;
+        let iss = self.iss(flow);
+        let ep = TcpEndpoint::connect(*cfg, port, remote.port, iss, now);
+        let l = SockAddr::new(local, port);
+        let s = self.push(Sock { kind: SockKind::Tcp(ep), node, local: l, remote, app, flow, timer_at: None, traced: false, touched: false, iss });
+        self.conns.insert(Tuple::new(TCP, l, remote), s);
+        Ok(s)
+    }
+
+    /// A connection accepted by listener `lst` from the SYN `seg` sent by `remote`.
+    pub fn accept(&mut self, now: SimTime, lst: u32, remote: SockAddr, seg: &TcpSegment) -> u32 {
+        let (node, app, flow, local) = {
+            let l = &self.socks[lst as usize];
+            (l.node, l.app, l.flow, l.local)
+        };
+        let SockKind::Listener(cfg) = self.socks[lst as usize].kind else { unreachable!("not a listener") };
+        let iss = self.iss(flow);
+        let ep = TcpEndpoint::accept(cfg, local.port, remote.port, iss, seg, now);
+        let s = self.push(Sock { kind: SockKind::Tcp(ep), node, local, remote, app, flow, timer_at: None, traced: false, touched: false, iss });
+        self.conns.insert(Tuple::new(TCP, local, remote), s);
+        s
+    }
+
+    pub fn listen(&mut self, node: u32, app: u32, flow: u32, local: SockAddr, cfg: &TcpConfig) -> Result<u32, SocketError> {
+        if self.listeners.contains_key(&(local.addr, local.port)) {
+            return Err(SocketError::AddrInUse(local));
+        }
+        let s = self.push(Sock { kind: SockKind::Listener(*cfg), node, local, remote: SockAddr::new(Ipv4(0), 0), app, flow, timer_at: None, traced: false, touched: false, iss: 0 });
+        self.listeners.insert((local.addr, local.port), s);
+        Ok(s)
+    }
+
+    pub fn udp_bind(&mut self, node: u32, app: u32, flow: u32, local: Ipv4, port: Option<u16>, peer: Option<SockAddr>) -> Result<u32, SocketError> {
+        let any = SockAddr::new(Ipv4(0), 0);
+        let port = match (port, peer) {
+            (Some(p), _) => {
+                if self.udp_bound.contains_key(&(local, p)) {
+                    return Err(SocketError::AddrInUse(SockAddr::new(local, p)));
+                }
+                p
+            }
+            (None, Some(r)) => self.ephemeral(UDP, local, r)?,
+            (None, None) => self.ephemeral(UDP, local, any)?,
+        };
+        let l = SockAddr::new(local, port);
+        let s = self.push(Sock { kind: SockKind::Udp, node, local: l, remote: peer.unwrap_or(any), app, flow, timer_at: None, traced: false, touched: false, iss: 0 });
+        match peer {
+            Some(r) => {
+                self.conns.insert(Tuple::new(UDP, l, r), s);
+            }
+            None => {
+                self.udp_bound.insert((local, port), s);
+            }
+        }
+        Ok(s)
+    }
+
+    pub fn echo_open(&mut self, node: u32, app: u32, flow: u32, local: Ipv4, dst: Ipv4) -> Result<u32, SocketError> {
+        let next = self.echo_next.entry(local).or_insert(0);
+        let start = *next;
+        let mut ident = start;
+        while self.echo.contains_key(&(local, ident)) {
+            ident = ident.wrapping_add(1);
+            if ident == start {
+                return Err(SocketError::AddrInUse(SockAddr::new(local, 0)));
+            }
+        }
+        *self.echo_next.get_mut(&local).unwrap() = ident.wrapping_add(1);
+        let s = self.push(Sock { kind: SockKind::Echo { ident }, node, local: SockAddr::new(local, ident), remote: SockAddr::new(dst, 0), app, flow, timer_at: None, traced: false, touched: false, iss: 0 });
+        self.echo.insert((local, ident), s);
+        Ok(s)
+    }
+}
+
+/// The socket API of node `node` for app `app` during one callback.
+pub(crate) struct NodeApi<'a> {
+    pub stack: &'a mut Stack,
+    pub node: u32,
+    pub addr: Ipv4,
+    pub app: u32,
+    pub flow: u32,
+}
+
+impl NodeApi<'_> {
+    fn mine(&self, s: SockId) -> &Sock {
+        let k = &self.stack.socks[s.0 as usize];
+        assert!(k.app == self.app, "app {} used socket {} of app {}", self.app, s.0, k.app);
+        k
+    }
+}
+
+impl SocketApi for NodeApi<'_> {
+    fn local_addr(&self) -> Ipv4 {
+        self.addr
+    }
+
+    fn connect(&mut self, now: SimTime, remote: SockAddr, cfg: &TcpConfig) -> Result<SockId, SocketError> {
+        let s = self.stack.connect(now, self.node, self.app, self.flow, self.addr, remote, cfg)?;
+        self.stack.pending.created.push(s);
+        Ok(SockId(s))
+    }
+
+    fn listen(&mut self, port: u16, cfg: &TcpConfig) -> Result<SockId, SocketError> {
+        self.stack.listen(self.node, self.app, self.flow, SockAddr::new(self.addr, port), cfg).map(SockId)
+    }
+
+    #[inline]
+    fn tcp(&mut self, s: SockId) -> &mut TcpEndpoint {
+        debug_assert_eq!(self.stack.socks[s.0 as usize].app, self.app);
+        let k = &mut self.stack.socks[s.0 as usize];
+        if !k.touched {
+            k.touched = true;
+            self.stack.pending.touched.push(s.0);
+        }
+        k.ep()
+    }
+
+    fn udp_bind(&mut self, port: Option<u16>, peer: Option<SockAddr>) -> Result<SockId, SocketError> {
+        self.stack.udp_bind(self.node, self.app, self.flow, self.addr, port, peer).map(SockId)
+    }
+
+    fn udp_send(&mut self, now: SimTime, s: SockId, payload_len: u32, seq: u64) {
+        let k = self.mine(s);
+        let d = UdpDatagram { src_port: k.local.port, dst_port: k.remote.port, payload_len, seq, sent_at: now };
+        let (dst, flow) = (k.remote.addr, k.flow);
+        self.stack.pending.tx.push((self.node, dst, Body::Udp(d), flow));
+    }
+
+    fn echo_open(&mut self, dst: Ipv4) -> Result<SockId, SocketError> {
+        self.stack.echo_open(self.node, self.app, self.flow, self.addr, dst).map(SockId)
+    }
+
+    fn echo_send(&mut self, now: SimTime, s: SockId, seq: u16, payload_len: u32) {
+        let k = self.mine(s);
+        let SockKind::Echo { ident, .. } = k.kind else { panic!("socket {} is not an echo socket", s.0) };
+        let echo = IcmpEcho { reply: false, ident, seq, payload_len, sent_at: now };
+        let (dst, flow) = (k.remote.addr, k.flow);
+        self.stack.pending.tx.push((self.node, dst, Body::Icmp(echo), flow));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use celltcp_engine::component_rng;
+
+    fn stack() -> Stack {
+        Stack::new(component_rng(1, 2))
+    }
+
+    #[test]
+    fn forty_thousand_connections_from_one_host_never_share_a_4_tuple() {
+        // 40,000 connections from one host: to 4 servers x 5 ports (2,000 each) plus 20,000 to
+        // one server port (the most one remote endpoint can take is 60999 - 32768 + 1 = 28232).
+        let mut st = stack();
+        let me = Ipv4::new(10, 0, 0, 1);
+        let cfg = TcpConfig::default();
+        let mut seen = std::collections::HashSet::new();
+        let mut n = 0;
+        for srv in 0..4u8 {
+            for port in 0..5u16 {
+                for _ in 0..1000 {
+                    let r = SockAddr::new(Ipv4::new(10, 1, 0, srv), 5201 + port);
+                    let s = st.connect(SimTime::ZERO, 0, 0, NO_FLOW, me, r, &cfg).unwrap();
+                    let k = &st.socks[s as usize];
+                    assert!(seen.insert((k.local, k.remote)), "4-tuple reused: {} -> {}", k.local, k.remote);
+                    assert!((EPHEMERAL.0..=EPHEMERAL.1).contains(&k.local.port));
+                    n += 1;
+                }
+            }
+        }
+        let one = SockAddr::new(Ipv4::new(10, 2, 0, 1), 80);
+        for _ in 0..20_000 {
+            let s = st.connect(SimTime::ZERO, 0, 0, NO_FLOW, me, one, &cfg).unwrap();
+            let k = &st.socks[s as usize];
+            assert!(seen.insert((k.local, k.remote)));
+            n += 1;
+        }
+        assert_eq!(n, 40_000);
+        assert_eq!(st.conns.len(), 40_000);
+        // each connection is found again by its 4-tuple
+        for (i, k) in st.socks.iter().enumerate() {
+            assert_eq!(st.lookup(TCP, k.local, k.remote), Some(i as u32));
+        }
+    }
+
+    #[test]
+    fn exhausted_ports_are_refused_naming_both_ends() {
+        let mut st = stack();
+        let me = Ipv4::new(10, 0, 0, 1);
+        let r = SockAddr::new(Ipv4::new(10, 1, 0, 1), 443);
+        let cfg = TcpConfig::default();
+        let range = u32::from(EPHEMERAL.1 - EPHEMERAL.0) + 1;
+        for _ in 0..range {
+            st.connect(SimTime::ZERO, 0, 0, NO_FLOW, me, r, &cfg).unwrap();
+        }
+        let e = st.connect(SimTime::ZERO, 0, 0, NO_FLOW, me, r, &cfg).unwrap_err();
+        assert_eq!(e, SocketError::PortsExhausted { local: me, remote: r, range: EPHEMERAL });
+        assert!(e.to_string().contains("10.1.0.1:443"), "{e}");
+        // another remote port still has all its ephemeral ports
+        assert!(st.connect(SimTime::ZERO, 0, 0, NO_FLOW, me, SockAddr::new(r.addr, 444), &cfg).is_ok());
+    }
+
+    #[test]
+    fn an_ephemeral_port_skips_a_listening_port() {
+        let mut st = stack();
+        let me = Ipv4::new(10, 0, 0, 1);
+        st.listen(0, 0, NO_FLOW, SockAddr::new(me, EPHEMERAL.0), &TcpConfig::default()).unwrap();
+        let s = st.connect(SimTime::ZERO, 0, 0, NO_FLOW, me, SockAddr::new(Ipv4::new(10, 1, 0, 1), 80), &TcpConfig::default()).unwrap();
+        assert_eq!(st.socks[s as usize].local.port, EPHEMERAL.0 + 1);
+        assert!(matches!(st.listen(0, 0, NO_FLOW, SockAddr::new(me, EPHEMERAL.0), &TcpConfig::default()), Err(SocketError::AddrInUse(_))));
+    }
+}
