@@ -1,41 +1,42 @@
-//! Static routing over a small graph of hosts and routers (what ns-3's
+//! Static routing over a graph of hosts and routers (what ns-3's
 //! `Ipv4GlobalRoutingHelper::PopulateRoutingTables` gives a point-to-point topology, with hop count
 //! as the metric).
 //!
 //! Nodes are `0..n_nodes`; each directed edge `(from, to, link)` is one link direction, named by
-//! the caller's link index. [`Routes::compute`] runs one breadth-first search per destination over
-//! the reversed edges, so every node learns its hop distance to every destination, and the next
-//! hop from `at` towards `dst` is the link of lowest index among those leading to a neighbour one
-//! hop closer. The tie-break makes tables deterministic whatever the edge order, and since each
-//! hop picks a link onto a shortest path, the routes are loop-free. Tables are dense `n × n`
-//! (fine for the tens of nodes of a scenario); lookups are O(1).
+//! the caller's link index. The next hop from `at` towards `dst` is the link of lowest index among
+//! those leading to a neighbour one hop closer. The tie-break makes tables deterministic whatever
+//! the edge order, and since each hop picks a link onto a shortest path, the routes are loop-free.
+//!
+//! # Scaling: stub nodes
+//!
+//! A *stub* is a node whose only neighbour (both ways) is one node that has other neighbours: a
+//! UE behind its eNB, a sender behind its access router. Every path to or from a stub goes through
+//! that neighbour, its *parent*, so the stub needs no table of its own: from a stub, the next hop is
+//! its lowest-index link to the parent; towards a stub, it is the route towards the parent, then
+//! the parent's lowest-index link down. (Shortest paths to a stub are the shortest paths to its
+//! parent plus one hop, so this is exactly what the dense tables would say.) Only the other nodes,
+//! the *core*, get dense `c × c` tables, computed with one breadth-first search per destination
+//! over the reversed edges. 100,000 UEs behind a few eNBs make a core of a few nodes: memory is
+//! `O(n + c²)` instead of `O(n²)`, and lookups stay O(1).
 
-/// Next-hop tables for every (node, destination) pair.
+const NONE: u32 = u32::MAX;
+
+/// Dense next-hop tables over the core nodes (indices `0..n` of the core).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Routes {
+struct Dense {
     n: usize,
     /// `next[at * n + dst]`: link index, or `NONE`.
     next: Vec<u32>,
     /// `dist[at * n + dst]`: hops, or `u32::MAX` if unreachable.
     dist: Vec<u32>,
-    /// Far end of each link index (for walking paths).
-    link_to: Vec<u32>,
 }
 
-const NONE: u32 = u32::MAX;
-
-impl Routes {
-    /// Computes shortest-hop routes. Edges naming nodes outside `0..n_nodes` are a caller bug.
-    pub fn compute(n_nodes: usize, edges: &[(usize, usize, usize)]) -> Routes {
-        let n = n_nodes;
-        let max_link = edges.iter().map(|e| e.2 + 1).max().unwrap_or(0);
-        let mut link_to = vec![NONE; max_link];
+impl Dense {
+    fn compute(n: usize, edges: &[(usize, usize, usize)]) -> Dense {
         // Incoming adjacency, for the reverse BFS.
         let mut incoming: Vec<Vec<usize>> = vec![Vec::new(); n];
-        for &(from, to, link) in edges {
-            assert!(from < n && to < n, "edge ({from}, {to}, {link}) outside 0..{n}");
+        for &(from, to, _) in edges {
             incoming[to].push(from);
-            link_to[link] = to as u32;
         }
         let mut dist = vec![u32::MAX; n * n];
         let mut queue = std::collections::VecDeque::with_capacity(n);
@@ -65,21 +66,137 @@ impl Routes {
                 }
             }
         }
-        Routes { n, next, dist, link_to }
+        Dense { n, next, dist }
+    }
+}
+
+/// Where a node sits: in the core (its index there) or a stub (its parent and the two links).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Place {
+    Core(u32),
+    Stub { parent: u32, pcore: u32, up: u32, down: u32 },
+}
+
+/// Next-hop tables for every (node, destination) pair.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Routes {
+    n: usize,
+    place: Vec<Place>,
+    core: Dense,
+    /// Far end of each link index (for walking paths).
+    link_to: Vec<u32>,
+}
+
+impl Routes {
+    /// Computes shortest-hop routes. Edges naming nodes outside `0..n_nodes` are a caller bug.
+    pub fn compute(n_nodes: usize, edges: &[(usize, usize, usize)]) -> Routes {
+        let n = n_nodes;
+        let max_link = edges.iter().map(|e| e.2 + 1).max().unwrap_or(0);
+        let mut link_to = vec![NONE; max_link];
+        // Each node's distinct out- and in-neighbours, up to two (enough to tell a stub).
+        let mut out_nb: Vec<[u32; 2]> = vec![[NONE; 2]; n];
+        let mut in_nb: Vec<[u32; 2]> = vec![[NONE; 2]; n];
+        let note = |nb: &mut [u32; 2], v: usize| {
+            let v = v as u32;
+            if nb[0] == NONE {
+                nb[0] = v;
+            } else if nb[0] != v && nb[1] == NONE {
+                nb[1] = v;
+            }
+        };
+        for &(from, to, link) in edges {
+            assert!(from < n && to < n, "edge ({from}, {to}, {link}) outside 0..{n}");
+            link_to[link] = to as u32;
+            note(&mut out_nb[from], to);
+            note(&mut in_nb[to], from);
+        }
+        let single = |v: usize| out_nb[v][0] != NONE && out_nb[v][1] == NONE && in_nb[v] == out_nb[v];
+        let mut stub_parent = vec![NONE; n];
+        for v in 0..n {
+            // the parent must have another neighbour, else a pair of nodes would strip each other
+            if single(v) && !single(out_nb[v][0] as usize) {
+                stub_parent[v] = out_nb[v][0];
+            }
+        }
+        let mut place = Vec::with_capacity(n);
+        let mut n_core = 0u32;
+        let mut core_index = vec![NONE; n];
+        for (v, &parent) in stub_parent.iter().enumerate() {
+            if parent == NONE {
+                core_index[v] = n_core;
+                n_core += 1;
+            }
+        }
+        for &parent in &stub_parent {
+            if parent == NONE {
+                place.push(Place::Core(core_index[place.len()]));
+            } else {
+                place.push(Place::Stub { parent, pcore: core_index[parent as usize], up: NONE, down: NONE });
+            }
+        }
+        let mut core_edges = Vec::new();
+        for &(from, to, link) in edges {
+            let l = link as u32;
+            match (place[from], place[to]) {
+                (Place::Core(a), Place::Core(b)) => core_edges.push((a as usize, b as usize, link)),
+                // a stub's edges all lead to or from its parent
+                (Place::Stub { .. }, _) => {
+                    if let Place::Stub { up, .. } = &mut place[from] {
+                        *up = (*up).min(l);
+                    }
+                }
+                (_, Place::Stub { .. }) => {
+                    if let Place::Stub { down, .. } = &mut place[to] {
+                        *down = (*down).min(l);
+                    }
+                }
+            }
+        }
+        let core = Dense::compute(n_core as usize, &core_edges);
+        Routes { n, place, core, link_to }
     }
 
     pub fn n_nodes(&self) -> usize {
         self.n
     }
 
+    /// Nodes with dense tables (the others are stubs).
+    pub fn n_core(&self) -> usize {
+        self.core.n
+    }
+
+    /// The core node standing for `v`: itself, or a stub's parent.
+    #[inline]
+    fn core_of(&self, v: usize) -> (u32, bool) {
+        match self.place[v] {
+            Place::Core(c) => (c, false),
+            Place::Stub { pcore, .. } => (pcore, true),
+        }
+    }
+
     /// The link to take from `at` towards `dst`; `None` if unreachable or already there.
     #[inline]
     pub fn next_hop(&self, at: usize, dst: usize) -> Option<usize> {
         debug_assert!(at < self.n && dst < self.n);
-        match *self.next.get(at * self.n + dst)? {
-            NONE => None,
-            l => Some(l as usize),
+        if at == dst {
+            return None;
         }
+        let l = match (self.place[at], self.place[dst]) {
+            // up to the parent, if the destination is reachable from there
+            (Place::Stub { up, pcore, .. }, _) => {
+                let (d, _) = self.core_of(dst);
+                if self.core.dist[pcore as usize * self.core.n + d as usize] == u32::MAX {
+                    return None;
+                }
+                up
+            }
+            (Place::Core(_), Place::Stub { parent, down, .. }) if parent as usize == at => down,
+            (Place::Core(a), _) => {
+                let (d, _) = self.core_of(dst);
+                self.core.next[a as usize * self.core.n + d as usize]
+            }
+        };
+        (l != NONE).then_some(l as usize)
     }
 
     /// Hops from `src` to `dst`, if reachable.
@@ -87,9 +204,14 @@ impl Routes {
         if src >= self.n || dst >= self.n {
             return None;
         }
-        match self.dist.get(src * self.n + dst).copied()? {
+        if src == dst {
+            return Some(0);
+        }
+        let (a, sa) = self.core_of(src);
+        let (b, sb) = self.core_of(dst);
+        match self.core.dist[a as usize * self.core.n + b as usize] {
             u32::MAX => None,
-            d => Some(d),
+            d => Some(d + u32::from(sa) + u32::from(sb)),
         }
     }
 
@@ -182,5 +304,78 @@ mod tests {
         assert_eq!(r.path(0, 3), None);
         assert_eq!(r.hops(0, 2), None);
         assert_eq!(r.path(0, 1), Some(vec![0]));
+    }
+
+    #[test]
+    fn stub_routes_equal_dense_routes_on_random_graphs() {
+        // Reference: the dense tables over every node (what Routes computed before stubs). On
+        // random graphs with stubs, parallel links, one-way links and separate components, every
+        // (node, destination) gets the same next hop and hop count.
+        let mut x: u64 = 0x1234;
+        let mut rnd = |m: u64| {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (x >> 33) % m
+        };
+        for case in 0..200 {
+            let n = 2 + rnd(12) as usize;
+            let mut e = Vec::new();
+            for _ in 0..rnd(3 * n as u64) {
+                let (a, b) = (rnd(n as u64) as usize, rnd(n as u64) as usize);
+                if a == b {
+                    continue;
+                }
+                if rnd(5) == 0 {
+                    let i = e.len();
+                    e.push((a, b, i)); // one way
+                } else {
+                    duplex(&mut e, a, b);
+                }
+            }
+            // shuffle the edge order (link indices stay)
+            for i in (1..e.len()).rev() {
+                let j = rnd(i as u64 + 1) as usize;
+                e.swap(i, j);
+            }
+            let r = Routes::compute(n, &e);
+            let d = Dense::compute(n, &e);
+            for at in 0..n {
+                for dst in 0..n {
+                    let want = match d.next[at * n + dst] {
+                        NONE => None,
+                        l => Some(l as usize),
+                    };
+                    assert_eq!(r.next_hop(at, dst), want, "case {case}: next hop {at}->{dst} in {e:?}");
+                    let hops = match d.dist[at * n + dst] {
+                        u32::MAX => None,
+                        h => Some(h),
+                    };
+                    assert_eq!(r.hops(at, dst), hops, "case {case}: hops {at}->{dst}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_hundred_thousand_stubs_make_a_small_core() {
+        // pgw(0) - 10 eNBs (1..=10), 10,000 UEs per eNB, a server behind the pgw
+        let (enbs, per) = (10usize, 10_000usize);
+        let n = 2 + enbs + enbs * per;
+        let server = n - 1;
+        let mut e = Vec::new();
+        duplex(&mut e, server, 0);
+        for k in 1..=enbs {
+            duplex(&mut e, k, 0);
+        }
+        for u in 0..enbs * per {
+            duplex(&mut e, 1 + u / per, 1 + enbs + u);
+        }
+        let r = Routes::compute(n, &e);
+        // the server hangs off the pgw too: the core is the pgw and the eNBs
+        assert_eq!(r.n_core(), 1 + enbs);
+        let ue = 1 + enbs + 5 * per + 17; // behind eNB 6
+        assert_eq!(r.hops(server, ue), Some(3));
+        let p = r.path(server, ue).unwrap();
+        assert_eq!(p.iter().map(|&l| e.iter().find(|x| x.2 == l).unwrap().1).collect::<Vec<_>>(), vec![0, 6, ue]);
+        assert_eq!(r.path(ue, server).unwrap().len(), 3);
     }
 }

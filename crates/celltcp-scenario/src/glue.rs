@@ -60,24 +60,34 @@ impl World {
             }
         }
         self.arm_app(now, a);
+        // (the lists are taken and given back, so their buffers are reused: no allocation)
         if !self.stack.pending.touched.is_empty() {
-            let touched = std::mem::take(&mut self.stack.pending.touched);
+            let mut touched = std::mem::take(&mut self.stack.pending.touched);
             for &s in &touched {
                 self.stack.socks[s as usize].touched = false;
             }
             for &s in &touched {
                 self.flush_sock(now, s);
             }
+            if self.stack.pending.touched.is_empty() {
+                touched.clear();
+                self.stack.pending.touched = touched;
+            }
         }
         if !self.stack.pending.created.is_empty() {
-            let created = std::mem::take(&mut self.stack.pending.created);
-            for s in created {
+            let mut created = std::mem::take(&mut self.stack.pending.created);
+            for &s in &created {
                 self.register_sock(s, false);
                 self.service_sock(now, s, SocketEvent::Writable);
+            }
+            if self.stack.pending.created.is_empty() {
+                created.clear();
+                self.stack.pending.created = created;
             }
         }
     }
 
+    #[inline]
     fn arm_app(&mut self, now: SimTime, a: u32) {
         let slot = &mut self.apps[a as usize];
         if let Some(t) = slot.app.next_deadline().filter(|&t| t > now) {
@@ -131,6 +141,7 @@ impl World {
     }
 
     /// Socket `s` changed (`ev`): its app looks at it, then the socket is flushed.
+    #[inline]
     pub(crate) fn service_sock(&mut self, now: SimTime, s: u32, ev: SocketEvent) {
         let k = &mut self.stack.socks[s as usize];
         let a = k.app;

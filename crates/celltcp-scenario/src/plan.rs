@@ -251,7 +251,7 @@ pub fn plan(text: &str, cfg: &Config, base_dir: Option<&std::path::Path>) -> Res
     }
     let mut nodes: Vec<PlanNode> = Vec::new();
     let mut by_name: HashMap<String, usize> = HashMap::new();
-    let auto_addr = |i: usize| Ipv4::new(10, 0, (i / 250) as u8, (i % 250 + 1) as u8);
+    let auto_addr = |i: usize| AUTO_POOL.addr(i);
     for (i, n) in cfg.nodes.iter().enumerate() {
         if n.name.is_empty() {
             return Err(err(text, Some(("node", i)), "name", "expected a non-empty name".into()));
@@ -261,7 +261,7 @@ pub fn plan(text: &str, cfg: &Config, base_dir: Option<&std::path::Path>) -> Res
         }
         let addr = match &n.address {
             Some(a) => parse_ipv4(a).ok_or_else(|| err(text, Some(("node", i)), "address", format!("expected a dotted-quad IPv4 address such as \"10.0.0.1\", got {a:?}")))?,
-            None => auto_addr(nodes.len()),
+            None => auto_addr(nodes.len()).map_err(|m| err(text, Some(("node", i)), "address", m))?,
         };
         by_name.insert(n.name.clone(), nodes.len());
         nodes.push(PlanNode { name: n.name.clone(), addr, kind: n.kind });
@@ -281,12 +281,14 @@ pub fn plan(text: &str, cfg: &Config, base_dir: Option<&std::path::Path>) -> Res
             let pgw_node = add(&lp.epc.pgw, NodeKind::Router, Ipv4::new(10, 44, 0, 1), "lte.epc")?;
             let mut enb_node = Vec::new();
             for (k, e) in lp.enbs.iter().enumerate() {
-                enb_node.push(add(&e.name, NodeKind::Router, Ipv4::new(10, 44, 1 + (k / 250) as u8, (k % 250 + 1) as u8), "lte.enb")?);
+                let addr = ENB_POOL.addr(k).map_err(|m| crate::lte_config::lte_err(text, "lte.enb", None, "name", m))?;
+                enb_node.push(add(&e.name, NodeKind::Router, addr, "lte.enb")?);
             }
-            // UE addresses from the pool 10.45.0.0/16, in order (like the PGW's UE pool).
+            // UE addresses from the PGW's UE pool, in order.
             let mut ue_node = Vec::new();
             for (k, u) in lp.ues.iter().enumerate() {
-                ue_node.push(add(&u.name, NodeKind::Host, Ipv4::new(10, 45, (k / 250) as u8, (k % 250 + 1) as u8), "lte.ue")?);
+                let addr = UE_POOL.addr(k).map_err(|m| crate::lte_config::lte_err(text, "lte.ue", None, "count", m))?;
+                ue_node.push(add(&u.name, NodeKind::Host, addr, "lte.ue")?);
             }
             Some((lp, ue_node, enb_node, pgw_node))
         }
@@ -307,16 +309,16 @@ pub fn plan(text: &str, cfg: &Config, base_dir: Option<&std::path::Path>) -> Res
         if a == b {
             return Err(e("between", format!("expected two different nodes, got [{a:?}, {b:?}]")));
         }
-        let mut idx = |name: &String| -> usize {
+        let mut idx = |name: &String| -> Result<usize, ScenarioError> {
             if let Some(&k) = by_name.get(name) {
-                return k;
+                return Ok(k);
             }
             let k = nodes.len();
-            nodes.push(PlanNode { name: name.clone(), addr: auto_addr(k), kind: NodeKind::Host });
+            nodes.push(PlanNode { name: name.clone(), addr: auto_addr(k).map_err(|m| e("between", m))?, kind: NodeKind::Host });
             by_name.insert(name.clone(), k);
-            k
+            Ok(k)
         };
-        let (ia, ib) = (idx(a), idx(b));
+        let (ia, ib) = (idx(a)?, idx(b)?);
         let name = l.name.clone().unwrap_or_else(|| format!("{a}-{b}"));
         if link_names.insert(name.clone(), i).is_some() {
             return Err(e("name", format!("link name {name:?} is used twice; give the links distinct `name`s")));
@@ -550,7 +552,81 @@ pub fn plan(text: &str, cfg: &Config, base_dir: Option<&std::path::Path>) -> Res
     Ok(Plan { nodes, links, dirs, routes, flows, lte })
 }
 
+/// An address pool: `n_blocks` consecutive /16s from `10.<first>.0.0`, each holding 250 hosts
+/// in each of its 256 /24s (`.1` to `.250`, as the pools always numbered them). It never wraps:
+/// asking past its end is refused with a message naming the pool.
+pub struct AddrPool {
+    pub name: &'static str,
+    first: u8,
+    /// Third octet of the first /24 used in each /16.
+    first_24: u8,
+    n_blocks: u8,
+}
+
+/// Nodes without an `address`: 10.0.0.0/11 (2,048,000 hosts).
+pub const AUTO_POOL: AddrPool = AddrPool { name: "10.0.0.0/11 (nodes without an address)", first: 0, first_24: 0, n_blocks: 32 };
+/// eNBs: 10.44.1.0 to 10.44.255.250 (63,750 eNBs); the PGW is 10.44.0.1.
+pub const ENB_POOL: AddrPool = AddrPool { name: "10.44.1.0-10.44.255.255 (eNBs)", first: 44, first_24: 1, n_blocks: 1 };
+/// UEs: 10.45.0.0 to 10.63.255.250 (1,216,000 UEs); the first 64,000 in 10.45.0.0/16.
+pub const UE_POOL: AddrPool = AddrPool { name: "10.45.0.0-10.63.255.255 (UEs)", first: 45, first_24: 0, n_blocks: 19 };
+
+impl AddrPool {
+    /// Hosts the pool holds.
+    pub const fn capacity(&self) -> usize {
+        self.n_blocks as usize * (256 - self.first_24 as usize) * 250
+    }
+
+    /// The `i`-th address of the pool.
+    pub fn addr(&self, i: usize) -> Result<Ipv4, String> {
+        if i >= self.capacity() {
+            return Err(format!("the address pool {} is exhausted: it holds {} addresses", self.name, self.capacity()));
+        }
+        let per_block = (256 - self.first_24 as usize) * 250;
+        let (block, rest) = (i / per_block, i % per_block);
+        Ok(Ipv4::new(10, self.first + block as u8, self.first_24 + (rest / 250) as u8, (rest % 250 + 1) as u8))
+    }
+}
+
 fn parse_ipv4(s: &str) -> Option<Ipv4> {
     let parts: Vec<u8> = s.split('.').map(|p| p.parse().ok()).collect::<Option<Vec<_>>>()?;
     (parts.len() == 4).then(|| Ipv4::new(parts[0], parts[1], parts[2], parts[3]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pools_keep_the_old_numbering_and_never_wrap() {
+        // the formulas the pools replace, where they did not wrap yet
+        for i in [0usize, 1, 249, 250, 12_345, 63_999] {
+            assert_eq!(AUTO_POOL.addr(i).unwrap(), Ipv4::new(10, 0, (i / 250) as u8, (i % 250 + 1) as u8));
+            assert_eq!(UE_POOL.addr(i).unwrap(), Ipv4::new(10, 45, (i / 250) as u8, (i % 250 + 1) as u8));
+        }
+        for k in [0usize, 249, 250, 63_749] {
+            assert_eq!(ENB_POOL.addr(k).unwrap(), Ipv4::new(10, 44, 1 + (k / 250) as u8, (k % 250 + 1) as u8));
+        }
+        // past 64,000 UEs: the next /16, where the old formula wrapped onto 10.45.0.1
+        assert_eq!(UE_POOL.addr(64_000).unwrap(), Ipv4::new(10, 46, 0, 1));
+        assert_eq!(UE_POOL.addr(99_999).unwrap(), Ipv4::new(10, 46, 143, 250));
+        // every address of a pool is distinct, none is a network (.0) or broadcast (.255) one
+        for pool in [&ENB_POOL, &UE_POOL] {
+            let mut seen = std::collections::HashSet::new();
+            for i in 0..pool.capacity() {
+                let a = pool.addr(i).unwrap();
+                assert!(seen.insert(a), "{} repeats {a}", pool.name);
+                let last = a.0 & 0xff;
+                assert!((1..=250).contains(&last));
+            }
+        }
+        // the pools do not overlap each other or the PGW
+        assert!(AUTO_POOL.addr(AUTO_POOL.capacity() - 1).unwrap() < ENB_POOL.addr(0).unwrap());
+        assert!(Ipv4::new(10, 44, 0, 1) < ENB_POOL.addr(0).unwrap());
+        assert!(ENB_POOL.addr(ENB_POOL.capacity() - 1).unwrap() < UE_POOL.addr(0).unwrap());
+        // exhausted: refused, naming the pool
+        let e = UE_POOL.addr(UE_POOL.capacity()).unwrap_err();
+        assert!(e.contains("10.45.0.0-10.63.255.255 (UEs)") && e.contains("exhausted"), "{e}");
+        assert_eq!(UE_POOL.capacity(), 19 * 64_000);
+        assert!(ENB_POOL.addr(63_750).is_err());
+    }
 }
