@@ -1,4 +1,5 @@
-//! CUBIC congestion control (RFC 9438), with HyStart++ (RFC 9406) in the initial slow start.
+//! CUBIC congestion control (RFC 9438), leaving slow start by HyStart as Linux does
+//! ([`super::hystart_linux`], the default) or by HyStart++ (RFC 9406, [`super::hystart`]).
 //!
 //! - Window growth (§4.2): `W_cubic(t) = C * (t - K)^3 + W_max`, `K = cbrt((W_max - cwnd_epoch) / C)`,
 //!   with `t` the time since the current congestion-avoidance epoch began and windows in segments.
@@ -13,8 +14,11 @@
 //! - Timeout (§4.8): cwnd to one segment, ssthresh as in §4.6 (held on a repeated timeout of the
 //!   same segment, RFC 5681 §3.1), and the next epoch starts with `K = 0`, `W_max = cwnd`.
 //! - Spurious congestion events (§4.9): the state saved before the reduction is restored.
-//! - Slow start is RFC 5681 §3.1 with RFC 3465 byte counting, modified by HyStart++ while
-//!   `CubicConfig::hystart` is set and no congestion event has happened yet (RFC 9406 §4.3).
+//! - Slow start is RFC 5681 §3.1 with RFC 3465 byte counting. [`CubicConfig::hystart`] chooses
+//!   how it ends before a loss: `"linux"` (default) is Linux's HyStart (ACK train and delay
+//!   increase, `hystart_update`; ssthresh = cwnd when found; runs again after an RTO, as
+//!   `bictcp_reset` forgets `found`); `"hystart++"` is RFC 9406 (delay only, conservative slow
+//!   start, only while no congestion event has happened yet, §4.3); `false` is plain slow start.
 //!
 //! cwnd is not grown while the sender is not cwnd-limited (RFC 9438 §5.8 referring to RFC 7661),
 //! and the app-limited time is taken out of the epoch clock so that `t` does not run on while the
@@ -26,6 +30,58 @@
 use celltcp_engine::{SimDuration, SimTime};
 
 use super::hystart::{HyStart, HyStartEvent, HyStartState};
+use super::hystart_linux::{HyStartAck, LinuxHyStart};
+
+/// How CUBIC leaves slow start before a loss. Written `hystart = "linux"` (default),
+/// `"hystart++"` or `false`; `true` means the default (`"linux"`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum HyStartMode {
+    /// Linux's HyStart (net/ipv4/tcp_cubic.c, [`super::hystart_linux`]).
+    #[default]
+    Linux,
+    /// HyStart++ (RFC 9406, [`super::hystart`]).
+    HyStartPlusPlus,
+    /// Plain slow start until the first loss.
+    Off,
+}
+
+impl serde::Serialize for HyStartMode {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            HyStartMode::Linux => s.serialize_str("linux"),
+            HyStartMode::HyStartPlusPlus => s.serialize_str("hystart++"),
+            HyStartMode::Off => s.serialize_bool(false),
+        }
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for HyStartMode {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = HyStartMode;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("\"linux\", \"hystart++\", true (= \"linux\") or false")
+            }
+            fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<HyStartMode, E> {
+                Ok(if v {
+                    HyStartMode::Linux
+                } else {
+                    HyStartMode::Off
+                })
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<HyStartMode, E> {
+                match v {
+                    "linux" => Ok(HyStartMode::Linux),
+                    "hystart++" | "hystartpp" | "rfc9406" => Ok(HyStartMode::HyStartPlusPlus),
+                    "off" | "false" => Ok(HyStartMode::Off),
+                    _ => Err(E::invalid_value(serde::de::Unexpected::Str(v), &self)),
+                }
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
 use super::{Ack, CcMetrics, CongestionEvent, Controller};
 
 /// CUBIC parameters.
@@ -38,8 +94,9 @@ pub struct CubicConfig {
     pub beta: f64,
     /// Fast convergence (RFC 9438 §4.7). Default true.
     pub fast_convergence: bool,
-    /// HyStart++ in the initial slow start (RFC 9406). Default true.
-    pub hystart: bool,
+    /// How slow start ends before a loss: `"linux"` (default; Linux's HyStart, ACK train and
+    /// delay), `"hystart++"` (RFC 9406) or `false` (plain slow start). `true` = `"linux"`.
+    pub hystart: HyStartMode,
     /// Appropriate Byte Counting limit L in segments per ACK during slow start, >= 1
     /// (RFC 3465 §2.2: 2).
     pub abc_limit_segments: u32,
@@ -51,7 +108,7 @@ impl Default for CubicConfig {
             c: 0.4,
             beta: 0.7,
             fast_convergence: true,
-            hystart: true,
+            hystart: HyStartMode::Linux,
             abc_limit_segments: 2,
         }
     }
@@ -107,6 +164,7 @@ pub struct Cubic {
     rto_pending: bool,
     last_ack: Option<SimTime>,
     hystart: HyStart,
+    linux_hystart: LinuxHyStart,
     saved: Option<Saved>,
 }
 
@@ -114,7 +172,7 @@ impl Cubic {
     pub fn new(cfg: CubicConfig, mss: u32, initial_cwnd_pkts: u32) -> Self {
         let mss = mss as f64;
         let mut hystart = HyStart::new();
-        if !cfg.hystart {
+        if cfg.hystart != HyStartMode::HyStartPlusPlus {
             hystart.on_congestion();
         }
         Cubic {
@@ -132,6 +190,7 @@ impl Cubic {
             rto_pending: false,
             last_ack: None,
             hystart,
+            linux_hystart: LinuxHyStart::new(),
             saved: None,
         }
     }
@@ -161,8 +220,14 @@ impl Cubic {
         self.t_epoch
     }
 
+    /// HyStart++'s state (`Done` unless `hystart = "hystart++"`).
     pub fn hystart_state(&self) -> HyStartState {
         self.hystart.state()
+    }
+
+    /// Linux HyStart's `found` (slow start was left by it).
+    pub fn hystart_found(&self) -> bool {
+        self.linux_hystart.found()
     }
 
     /// W_cubic(t) in segments, `t` in seconds since the epoch began (RFC 9438 eq. 1).
@@ -214,6 +279,24 @@ impl Cubic {
     }
 
     fn slow_start_ack(&mut self, now: SimTime, ack: &Ack) {
+        if self.cfg.hystart == HyStartMode::Linux {
+            let h = HyStartAck {
+                delivered: ack.delivered,
+                rtt: ack.rtt,
+                cwnd_bytes: self.cwnd as u64,
+                mss: self.mss as u64,
+                srtt: ack.srtt,
+                slow_start: true,
+                paced: false,
+            };
+            if self.linux_hystart.on_ack(now, &h).is_some() {
+                // hystart_update: snd_ssthresh = cwnd; congestion avoidance from here.
+                self.ssthresh = self.cwnd as u64;
+                self.cwnd = self.ssthresh as f64;
+                self.start_epoch(now);
+                return;
+            }
+        }
         if !self.hystart.is_done() {
             if let Some(HyStartEvent::EnterCongestionAvoidance) =
                 self.hystart.on_ack(ack.delivered, ack.rtt)
@@ -280,6 +363,7 @@ impl Cubic {
 impl Controller for Cubic {
     fn on_sent(&mut self, _now: SimTime, bytes: u64, _bytes_in_flight: u64) {
         self.hystart.on_sent(bytes);
+        self.linux_hystart.on_sent(bytes);
     }
 
     fn on_ack(&mut self, now: SimTime, ack: &Ack) {
@@ -322,6 +406,8 @@ impl Controller for Cubic {
     fn on_rto(&mut self, _now: SimTime, bytes_in_flight: u64, _mss: u32) {
         self.save();
         self.hystart.on_congestion();
+        // Linux cubictcp_state(TCP_CA_Loss): bictcp_reset + bictcp_hystart_reset.
+        self.linux_hystart.on_rto();
         if !self.rto_pending {
             // §4.8: ssthresh as in §4.6; held on a repeated timeout (RFC 5681 §3.1 note on eq. 4).
             self.cwnd_prior = self.cwnd_seg();
@@ -386,7 +472,7 @@ mod tests {
 
     fn no_hystart() -> CubicConfig {
         CubicConfig {
-            hystart: false,
+            hystart: HyStartMode::Off,
             ..CubicConfig::default()
         }
     }
@@ -649,7 +735,12 @@ mod tests {
     fn cubic_hystart_leaves_slow_start_on_rtt_increase() {
         // RFC 9406 §4.2 inside CUBIC: an RTT rise of RttThresh enters CSS (growth / 4); after
         // CSS_ROUNDS rounds ssthresh = cwnd. Without HyStart++ the same script stays in slow start.
-        for hystart in [true, false] {
+        for pp in [true, false] {
+            let hystart = if pp {
+                HyStartMode::HyStartPlusPlus
+            } else {
+                HyStartMode::Off
+            };
             let cfg = CubicConfig {
                 hystart,
                 ..CubicConfig::default()
@@ -660,7 +751,7 @@ mod tests {
             s.run_for(RTT); // round 3 at 100 ms: cwnd 80, sent with the new RTT
             assert_eq!(s.window(), 80 * MSS as u64);
             s.run_for(SimDuration::from_millis(120)); // round 4: 80 ACKs with 120 ms samples
-            if hystart {
+            if pp {
                 assert!(matches!(s.cc.hystart_state(), HyStartState::Css { .. }));
                 assert_eq!(s.cc.metrics().state, 1);
                 // The 8th sample triggers CSS before its own increase: 7 ACKs add a full

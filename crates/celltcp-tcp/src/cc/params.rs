@@ -403,10 +403,30 @@ mod tests {
     fn a_table_sets_parameters_in_any_order() {
         let c = table(&[("beta", ParamValue::F64(0.5)), ("name", ParamValue::Str("cubic".into())), ("hystart", ParamValue::Bool(false))]).unwrap();
         let CcConfig::Cubic(cfg) = c else { panic!("{c:?}") };
-        assert_eq!(cfg, CubicConfig { beta: 0.5, hystart: false, ..CubicConfig::default() });
+        assert_eq!(cfg, CubicConfig { beta: 0.5, hystart: crate::cc::cubic::HyStartMode::Off, ..CubicConfig::default() });
         // an integer where a float is expected is the float
         let c = table(&[("name", ParamValue::Str("bic".into())), ("max_increment", ParamValue::I64(8))]).unwrap();
         assert!(matches!(c, CcConfig::Bic(b) if b.max_increment == 8.0));
+    }
+
+    #[test]
+    fn cubic_hystart_takes_linux_hystartpp_or_a_boolean() {
+        use crate::cc::cubic::HyStartMode;
+        let mode = |v: ParamValue| match table(&[("name", ParamValue::Str("cubic".into())), ("hystart", v)]).unwrap() {
+            CcConfig::Cubic(c) => c.hystart,
+            c => panic!("{c:?}"),
+        };
+        assert_eq!(mode(ParamValue::Str("linux".into())), HyStartMode::Linux);
+        assert_eq!(mode(ParamValue::Str("hystart++".into())), HyStartMode::HyStartPlusPlus);
+        // the boolean of before: true is the default (Linux's HyStart), false turns it off
+        assert_eq!(mode(ParamValue::Bool(true)), HyStartMode::Linux);
+        assert_eq!(mode(ParamValue::Bool(false)), HyStartMode::Off);
+        // and what is written reads back
+        for m in [HyStartMode::Linux, HyStartMode::HyStartPlusPlus, HyStartMode::Off] {
+            let c = CcConfig::Cubic(CubicConfig { hystart: m, ..Default::default() });
+            let back: CcConfig = serde_json::from_value(serde_json::to_value(c).unwrap()).unwrap();
+            assert_eq!(back, c);
+        }
     }
 
     #[test]
@@ -455,7 +475,7 @@ mod tests {
         assert_eq!(bbr["probe_rtt_duration"], "200ms");
         assert!(bbr.get("seed").is_none(), "{bbr}");
         let cubic = serde_json::to_value(CcConfig::from(CcKind::Cubic)).unwrap();
-        assert_eq!(cubic, serde_json::json!({"name": "cubic", "c": 0.4, "beta": 0.7, "fast_convergence": true, "hystart": true, "abc_limit_segments": 2}));
+        assert_eq!(cubic, serde_json::json!({"name": "cubic", "c": 0.4, "beta": 0.7, "fast_convergence": true, "hystart": "linux", "abc_limit_segments": 2}));
     }
 
     /// The window after one loss at a window of `w` segments, through [`super::super::AnyCc`]
