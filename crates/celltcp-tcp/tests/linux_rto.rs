@@ -48,10 +48,7 @@ fn linux_rto_no_timeout_while_fast_retransmit_pending_on_lossy_long_fat_path() {
             .into_iter()
             .chain([HyStartMode::Linux; 3]),
     ) {
-        let cc = CcConfig::Cubic(CubicConfig {
-            hystart,
-            ..Default::default()
-        });
+        let cc = CcConfig::Cubic(CubicConfig::with_hystart(hystart));
         let mut w = lossy_long_fat(cc, seed, 2000, RtoEstimator::Linux);
         w.run_until(at_ms(20_000), |_| false);
         let s = *w.a.stats();

@@ -27,10 +27,7 @@ struct Start {
 fn first_slow_start(hystart: HyStartMode, delayed_ack: bool) -> Start {
     let cfg = TcpConfig {
         delayed_ack,
-        cc: CcConfig::Cubic(CubicConfig {
-            hystart,
-            ..Default::default()
-        }),
+        cc: CcConfig::Cubic(CubicConfig::with_hystart(hystart)),
         ..Default::default()
     };
     let mut w = Wire::new(cfg, cfg, 7, 9, ms(25));

@@ -15,7 +15,7 @@
 //!   same segment, RFC 5681 §3.1), and the next epoch starts with `K = 0`, `W_max = cwnd`.
 //! - Spurious congestion events (§4.9): the state saved before the reduction is restored.
 //! - Slow start is RFC 5681 §3.1 with RFC 3465 byte counting. [`CubicConfig::hystart`] chooses
-//!   how it ends before a loss: `"linux"` (default) is Linux's HyStart (ACK train and delay
+//!   and [`CubicConfig::hystart_variant`] choose how it ends before a loss: `"linux"` (default) is Linux's HyStart (ACK train and delay
 //!   increase, `hystart_update`; ssthresh = cwnd when found; runs again after an RTO, as
 //!   `bictcp_reset` forgets `found`); `"hystart++"` is RFC 9406 (delay only, conservative slow
 //!   start, only while no congestion event has happened yet, §4.3); `false` is plain slow start.
@@ -31,9 +31,10 @@ use celltcp_engine::{SimDuration, SimTime};
 
 use super::hystart::{HyStart, HyStartEvent, HyStartState};
 use super::hystart_linux::{HyStartAck, LinuxHyStart};
+use super::{Ack, CcMetrics, CongestionEvent, Controller};
 
-/// How CUBIC leaves slow start before a loss. Written `hystart = "linux"` (default),
-/// `"hystart++"` or `false`; `true` means the default (`"linux"`).
+/// How CUBIC leaves slow start before a loss (the effective choice of
+/// [`CubicConfig::hystart`] and [`CubicConfig::hystart_variant`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum HyStartMode {
     /// Linux's HyStart (net/ipv4/tcp_cubic.c, [`super::hystart_linux`]).
@@ -45,36 +46,40 @@ pub enum HyStartMode {
     Off,
 }
 
-impl serde::Serialize for HyStartMode {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match self {
-            HyStartMode::Linux => s.serialize_str("linux"),
-            HyStartMode::HyStartPlusPlus => s.serialize_str("hystart++"),
-            HyStartMode::Off => s.serialize_bool(false),
-        }
-    }
+/// Which HyStart runs when [`CubicConfig::hystart`] is on.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub enum HyStartVariant {
+    /// Linux's HyStart (ACK train and delay increase).
+    #[default]
+    #[serde(rename = "linux")]
+    Linux,
+    /// HyStart++ (RFC 9406, delay increase and conservative slow start).
+    #[serde(rename = "hystart++")]
+    HyStartPlusPlus,
 }
 
-impl<'de> serde::Deserialize<'de> for HyStartMode {
+/// What `hystart` may be written as: a boolean, or the variant's name (which also turns it on).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum HyStartSetting {
+    On(bool),
+    Variant(HyStartVariant),
+}
+
+impl<'de> serde::Deserialize<'de> for HyStartSetting {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         struct V;
         impl serde::de::Visitor<'_> for V {
-            type Value = HyStartMode;
+            type Value = HyStartSetting;
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("\"linux\", \"hystart++\", true (= \"linux\") or false")
+                f.write_str("a bool, \"linux\" or \"hystart++\"")
             }
-            fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<HyStartMode, E> {
-                Ok(if v {
-                    HyStartMode::Linux
-                } else {
-                    HyStartMode::Off
-                })
+            fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<HyStartSetting, E> {
+                Ok(HyStartSetting::On(v))
             }
-            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<HyStartMode, E> {
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<HyStartSetting, E> {
                 match v {
-                    "linux" => Ok(HyStartMode::Linux),
-                    "hystart++" | "hystartpp" | "rfc9406" => Ok(HyStartMode::HyStartPlusPlus),
-                    "off" | "false" => Ok(HyStartMode::Off),
+                    "linux" => Ok(HyStartSetting::Variant(HyStartVariant::Linux)),
+                    "hystart++" => Ok(HyStartSetting::Variant(HyStartVariant::HyStartPlusPlus)),
                     _ => Err(E::invalid_value(serde::de::Unexpected::Str(v), &self)),
                 }
             }
@@ -82,11 +87,82 @@ impl<'de> serde::Deserialize<'de> for HyStartMode {
         d.deserialize_any(V)
     }
 }
-use super::{Ack, CcMetrics, CongestionEvent, Controller};
+
+/// [`CubicConfig`] as written, before `hystart` = a variant's name is split into the two fields.
+#[derive(serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+struct RawCubicConfig {
+    c: f64,
+    beta: f64,
+    fast_convergence: bool,
+    hystart: HyStartSetting,
+    hystart_variant: GivenVariant,
+    abc_limit_segments: u32,
+}
+
+impl<'de> serde::Deserialize<'de> for HyStartVariant {
+    /// From its name (a plain string, as the parameter tables give it).
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match HyStartSetting::deserialize(d)? {
+            HyStartSetting::Variant(v) => Ok(v),
+            HyStartSetting::On(b) => Err(serde::de::Error::invalid_value(
+                serde::de::Unexpected::Bool(b),
+                &"\"linux\" or \"hystart++\"",
+            )),
+        }
+    }
+}
+
+/// `hystart_variant` if written (a plain value: the parameter tables have no `Option`).
+#[derive(Clone, Copy, Debug, Default)]
+struct GivenVariant(Option<HyStartVariant>);
+
+impl<'de> serde::Deserialize<'de> for GivenVariant {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        HyStartVariant::deserialize(d).map(|v| GivenVariant(Some(v)))
+    }
+}
+
+impl Default for RawCubicConfig {
+    fn default() -> Self {
+        let d = CubicConfig::default();
+        RawCubicConfig {
+            c: d.c,
+            beta: d.beta,
+            fast_convergence: d.fast_convergence,
+            hystart: HyStartSetting::On(d.hystart),
+            hystart_variant: GivenVariant(None),
+            abc_limit_segments: d.abc_limit_segments,
+        }
+    }
+}
+
+impl TryFrom<RawCubicConfig> for CubicConfig {
+    type Error = String;
+    fn try_from(r: RawCubicConfig) -> Result<Self, String> {
+        let (hystart, hystart_variant) = match (r.hystart, r.hystart_variant.0) {
+            (HyStartSetting::On(on), v) => (on, v.unwrap_or_default()),
+            (HyStartSetting::Variant(a), Some(b)) if a != b => {
+                return Err(format!(
+                    "hystart = {a:?} and hystart_variant = {b:?} disagree; give one"
+                ))
+            }
+            (HyStartSetting::Variant(a), _) => (true, a),
+        };
+        Ok(CubicConfig {
+            c: r.c,
+            beta: r.beta,
+            fast_convergence: r.fast_convergence,
+            hystart,
+            hystart_variant,
+            abc_limit_segments: r.abc_limit_segments,
+        })
+    }
+}
 
 /// CUBIC parameters.
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-#[serde(default, deny_unknown_fields)]
+#[serde(try_from = "RawCubicConfig")]
 pub struct CubicConfig {
     /// The cubic scaling constant C, in segments / s^3, > 0. RFC 9438 §5.1: 0.4.
     pub c: f64,
@@ -94,9 +170,12 @@ pub struct CubicConfig {
     pub beta: f64,
     /// Fast convergence (RFC 9438 §4.7). Default true.
     pub fast_convergence: bool,
-    /// How slow start ends before a loss: `"linux"` (default; Linux's HyStart, ACK train and
-    /// delay), `"hystart++"` (RFC 9406) or `false` (plain slow start). `true` = `"linux"`.
-    pub hystart: HyStartMode,
+    /// End slow start before a loss by HyStart (default true; false: plain slow start). May
+    /// also be written as the variant's name, `hystart = "hystart++"` (which sets both fields).
+    pub hystart: bool,
+    /// Which HyStart: `"linux"` (default; Linux's, ACK train and delay increase, tcp_cubic.c)
+    /// or `"hystart++"` (RFC 9406).
+    pub hystart_variant: HyStartVariant,
     /// Appropriate Byte Counting limit L in segments per ACK during slow start, >= 1
     /// (RFC 3465 §2.2: 2).
     pub abc_limit_segments: u32,
@@ -108,13 +187,37 @@ impl Default for CubicConfig {
             c: 0.4,
             beta: 0.7,
             fast_convergence: true,
-            hystart: HyStartMode::Linux,
+            hystart: true,
+            hystart_variant: HyStartVariant::Linux,
             abc_limit_segments: 2,
         }
     }
 }
 
 impl CubicConfig {
+    /// The defaults with slow start ending as `mode` says.
+    pub fn with_hystart(mode: HyStartMode) -> Self {
+        let (hystart, hystart_variant) = match mode {
+            HyStartMode::Linux => (true, HyStartVariant::Linux),
+            HyStartMode::HyStartPlusPlus => (true, HyStartVariant::HyStartPlusPlus),
+            HyStartMode::Off => (false, HyStartVariant::Linux),
+        };
+        CubicConfig {
+            hystart,
+            hystart_variant,
+            ..Default::default()
+        }
+    }
+
+    /// How slow start ends before a loss.
+    pub fn hystart_mode(&self) -> HyStartMode {
+        match (self.hystart, self.hystart_variant) {
+            (false, _) => HyStartMode::Off,
+            (true, HyStartVariant::Linux) => HyStartMode::Linux,
+            (true, HyStartVariant::HyStartPlusPlus) => HyStartMode::HyStartPlusPlus,
+        }
+    }
+
     /// Checks every parameter against the range documented on it; the error names the
     /// parameter and its value.
     pub fn validate(&self) -> Result<(), String> {
@@ -172,7 +275,7 @@ impl Cubic {
     pub fn new(cfg: CubicConfig, mss: u32, initial_cwnd_pkts: u32) -> Self {
         let mss = mss as f64;
         let mut hystart = HyStart::new();
-        if cfg.hystart != HyStartMode::HyStartPlusPlus {
+        if cfg.hystart_mode() != HyStartMode::HyStartPlusPlus {
             hystart.on_congestion();
         }
         Cubic {
@@ -279,7 +382,7 @@ impl Cubic {
     }
 
     fn slow_start_ack(&mut self, now: SimTime, ack: &Ack) {
-        if self.cfg.hystart == HyStartMode::Linux {
+        if self.cfg.hystart_mode() == HyStartMode::Linux {
             let h = HyStartAck {
                 delivered: ack.delivered,
                 rtt: ack.rtt,
@@ -472,7 +575,7 @@ mod tests {
 
     fn no_hystart() -> CubicConfig {
         CubicConfig {
-            hystart: HyStartMode::Off,
+            hystart: false,
             ..CubicConfig::default()
         }
     }
@@ -741,10 +844,7 @@ mod tests {
             } else {
                 HyStartMode::Off
             };
-            let cfg = CubicConfig {
-                hystart,
-                ..CubicConfig::default()
-            };
+            let cfg = CubicConfig::with_hystart(hystart);
             let mut s = sender(cfg, 10, RTT);
             s.run_rounds(2); // cwnd 40, the 40 in flight come back at RTT 100 ms
             s.set_rtt(SimDuration::from_millis(120)); // new segments see 120 ms >= 100 + 12.5 ms

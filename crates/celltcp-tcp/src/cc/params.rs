@@ -403,7 +403,7 @@ mod tests {
     fn a_table_sets_parameters_in_any_order() {
         let c = table(&[("beta", ParamValue::F64(0.5)), ("name", ParamValue::Str("cubic".into())), ("hystart", ParamValue::Bool(false))]).unwrap();
         let CcConfig::Cubic(cfg) = c else { panic!("{c:?}") };
-        assert_eq!(cfg, CubicConfig { beta: 0.5, hystart: crate::cc::cubic::HyStartMode::Off, ..CubicConfig::default() });
+        assert_eq!(cfg, CubicConfig { beta: 0.5, hystart: false, ..CubicConfig::default() });
         // an integer where a float is expected is the float
         let c = table(&[("name", ParamValue::Str("bic".into())), ("max_increment", ParamValue::I64(8))]).unwrap();
         assert!(matches!(c, CcConfig::Bic(b) if b.max_increment == 8.0));
@@ -413,9 +413,14 @@ mod tests {
     fn cubic_hystart_takes_linux_hystartpp_or_a_boolean() {
         use crate::cc::cubic::HyStartMode;
         let mode = |v: ParamValue| match table(&[("name", ParamValue::Str("cubic".into())), ("hystart", v)]).unwrap() {
-            CcConfig::Cubic(c) => c.hystart,
+            CcConfig::Cubic(c) => c.hystart_mode(),
             c => panic!("{c:?}"),
         };
+        let both = |a: ParamValue, b: &str| table(&[("name", ParamValue::Str("cubic".into())), ("hystart", a), ("hystart_variant", ParamValue::Str(b.into()))]);
+        assert!(matches!(both(ParamValue::Bool(true), "hystart++"), Ok(CcConfig::Cubic(c)) if c.hystart_mode() == HyStartMode::HyStartPlusPlus));
+        assert!(matches!(both(ParamValue::Bool(false), "hystart++"), Ok(CcConfig::Cubic(c)) if c.hystart_mode() == HyStartMode::Off));
+        let e = both(ParamValue::Str("linux".into()), "hystart++").unwrap_err();
+        assert!(e.contains("disagree"), "{e}");
         assert_eq!(mode(ParamValue::Str("linux".into())), HyStartMode::Linux);
         assert_eq!(mode(ParamValue::Str("hystart++".into())), HyStartMode::HyStartPlusPlus);
         // the boolean of before: true is the default (Linux's HyStart), false turns it off
@@ -423,7 +428,7 @@ mod tests {
         assert_eq!(mode(ParamValue::Bool(false)), HyStartMode::Off);
         // and what is written reads back
         for m in [HyStartMode::Linux, HyStartMode::HyStartPlusPlus, HyStartMode::Off] {
-            let c = CcConfig::Cubic(CubicConfig { hystart: m, ..Default::default() });
+            let c = CcConfig::Cubic(CubicConfig::with_hystart(m));
             let back: CcConfig = serde_json::from_value(serde_json::to_value(c).unwrap()).unwrap();
             assert_eq!(back, c);
         }
@@ -475,7 +480,7 @@ mod tests {
         assert_eq!(bbr["probe_rtt_duration"], "200ms");
         assert!(bbr.get("seed").is_none(), "{bbr}");
         let cubic = serde_json::to_value(CcConfig::from(CcKind::Cubic)).unwrap();
-        assert_eq!(cubic, serde_json::json!({"name": "cubic", "c": 0.4, "beta": 0.7, "fast_convergence": true, "hystart": "linux", "abc_limit_segments": 2}));
+        assert_eq!(cubic, serde_json::json!({"name": "cubic", "c": 0.4, "beta": 0.7, "fast_convergence": true, "hystart": true, "hystart_variant": "linux", "abc_limit_segments": 2}));
     }
 
     /// The window after one loss at a window of `w` segments, through [`super::super::AnyCc`]
