@@ -25,6 +25,7 @@ pub mod highspeed;
 pub mod htcp;
 pub mod hybla;
 pub mod hystart;
+pub mod hystart_linux;
 pub mod illinois;
 pub mod loss_window;
 pub mod lp;

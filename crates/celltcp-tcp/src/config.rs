@@ -5,6 +5,7 @@
 use celltcp_engine::SimDuration;
 
 use crate::cc::{CcConfig, CcKind};
+pub use crate::rtt::RtoEstimator;
 
 /// A socket buffer size: fixed (as `iperf3 -w` / `SO_SNDBUF`/`SO_RCVBUF` set it) or autotuned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -76,8 +77,18 @@ pub struct TcpConfig {
     pub quickack_segments: u32,
     /// Initial window in segments (RFC 6928: 10).
     pub initial_cwnd_pkts: u32,
-    /// RTO floor (Linux `TCP_RTO_MIN`: 200 ms; RFC 6298 §2.4 says 1 s).
+    /// Linux `tcp_rto_min` (`TCP_RTO_MIN`: 200 ms): with the default `rto_estimator = "linux"`
+    /// the floor of the variance term, so RTO >= SRTT + `min_rto`; with `"rfc6298"` the floor of
+    /// the RTO itself (RFC 6298 §2.4 says 1 s). See [`crate::rtt`].
     pub min_rto: SimDuration,
+    /// How the RTO follows the RTT samples: `"linux"` (default; `tcp_rtt_estimator`,
+    /// `tcp_set_rto`) or `"rfc6298"` (RFC 6298 §2 to the letter, as ns-3 does).
+    pub rto_estimator: RtoEstimator,
+    /// F-RTO (RFC 5682, SACK-enhanced as Linux's `tcp_process_loss` with the default
+    /// `tcp_frto = 2`): after an RTO, the first ACK that advances SND.UNA releases new data
+    /// rather than retransmissions, and an ACK of data never retransmitted marks the RTO spurious
+    /// and undoes it. Off: every RTO goes back N at once (ns-3).
+    pub frto: bool,
     /// RTO before the first RTT sample (RFC 6298 §2.1: 1 s).
     pub initial_rto: SimDuration,
     /// RTO ceiling (RFC 6298 §2.5 allows >= 60 s; Linux `TCP_RTO_MAX`: 120 s).
@@ -127,6 +138,8 @@ impl Default for TcpConfig {
             quickack_segments: 0,
             initial_cwnd_pkts: 10,
             min_rto: SimDuration::from_millis(200),
+            rto_estimator: RtoEstimator::Linux,
+            frto: true,
             initial_rto: SimDuration::from_secs(1),
             max_rto: SimDuration::from_secs(120),
             cc: CcKind::NewReno.into(),

@@ -32,7 +32,7 @@
 //!   ACK covering the first retransmission echoes an older TSval) and undone (RFC 4015:
 //!   [`Controller::on_spurious`], the episode ends, after an RTO no go-back-N). Without
 //!   timestamps nothing is detected (no DSACK / F-RTO).
-//! - RTO (RFC 6298, see [`crate::rtt`]); the timer also restarts whenever the oldest outstanding
+//! - RTO as Linux computes it (RTO >= SRTT + `min_rto`) or by RFC 6298, see [`crate::rtt`]; the timer also restarts whenever the oldest outstanding
 //!   segment is resent (Linux `tcp_xmit_retransmit_queue`); on expiry everything un-SACKed is marked lost and
 //!   resent in order from SND.UNA (Linux `tcp_enter_loss`, RFC 6675 §5.1 keeps SACKed data),
 //!   the timer backs off, and `recover` is set so later duplicate ACKs do not start a second
@@ -62,7 +62,15 @@
 //!   BBR v1 does not react to ECE (it only gets the feedback). Every ACK of data on an ECN
 //!   connection also reaches [`Controller::on_ecn_feedback`] (DCTCP's estimator).
 //!
-//! Not modelled: PAWS (RFC 7323 §5), DSACK, F-RTO, TLP, full RACK for original
+//! - F-RTO (RFC 5682 §3.1 with the SACK enhancement of its Appendix A, as Linux runs it by
+//!   default, `tcp_frto = 2`; [`TcpConfig::frto`]): armed on an RTO outside loss recovery or on
+//!   a repeated RTO (`tcp_enter_loss`); the first ACK that advances SND.UNA releases new data
+//!   instead of the rest of the window (step 2.b, Linux `REXMIT_NEW`); then a duplicate ACK or
+//!   SACK means the loss was real and recovery goes on as without F-RTO (step 3.a), while an ACK
+//!   or SACK of data sent before the timeout and never retransmitted undoes the RTO (step 3.b,
+//!   `tcp_process_loss`, `tcp_try_undo_loss`).
+//!
+//! Not modelled: PAWS (RFC 7323 §5), DSACK, TLP, full RACK for original
 //! transmissions, PRR (RFC 6937; the pipe/cwnd rule of RFC 6675 is used), ECN nonces and
 //! AccECN, urgent data, simultaneous open (SYN in SYN-SENT), LISTEN.
 
@@ -169,8 +177,11 @@ pub struct TcpStats {
     pub syn_retransmits: u64,
     pub timeouts: u64,
     pub fast_recoveries: u64,
-    /// Recovery episodes and RTOs found spurious by Eifel detection (timestamps) and undone.
+    /// Recovery episodes and RTOs found spurious (Eifel detection with timestamps, or F-RTO)
+    /// and undone.
     pub spurious: u64,
+    /// Of those, RTOs found spurious by F-RTO (RFC 5682 §3.1 step 3.b).
+    pub spurious_rtos: u64,
     pub rtt_samples_count: u64,
     pub rtt_sum: SimDuration,
     pub rtt_min: SimDuration,
@@ -241,6 +252,11 @@ pub struct TcpEndpoint {
     undo_marker: u64,
     /// RFC 6582 sender-side window inflation (bytes), non-SACK fast recovery only.
     inflation: u64,
+    /// F-RTO (RFC 5682 §3, Linux `tp->frto`) is running for the current RTO episode.
+    frto: bool,
+    /// F-RTO step 2.b (Linux `REXMIT_NEW`): until the next ACK, send new data, not the
+    /// segments the RTO marked lost.
+    frto_new_only: bool,
     retries: u32,
     // --- delivery rate (draft-cheng §3.1)
     delivered: u64,
@@ -308,7 +324,12 @@ impl TcpEndpoint {
             fin_end: None,
             fin_acked: false,
             sb: Scoreboard::default(),
-            rtt: RttEstimator::new(cfg.initial_rto, cfg.min_rto, cfg.max_rto),
+            rtt: RttEstimator::with_mode(
+                cfg.rto_estimator,
+                cfg.initial_rto,
+                cfg.min_rto,
+                cfg.max_rto,
+            ),
             cc: AnyCc::new(cfg.cc, mss, cfg.initial_cwnd_pkts, now, cfg.cc_seed),
             ca_state: CaState::Open,
             recovery_point: 0,
@@ -319,6 +340,8 @@ impl TcpEndpoint {
             undo_tsval: None,
             undo_marker: 0,
             inflation: 0,
+            frto: false,
+            frto_new_only: false,
             retries: 0,
             delivered: 0,
             delivered_time: now,
@@ -626,6 +649,12 @@ impl TcpEndpoint {
                 // lost (close to cwnd, as Linux's tcp_enter_loss uses). On a repeated RTO the
                 // controller holds ssthresh.
                 self.cc.on_rto(now, self.sb.in_flight(), self.mss);
+                // RFC 5682 §3.1 step 1 / §3.2, Linux `tcp_enter_loss`: F-RTO unless a loss
+                // recovery was already under way, except for repeated timeouts of the same
+                // SND.UNA.
+                let new_recovery = self.ca_state == CaState::Open;
+                self.frto = self.cfg.frto && (new_recovery || self.retries > 1);
+                self.frto_new_only = false;
                 self.ca_state = CaState::Loss;
                 self.recovery_point = self.snd_nxt;
                 self.recover = self.snd_nxt;
@@ -696,7 +725,7 @@ impl TcpEndpoint {
     }
 
     fn record_rtt(&mut self, r: SimDuration) {
-        self.rtt.on_sample(r);
+        self.rtt.on_sample(r, self.snd_una, self.snd_nxt);
         let s = &mut self.stats;
         if s.rtt_samples_count == 0 {
             s.rtt_min = r;
@@ -991,6 +1020,10 @@ impl TcpEndpoint {
         // (a retransmitted segment counts only if its RTT is plausible).
         let min_rtt = self.rtt.min_rtt();
         let mut rack_time = SimTime::ZERO;
+        // Linux FLAG_ORIG_SACK_ACKED: this ACK newly delivered a segment sent before the RTO
+        // (at or below high_seq) and never retransmitted (F-RTO, RFC 5682 §3.1 step 3.b).
+        let high_seq = self.recovery_point;
+        let mut orig_acked = false;
         if self.sack_ok {
             for b in seg.options.sack_blocks() {
                 let l = seq::unwrap(self.iss, b.left, self.snd_una);
@@ -1003,6 +1036,7 @@ impl TcpEndpoint {
                         rack_time = rack_time.max(s.sent_time);
                     }
                     newly_sacked += s.payload();
+                    orig_acked |= !s.retransmitted && s.end <= high_seq;
                     delivered += s.payload();
                     rs.update(s, delivered, now);
                     if !s.retransmitted {
@@ -1033,6 +1067,7 @@ impl TcpEndpoint {
                         rack_time = rack_time.max(s.sent_time);
                     }
                     newly_acked += s.payload();
+                    orig_acked |= !s.retransmitted && s.end <= high_seq;
                     delivered += s.payload();
                     rs.update(s, delivered, now);
                 }
@@ -1094,6 +1129,12 @@ impl TcpEndpoint {
             self.stats.dup_acks_received += 1;
         } else if newly_acked_seq > 0 {
             self.dupacks = 0;
+        }
+        // --- F-RTO (RFC 5682 §3.1, SACK-enhanced as Linux's `tcp_process_loss`)
+        self.frto_new_only = false;
+        if self.ca_state == CaState::Loss && self.frto {
+            let dup = newly_sacked > 0 || is_dup;
+            self.frto_process(now, newly_acked_seq > 0, orig_acked, dup);
         }
         // --- loss detection and recovery
         let mut newly_lost = 0;
@@ -1237,6 +1278,37 @@ impl TcpEndpoint {
         self.inflation = 0;
         self.dupacks = 0;
         self.force_rtx = false;
+    }
+
+    /// F-RTO on an ACK in the Loss state (RFC 5682 §3.1 and Appendix A's SACK-enhanced
+    /// variant, in the order of Linux `tcp_process_loss` after the Eifel check).
+    fn frto_process(&mut self, now: SimTime, una_advanced: bool, orig_acked: bool, dup: bool) {
+        if orig_acked {
+            // Step 3.b: data sent before the timeout and never retransmitted arrived: the RTO
+            // was spurious (`tcp_try_undo_loss(sk, true)`).
+            self.frto = false;
+            self.stats.spurious_rtos += 1;
+            self.undo_spurious(now);
+            return;
+        }
+        if self.snd_nxt > self.recovery_point {
+            // New data went out after the first ACK (step 2.b); a duplicate ACK or SACK now
+            // means the loss was real (step 3.a): conventional recovery from here.
+            if dup {
+                self.frto = false;
+            }
+        } else if una_advanced && self.snd_una < self.recovery_point {
+            // Step 2.b: the first ACK advancing SND.UNA: send new data instead of the rest of
+            // the window (Linux `REXMIT_NEW`), and wait for the next ACK.
+            self.recovery_point = self.snd_nxt;
+            let unsent = 1 + self.written > self.snd_nxt;
+            let wnd_open = self.snd_una + self.snd_wnd > self.snd_nxt;
+            if unsent && wnd_open {
+                self.frto_new_only = true;
+            } else {
+                self.frto = false;
+            }
+        }
     }
 
     /// An ACK with ECE (RFC 3168 §6.1.2): reduce once per window of data, not during loss

@@ -4,7 +4,7 @@
 //!
 //! - [`seq`]: 32-bit sequence numbers with wrap-around (RFC 9293 §3.4) and their unwrapping into
 //!   the 64-bit absolute offsets used everywhere inside.
-//! - [`rtt`]: SRTT / RTTVAR / RTO with backoff (RFC 6298).
+//! - [`rtt`]: SRTT / RTTVAR / RTO with backoff, as Linux computes them or as RFC 6298 does.
 //! - [`config`]: [`TcpConfig`], plain serde data with Linux-like defaults.
 //! - [`scoreboard`]: the retransmission queue and SACK scoreboard (RFC 6675 §4: IsLost, pipe).
 //! - [`receiver`]: reassembly, SACK blocks (RFC 2018), delayed ACKs (RFC 5681 §4.2), the
@@ -24,5 +24,5 @@ pub mod rtt;
 pub mod scoreboard;
 pub mod seq;
 
-pub use config::{BufSize, TcpConfig};
+pub use config::{BufSize, RtoEstimator, TcpConfig};
 pub use endpoint::{CaState, Negotiated, TcpEndpoint, TcpSample, TcpState, TcpStats};

@@ -5,7 +5,7 @@ mod common;
 
 use celltcp_engine::{SimDuration, SimTime};
 use celltcp_tcp::cc::CcKind;
-use celltcp_tcp::{BufSize, TcpConfig};
+use celltcp_tcp::{BufSize, RtoEstimator, TcpConfig};
 use common::*;
 
 fn bulk(cfg: TcpConfig, delay_ms: u64, rate_bps: u64, bytes: u64) -> Wire {
@@ -107,6 +107,7 @@ fn rto_fires_at_rfc6298_time_backs_off_and_holds() {
     // Karn (timestamps off): the backed-off RTO holds until a fresh sample.
     let cfg = TcpConfig {
         timestamps: false,
+        rto_estimator: RtoEstimator::Rfc6298,
         ..Default::default()
     };
     let mut w = bulk(cfg, 150, 0, 30_000);
@@ -263,14 +264,16 @@ fn spurious_fast_retransmit_from_reordering_is_undone_with_timestamps() {
 #[test]
 fn spurious_rto_after_a_delay_spike_is_undone_without_go_back_n() {
     // A handover-like stall: the bottleneck serves nothing for 600 ms, then drains its queue in
-    // order. The RTO fires spuriously; Eifel (RFC 3522) sees the original's TSval echoed and the
-    // Eifel response (RFC 4015) avoids resending the whole window.
-    let run = |timestamps: bool| {
+    // order. The RTO fires spuriously; Eifel (RFC 3522, timestamps) or F-RTO (RFC 5682 §3.1
+    // step 3.b: the second ACK covers data never retransmitted) detects it and the response
+    // (RFC 4015) avoids resending the whole window. With neither, go-back-N.
+    let run = |timestamps: bool, frto: bool| {
         // receive-window limited (45 segments), so the queue never overflows: the only
         // retransmissions are the ones the stall causes
         let rcv_buf = BufSize::Fixed(65_536);
         let cfg = TcpConfig {
             timestamps,
+            frto,
             delayed_ack: false,
             rcv_buf,
             ..Default::default()
@@ -281,11 +284,15 @@ fn spurious_rto_after_a_delay_spike_is_undone_without_go_back_n() {
         assert_eq!(w.read_by_b, 20_000_000);
         *w.a.stats()
     };
-    let with_ts = run(true);
+    let with_ts = run(true, false);
     assert!(with_ts.timeouts >= 1);
     assert_eq!(with_ts.spurious, 1);
     assert!(with_ts.retransmitted_segments <= 3, "{with_ts:?}");
-    let without = run(false);
+    let frto = run(false, true);
+    assert!(frto.timeouts >= 1);
+    assert_eq!((frto.spurious, frto.spurious_rtos), (1, 1), "{frto:?}");
+    assert!(frto.retransmitted_segments <= 3, "{frto:?}");
+    let without = run(false, false);
     assert!(without.timeouts >= 1);
     assert_eq!(without.spurious, 0);
     assert!(
@@ -385,4 +392,48 @@ fn resending_the_first_hole_restarts_the_retransmission_timer() {
     );
     assert_eq!(w.a.stats().timeouts, 0);
     assert_eq!(w.a.stats().fast_recoveries, 1);
+}
+
+#[test]
+fn frto_real_loss_sends_new_data_then_falls_back_to_go_back_n() {
+    // RFC 5682 §3.1 (Linux tcp_process_loss): a whole flight is lost, the RTO resends SND.UNA;
+    // its ACK advances SND.UNA, so step 2.b sends new (never sent) data rather than the rest of
+    // the window; that data's ACKs are duplicates with SACK (step 3.a: the loss was real), and
+    // the lost flight is retransmitted conventionally. Nothing is undone.
+    let mut w = bulk(TcpConfig::default(), 20, 0, 30_000);
+    w.close_after_write = false;
+    w.run_until(at_ms(1_000), |_| false);
+    assert_eq!(w.read_by_b, 30_000);
+    let t0 = w.now;
+    let until = t0 + ms(1);
+    w.fate = Box::new(move |s, _| {
+        if s.seg.payload_len > 0 && s.time < until {
+            Fate::Drop
+        } else {
+            Fate::Deliver
+        }
+    });
+    w.to_write = 200_000;
+    w.run_until(at_ms(10_000), |w| w.read_by_b == 230_000);
+    assert_eq!(w.read_by_b, 230_000);
+    let s = *w.a.stats();
+    assert_eq!(
+        (s.timeouts, s.spurious, s.spurious_rtos),
+        (1, 0, 0),
+        "{s:?}"
+    );
+    let data = w.a_data();
+    let burst: Vec<_> = data.iter().filter(|d| d.0 < until && d.0 >= t0).collect();
+    let burst_end = burst.iter().map(|d| d.1 + d.2 as u64).max().unwrap();
+    assert!(burst.len() >= 10, "a flight was lost: {}", burst.len());
+    let after: Vec<_> = data.iter().filter(|d| d.0 >= until).collect();
+    // the RTO resends SND.UNA (30 000) ...
+    assert_eq!(after[0].1, 30_000);
+    // ... and the first ACK releases new data beyond the lost flight (step 2.b)
+    assert!(after[1].1 >= burst_end, "{:?}", &after[..4]);
+    assert!(after[1].0 > after[0].0);
+    // then the rest of the flight goes again (step 3.a): every lost segment resent once
+    for b in &burst[1..] {
+        assert_eq!(after.iter().filter(|d| d.1 == b.1).count(), 1, "{b:?}");
+    }
 }

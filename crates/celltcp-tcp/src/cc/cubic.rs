@@ -1,4 +1,5 @@
-//! CUBIC congestion control (RFC 9438), with HyStart++ (RFC 9406) in the initial slow start.
+//! CUBIC congestion control (RFC 9438), leaving slow start by HyStart as Linux does
+//! ([`super::hystart_linux`], the default) or by HyStart++ (RFC 9406, [`super::hystart`]).
 //!
 //! - Window growth (§4.2): `W_cubic(t) = C * (t - K)^3 + W_max`, `K = cbrt((W_max - cwnd_epoch) / C)`,
 //!   with `t` the time since the current congestion-avoidance epoch began and windows in segments.
@@ -13,8 +14,11 @@
 //! - Timeout (§4.8): cwnd to one segment, ssthresh as in §4.6 (held on a repeated timeout of the
 //!   same segment, RFC 5681 §3.1), and the next epoch starts with `K = 0`, `W_max = cwnd`.
 //! - Spurious congestion events (§4.9): the state saved before the reduction is restored.
-//! - Slow start is RFC 5681 §3.1 with RFC 3465 byte counting, modified by HyStart++ while
-//!   `CubicConfig::hystart` is set and no congestion event has happened yet (RFC 9406 §4.3).
+//! - Slow start is RFC 5681 §3.1 with RFC 3465 byte counting. [`CubicConfig::hystart`] chooses
+//!   and [`CubicConfig::hystart_variant`] choose how it ends before a loss: `"linux"` (default) is Linux's HyStart (ACK train and delay
+//!   increase, `hystart_update`; ssthresh = cwnd when found; runs again after an RTO, as
+//!   `bictcp_reset` forgets `found`); `"hystart++"` is RFC 9406 (delay only, conservative slow
+//!   start, only while no congestion event has happened yet, §4.3); `false` is plain slow start.
 //!
 //! cwnd is not grown while the sender is not cwnd-limited (RFC 9438 §5.8 referring to RFC 7661),
 //! and the app-limited time is taken out of the epoch clock so that `t` does not run on while the
@@ -26,11 +30,139 @@
 use celltcp_engine::{SimDuration, SimTime};
 
 use super::hystart::{HyStart, HyStartEvent, HyStartState};
+use super::hystart_linux::{HyStartAck, LinuxHyStart};
 use super::{Ack, CcMetrics, CongestionEvent, Controller};
+
+/// How CUBIC leaves slow start before a loss (the effective choice of
+/// [`CubicConfig::hystart`] and [`CubicConfig::hystart_variant`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum HyStartMode {
+    /// Linux's HyStart (net/ipv4/tcp_cubic.c, [`super::hystart_linux`]).
+    #[default]
+    Linux,
+    /// HyStart++ (RFC 9406, [`super::hystart`]).
+    HyStartPlusPlus,
+    /// Plain slow start until the first loss.
+    Off,
+}
+
+/// Which HyStart runs when [`CubicConfig::hystart`] is on.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub enum HyStartVariant {
+    /// Linux's HyStart (ACK train and delay increase).
+    #[default]
+    #[serde(rename = "linux")]
+    Linux,
+    /// HyStart++ (RFC 9406, delay increase and conservative slow start).
+    #[serde(rename = "hystart++")]
+    HyStartPlusPlus,
+}
+
+/// What `hystart` may be written as: a boolean, or the variant's name (which also turns it on).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum HyStartSetting {
+    On(bool),
+    Variant(HyStartVariant),
+}
+
+impl<'de> serde::Deserialize<'de> for HyStartSetting {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = HyStartSetting;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a bool, \"linux\" or \"hystart++\"")
+            }
+            fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<HyStartSetting, E> {
+                Ok(HyStartSetting::On(v))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<HyStartSetting, E> {
+                match v {
+                    "linux" => Ok(HyStartSetting::Variant(HyStartVariant::Linux)),
+                    "hystart++" => Ok(HyStartSetting::Variant(HyStartVariant::HyStartPlusPlus)),
+                    _ => Err(E::invalid_value(serde::de::Unexpected::Str(v), &self)),
+                }
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// [`CubicConfig`] as written, before `hystart` = a variant's name is split into the two fields.
+#[derive(serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+struct RawCubicConfig {
+    c: f64,
+    beta: f64,
+    fast_convergence: bool,
+    hystart: HyStartSetting,
+    hystart_variant: GivenVariant,
+    abc_limit_segments: u32,
+}
+
+impl<'de> serde::Deserialize<'de> for HyStartVariant {
+    /// From its name (a plain string, as the parameter tables give it).
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match HyStartSetting::deserialize(d)? {
+            HyStartSetting::Variant(v) => Ok(v),
+            HyStartSetting::On(b) => Err(serde::de::Error::invalid_value(
+                serde::de::Unexpected::Bool(b),
+                &"\"linux\" or \"hystart++\"",
+            )),
+        }
+    }
+}
+
+/// `hystart_variant` if written (a plain value: the parameter tables have no `Option`).
+#[derive(Clone, Copy, Debug, Default)]
+struct GivenVariant(Option<HyStartVariant>);
+
+impl<'de> serde::Deserialize<'de> for GivenVariant {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        HyStartVariant::deserialize(d).map(|v| GivenVariant(Some(v)))
+    }
+}
+
+impl Default for RawCubicConfig {
+    fn default() -> Self {
+        let d = CubicConfig::default();
+        RawCubicConfig {
+            c: d.c,
+            beta: d.beta,
+            fast_convergence: d.fast_convergence,
+            hystart: HyStartSetting::On(d.hystart),
+            hystart_variant: GivenVariant(None),
+            abc_limit_segments: d.abc_limit_segments,
+        }
+    }
+}
+
+impl TryFrom<RawCubicConfig> for CubicConfig {
+    type Error = String;
+    fn try_from(r: RawCubicConfig) -> Result<Self, String> {
+        let (hystart, hystart_variant) = match (r.hystart, r.hystart_variant.0) {
+            (HyStartSetting::On(on), v) => (on, v.unwrap_or_default()),
+            (HyStartSetting::Variant(a), Some(b)) if a != b => {
+                return Err(format!(
+                    "hystart = {a:?} and hystart_variant = {b:?} disagree; give one"
+                ))
+            }
+            (HyStartSetting::Variant(a), _) => (true, a),
+        };
+        Ok(CubicConfig {
+            c: r.c,
+            beta: r.beta,
+            fast_convergence: r.fast_convergence,
+            hystart,
+            hystart_variant,
+            abc_limit_segments: r.abc_limit_segments,
+        })
+    }
+}
 
 /// CUBIC parameters.
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-#[serde(default, deny_unknown_fields)]
+#[serde(try_from = "RawCubicConfig")]
 pub struct CubicConfig {
     /// The cubic scaling constant C, in segments / s^3, > 0. RFC 9438 §5.1: 0.4.
     pub c: f64,
@@ -38,8 +170,12 @@ pub struct CubicConfig {
     pub beta: f64,
     /// Fast convergence (RFC 9438 §4.7). Default true.
     pub fast_convergence: bool,
-    /// HyStart++ in the initial slow start (RFC 9406). Default true.
+    /// End slow start before a loss by HyStart (default true; false: plain slow start). May
+    /// also be written as the variant's name, `hystart = "hystart++"` (which sets both fields).
     pub hystart: bool,
+    /// Which HyStart: `"linux"` (default; Linux's, ACK train and delay increase, tcp_cubic.c)
+    /// or `"hystart++"` (RFC 9406).
+    pub hystart_variant: HyStartVariant,
     /// Appropriate Byte Counting limit L in segments per ACK during slow start, >= 1
     /// (RFC 3465 §2.2: 2).
     pub abc_limit_segments: u32,
@@ -52,12 +188,36 @@ impl Default for CubicConfig {
             beta: 0.7,
             fast_convergence: true,
             hystart: true,
+            hystart_variant: HyStartVariant::Linux,
             abc_limit_segments: 2,
         }
     }
 }
 
 impl CubicConfig {
+    /// The defaults with slow start ending as `mode` says.
+    pub fn with_hystart(mode: HyStartMode) -> Self {
+        let (hystart, hystart_variant) = match mode {
+            HyStartMode::Linux => (true, HyStartVariant::Linux),
+            HyStartMode::HyStartPlusPlus => (true, HyStartVariant::HyStartPlusPlus),
+            HyStartMode::Off => (false, HyStartVariant::Linux),
+        };
+        CubicConfig {
+            hystart,
+            hystart_variant,
+            ..Default::default()
+        }
+    }
+
+    /// How slow start ends before a loss.
+    pub fn hystart_mode(&self) -> HyStartMode {
+        match (self.hystart, self.hystart_variant) {
+            (false, _) => HyStartMode::Off,
+            (true, HyStartVariant::Linux) => HyStartMode::Linux,
+            (true, HyStartVariant::HyStartPlusPlus) => HyStartMode::HyStartPlusPlus,
+        }
+    }
+
     /// Checks every parameter against the range documented on it; the error names the
     /// parameter and its value.
     pub fn validate(&self) -> Result<(), String> {
@@ -117,6 +277,7 @@ pub struct Cubic {
     rto_pending: bool,
     last_ack: Option<SimTime>,
     hystart: HyStart,
+    linux_hystart: LinuxHyStart,
     saved: Option<Saved>,
 }
 
@@ -124,7 +285,7 @@ impl Cubic {
     pub fn new(cfg: CubicConfig, mss: u32, initial_cwnd_pkts: u32) -> Self {
         let mss = mss as f64;
         let mut hystart = HyStart::new();
-        if !cfg.hystart {
+        if cfg.hystart_mode() != HyStartMode::HyStartPlusPlus {
             hystart.on_congestion();
         }
         Cubic {
@@ -142,6 +303,7 @@ impl Cubic {
             rto_pending: false,
             last_ack: None,
             hystart,
+            linux_hystart: LinuxHyStart::new(),
             saved: None,
         }
     }
@@ -171,8 +333,14 @@ impl Cubic {
         self.t_epoch
     }
 
+    /// HyStart++'s state (`Done` unless `hystart = "hystart++"`).
     pub fn hystart_state(&self) -> HyStartState {
         self.hystart.state()
+    }
+
+    /// Linux HyStart's `found` (slow start was left by it).
+    pub fn hystart_found(&self) -> bool {
+        self.linux_hystart.found()
     }
 
     /// W_cubic(t) in segments, `t` in seconds since the epoch began (RFC 9438 eq. 1).
@@ -224,6 +392,24 @@ impl Cubic {
     }
 
     fn slow_start_ack(&mut self, now: SimTime, ack: &Ack) {
+        if self.cfg.hystart_mode() == HyStartMode::Linux {
+            let h = HyStartAck {
+                delivered: ack.delivered,
+                rtt: ack.rtt,
+                cwnd_bytes: self.cwnd as u64,
+                mss: self.mss as u64,
+                srtt: ack.srtt,
+                slow_start: true,
+                paced: false,
+            };
+            if self.linux_hystart.on_ack(now, &h).is_some() {
+                // hystart_update: snd_ssthresh = cwnd; congestion avoidance from here.
+                self.ssthresh = self.cwnd as u64;
+                self.cwnd = self.ssthresh as f64;
+                self.start_epoch(now);
+                return;
+            }
+        }
         if !self.hystart.is_done() {
             if let Some(HyStartEvent::EnterCongestionAvoidance) =
                 self.hystart.on_ack(ack.delivered, ack.rtt)
@@ -290,6 +476,7 @@ impl Cubic {
 impl Controller for Cubic {
     fn on_sent(&mut self, _now: SimTime, bytes: u64, _bytes_in_flight: u64) {
         self.hystart.on_sent(bytes);
+        self.linux_hystart.on_sent(bytes);
     }
 
     fn on_ack(&mut self, now: SimTime, ack: &Ack) {
@@ -332,6 +519,8 @@ impl Controller for Cubic {
     fn on_rto(&mut self, _now: SimTime, bytes_in_flight: u64, _mss: u32) {
         self.save();
         self.hystart.on_congestion();
+        // Linux cubictcp_state(TCP_CA_Loss): bictcp_reset + bictcp_hystart_reset.
+        self.linux_hystart.on_rto();
         if !self.rto_pending {
             // §4.8: ssthresh as in §4.6; held on a repeated timeout (RFC 5681 §3.1 note on eq. 4).
             self.cwnd_prior = self.cwnd_seg();
@@ -659,18 +848,20 @@ mod tests {
     fn cubic_hystart_leaves_slow_start_on_rtt_increase() {
         // RFC 9406 §4.2 inside CUBIC: an RTT rise of RttThresh enters CSS (growth / 4); after
         // CSS_ROUNDS rounds ssthresh = cwnd. Without HyStart++ the same script stays in slow start.
-        for hystart in [true, false] {
-            let cfg = CubicConfig {
-                hystart,
-                ..CubicConfig::default()
+        for pp in [true, false] {
+            let hystart = if pp {
+                HyStartMode::HyStartPlusPlus
+            } else {
+                HyStartMode::Off
             };
+            let cfg = CubicConfig::with_hystart(hystart);
             let mut s = sender(cfg, 10, RTT);
             s.run_rounds(2); // cwnd 40, the 40 in flight come back at RTT 100 ms
             s.set_rtt(SimDuration::from_millis(120)); // new segments see 120 ms >= 100 + 12.5 ms
             s.run_for(RTT); // round 3 at 100 ms: cwnd 80, sent with the new RTT
             assert_eq!(s.window(), 80 * MSS as u64);
             s.run_for(SimDuration::from_millis(120)); // round 4: 80 ACKs with 120 ms samples
-            if hystart {
+            if pp {
                 assert!(matches!(s.cc.hystart_state(), HyStartState::Css { .. }));
                 assert_eq!(s.cc.metrics().state, 1);
                 // The 8th sample triggers CSS before its own increase: 7 ACKs add a full

@@ -486,6 +486,31 @@ mod tests {
     }
 
     #[test]
+    fn cubic_hystart_takes_linux_hystartpp_or_a_boolean() {
+        use crate::cc::cubic::HyStartMode;
+        let mode = |v: ParamValue| match table(&[("name", ParamValue::Str("cubic".into())), ("hystart", v)]).unwrap() {
+            CcConfig::Cubic(c) => c.hystart_mode(),
+            c => panic!("{c:?}"),
+        };
+        let both = |a: ParamValue, b: &str| table(&[("name", ParamValue::Str("cubic".into())), ("hystart", a), ("hystart_variant", ParamValue::Str(b.into()))]);
+        assert!(matches!(both(ParamValue::Bool(true), "hystart++"), Ok(CcConfig::Cubic(c)) if c.hystart_mode() == HyStartMode::HyStartPlusPlus));
+        assert!(matches!(both(ParamValue::Bool(false), "hystart++"), Ok(CcConfig::Cubic(c)) if c.hystart_mode() == HyStartMode::Off));
+        let e = both(ParamValue::Str("linux".into()), "hystart++").unwrap_err();
+        assert!(e.contains("disagree"), "{e}");
+        assert_eq!(mode(ParamValue::Str("linux".into())), HyStartMode::Linux);
+        assert_eq!(mode(ParamValue::Str("hystart++".into())), HyStartMode::HyStartPlusPlus);
+        // the boolean of before: true is the default (Linux's HyStart), false turns it off
+        assert_eq!(mode(ParamValue::Bool(true)), HyStartMode::Linux);
+        assert_eq!(mode(ParamValue::Bool(false)), HyStartMode::Off);
+        // and what is written reads back
+        for m in [HyStartMode::Linux, HyStartMode::HyStartPlusPlus, HyStartMode::Off] {
+            let c = CcConfig::Cubic(CubicConfig::with_hystart(m));
+            let back: CcConfig = serde_json::from_value(serde_json::to_value(c).unwrap()).unwrap();
+            assert_eq!(back, c);
+        }
+    }
+
+    #[test]
     fn unknown_parameter_names_key_value_and_what_exists() {
         let e = table(&[
             ("name", ParamValue::Str("cubic".into())),
@@ -572,10 +597,7 @@ mod tests {
         assert_eq!(bbr["probe_rtt_duration"], "200ms");
         assert!(bbr.get("seed").is_none(), "{bbr}");
         let cubic = serde_json::to_value(CcConfig::from(CcKind::Cubic)).unwrap();
-        assert_eq!(
-            cubic,
-            serde_json::json!({"name": "cubic", "c": 0.4, "beta": 0.7, "fast_convergence": true, "hystart": true, "abc_limit_segments": 2})
-        );
+        assert_eq!(cubic, serde_json::json!({"name": "cubic", "c": 0.4, "beta": 0.7, "fast_convergence": true, "hystart": true, "hystart_variant": "linux", "abc_limit_segments": 2}));
     }
 
     /// The window after one loss at a window of `w` segments, through [`super::super::AnyCc`]

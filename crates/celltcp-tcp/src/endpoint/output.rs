@@ -211,8 +211,27 @@ impl TcpEndpoint {
             Rtx(usize),
             New(u64, bool),
         }
+        // F-RTO step 2.b (RFC 5682 §3.1, Linux `REXMIT_NEW`): new data only; with none to send,
+        // fall back to conventional recovery.
+        let frto_new = if self.frto_new_only {
+            match self.new_data() {
+                Some(x) => Some(x),
+                None if self.snd_nxt > self.recovery_point => {
+                    return self.idle(now, in_flight, cwnd);
+                }
+                None => {
+                    self.frto_new_only = false;
+                    self.frto = false;
+                    None
+                }
+            }
+        } else {
+            None
+        };
         // RFC 6675 §4 NextSeg: rule 1 (lost), rule 2 (new data), rules 3 and 4 in recovery.
-        let pick = if let Some(i) = self.sb.next_lost() {
+        let pick = if let Some((len, fin)) = frto_new {
+            Pick::New(len, fin)
+        } else if let Some(i) = self.sb.next_lost() {
             Pick::Rtx(i)
         } else if let Some((len, fin)) = self.new_data() {
             Pick::New(len, fin)
