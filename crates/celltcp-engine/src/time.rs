@@ -160,15 +160,23 @@ impl Div<u64> for SimDuration {
 }
 
 fn fmt_ns(ns: u64, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-    if ns >= 1_000_000_000 && ns.is_multiple_of(1_000_000) {
-        write!(f, "{}s", ns as f64 / 1e9)
+    // exact decimal digits (no f64), so that the printed value parses back to the same count
+    let (unit_ns, unit) = if ns >= 1_000_000_000 && ns.is_multiple_of(1_000_000) {
+        (1_000_000_000, "s")
     } else if ns >= 1_000_000 {
-        write!(f, "{}ms", ns as f64 / 1e6)
+        (1_000_000, "ms")
     } else if ns >= 1_000 {
-        write!(f, "{}us", ns as f64 / 1e3)
+        (1_000, "us")
     } else {
-        write!(f, "{ns}ns")
+        return write!(f, "{ns}ns");
+    };
+    let (int, frac) = (ns / unit_ns, ns % unit_ns);
+    if frac == 0 {
+        return write!(f, "{int}{unit}");
     }
+    let width = unit_ns.ilog10() as usize;
+    let digits = format!("{frac:0width$}");
+    write!(f, "{int}.{}{unit}", digits.trim_end_matches('0'))
 }
 
 impl fmt::Display for SimTime {

@@ -22,19 +22,54 @@ pub fn split_number(s: &str) -> Option<(f64, &str)> {
 pub fn parse_duration(s: &str) -> Result<SimDuration, String> {
     let err = || format!("expected a duration such as \"25ms\", \"1.5s\" or \"100us\" (units ns, us, ms, s, min, h), got {s:?}");
     let (v, unit) = split_number(s).ok_or_else(err)?;
-    let mult = match unit {
-        "ns" => 1e-9,
-        "us" | "µs" => 1e-6,
-        "ms" => 1e-3,
-        "s" => 1.0,
-        "min" => 60.0,
-        "h" => 3600.0,
+    let unit_ns: u64 = match unit {
+        "ns" => 1,
+        "us" | "µs" => 1_000,
+        "ms" => 1_000_000,
+        "s" => 1_000_000_000,
+        "min" => 60_000_000_000,
+        "h" => 3_600_000_000_000,
         _ => return Err(err()),
     };
     if !v.is_finite() || v < 0.0 {
         return Err(format!("expected a non-negative duration, got {s:?}"));
     }
-    Ok(SimDuration::from_secs_f64(v * mult))
+    let too_long = || format!("expected a duration below 584 years (the clock counts u64 nanoseconds), got {s:?}");
+    let fraction = || format!("expected a whole number of nanoseconds (the clock's resolution), got {s:?}");
+    // Plain decimals ("12.5ms") are read exactly, so every value the clock can hold round-trips
+    // through its printed form; exponents ("1e3ms") go through f64.
+    let num = s.trim().strip_suffix(unit).unwrap_or("").trim_end();
+    if let Some((int, frac)) = plain_decimal(num) {
+        let whole = (int as u128) * unit_ns as u128;
+        let scale = 10u128.pow(frac.len() as u32);
+        let f: u128 = if frac.is_empty() { 0 } else { frac.parse().map_err(|_| err())? };
+        let part = f * unit_ns as u128;
+        if part % scale != 0 {
+            return Err(fraction());
+        }
+        let ns = whole + part / scale;
+        return u64::try_from(ns).map(SimDuration::from_nanos).map_err(|_| too_long());
+    }
+    let ns = v * unit_ns as f64;
+    // u64 nanoseconds end at 584 years; refuse rather than clamp
+    if ns >= u64::MAX as f64 {
+        return Err(too_long());
+    }
+    if (ns - ns.round()).abs() > 1e-3 {
+        return Err(fraction());
+    }
+    Ok(SimDuration::from_nanos(ns.round() as u64))
+}
+
+/// `"12.50"` → `(12, "50")`: digits, optionally a point and at most 30 more digits; `None` for
+/// anything else (signs, exponents, integer parts beyond u64).
+fn plain_decimal(num: &str) -> Option<(u64, &str)> {
+    let (int, frac) = num.split_once('.').unwrap_or((num, ""));
+    let digits = |t: &str| t.bytes().all(|b| b.is_ascii_digit());
+    if int.is_empty() || !digits(int) || !digits(frac) || frac.len() > 30 {
+        return None;
+    }
+    Some((int.parse().ok()?, frac))
 }
 
 /// A size such as `"1500B"`, `"64KB"`, `"4MB"`: `B`, `KB`/`KiB`/`K` = 1024, `MB`/`MiB`/`M` =
@@ -54,7 +89,14 @@ pub fn parse_bytes(s: &str) -> Result<u64, String> {
     if !v.is_finite() || v < 0.0 {
         return Err(format!("expected a non-negative size, got {s:?}"));
     }
-    Ok((v * mult).round() as u64)
+    let b = v * mult;
+    if b >= u64::MAX as f64 {
+        return Err(format!("expected a size below 16EB, got {s:?}"));
+    }
+    if (b - b.round()).abs() > 1e-6 {
+        return Err(format!("expected a whole number of bytes, got {s:?}"));
+    }
+    Ok(b.round() as u64)
 }
 
 /// A size in bytes as [`parse_bytes`] reads it back: `"4MB"`, `"64KB"`, `"1500B"`.
@@ -167,6 +209,36 @@ mod tests {
         assert_eq!(parse_duration(&SimDuration::from_secs(10).to_string()), Ok(SimDuration::from_secs(10)));
         assert!(parse_duration("5 fortnights").unwrap_err().contains("5 fortnights"));
         assert!(parse_duration("-1s").unwrap_err().contains("non-negative"));
+    }
+
+    #[test]
+    fn every_duration_round_trips_through_its_printed_form_exactly() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(17);
+        for i in 0..20_000u32 {
+            // all magnitudes, from nanoseconds to the clock's end
+            let ns: u64 = rng.gen::<u64>() >> (i % 64);
+            let d = SimDuration::from_nanos(ns);
+            assert_eq!(parse_duration(&d.to_string()), Ok(d), "{ns} ns printed as {d}");
+            assert_eq!(parse_duration(&format!("{ns}ns")), Ok(d));
+        }
+        for ms in [0u64, 1, 50, 999, 1001, 4_294_967_296, 10_000_000_000] {
+            assert_eq!(parse_duration(&format!("{ms}ms")), Ok(SimDuration::from_millis(ms)));
+        }
+    }
+
+    #[test]
+    fn durations_the_clock_cannot_hold_are_refused_not_changed() {
+        assert!(parse_duration("0.5ns").unwrap_err().contains("whole number of nanoseconds"));
+        assert!(parse_duration("1.0000000001s").unwrap_err().contains("whole number of nanoseconds"));
+        assert!(parse_duration("1000000000000s").unwrap_err().contains("584 years"));
+        assert!(parse_duration("1e30s").unwrap_err().contains("584 years"));
+        assert!(parse_duration("18446744073.709551616s").unwrap_err().contains("584 years"));
+        assert_eq!(parse_duration("18446744073.709551615s"), Ok(SimDuration::from_nanos(u64::MAX)));
+        assert_eq!(parse_duration("1e3ms"), Ok(SimDuration::from_secs(1)));
+        assert_eq!(parse_duration("50.5ms"), Ok(SimDuration::from_micros(50_500)));
+        assert!(parse_bytes("1.5B").unwrap_err().contains("whole number of bytes"));
+        assert!(parse_bytes("1e30GB").unwrap_err().contains("16EB"));
     }
 
     #[test]

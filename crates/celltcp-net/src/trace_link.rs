@@ -67,6 +67,10 @@ impl TraceLinkConfig {
     }
 }
 
+/// The largest timestamp a trace may hold: a quarter of the clock's range (u64 nanoseconds), so
+/// that the times of its repetitions within a run cannot overflow.
+pub const MAX_TIMESTAMP_MS: u64 = u64::MAX / 1_000_000 / 4;
+
 /// Parses a Mahimahi trace: one integer millisecond timestamp per line, non-decreasing, at least
 /// one line, ending after time zero. Errors name the 1-based line. Surrounding whitespace and a
 /// final newline are accepted; blank lines are not (as in `mm-link`).
@@ -84,6 +88,9 @@ pub fn parse_mahimahi(text: &str) -> Result<Vec<u64>, String> {
             return Err(format!("line {line_no}: empty line"));
         }
         let ms: u64 = s.parse().map_err(|_| format!("line {line_no}: not a millisecond timestamp: {s:?}"))?;
+        if ms > MAX_TIMESTAMP_MS {
+            return Err(format!("line {line_no}: timestamp {ms} ms is beyond the clock (at most {MAX_TIMESTAMP_MS} ms, about 146 years)"));
+        }
         if let Some(&prev) = out.last() {
             if ms < prev {
                 return Err(format!("line {line_no}: timestamp {ms} is before the previous one ({prev})"));
@@ -383,6 +390,7 @@ mod tests {
         assert!(parse_mahimahi("5\n4\n").unwrap_err().starts_with("line 2"));
         assert!(parse_mahimahi("1\n\n2\n").unwrap_err().starts_with("line 2"));
         assert!(parse_mahimahi("0\n0\n").unwrap_err().contains("non-zero"));
+        assert!(parse_mahimahi("1\n18446744073709551615\n").unwrap_err().starts_with("line 2: timestamp 18446744073709551615 ms is beyond the clock"));
     }
 
     #[test]

@@ -8,8 +8,17 @@
 //! `run` releases the GIL for the whole simulation. It takes the GIL back only for the moment of
 //! a progress report (every ~2^16 events), to check for pending signals (so Ctrl-C aborts the run
 //! with `KeyboardInterrupt`) and to call the user's progress callback.
+//!
+//! The core works on a thread of its own ([`interruptible`]) while the calling thread waits
+//! without the GIL and checks for signals every 50 ms, so Ctrl-C and SIGTERM also stop the
+//! building of a large scenario (which has no progress reports) at once, and a panic in the core
+//! is an exception, not a dead interpreter.
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::Arc;
+use std::time::Duration;
 
 use celltcp_scenario::{ColumnData, RunOptions, RunOutput};
 use pyo3::create_exception;
@@ -26,6 +35,47 @@ create_exception!(
 
 fn scenario_err(e: celltcp_scenario::ScenarioError) -> PyErr {
     ScenarioError::new_err(e.to_string())
+}
+
+/// Runs `work` on a thread of its own and waits for it without the GIL, checking for signals
+/// every 50 ms. On a signal (`KeyboardInterrupt`, or what a SIGTERM handler raises) it sets
+/// `cancel` and returns that error at once; the work sees `cancel` at its next progress report
+/// and stops (work with no report, e.g. building a scenario, ends on its own and its result is
+/// dropped). The thread has a 256 MiB stack: deep but bounded recursion in parsers never
+/// overflows it.
+fn interruptible<T: Send + 'static>(
+    py: Python<'_>,
+    cancel: &Arc<AtomicBool>,
+    work: impl FnOnce() -> T + Send + 'static,
+) -> PyResult<T> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::Builder::new()
+        .name("celltcp-core".into())
+        .stack_size(256 << 20)
+        .spawn(move || {
+            let _ = tx.send(work());
+        })
+        .map_err(|e| pyo3::exceptions::PyOSError::new_err(format!("cannot start the core's thread: {e}")))?;
+    let mut rx = rx;
+    loop {
+        // (the receiver is moved in and out: it is Send, not Sync)
+        let (got, back) = py.allow_threads(move || (rx.recv_timeout(Duration::from_millis(50)), rx));
+        rx = back;
+        match got {
+            Ok(v) => return Ok(v),
+            Err(RecvTimeoutError::Timeout) => {
+                if let Err(e) = py.check_signals() {
+                    cancel.store(true, Ordering::Relaxed);
+                    return Err(e);
+                }
+            }
+            Err(RecvTimeoutError::Disconnected) => {
+                return Err(pyo3::exceptions::PyRuntimeError::new_err(
+                    "the simulation core panicked (a bug: please report it with the scenario)",
+                ))
+            }
+        }
+    }
 }
 
 /// A column converted off the GIL: numbers as little-endian bytes, strings as they are.
@@ -92,22 +142,25 @@ fn run(
         out_dir,
         base_dir,
     };
-    // The first Python error raised while reporting progress (KeyboardInterrupt from a signal,
-    // or an exception from the callback); it takes precedence over the abort error it causes.
-    let mut py_err: Option<PyErr> = None;
-    let result = py.allow_threads(|| {
+    // The first Python error raised while reporting progress (an exception from the callback);
+    // it takes precedence over the abort error it causes. Signals are the waiting thread's.
+    let cancel = Arc::new(AtomicBool::new(false));
+    let stop = Arc::clone(&cancel);
+    let scenario = scenario.to_string();
+    let (result, py_err) = interruptible(py, &cancel, move || {
+        let mut py_err: Option<PyErr> = None;
         let mut report = |fraction: f64| -> bool {
+            if stop.load(Ordering::Relaxed) {
+                return false;
+            }
+            let Some(cb) = &progress else { return true };
             Python::with_gil(|py| {
-                let step = py.check_signals().and_then(|()| match &progress {
-                    None => Ok(true),
-                    Some(cb) => {
-                        let ret = cb.call1(py, (fraction,))?;
-                        // `None` means carry on; anything else is read as a bool.
-                        if ret.is_none(py) {
-                            Ok(true)
-                        } else {
-                            ret.is_truthy(py)
-                        }
+                let step = cb.call1(py, (fraction,)).and_then(|ret| {
+                    // `None` means carry on; anything else is read as a bool.
+                    if ret.is_none(py) {
+                        Ok(true)
+                    } else {
+                        ret.is_truthy(py)
                     }
                 });
                 step.unwrap_or_else(|e| {
@@ -116,8 +169,9 @@ fn run(
                 })
             })
         };
-        celltcp_scenario::run(scenario, &overrides, &opts, &mut report).map(prepare)
-    });
+        let r = celltcp_scenario::run(&scenario, &overrides, &opts, &mut report).map(prepare);
+        (r, py_err)
+    })?;
     if let Some(e) = py_err {
         return Err(e);
     }
@@ -157,7 +211,9 @@ fn validate(
     seed: Option<u64>,
     overrides: Vec<String>,
 ) -> PyResult<String> {
-    py.allow_threads(|| celltcp_scenario::validate(scenario, &overrides, seed))
+    let scenario = scenario.to_string();
+    let cancel = Arc::new(AtomicBool::new(false));
+    interruptible(py, &cancel, move || celltcp_scenario::validate(&scenario, &overrides, seed))?
         .map(|v| v.to_string())
         .map_err(scenario_err)
 }

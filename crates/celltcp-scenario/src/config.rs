@@ -83,6 +83,7 @@ fn default_host() -> NodeKind {
 pub struct LinkCfg {
     #[serde(default)]
     pub name: Option<String>,
+    #[serde(deserialize_with = "crate::units::exact")]
     pub between: [String; 2],
     /// Rate of the direction `between[0] → between[1]` (and of the reverse unless `rate_reverse`).
     #[serde(default)]
@@ -362,7 +363,7 @@ pub struct FlowCfg {
     #[serde(default)]
     pub trace_segments: Option<bool>,
     /// Only the segments and ACKs from `[start, end]` (times of the run), with `trace_segments`.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::units::exact_opt")]
     pub trace_window: Option<[Dur; 2]>,
     // --- bulk ---
     /// Bytes to transfer (default: unlimited until the end of the run).
@@ -517,7 +518,11 @@ pub fn parse(text: &str) -> Result<Config, ScenarioError> {
         let inner = e.into_inner();
         let line = inner.span().map(|s| line_of_offset(text, s.start));
         let key = if path == "." { String::new() } else { path };
-        ScenarioError::new(key, inner.message().to_string()).at_line(line)
+        let mut msg = inner.message().to_string();
+        if msg.contains("recursion limit") {
+            msg = "arrays or tables nested too deeply: expected at most 80 levels (the TOML parser's limit)".into();
+        }
+        ScenarioError::new(key, msg).at_line(line)
     })
 }
 

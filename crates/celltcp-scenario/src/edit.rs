@@ -15,6 +15,12 @@ use toml_edit::{DocumentMut, Item, Value};
 
 use crate::error::ScenarioError;
 
+/// The deepest key path `--set` accepts (the deepest real key has six parts, e.g.
+/// `lte.ue.0.mobility.speed.mean_kmh`); deeper paths are refused before anything recurses.
+const MAX_DEPTH: usize = 32;
+/// The longest key path accepted (keys are echoed in messages).
+const MAX_PATH_BYTES: usize = 512;
+
 /// Applies `key.path=value` overrides to the TOML text. A value is TOML if it parses as one
 /// (numbers, booleans, quoted strings, inline tables), else a bare string (`cc=bbr`).
 pub fn apply_overrides(text: &str, overrides: &[String]) -> Result<String, ScenarioError> {
@@ -25,7 +31,7 @@ pub fn apply_overrides(text: &str, overrides: &[String]) -> Result<String, Scena
     for o in overrides {
         let (path, raw) = o
             .split_once('=')
-            .ok_or_else(|| ScenarioError::new("--set", format!("expected key.path=value, got {o:?}")))?;
+            .ok_or_else(|| ScenarioError::new("--set", format!("expected key.path=value, got {}", crate::error::quote_short(o))))?;
         let (path, raw) = (path.trim(), raw.trim());
         let value: Value = match format!("v = {raw}").parse::<DocumentMut>() {
             Ok(d) => d["v"].as_value().cloned().unwrap_or_else(|| Value::from(raw)),
@@ -89,6 +95,13 @@ fn is_index(p: &str) -> bool {
 
 fn resolve_in(doc: &DocumentMut, path: &str) -> Result<Vec<String>, ScenarioError> {
     let parts: Vec<&str> = path.split('.').collect();
+    if parts.len() > MAX_DEPTH || path.len() > MAX_PATH_BYTES {
+        let shown: String = path.chars().take(40).collect();
+        return Err(ScenarioError::new(
+            "--set",
+            format!("expected a key path of at most {MAX_DEPTH} keys and {MAX_PATH_BYTES} bytes, got one of {} keys and {} bytes starting {shown:?}", parts.len(), path.len()),
+        ));
+    }
     let e = |msg: String| ScenarioError::new(path, msg);
     if parts.iter().any(|p| p.is_empty()) {
         return Err(e("expected a dotted path such as \"link.bottleneck.rate\" or \"flow.0.cc\"".into()));

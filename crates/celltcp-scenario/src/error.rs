@@ -35,3 +35,15 @@ impl fmt::Display for ScenarioError {
 }
 
 impl std::error::Error for ScenarioError {}
+
+/// `s` as a message quotes it: its first 60 characters, then `…` and the length when longer
+/// (a megabyte key must not become a megabyte message).
+pub fn quote_short(s: &str) -> String {
+    let n = s.chars().count();
+    if n <= 60 {
+        format!("{s:?}")
+    } else {
+        let head: String = s.chars().take(60).collect();
+        format!("{head:?}… ({n} characters)")
+    }
+}

@@ -245,7 +245,7 @@ pub struct LayoutCfg {
     /// 1 (omnidirectional) or 3 sectors per site.
     #[serde(default = "def_sectors")]
     pub sectors: u8,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::units::exact")]
     pub centre: [f64; 2],
 }
 
@@ -257,6 +257,7 @@ fn def_sectors() -> u8 {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct X2Cfg {
+    #[serde(deserialize_with = "crate::units::exact")]
     pub between: [String; 2],
     pub delay: Option<Dur>,
     pub rate: Option<Rate>,
@@ -308,7 +309,7 @@ impl Default for EpcCfg {
 pub struct EnbCfg {
     pub name: String,
     /// `[x, y]` in metres.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::units::exact")]
     pub position: [f64; 2],
 }
 
@@ -335,6 +336,7 @@ pub struct UeCfg {
     /// The serving eNB (default: the only one).
     pub enb: Option<String>,
     /// `[x, y]` in metres (one UE only).
+    #[serde(default, deserialize_with = "crate::units::exact_opt")]
     pub position: Option<[f64; 2]>,
     pub placement: Option<Placement>,
     /// Fixed SINR instead of the channel model.
@@ -615,6 +617,10 @@ pub fn plan_lte(text: &str, cfg: &LteCfg, seed: u64) -> Result<LtePlan, Scenario
     let pdcp = cfg.pdcp;
     if ![7, 12, 15, 18].contains(&pdcp.sn_field_bits) {
         return Err(lte_err(text, "lte.pdcp", None, "sn_field_bits", format!("expected 7, 12, 15 or 18 (TS 36.323 §6.3.2), got {}", pdcp.sn_field_bits)));
+    }
+    if pdcp.tx_buffer_bytes < 1500 {
+        // a buffer smaller than one full-size SDU drops every such SDU at the tail
+        return Err(lte_err(text, "lte.pdcp", None, "buffer", format!("expected at least one full-size SDU (1500B), got \"{}\"", Bytes(pdcp.tx_buffer_bytes))));
     }
     let epc = cfg.epc.clone();
     if epc.pgw.is_empty() {
@@ -1022,8 +1028,8 @@ fn measurement_config(text: &str, h: &HandoverCfg) -> Result<(Option<MeasConfig>
             }
             if let Some(p) = h.measurement_period {
                 let ms = p.0.as_nanos() / 1_000_000;
-                if !(1..=10_000).contains(&ms) {
-                    return Err(e("measurement_period", format!("expected between 1ms and 10s, got \"{p}\"")));
+                if p.0.as_nanos() % 1_000_000 != 0 || !(1..=10_000).contains(&ms) {
+                    return Err(e("measurement_period", format!("expected a whole number of milliseconds between 1ms and 10s, got \"{p}\"")));
                 }
                 mc.period_ms = ms as u32;
             }
@@ -1046,7 +1052,13 @@ fn measurement_config(text: &str, h: &HandoverCfg) -> Result<(Option<MeasConfig>
     let rlf = if h.rlf.unwrap_or(true) {
         let mut r = RlfConfig::default();
         if let Some(t) = h.t310 {
-            r.t310_ms = (t.0.as_nanos() / 1_000_000) as u32;
+            // TS 36.331 T310: ms0 ... ms6000 (RLF-TimersAndConstants); whole milliseconds only,
+            // so the value the model runs is the value written.
+            let ms = t.0.as_nanos() / 1_000_000;
+            if t.0.as_nanos() % 1_000_000 != 0 || ms > 6000 {
+                return Err(e("t310", format!("expected a whole number of milliseconds between 0ms and 6000ms (TS 36.331 T310), got \"{t}\"")));
+            }
+            r.t310_ms = ms as u32;
         }
         if let Some(n) = h.n310 {
             r.n310 = n;

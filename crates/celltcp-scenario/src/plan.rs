@@ -241,10 +241,24 @@ fn read_trace(text: &str, i: usize, key: &str, path: &str, base_dir: Option<&std
     celltcp_net::trace_link::parse_mahimahi(&body).map_err(|e| err(text, Some(("link", i)), key, format!("invalid Mahimahi trace {path:?}: {e}")))
 }
 
+/// The pcap file of a link, `<name>.pcap` with every character other than ASCII letters,
+/// digits, `-`, `_` and `.` written `_` (two links whose files would collide are refused).
+pub(crate) fn pcap_file(link_name: &str) -> String {
+    let stem: String = link_name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' { c } else { '_' }).collect();
+    format!("{stem}.pcap")
+}
+
+/// The longest simulated time a run accepts: 10^7 s (about 116 days). Longer runs would not finish
+/// on any machine with traffic in them, and the clock (u64 nanoseconds) ends at 584 years.
+pub const MAX_DURATION: SimDuration = SimDuration::from_secs(10_000_000);
+
 /// Validates `cfg` (parsed from `text`, used to find lines) and resolves it into a plan.
 pub fn plan(text: &str, cfg: &Config, base_dir: Option<&std::path::Path>) -> Result<Plan, ScenarioError> {
     if cfg.duration.0.as_nanos() == 0 {
         return Err(err(text, None, "duration", "expected a duration greater than zero, got \"0s\"".into()));
+    }
+    if cfg.duration.0 > MAX_DURATION {
+        return Err(err(text, None, "duration", format!("expected at most {} (the longest simulated time a run accepts), got \"{}\"", crate::units::Dur(MAX_DURATION), cfg.duration)));
     }
     if cfg.sample_interval.0.as_nanos() < 1_000 {
         return Err(err(text, None, "sample_interval", format!("expected at least 1us, got \"{}\"", cfg.sample_interval)));
@@ -300,6 +314,7 @@ pub fn plan(text: &str, cfg: &Config, base_dir: Option<&std::path::Path>) -> Res
     let mut links = Vec::new();
     let mut dirs = Vec::new();
     let mut link_names = HashMap::new();
+    let mut pcap_files = HashMap::new();
     for (i, l) in cfg.links.iter().enumerate() {
         let e = |key: &str, msg: String| err(text, Some(("link", i)), key, msg);
         let [a, b] = &l.between;
@@ -322,6 +337,12 @@ pub fn plan(text: &str, cfg: &Config, base_dir: Option<&std::path::Path>) -> Res
         let name = l.name.clone().unwrap_or_else(|| format!("{a}-{b}"));
         if link_names.insert(name.clone(), i).is_some() {
             return Err(e("name", format!("link name {name:?} is used twice; give the links distinct `name`s")));
+        }
+        if l.pcap {
+            let file = pcap_file(&name);
+            if let Some(other) = pcap_files.insert(file.clone(), name.clone()) {
+                return Err(e("name", format!("links {other:?} and {name:?} would both write pcap/{file}; give them names that differ in letters, digits, '-', '_' or '.'")));
+            }
         }
         if !(68..=65535).contains(&l.mtu) {
             return Err(e("mtu", format!("expected an MTU between 68 and 65535 bytes (RFC 791), got {}", l.mtu)));

@@ -15,6 +15,10 @@ use serde::{de, Deserialize, Deserializer, Serialize, Serializer};
 
 use celltcp_engine::units::split_number;
 
+/// The highest rate accepted, 10 Tbit/s: above it a 1500-byte packet serialises in less than a
+/// nanosecond (the clock's resolution) and a sender at that rate makes no progress in time.
+pub const MAX_RATE_BPS: f64 = 1e13;
+
 /// A bit rate in bits per second.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Rate(pub u64);
@@ -33,6 +37,9 @@ impl Rate {
         let bps = v * mult;
         if !(bps.is_finite()) || bps < 1.0 {
             return Err(format!("expected a positive rate of at least 1 bps, got {s:?}"));
+        }
+        if bps > MAX_RATE_BPS {
+            return Err(format!("expected a rate of at most 10Tbps (a packet must take at least a nanosecond), got {s:?}"));
         }
         Ok(Rate(bps.round() as u64))
     }
@@ -288,4 +295,20 @@ mod tests {
         }
         assert_eq!(Dur::parse(&Dur::parse("25ms").unwrap().to_string()).unwrap(), Dur::parse("25ms").unwrap());
     }
+}
+
+/// `#[serde(deserialize_with = "exact")]` for `[T; N]` fields: refuses arrays of any other
+/// length. (The TOML deserializer hands a fixed-size array the first `N` elements of a longer
+/// one and drops the rest silently: `between = ["a", "b", "c"]` would be a link from a to b.)
+pub fn exact<'de, D: Deserializer<'de>, T: Deserialize<'de>, const N: usize>(d: D) -> Result<[T; N], D::Error> {
+    let v: Vec<T> = Vec::deserialize(d)?;
+    let n = v.len();
+    v.try_into().map_err(|_| de::Error::invalid_length(n, &format!("an array of exactly {N} elements").as_str()))
+}
+
+/// [`exact`] for `Option<[T; N]>` fields (use with `#[serde(default)]`).
+pub fn exact_opt<'de, D: Deserializer<'de>, T: Deserialize<'de>, const N: usize>(d: D) -> Result<Option<[T; N]>, D::Error> {
+    let Some(v) = Option::<Vec<T>>::deserialize(d)? else { return Ok(None) };
+    let n = v.len();
+    v.try_into().map(Some).map_err(|_| de::Error::invalid_length(n, &format!("an array of exactly {N} elements").as_str()))
 }

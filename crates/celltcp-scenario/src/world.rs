@@ -169,7 +169,7 @@ impl World {
                 if l.pcap {
                     let pdir = dir.join("pcap");
                     std::fs::create_dir_all(&pdir).map_err(io)?;
-                    let fname = format!("{}.pcap", sanitize(&l.name));
+                    let fname = crate::plan::pcap_file(&l.name);
                     let w = PcapWriter::new(BufWriter::new(File::create(pdir.join(&fname)).map_err(io)?), Snaplen::Headers).map_err(io)?;
                     pcap_of_link[i] = Some(pcaps.len());
                     pcaps.push((l.name.clone(), w));
@@ -644,9 +644,6 @@ fn is_data(p: &Packet) -> bool {
     }
 }
 
-fn sanitize(name: &str) -> String {
-    name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' { c } else { '_' }).collect()
-}
 
 
 /// The TCP configuration of a bulk or iperf flow.
