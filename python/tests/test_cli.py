@@ -320,3 +320,49 @@ def test_help_and_import_do_not_load_pandas() -> None:
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "none"
+
+
+BIG_LTE = """
+duration = "1s"
+[lte]
+bandwidth = "20MHz"
+[[lte.enb]]
+name = "enb"
+[[lte.ue]]
+name = "u"
+count = 1000000
+placement = { type = "disc", radius = "500m" }
+[[link]]
+between = ["server", "pgw"]
+rate = "1Gbps"
+delay = "10ms"
+[[flow]]
+from = "server"
+to = "u1"
+app = "bulk"
+"""
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_signal_stops_the_building_of_a_large_scenario_at_once(sig: signal.Signals,
+                                                                 tmp_path: Path) -> None:
+    # Building 1,000,000 UEs takes the core several seconds with no progress report; the
+    # signal must not wait for it (issue 17: 30 s were seen).
+    scenario = tmp_path / "big.toml"
+    scenario.write_text(BIG_LTE)
+    proc = subprocess.Popen([sys.executable, "-m", "celltcp", "validate", str(scenario)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(1.5)
+        assert proc.poll() is None, "validation ended before it could be interrupted; make it larger"
+        sent = time.monotonic()
+        proc.send_signal(sig)
+        _, stderr = proc.communicate(timeout=30)
+        waited = time.monotonic() - sent
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == (130 if sig == signal.SIGINT else 128 + signal.SIGTERM), stderr
+    assert "Traceback" not in stderr
+    assert waited < 1.5, f"the signal took {waited:.2f} s to stop the build"
