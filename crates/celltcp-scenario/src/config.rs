@@ -52,6 +52,9 @@ pub struct Config {
     /// The LTE radio access network and EPC (see `docs/scenario.md`, section "LTE").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lte: Option<crate::lte_config::LteCfg>,
+    /// Wi-Fi BSSs (see `docs/scenario.md`, section "Wi-Fi").
+    #[serde(default, rename = "wifi", skip_serializing_if = "Vec::is_empty")]
+    pub wifi: Vec<crate::wifi_config::WifiCfg>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -159,8 +159,9 @@ impl World {
             }
         }
         self.sample_lte(now);
+        self.sample_wifi(now);
         for (i, d) in self.dirs.iter().enumerate() {
-            if d.radio.is_some() {
+            if d.radio.is_some() || d.wifi.is_some() {
                 continue;
             }
             let (bytes, pkts) = (d.link.queue_len_bytes_at(now), d.link.queue_len_pkts_at(now));

@@ -172,6 +172,9 @@ pub(crate) fn summary(w: &World, end: celltcp_engine::SimTime) -> Value {
     if let Some(l) = crate::cellular::lte_summary(w, secs) {
         out["lte"] = l;
     }
+    if let Some(wf) = crate::wlan::wifi_summary(w, secs) {
+        out["wifi"] = wf;
+    }
     out
 }
 

@@ -28,6 +28,7 @@ use celltcp_net::{Body, Ipv4, Packet};
 use celltcp_tcp::{BufSize, TcpConfig};
 
 use crate::cellular::{LteState, RadioDir, GTPU_OVERHEAD_BYTES};
+use crate::wlan::{WifiDir, WlanBss};
 use crate::config::{AppKind, Config};
 use crate::error::ScenarioError;
 use crate::glue::AppSlot;
@@ -60,6 +61,8 @@ pub(crate) enum Ev {
     Sample,
     /// The LTE RAN has work in the TTI starting now.
     LteTti,
+    /// A Wi-Fi BSS has work (a PPDU ends, an exchange starts).
+    WifiTimer(u32),
 }
 
 pub(crate) struct Node {
@@ -84,6 +87,8 @@ pub(crate) struct LinkDir {
     pub delay: SimDuration,
     /// The LTE radio between an eNB and a UE: packets go to the RAN, not to `link`.
     pub radio: Option<RadioDir>,
+    /// The Wi-Fi medium between an AP and a station: packets go to the BSS.
+    pub wifi: Option<WifiDir>,
     /// An S1-U link: packets carry GTP-U encapsulation across it.
     pub s1u: bool,
 }
@@ -150,6 +155,7 @@ pub(crate) struct World {
     pub(crate) rtt_scratch: Vec<SimDuration>,
     pub files: Vec<String>,
     pub(crate) lte: Option<LteState>,
+    pub(crate) wlan: Vec<WlanBss>,
 }
 
 impl World {
@@ -177,6 +183,7 @@ impl World {
                 }
             }
         }
+        let wlan = crate::wlan::build(std::mem::take(&mut plan.wifi), seed, out_dir, &mut pcaps, &mut files)?;
         let dirs: Vec<LinkDir> = plan
             .dirs
             .iter()
@@ -212,6 +219,10 @@ impl World {
                     rate_bps: d.rate_bps,
                     delay: d.delay,
                     radio,
+                    wifi: match d.kind {
+                        DirKind::Wifi { bss, sta, downlink } => Some(WifiDir { bss, sta: sta as u16, downlink }),
+                        _ => None,
+                    },
                     s1u: d.kind == DirKind::S1u,
                 }
             })
@@ -319,7 +330,7 @@ impl World {
         }
         q.push(SimTime::ZERO, Ev::Sample);
         let traced = flows.iter().any(|f| f.seg_trace.is_some());
-        let sinks = Sinks::open(out_dir, lte.is_some(), traced).map_err(|e| ScenarioError::new("", format!("cannot create output files: {e}")))?;
+        let sinks = Sinks::open(out_dir, lte.is_some(), !wlan.is_empty(), traced).map_err(|e| ScenarioError::new("", format!("cannot create output files: {e}")))?;
         let mut lte = lte;
         if let Some(t) = lte.as_mut().and_then(|l| l.first_tti()) {
             q.push(t, Ev::LteTti);
@@ -347,6 +358,7 @@ impl World {
             rtt_scratch: Vec::new(),
             files,
             lte,
+            wlan,
         };
         // servers listen (and UDP receivers bind) from the start; that queues no event
         for f in 0..w.flows.len() {
@@ -377,6 +389,7 @@ impl World {
             Ev::Meter(f) => self.meter_tick(now, f as usize),
             Ev::Sample => self.sample(now),
             Ev::LteTti => self.lte_tti(now),
+            Ev::WifiTimer(b) => self.wifi_timer(now, b as usize),
         }
     }
 
@@ -430,6 +443,8 @@ impl World {
     fn dir_send(&mut self, now: SimTime, d: usize, mut pkt: Packet, encap: u32) {
         if let Some(r) = self.dirs[d].radio {
             self.radio_send(now, d, r, pkt);
+        } else if let Some(w) = self.dirs[d].wifi {
+            self.wifi_send(now, d, w, pkt);
         } else {
             pkt.encap = encap as u16;
             self.link_enqueue(now, d, pkt);
