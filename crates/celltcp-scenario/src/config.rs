@@ -467,6 +467,13 @@ impl Config {
                 }
             }
         }
+        // [[wifi]]: the MCS and aggregation the BSS runs with
+        for (w, pw) in c.wifi.iter_mut().zip(&plan.wifi) {
+            if let celltcp_wifi::RateKind::Constant(m) = pw.plan.bss.rate {
+                w.mcs.get_or_insert(m);
+            }
+            w.ampdu.get_or_insert(pw.plan.bss.ampdu);
+        }
         if let (Some(l), Some(pl)) = (&mut c.lte, &plan.lte) {
             *l = l.as_run(&pl.plan);
         }

@@ -182,3 +182,13 @@ fn bad_wifi_keys_are_refused_with_the_key_and_the_line() {
     }
 }
 
+
+#[test]
+fn the_configuration_as_run_has_the_mcs_and_aggregation() {
+    let text = bss("standard = \"802.11ac\"\nwidth = \"40MHz\"", "[\"a\"]") + "[[flow]]\napp = \"bulk\"\nfrom = \"server\"\nto = \"a\"\n";
+    let v = validate(&text, &[], None).unwrap();
+    assert_eq!(v["wifi"][0]["mcs"], 9);
+    assert_eq!(v["wifi"][0]["ampdu"], true);
+    assert_eq!(v["wifi"][0]["standard"], "802.11ac");
+    assert_eq!(v["wifi"][0]["ap_queue"], "1000p");
+}
