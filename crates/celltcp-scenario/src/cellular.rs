@@ -2,35 +2,36 @@
 //! S1-U links, and the LTE metrics (per UE, per cell).
 //!
 //! In the topology a UE is a host and an eNB a router; between them sit two pseudo link
-//! directions (downlink and uplink) that the router hands to [`Ran`] instead of a wire. The
+//! directions (downlink and uplink) attached to one shared medium, [`LteMedium`] (the device
+//! seam, `device.rs`), which hands their packets to [`Ran`] instead of a wire. The
 //! S1-U links between each eNB and the SGW/PGW node are ordinary links whose packets carry
 //! the 36 bytes of GTP-U/UDP/IPv4 encapsulation (3GPP TS 29.281 §5.1: 8-byte GTP-U header,
 //! plus UDP 8 and IPv4 20), so inner packets above `s1u_mtu − 36` are fragmented at the PGW.
 
-use celltcp_engine::{SimDuration, SimTime};
+use celltcp_engine::SimTime;
 use celltcp_lte::ran::{HandoverEvent, Ran, RanOutput, RlfRecord};
 use celltcp_lte::Direction;
 use celltcp_net::Packet;
 use serde_json::{json, Value};
 
-use crate::world::{Ev, World};
+use crate::device::{Medium, MediumOutput};
+use crate::sinks::Sinks;
 
 /// GTP-U (8) + UDP (8) + IPv4 (20) bytes added on S1-U (TS 29.281 §5.1).
 pub const GTPU_OVERHEAD_BYTES: u32 = 36;
 
-/// The radio half of a link direction.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct RadioDir {
-    pub ue: usize,
-    pub dir: Direction,
+/// The port of UE `ue`'s downlink (`uplink` false) or uplink radio direction.
+pub(crate) fn radio_port(ue: usize, uplink: bool) -> u32 {
+    (ue as u32) << 1 | u32::from(uplink)
 }
 
-/// The RAN of a run and its place in the topology.
 /// The counters at the previous time-series sample: (time, per UE (DL bits, DL PRBs, UL
 /// bits), per cell (DL PRBs used, UL PRBs used)).
 type LastSample = (SimTime, Vec<(u64, u64, u64)>, Vec<(u64, u64)>);
 
-pub(crate) struct LteState {
+/// The RAN of a run as a shared medium: port [`radio_port`]`(ue, uplink)` is a UE's radio
+/// direction; deliveries reach the UE node (downlink) or the serving eNB's node (uplink).
+pub(crate) struct LteMedium {
     pub ran: Ran<Packet>,
     pub ue_node: Vec<usize>,
     pub enb_node: Vec<usize>,
@@ -38,22 +39,20 @@ pub(crate) struct LteState {
     pub ue_dirs: Vec<[usize; 2]>,
     pub enb_names: Vec<String>,
     pub enb_positions: Vec<(f64, f64)>,
-    tti_at: Option<SimTime>,
     last_bits: Option<Vec<(u64, u64)>>,
     out: Vec<RanOutput<Packet>>,
     last_sample: Option<LastSample>,
 }
 
-impl LteState {
+impl LteMedium {
     pub fn new(ran: Ran<Packet>, ue_node: Vec<usize>, enb_node: Vec<usize>, ue_dirs: Vec<[usize; 2]>, enbs: &[celltcp_lte::ran::EnbSpec]) -> Self {
-        LteState {
+        LteMedium {
             ran,
             ue_node,
             enb_node,
             ue_dirs,
             enb_names: enbs.iter().map(|e| e.name.clone()).collect(),
             enb_positions: enbs.iter().map(|e| e.position).collect(),
-            tti_at: None,
             last_bits: None,
             out: Vec::new(),
             last_sample: None,
@@ -61,86 +60,44 @@ impl LteState {
     }
 }
 
-impl LteState {
-    /// The first TTI the RAN needs on its own (moving UEs, planned handovers), before any
-    /// packet asks for one; the caller queues it.
-    pub(crate) fn first_tti(&mut self) -> Option<SimTime> {
-        let t = self.ran.next_tti(SimTime::ZERO)?;
-        self.tti_at = Some(t);
-        Some(t)
-    }
-}
-
-impl World {
-    /// Hands `pkt` to the radio: the eNB's PDCP for a downlink direction, the UE's for an
-    /// uplink one.
-    pub(crate) fn radio_send(&mut self, now: SimTime, d: usize, r: RadioDir, pkt: Packet) {
-        let lte = self.lte.as_mut().expect("radio directions exist only with [lte]");
+impl Medium for LteMedium {
+    /// Hands `pkt` to the radio: the eNB's PDCP for a downlink port, the UE's for an uplink one.
+    #[inline]
+    fn send(&mut self, now: SimTime, port: u32, pkt: Packet) -> Result<(), Packet> {
+        let ue = (port >> 1) as usize;
         let bytes = pkt.size();
-        let res = match r.dir {
-            Direction::Downlink => lte.ran.on_downlink_sdu(now, r.ue, pkt, bytes),
-            Direction::Uplink => lte.ran.on_uplink_sdu(now, r.ue, pkt, bytes),
-        };
-        if let Err(p) = res {
-            self.count_drop(d, &p);
-            return;
-        }
-        self.schedule_tti(now);
-    }
-
-    fn schedule_tti(&mut self, now: SimTime) {
-        let lte = self.lte.as_mut().unwrap();
-        if let Some(t) = lte.ran.next_tti(now) {
-            if lte.tti_at.is_none_or(|old| t < old) {
-                lte.tti_at = Some(t);
-                self.q.push(t, Ev::LteTti);
-            }
+        if port & 1 == 0 {
+            self.ran.on_downlink_sdu(now, ue, pkt, bytes)
+        } else {
+            self.ran.on_uplink_sdu(now, ue, pkt, bytes)
         }
     }
 
-    /// One TTI of the RAN: hands what it delivers to the UE and eNB nodes.
-    pub(crate) fn lte_tti(&mut self, now: SimTime) {
-        let lte = self.lte.as_mut().unwrap();
-        if lte.tti_at != Some(now) {
-            return;
+    /// The next TTI with work (data, a timer, a moving UE, a planned handover).
+    #[inline]
+    fn next_deadline(&mut self, after: SimTime) -> Option<SimTime> {
+        self.ran.next_tti(after)
+    }
+
+    /// One TTI of the RAN.
+    fn on_timer(&mut self, now: SimTime, out: &mut Vec<MediumOutput>) {
+        let mut ran_out = std::mem::take(&mut self.out);
+        self.ran.on_tti(now, &mut ran_out);
+        for o in ran_out.drain(..) {
+            out.push(match o {
+                RanOutput::ToUe { ue, sdu } => MediumOutput::Deliver { dir: self.ue_dirs[ue][0] as u32, node: self.ue_node[ue] as u32, pkt: sdu },
+                RanOutput::ToEpc { enb, ue, sdu } => MediumOutput::Deliver { dir: self.ue_dirs[ue][1] as u32, node: self.enb_node[enb] as u32, pkt: sdu },
+                RanOutput::Dropped { ue, dir, sdu } => MediumOutput::Lost { dir: self.ue_dirs[ue][if dir == Direction::Downlink { 0 } else { 1 }] as u32, pkt: sdu },
+            });
         }
-        lte.tti_at = None;
-        let mut out = std::mem::take(&mut lte.out);
-        lte.ran.on_tti(now, &mut out);
-        for o in out.drain(..) {
-            match o {
-                RanOutput::ToUe { ue, sdu } => {
-                    let (node, d) = {
-                        let l = self.lte.as_ref().unwrap();
-                        (l.ue_node[ue], l.ue_dirs[ue][0])
-                    };
-                    self.dirs[d].delivered_pkts += 1;
-                    self.arrive(now, node, sdu);
-                }
-                RanOutput::ToEpc { enb, ue, sdu } => {
-                    let (node, d) = {
-                        let l = self.lte.as_ref().unwrap();
-                        (l.enb_node[enb], l.ue_dirs[ue][1])
-                    };
-                    self.dirs[d].delivered_pkts += 1;
-                    self.arrive(now, node, sdu);
-                }
-                RanOutput::Dropped { ue, dir, sdu } => {
-                    let d = self.lte.as_ref().unwrap().ue_dirs[ue][if dir == Direction::Downlink { 0 } else { 1 }];
-                    self.dirs[d].lost_pkts += 1;
-                    self.count_loss(&sdu);
-                }
-            }
-        }
-        self.lte.as_mut().unwrap().out = out;
-        self.schedule_tti(now + SimDuration::from_nanos(1));
+        self.out = ran_out;
     }
 
     /// Samples the LTE series into the `lte_ue` and `lte_cell` sinks: queues and CQI per UE,
     /// PRB use and throughput per cell over the last interval.
-    pub(crate) fn sample_lte(&mut self, now: SimTime) {
-        let Some(lte) = self.lte.as_mut() else { return };
-        let (Some(ue_sink), Some(cell_sink)) = (self.sinks.lte_ue.as_mut(), self.sinks.lte_cell.as_mut()) else { return };
+    fn sample(&mut self, now: SimTime, sinks: &mut Sinks) {
+        let lte = self;
+        let (Some(ue_sink), Some(cell_sink)) = (sinks.lte_ue.as_mut(), sinks.lte_cell.as_mut()) else { return };
         let t = now.as_secs_f64();
         let ran = &lte.ran;
         let ue_now: Vec<(u64, u64, u64)> = (0..ran.n_ues()).map(|u| {
@@ -205,6 +162,10 @@ impl World {
         lte.last_bits = Some(cell_bits);
         lte.last_sample = Some((now, ue_now, cell_now));
     }
+
+    fn summary(&self, secs: f64) -> Option<(&'static str, Value)> {
+        lte_summary(self, secs).map(|v| ("lte", v))
+    }
 }
 
 fn r3(x: f64) -> f64 {
@@ -212,8 +173,7 @@ fn r3(x: f64) -> f64 {
 }
 
 /// The `lte` section of `summary.json`: per UE and per cell.
-pub(crate) fn lte_summary(w: &World, secs: f64) -> Option<Value> {
-    let lte = w.lte.as_ref()?;
+fn lte_summary(lte: &LteMedium, secs: f64) -> Option<Value> {
     let ran = &lte.ran;
     let ues: Vec<Value> = (0..ran.n_ues())
         .map(|u| {

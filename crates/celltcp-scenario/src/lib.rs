@@ -16,6 +16,7 @@
 //! - [`output`]: what a run returns.
 
 mod cellular;
+mod device;
 pub mod config;
 pub mod edit;
 pub mod error;

@@ -10,6 +10,7 @@ use celltcp_metrics::StreamStats;
 use celltcp_net::TcpSegment;
 use celltcp_tcp::seq;
 
+use crate::device::{Device, Medium};
 use crate::world::{Ev, World};
 
 /// Per-flow measurements taken in the network (one-way delay, jitter, drops).
@@ -158,13 +159,12 @@ impl World {
                     .end_row();
             }
         }
-        self.sample_lte(now);
-        self.sample_wifi(now);
+        for m in &mut self.media {
+            m.medium.sample(now, &mut self.sinks);
+        }
         for (i, d) in self.dirs.iter().enumerate() {
-            if d.radio.is_some() || d.wifi.is_some() {
-                continue;
-            }
-            let (bytes, pkts) = (d.link.queue_len_bytes_at(now), d.link.queue_len_pkts_at(now));
+            let Device::Link(link) = &d.dev else { continue };
+            let (bytes, pkts) = (link.queue_len_bytes_at(now), link.queue_len_pkts_at(now));
             self.sinks.queue.f64(t).i64(i as i64).f64(bytes as f64).f64(pkts as f64).end_row();
         }
         let next = now + self.sample_interval;

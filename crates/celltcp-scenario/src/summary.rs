@@ -10,6 +10,7 @@ use crate::output::Table;
 use celltcp_apps::app::AnyApp;
 use celltcp_apps::bulk::Role;
 
+use crate::device::Medium;
 use crate::world::World;
 
 /// Mean, p50, p95, p99, min and max of a sample.
@@ -148,7 +149,7 @@ pub(crate) fn summary(w: &World, end: celltcp_engine::SimTime) -> Value {
         .dirs
         .iter()
         .map(|d| {
-            let ls = d.link.stats();
+            let ls = d.dev.stats();
             let qs = ls.queue;
             json!({
                 "name": d.name,
@@ -162,18 +163,17 @@ pub(crate) fn summary(w: &World, end: celltcp_engine::SimTime) -> Value {
                 "drops": d.drops_pkts,
                 "lost_packets": d.lost_pkts,
                 "ecn_marked": qs.marked_pkts,
-                "utilization": r(d.link.utilisation(end)),
+                "utilization": r(d.dev.utilisation(end)),
                 "throughput_bps": r(if secs > 0.0 { ls.tx_bytes as f64 * 8.0 / secs } else { 0.0 }),
                 "queue_delay_mean_ms": r(qs.mean_sojourn().as_millis_f64()),
             })
         })
         .collect();
     let mut out = json!({ "flows": flows, "links": links, "duration_s": secs });
-    if let Some(l) = crate::cellular::lte_summary(w, secs) {
-        out["lte"] = l;
-    }
-    if let Some(wf) = crate::wlan::wifi_summary(w, secs) {
-        out["wifi"] = wf;
+    for m in &w.media {
+        if let Some((key, v)) = m.medium.summary(secs) {
+            out[key] = v;
+        }
     }
     out
 }

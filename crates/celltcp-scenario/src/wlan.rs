@@ -9,8 +9,10 @@
 //! two stations goes up to the AP node and down again, as the distribution system relays it
 //! (IEEE 802.11-2016 §4.3.5.2): two transmissions on the air.
 //!
-//! One event kind, `Ev::WifiTimer(bss)`, drives a BSS: the model has work only at the end of a
-//! PPDU or at the next transmission start, and an idle BSS asks for no event at all.
+//! All BSSs of a run are one shared medium of the device seam (`device.rs`): port
+//! [`wifi_port`]`(k, uplink)` is the k-th station's (counted over the BSSs in order) downlink or
+//! uplink direction. `Medium::on_timer` runs each BSS whose deadline has come; an idle BSS asks
+//! for no event at all.
 
 use std::fs::File;
 use std::io::BufWriter;
@@ -22,16 +24,14 @@ use celltcp_net::Packet;
 use celltcp_wifi::{Bss, Node, StaId, WifiOutput};
 use serde_json::{json, Value};
 
+use crate::device::{Medium, MediumOutput};
 use crate::error::ScenarioError;
 use crate::plan::PlanWifi;
-use crate::world::{Ev, World};
+use crate::sinks::Sinks;
 
-/// The Wi-Fi half of a link direction.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct WifiDir {
-    pub bss: usize,
-    pub sta: StaId,
-    pub downlink: bool,
+/// The port of the `k`-th station of the run (over every BSS, in order), one per direction.
+pub(crate) fn wifi_port(k: usize, uplink: bool) -> u32 {
+    (k as u32) << 1 | u32::from(uplink)
 }
 
 /// Counters of a BSS at the previous time-series sample: (time, busy ns, per station (down
@@ -47,124 +47,111 @@ pub(crate) struct WlanBss {
     /// Downlink and uplink pseudo link directions of each station.
     pub sta_dirs: Vec<[usize; 2]>,
     pub distances_m: Vec<f64>,
-    /// Index into `World::pcaps`.
-    pub pcap: Option<usize>,
-    timer_at: Option<SimTime>,
-    out: Vec<WifiOutput<Packet>>,
+    pub ap_name: String,
+    pub sta_names: Vec<String>,
+    pcap: Option<PcapWriter<BufWriter<File>>>,
     last_sample: Option<LastSample>,
 }
 
-/// Builds the BSSs of a plan; a BSS with `pcap` gets `pcap/<name>.pcap` in `out_dir`.
-pub(crate) fn build(
-    plans: Vec<PlanWifi>,
-    seed: u64,
-    out_dir: Option<&Path>,
-    pcaps: &mut Vec<(String, PcapWriter<BufWriter<File>>)>,
-    files: &mut Vec<String>,
-) -> Result<Vec<WlanBss>, ScenarioError> {
+/// Every BSS of a run, as one shared medium.
+pub(crate) struct WifiMedium {
+    pub bsss: Vec<WlanBss>,
+    /// (BSS, station) of each port pair.
+    ports: Vec<(u32, StaId)>,
+    out: Vec<WifiOutput<Packet>>,
+}
+
+/// Builds the BSSs of a plan into one medium; a BSS with `pcap` gets `pcap/<name>.pcap` in
+/// `out_dir` (added to `files`). `node_names` names the plan's nodes.
+pub(crate) fn build(plans: Vec<PlanWifi>, node_names: &[String], seed: u64, out_dir: Option<&Path>, files: &mut Vec<String>) -> Result<WifiMedium, ScenarioError> {
     let io = |e: std::io::Error| ScenarioError::new("", format!("cannot create output files: {e}"));
-    let mut out = Vec::with_capacity(plans.len());
-    for p in plans {
+    let mut bsss = Vec::with_capacity(plans.len());
+    let mut ports = Vec::new();
+    for (b, p) in plans.into_iter().enumerate() {
         let pcap = match (out_dir, p.plan.pcap) {
             (Some(dir), true) => {
                 let pdir = dir.join("pcap");
                 std::fs::create_dir_all(&pdir).map_err(io)?;
                 let fname = format!("{}.pcap", p.plan.name.replace(|c: char| !c.is_ascii_alphanumeric() && c != '-' && c != '_', "_"));
                 let w = PcapWriter::new(BufWriter::new(File::create(pdir.join(&fname)).map_err(io)?), Snaplen::Headers).map_err(io)?;
-                pcaps.push((p.plan.name.clone(), w));
                 files.push(format!("pcap/{fname}"));
-                Some(pcaps.len() - 1)
+                Some(w)
             }
             _ => None,
         };
+        ports.extend((0..p.sta_node.len()).map(|s| (b as u32, s as StaId)));
         let bss = Bss::new(p.plan.bss, &p.plan.distances_m, seed, &p.plan.name);
-        out.push(WlanBss {
+        bsss.push(WlanBss {
             name: p.plan.name,
             bss,
             ap_node: p.ap_node,
+            ap_name: node_names[p.ap_node].clone(),
+            sta_names: p.sta_node.iter().map(|&n| node_names[n].clone()).collect(),
             sta_node: p.sta_node,
             sta_dirs: p.sta_dirs,
             distances_m: p.plan.distances_m,
             pcap,
-            timer_at: None,
-            out: Vec::new(),
             last_sample: None,
         });
     }
-    Ok(out)
+    Ok(WifiMedium { bsss, ports, out: Vec::new() })
 }
 
-impl World {
-    /// Hands `pkt` to the BSS: queued at the AP for the station (downlink) or at the station
-    /// for the AP (uplink); a full queue drops it.
-    pub(crate) fn wifi_send(&mut self, now: SimTime, d: usize, w: WifiDir, pkt: Packet) {
-        let b = &mut self.wlan[w.bss];
-        if let Some(p) = b.pcap {
-            let _ = self.pcaps[p].1.write_packet(now, &pkt);
+impl Medium for WifiMedium {
+    /// Queues `pkt` in its BSS: at the AP for the station (downlink port) or at the station for
+    /// the AP (uplink port); a full queue hands it back.
+    fn send(&mut self, now: SimTime, port: u32, pkt: Packet) -> Result<(), Packet> {
+        let (b, sta) = self.ports[(port >> 1) as usize];
+        let wb = &mut self.bsss[b as usize];
+        if let Some(w) = wb.pcap.as_mut() {
+            let _ = w.write_packet(now, &pkt);
         }
-        let (from, to) = if w.downlink { (Node::Ap, Node::Sta(w.sta)) } else { (Node::Sta(w.sta), Node::Ap) };
+        let (from, to) = if port & 1 == 0 { (Node::Ap, Node::Sta(sta)) } else { (Node::Sta(sta), Node::Ap) };
         let bytes = pkt.size();
-        if let Err(p) = b.bss.enqueue(now, from, to, pkt, bytes) {
-            self.count_drop(d, &p);
-            return;
-        }
-        self.wifi_schedule(now, w.bss);
+        wb.bss.enqueue(now, from, to, pkt, bytes)
     }
 
-    fn wifi_schedule(&mut self, now: SimTime, b: usize) {
-        let wb = &mut self.wlan[b];
-        if let Some(t) = wb.bss.next_deadline() {
-            let t = t.max(now);
-            if wb.timer_at.is_none_or(|old| t < old) {
-                wb.timer_at = Some(t);
-                self.q.push(t, Ev::WifiTimer(b as u32));
+    fn next_deadline(&mut self, after: SimTime) -> Option<SimTime> {
+        self.bsss.iter().filter_map(|b| b.bss.next_deadline()).min().map(|t| t.max(after))
+    }
+
+    /// Runs every BSS whose deadline has come: PPDUs end (their MSDUs reach the AP or the
+    /// station node) and the next exchanges start.
+    fn on_timer(&mut self, now: SimTime, out: &mut Vec<MediumOutput>) {
+        for wb in &mut self.bsss {
+            if wb.bss.next_deadline().is_none_or(|t| t > now) {
+                continue;
             }
-        }
-    }
-
-    /// The BSS's deadline: PPDUs end (their MSDUs arrive at the AP or the station) and the next
-    /// exchange starts.
-    pub(crate) fn wifi_timer(&mut self, now: SimTime, b: usize) {
-        let wb = &mut self.wlan[b];
-        if wb.timer_at != Some(now) {
-            return;
-        }
-        wb.timer_at = None;
-        let mut out = std::mem::take(&mut wb.out);
-        wb.bss.on_timer(now, &mut out);
-        for o in out.drain(..) {
-            let wb = &self.wlan[b];
-            match o {
-                WifiOutput::Delivered { from, to, pkt, .. } => {
-                    let (node, d) = match (from, to) {
-                        (Node::Sta(s), _) => (if let Node::Sta(t) = to { wb.sta_node[t as usize] } else { wb.ap_node }, wb.sta_dirs[s as usize][1]),
-                        (Node::Ap, Node::Sta(s)) => (wb.sta_node[s as usize], wb.sta_dirs[s as usize][0]),
-                        (Node::Ap, Node::Ap) => unreachable!("the AP never sends to itself"),
-                    };
-                    self.dirs[d].delivered_pkts += 1;
-                    self.arrive(now, node, pkt);
-                }
-                WifiOutput::Dropped { node, to, pkt, .. } => {
-                    let d = match (node, to) {
-                        (Node::Sta(s), _) => wb.sta_dirs[s as usize][1],
-                        (Node::Ap, Node::Sta(s)) => wb.sta_dirs[s as usize][0],
-                        (Node::Ap, Node::Ap) => unreachable!("the AP never sends to itself"),
-                    };
-                    self.dirs[d].lost_pkts += 1;
-                    self.count_loss(&pkt);
+            wb.bss.on_timer(now, &mut self.out);
+            for o in self.out.drain(..) {
+                match o {
+                    WifiOutput::Delivered { from, to, pkt, .. } => {
+                        let (node, dir) = match (from, to) {
+                            (Node::Sta(s), _) => (if let Node::Sta(t) = to { wb.sta_node[t as usize] } else { wb.ap_node }, wb.sta_dirs[s as usize][1]),
+                            (Node::Ap, Node::Sta(s)) => (wb.sta_node[s as usize], wb.sta_dirs[s as usize][0]),
+                            (Node::Ap, Node::Ap) => unreachable!("the AP never sends to itself"),
+                        };
+                        out.push(MediumOutput::Deliver { dir: dir as u32, node: node as u32, pkt });
+                    }
+                    WifiOutput::Dropped { node, to, pkt, .. } => {
+                        let dir = match (node, to) {
+                            (Node::Sta(s), _) => wb.sta_dirs[s as usize][1],
+                            (Node::Ap, Node::Sta(s)) => wb.sta_dirs[s as usize][0],
+                            (Node::Ap, Node::Ap) => unreachable!("the AP never sends to itself"),
+                        };
+                        out.push(MediumOutput::Lost { dir: dir as u32, pkt });
+                    }
                 }
             }
         }
-        self.wlan[b].out = out;
-        self.wifi_schedule(now, b);
     }
 
     /// Samples the Wi-Fi series: per BSS the channel busy fraction over the last interval,
     /// per station its goodput both ways, airtime share, queues and MCS.
-    pub(crate) fn sample_wifi(&mut self, now: SimTime) {
-        let (Some(bss_sink), Some(sta_sink)) = (self.sinks.wifi_bss.as_mut(), self.sinks.wifi_sta.as_mut()) else { return };
+    fn sample(&mut self, now: SimTime, sinks: &mut Sinks) {
+        let (Some(bss_sink), Some(sta_sink)) = (sinks.wifi_bss.as_mut(), sinks.wifi_sta.as_mut()) else { return };
         let t = now.as_secs_f64();
-        for (b, wb) in self.wlan.iter_mut().enumerate() {
+        for (b, wb) in self.bsss.iter_mut().enumerate() {
             let n = wb.bss.n_stations();
             let busy = wb.bss.bss_stats().busy_ns;
             let cur: Vec<(u64, u64, u64)> = (0..n)
@@ -199,17 +186,21 @@ impl World {
             wb.last_sample = Some((now, busy, cur));
         }
     }
+
+    fn summary(&self, secs: f64) -> Option<(&'static str, Value)> {
+        wifi_summary(self, secs).map(|v| ("wifi", v))
+    }
 }
 
 /// The `wifi` part of `summary.json`: one entry per BSS with its stations.
-pub(crate) fn wifi_summary(w: &World, secs: f64) -> Option<Value> {
-    if w.wlan.is_empty() {
+fn wifi_summary(w: &WifiMedium, secs: f64) -> Option<Value> {
+    if w.bsss.is_empty() {
         return None;
     }
     let r3 = |x: f64| (x * 1000.0).round() / 1000.0;
     let elapsed = celltcp_engine::SimDuration::from_nanos((secs * 1e9).round() as u64);
     let bsss: Vec<Value> = w
-        .wlan
+        .bsss
         .iter()
         .map(|wb| {
             let cfg = wb.bss.config();
@@ -239,7 +230,7 @@ pub(crate) fn wifi_summary(w: &World, secs: f64) -> Option<Value> {
                 .map(|s| {
                     let st = wb.bss.sta_stats(s as StaId);
                     json!({
-                        "name": w.nodes[wb.sta_node[s]].name,
+                        "name": wb.sta_names[s],
                         "distance_m": r3(wb.distances_m[s]),
                         "snr_db": r3(wb.bss.snr_db(s as StaId)),
                         "down": dir(&st.down),
@@ -256,7 +247,7 @@ pub(crate) fn wifi_summary(w: &World, secs: f64) -> Option<Value> {
             let total: f64 = goodputs.iter().sum();
             json!({
                 "name": wb.name,
-                "ap": w.nodes[wb.ap_node].name,
+                "ap": wb.ap_name,
                 "standard": cfg.standard.name(),
                 "width_mhz": cfg.width_mhz,
                 "streams": cfg.nss,

@@ -27,8 +27,9 @@ use celltcp_net::trace_link::{TraceLink, TraceLinkConfig};
 use celltcp_net::{Body, Ipv4, Packet};
 use celltcp_tcp::{BufSize, TcpConfig};
 
-use crate::cellular::{LteState, RadioDir, GTPU_OVERHEAD_BYTES};
-use crate::wlan::{WifiDir, WlanBss};
+use crate::cellular::{radio_port, LteMedium, GTPU_OVERHEAD_BYTES};
+use crate::device::{AnyMedium, Device, MediumOutput, MediumSlot};
+use crate::wlan::wifi_port;
 use crate::config::{AppKind, Config};
 use crate::error::ScenarioError;
 use crate::glue::AppSlot;
@@ -38,7 +39,6 @@ use celltcp_metrics::StreamStats;
 use crate::plan::{DirKind, Plan};
 use crate::stack::{Stack, NO_FLOW};
 use celltcp_lte::ran::Ran;
-use celltcp_lte::Direction;
 
 /// Events of the run loop.
 #[derive(Clone, Copy, Debug)]
@@ -59,10 +59,8 @@ pub(crate) enum Ev {
     /// An iperf flow's interval report is due.
     Meter(u32),
     Sample,
-    /// The LTE RAN has work in the TTI starting now.
-    LteTti,
-    /// A Wi-Fi BSS has work (a PPDU ends, an exchange starts).
-    WifiTimer(u32),
+    /// A shared medium (an LTE RAN) may have work now (`device.rs`).
+    MediumTimer(u32),
 }
 
 pub(crate) struct Node {
@@ -74,7 +72,8 @@ pub(crate) struct Node {
 
 pub(crate) struct LinkDir {
     pub name: String,
-    pub link: AnyLink,
+    /// What carries its packets: a link of its own or a port of a shared medium.
+    pub dev: Device,
     pub from: usize,
     pub to: usize,
     pub mtu: u32,
@@ -85,10 +84,6 @@ pub(crate) struct LinkDir {
     pub delivered_pkts: u64,
     pub rate_bps: Option<u64>,
     pub delay: SimDuration,
-    /// The LTE radio between an eNB and a UE: packets go to the RAN, not to `link`.
-    pub radio: Option<RadioDir>,
-    /// The Wi-Fi medium between an AP and a station: packets go to the BSS.
-    pub wifi: Option<WifiDir>,
     /// An S1-U link: packets carry GTP-U encapsulation across it.
     pub s1u: bool,
 }
@@ -154,8 +149,9 @@ pub(crate) struct World {
     frag_out: Vec<Packet>,
     pub(crate) rtt_scratch: Vec<SimDuration>,
     pub files: Vec<String>,
-    pub(crate) lte: Option<LteState>,
-    pub(crate) wlan: Vec<WlanBss>,
+    /// The shared media (`device.rs`): the LTE RAN, if any.
+    pub(crate) media: Vec<MediumSlot>,
+    pub(crate) medium_out: Vec<MediumOutput>,
 }
 
 impl World {
@@ -183,7 +179,15 @@ impl World {
                 }
             }
         }
-        let wlan = crate::wlan::build(std::mem::take(&mut plan.wifi), seed, out_dir, &mut pcaps, &mut files)?;
+        // the Wi-Fi BSSs are one medium after the LTE RAN's; port of the k-th station overall
+        let wifi_medium = plan.lte.is_some() as u32;
+        let sta_base: Vec<usize> = plan.wifi.iter().scan(0, |acc, w| {
+            let b = *acc;
+            *acc += w.sta_node.len();
+            Some(b)
+        }).collect();
+        let node_names: Vec<String> = plan.nodes.iter().map(|n| n.name.clone()).collect();
+        let wifi = (!plan.wifi.is_empty()).then(|| crate::wlan::build(std::mem::take(&mut plan.wifi), &node_names, seed, out_dir, &mut files)).transpose()?;
         let dirs: Vec<LinkDir> = plan
             .dirs
             .iter()
@@ -191,23 +195,21 @@ impl World {
                 let rng = component_rng(seed, component_id("link", &d.name));
                 let queue = AnyQueue::new(&d.queue);
                 let loss = LossModel::new(d.loss);
-                let link = match &d.trace {
-                    Some(ops) => AnyLink::Trace(TraceLink::new(
+                let dev = match (&d.kind, &d.trace) {
+                    // the LTE RAN is medium 0 (pushed below)
+                    (DirKind::Radio { ue, downlink }, _) => Device::Attached { medium: 0, port: radio_port(*ue, !downlink) },
+                    (DirKind::Wifi { bss, sta, downlink }, _) => Device::Attached { medium: wifi_medium, port: wifi_port(sta_base[*bss] + sta, !downlink) },
+                    (_, Some(ops)) => Device::Link(AnyLink::Trace(TraceLink::new(
                         TraceLinkConfig { opportunities_ms: ops.clone(), delay: d.delay, mtu: d.mtu },
                         queue,
                         loss,
                         rng,
-                    )),
-                    // A radio direction never uses its link (the RAN carries its packets).
-                    None => AnyLink::Rate(Link::new(LinkConfig { rate_bps: d.rate_bps.unwrap_or(u64::MAX / 2), delay: d.delay, mtu: d.mtu }, queue, loss, rng)),
-                };
-                let radio = match d.kind {
-                    DirKind::Radio { ue, downlink } => Some(RadioDir { ue, dir: if downlink { Direction::Downlink } else { Direction::Uplink } }),
-                    _ => None,
+                    ))),
+                    (_, None) => Device::Link(AnyLink::Rate(Link::new(LinkConfig { rate_bps: d.rate_bps.unwrap_or(u64::MAX / 2), delay: d.delay, mtu: d.mtu }, queue, loss, rng))),
                 };
                 LinkDir {
                     name: d.name.clone(),
-                    link,
+                    dev,
                     from: d.from,
                     to: d.to,
                     mtu: d.mtu,
@@ -218,11 +220,6 @@ impl World {
                     delivered_pkts: 0,
                     rate_bps: d.rate_bps,
                     delay: d.delay,
-                    radio,
-                    wifi: match d.kind {
-                        DirKind::Wifi { bss, sta, downlink } => Some(WifiDir { bss, sta: sta as u16, downlink }),
-                        _ => None,
-                    },
                     s1u: d.kind == DirKind::S1u,
                 }
             })
@@ -252,8 +249,10 @@ impl World {
             for &(a, b, d, r) in &pl.plan.x2 {
                 ran.set_x2(a, b, d, r);
             }
-            LteState::new(ran, pl.ue_node, pl.enb_node, pl.ue_dirs, &pl.plan.enbs)
+            LteMedium::new(ran, pl.ue_node, pl.enb_node, pl.ue_dirs, &pl.plan.enbs)
         });
+        let mut media: Vec<MediumSlot> = lte.into_iter().map(|l| MediumSlot { medium: AnyMedium::Lte(Box::new(l)), timer_at: None }).collect();
+        media.extend(wifi.map(|w| MediumSlot { medium: AnyMedium::Wifi(Box::new(w)), timer_at: None }));
         let mut q = EventQueue::new();
         let mut stack = Stack::new(component_rng(seed, component_id("stack", "iss")));
         let mut apps: Vec<AppSlot> = Vec::new();
@@ -330,11 +329,9 @@ impl World {
         }
         q.push(SimTime::ZERO, Ev::Sample);
         let traced = flows.iter().any(|f| f.seg_trace.is_some());
-        let sinks = Sinks::open(out_dir, lte.is_some(), !wlan.is_empty(), traced).map_err(|e| ScenarioError::new("", format!("cannot create output files: {e}")))?;
-        let mut lte = lte;
-        if let Some(t) = lte.as_mut().and_then(|l| l.first_tti()) {
-            q.push(t, Ev::LteTti);
-        }
+        let has_wifi = media.iter().any(|m| matches!(m.medium, AnyMedium::Wifi(_)));
+        let has_lte = media.iter().any(|m| matches!(m.medium, AnyMedium::Lte(_)));
+        let sinks = Sinks::open(out_dir, has_lte, has_wifi, traced).map_err(|e| ScenarioError::new("", format!("cannot create output files: {e}")))?;
         let mut w = World {
             q,
             nodes,
@@ -357,9 +354,13 @@ impl World {
             frag_out: Vec::new(),
             rtt_scratch: Vec::new(),
             files,
-            lte,
-            wlan,
+            media,
+            medium_out: Vec::new(),
         };
+        // the work a medium has on its own (moving UEs, planned handovers) before any packet
+        for m in 0..w.media.len() {
+            w.medium_arm(SimTime::ZERO, m as u32);
+        }
         // servers listen (and UDP receivers bind) from the start; that queues no event
         for f in 0..w.flows.len() {
             if let Some(a) = w.flows[f].server_app {
@@ -388,8 +389,7 @@ impl World {
             Ev::AppTimer(a) => self.app_timer(now, a),
             Ev::Meter(f) => self.meter_tick(now, f as usize),
             Ev::Sample => self.sample(now),
-            Ev::LteTti => self.lte_tti(now),
-            Ev::WifiTimer(b) => self.wifi_timer(now, b as usize),
+            Ev::MediumTimer(m) => self.medium_timer(now, m),
         }
     }
 
@@ -441,13 +441,21 @@ impl World {
 
     #[inline]
     fn dir_send(&mut self, now: SimTime, d: usize, mut pkt: Packet, encap: u32) {
-        if let Some(r) = self.dirs[d].radio {
-            self.radio_send(now, d, r, pkt);
-        } else if let Some(w) = self.dirs[d].wifi {
-            self.wifi_send(now, d, w, pkt);
-        } else {
-            pkt.encap = encap as u16;
-            self.link_enqueue(now, d, pkt);
+        match self.dirs[d].dev {
+            Device::Link(_) => {
+                pkt.encap = encap as u16;
+                self.link_enqueue(now, d, pkt);
+            }
+            Device::Attached { medium, port } => self.medium_send(now, d, medium, port, pkt),
+        }
+    }
+
+    /// The point-to-point link of direction `d` (a direction attached to a medium has none).
+    #[inline]
+    fn link_mut(&mut self, d: usize) -> &mut AnyLink {
+        match &mut self.dirs[d].dev {
+            Device::Link(l) => l,
+            Device::Attached { .. } => unreachable!("link direction {d} is attached to a medium"),
         }
     }
 
@@ -455,7 +463,7 @@ impl World {
     /// delivery (handled as in [`World::link_service`]); a busy link may ask for a service call.
     fn link_enqueue(&mut self, now: SimTime, d: usize, pkt: Packet) {
         let mut out = std::mem::take(&mut self.scratch);
-        match self.dirs[d].link.try_enqueue(now, pkt, &mut out) {
+        match self.link_mut(d).try_enqueue(now, pkt, &mut out) {
             Ok(Some(t)) => self.q.push(t, Ev::LinkService(d as u32)),
             Ok(None) => {}
             Err(dropped) => self.count_drop(d, &dropped),
@@ -488,7 +496,7 @@ impl World {
     fn link_service(&mut self, now: SimTime, d: usize) {
         let mut out = std::mem::take(&mut self.scratch);
         let mut drops = std::mem::take(&mut self.drop_scratch);
-        let next = self.dirs[d].link.service_with_drops(now, &mut out, &mut drops);
+        let next = self.link_mut(d).service_with_drops(now, &mut out, &mut drops);
         for p in drops.drain(..) {
             self.count_drop(d, &p);
         }
@@ -547,8 +555,6 @@ impl World {
         };
         self.local_deliver(now, node, pkt);
     }
-
-    /// Which flow a packet belongs to, from its ports (each flow has its own port pair).
 
     // ---------------------------------------------------------------- flows
 

@@ -198,9 +198,9 @@ fn the_configuration_as_run_has_the_mcs_and_aggregation() {
 /// `payload` bits per success. The (τ, p) fixed point is solved by bisection on p.
 fn bianchi_bps(n: u32, w: f64, m: i32, sigma: f64, ts: f64, tc: f64, payload: f64) -> f64 {
     let tau_of = |p: f64| 2.0 * (1.0 - 2.0 * p) / ((1.0 - 2.0 * p) * (w + 1.0) + p * w * (1.0 - (2.0 * p).powi(m)));
-    let (mut lo, mut hi) = (1e-9, 1.0 - 1e-9);
+    let (mut lo, mut hi) = (1e-9f64, 1.0 - 1e-9);
     for _ in 0..200 {
-        let p = 0.5 * (lo + hi);
+        let p: f64 = 0.5 * (lo + hi);
         let p = if (1.0 - 2.0 * p).abs() < 1e-12 { p + 1e-9 } else { p };
         if 1.0 - (1.0 - tau_of(p)).powi(n as i32 - 1) > p {
             lo = p;
