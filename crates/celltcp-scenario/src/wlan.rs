@@ -34,8 +34,8 @@ pub(crate) fn wifi_port(k: usize, uplink: bool) -> u32 {
     (k as u32) << 1 | u32::from(uplink)
 }
 
-/// Counters of a BSS at the previous time-series sample: (time, busy ns, per station (down
-/// bytes, up bytes, airtime ns)).
+/// Counters of a BSS at the previous time-series sample: (time, busy ns attributed to the
+/// intervals so far, per station (down bytes, up bytes, airtime ns)).
 type LastSample = (SimTime, u64, Vec<(u64, u64, u64)>);
 
 /// One BSS of the run and its place in the topology.
@@ -164,7 +164,10 @@ impl Medium for WifiMedium {
                 let dt_ns = now.saturating_since(*t0).as_nanos();
                 if dt_ns > 0 {
                     let dt = dt_ns as f64 * 1e-9;
-                    bss_sink.f64(t).i64(b as i64).f64((busy - busy0) as f64 / dt_ns as f64).f64(cur.iter().zip(prev).map(|(c, p)| (c.0 - p.0) + (c.1 - p.1)).sum::<u64>() as f64 * 8.0 / dt / 1e6).end_row();
+                    // The model counts an exchange's air time when it starts; an exchange that
+                    // runs past this sample has its remainder carried into the next interval.
+                    let busy_here = (busy - busy0).min(dt_ns);
+                    bss_sink.f64(t).i64(b as i64).f64(busy_here as f64 / dt_ns as f64).f64(cur.iter().zip(prev).map(|(c, p)| (c.0 - p.0) + (c.1 - p.1)).sum::<u64>() as f64 * 8.0 / dt / 1e6).end_row();
                     for s in 0..n {
                         let st = wb.bss.sta_stats(s as StaId);
                         let mcs = |h: &[u64; 10]| h.iter().enumerate().rev().max_by_key(|(_, &c)| c).filter(|(_, &c)| c > 0).map_or(-1, |(m, _)| m as i64);
@@ -183,7 +186,12 @@ impl Medium for WifiMedium {
                     }
                 }
             }
-            wb.last_sample = Some((now, busy, cur));
+            // the busy time attributed so far (the carry stays unattributed until the next one)
+            let attributed = match &wb.last_sample {
+                Some((t0, busy0, _)) => busy0 + (busy - busy0).min(now.saturating_since(*t0).as_nanos()),
+                None => busy,
+            };
+            wb.last_sample = Some((now, attributed, cur));
         }
     }
 

@@ -93,6 +93,11 @@ fn equal_stations_share_the_channel() {
     let bt = out.timeseries.iter().find(|t| t.name == "wifi_bss").unwrap_or_else(|| panic!("{names:?}"));
     let st = out.timeseries.iter().find(|t| t.name == "wifi_sta").unwrap();
     assert_eq!(st.rows(), 5 * bt.rows());
+    // the busy fraction per interval stays within [0, 1] and adds up to the run's
+    let Some(ColumnData::F64(busy)) = bt.column("busy_fraction") else { panic!("busy_fraction") };
+    assert!(busy.iter().all(|b| (0.0..=1.0).contains(b)), "{busy:?}");
+    let mean = busy.iter().sum::<f64>() / busy.len() as f64;
+    assert!((mean - w["channel_busy_fraction"].as_f64().unwrap()).abs() < 0.01, "{mean} vs {w}");
     assert!(bt.rows() >= 195, "{}", bt.rows());
 }
 
