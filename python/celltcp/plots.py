@@ -1214,6 +1214,7 @@ def fig_wifi_stations(run: _Run) -> Figure | None:
     for ax in (ax_g, ax_a):
         _headroom(ax)
     _legend_above(ax_g, 2)
+    fig._celltcp_no_legends = True  # type: ignore[attr-defined]  # one legend, above
     ax_a.set_xticks(np.arange(len(labels)))
     ax_a.set_xticklabels(labels, rotation=90 if len(labels) > 8 else 0)
     ax_g.set_title("Wi-Fi stations", loc="left")
