@@ -1202,7 +1202,9 @@ def fig_wifi_stations(run: _Run) -> Figure | None:
         return None
     many = len(run.wifi) > 1
     labels = [f"{b.get('name')}/{s.get('name')}" if many else str(s.get("name")) for b, s in stas]
-    g = lambda k, d: np.array([_num(s.get(d, {}).get(k)) for _, s in stas], dtype=float)  # noqa: E731
+    def g(k: str, d: str) -> np.ndarray:
+        return np.array([_num(s.get(d, {}).get(k)) for _, s in stas], dtype=float)
+
     fig = Figure(figsize=(max(_FIGSIZE[0], 0.35 * len(stas) + 2.0), 4.6))
     FigureCanvasAgg(fig)
     ax_g, ax_a = fig.subplots(2, 1, sharex=True)
