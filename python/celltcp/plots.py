@@ -31,6 +31,13 @@ lte_ho_zoom       around the first handover: the segment-sequence graph of the U
                   when it is traced (study 001's plot), else the data acknowledged; cwnd below
 ================  ===========================================================================
 
+and, for a run with Wi-Fi BSSs (a ``wifi`` section in ``summary.json``):
+
+================  ===========================================================================
+wifi_busy         channel busy fraction and BSS goodput over time (``wifi_bss`` series)
+wifi_stations     per station: goodput down and up, and its share of the airtime
+================  ===========================================================================
+
 Uses matplotlib's object API with the Agg canvas, so it does not touch pyplot's global
 backend (safe to call from a notebook).
 """
@@ -56,12 +63,14 @@ from matplotlib.container import BarContainer
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-__all__ = ["plot_run", "run_figure", "FIGURES", "LTE_FIGURES"]
+__all__ = ["plot_run", "run_figure", "FIGURES", "LTE_FIGURES", "WIFI_FIGURES"]
 
 FIGURES = ("cwnd", "throughput", "rtt_cdf", "queue", "iperf", "ping", "seq")
 #: The figures of runs with an LTE radio access network.
 LTE_FIGURES = ("lte_cqi_mcs", "lte_sinr", "lte_rlc_buffer", "lte_pdcp_buffer", "lte_cell",
                "lte_harq_rlc", "lte_prbs_goodput", "lte_handover", "lte_ho_zoom")
+#: The figures of runs with Wi-Fi BSSs.
+WIFI_FIGURES = ("wifi_busy", "wifi_stations")
 #: Most UEs drawn in the handover timeline.
 _HO_UES_MAX = 4
 
@@ -125,6 +134,8 @@ class _Run:
         self.links: list[dict[str, Any]] = list(summary.get("links", []))
         lte = summary.get("lte")
         self.lte: dict[str, Any] | None = lte if isinstance(lte, dict) and lte.get("ues") else None
+        wifi = summary.get("wifi")
+        self.wifi: list[dict[str, Any]] = list(wifi) if isinstance(wifi, list) else []
         #: Flow names (glob patterns) to draw in per-flow figures; None draws every flow.
         self.only_flows: Sequence[str] | None = None
 
@@ -1155,6 +1166,63 @@ def fig_lte_ho_zoom(run: _Run) -> Figure | None:
     return fig
 
 
+# Wi-Fi: drawn only when summary.json has a ``wifi`` section.
+
+
+def fig_wifi_busy(run: _Run) -> Figure | None:
+    """Channel busy fraction (top) and goodput (bottom) of every BSS over time."""
+    t = run.table("wifi_bss")
+    if t is None or not run.wifi or "busy_fraction" not in t:
+        return None
+    fig = Figure(figsize=(_FIGSIZE[0], 4.4))
+    FigureCanvasAgg(fig)
+    ax_b, ax_g = fig.subplots(2, 1, sharex=True)
+    groups = list(_groups(t, "bss"))
+    for i, g in groups:
+        name = str(run.wifi[i].get("name", f"bss {i}")) if i < len(run.wifi) else f"bss {i}"
+        tt = g["time_s"].to_numpy(float)
+        ax_b.plot(tt, g["busy_fraction"].to_numpy(float) * 100.0, color=_color(i), label=name,
+                  drawstyle="steps-pre")
+        ax_g.plot(tt, g["goodput_mbps"].to_numpy(float), color=_color(i), label=name, drawstyle="steps-pre")
+    ax_b.set_ylabel("channel busy (%)")
+    ax_b.set_ylim(0, 105)
+    ax_g.set_ylabel("goodput (Mbit/s)")
+    ax_g.set_ylim(bottom=0)
+    ax_g.set_xlabel("time (s)")
+    ax_b.set_title("Wi-Fi channel busy time and BSS goodput")
+    if len(groups) < 2:
+        fig._celltcp_no_legends = True  # type: ignore[attr-defined]
+    return fig
+
+
+def fig_wifi_stations(run: _Run) -> Figure | None:
+    """Per station of every BSS: goodput down and up (top), share of the airtime (bottom)."""
+    stas = [(b, s) for b in run.wifi for s in b.get("stations", [])]
+    if not stas:
+        return None
+    many = len(run.wifi) > 1
+    labels = [f"{b.get('name')}/{s.get('name')}" if many else str(s.get("name")) for b, s in stas]
+    def g(k: str, d: str) -> np.ndarray:
+        return np.array([_num(s.get(d, {}).get(k)) for _, s in stas], dtype=float)
+
+    fig = Figure(figsize=(max(_FIGSIZE[0], 0.35 * len(stas) + 2.0), 4.6))
+    FigureCanvasAgg(fig)
+    ax_g, ax_a = fig.subplots(2, 1, sharex=True)
+    _bars(ax_g, [("down", g("goodput_bps", "down") / 1e6, _color(0)), ("up", g("goodput_bps", "up") / 1e6, _color(1))])
+    _bars(ax_a, [("down", g("airtime_fraction", "down") * 100.0, _color(0)),
+                 ("up", g("airtime_fraction", "up") * 100.0, _color(1))])
+    ax_g.set_ylabel("goodput (Mbit/s)")
+    ax_a.set_ylabel("airtime (%)")
+    for ax in (ax_g, ax_a):
+        _headroom(ax)
+    _legend_above(ax_g, 2)
+    fig._celltcp_no_legends = True  # type: ignore[attr-defined]  # one legend, above
+    ax_a.set_xticks(np.arange(len(labels)))
+    ax_a.set_xticklabels(labels, rotation=90 if len(labels) > 8 else 0)
+    ax_g.set_title("Wi-Fi stations", loc="left")
+    return fig
+
+
 _MAKERS = {
     "cwnd": fig_cwnd,
     "throughput": fig_throughput,
@@ -1172,6 +1240,8 @@ _MAKERS = {
     "lte_prbs_goodput": fig_lte_prbs_goodput,
     "lte_handover": fig_lte_handover,
     "lte_ho_zoom": fig_lte_ho_zoom,
+    "wifi_busy": fig_wifi_busy,
+    "wifi_stations": fig_wifi_stations,
 }
 
 

@@ -31,6 +31,7 @@ fn main() {
             "wall_seconds": out.wall_time_s,
             "events": out.events,
             "goodput_bps_total": goodput,
+            "per_flow_goodput_bps": flows.iter().map(|f| f["goodput_bps"].as_f64().unwrap_or(0.0)).collect::<Vec<_>>(),
             "bytes_delivered": bytes,
             "bottleneck_tx_pkts": bottleneck.as_ref().map(|l| l["tx_packets"].clone()),
             "bottleneck_drops": bottleneck.as_ref().map(|l| l["drops"].clone()),

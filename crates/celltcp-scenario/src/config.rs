@@ -52,6 +52,9 @@ pub struct Config {
     /// The LTE radio access network and EPC (see `docs/scenario.md`, section "LTE").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lte: Option<crate::lte_config::LteCfg>,
+    /// Wi-Fi BSSs (see `docs/scenario.md`, section "Wi-Fi").
+    #[serde(default, rename = "wifi", skip_serializing_if = "Vec::is_empty")]
+    pub wifi: Vec<crate::wifi_config::WifiCfg>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -464,6 +467,13 @@ impl Config {
                     f.size.get_or_insert(Bytes(app_defaults::PING_SIZE));
                 }
             }
+        }
+        // [[wifi]]: the MCS and aggregation the BSS runs with
+        for (w, pw) in c.wifi.iter_mut().zip(&plan.wifi) {
+            if let celltcp_wifi::RateKind::Constant(m) = pw.plan.bss.rate {
+                w.mcs.get_or_insert(m);
+            }
+            w.ampdu.get_or_insert(pw.plan.bss.ampdu);
         }
         if let (Some(l), Some(pl)) = (&mut c.lte, &plan.lte) {
             *l = l.as_run(&pl.plan);

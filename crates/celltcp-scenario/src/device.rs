@@ -36,6 +36,7 @@ use celltcp_net::Packet;
 use serde_json::Value;
 
 use crate::cellular::LteMedium;
+use crate::wlan::WifiMedium;
 use crate::sinks::Sinks;
 
 /// What carries the packets of one link direction.
@@ -96,6 +97,8 @@ pub(crate) trait Medium {
 pub(crate) enum AnyMedium {
     /// An LTE RAN (every cell and UE of `[lte]`).
     Lte(Box<LteMedium>),
+    /// Every Wi-Fi BSS of `[[wifi]]` (`wlan.rs`).
+    Wifi(Box<WifiMedium>),
 }
 
 impl Medium for AnyMedium {
@@ -103,27 +106,32 @@ impl Medium for AnyMedium {
     fn send(&mut self, now: SimTime, port: u32, pkt: Packet) -> Result<(), Packet> {
         match self {
             AnyMedium::Lte(m) => m.send(now, port, pkt),
+            AnyMedium::Wifi(m) => m.send(now, port, pkt),
         }
     }
     #[inline]
     fn next_deadline(&mut self, after: SimTime) -> Option<SimTime> {
         match self {
             AnyMedium::Lte(m) => m.next_deadline(after),
+            AnyMedium::Wifi(m) => m.next_deadline(after),
         }
     }
     fn on_timer(&mut self, now: SimTime, out: &mut Vec<MediumOutput>) {
         match self {
             AnyMedium::Lte(m) => m.on_timer(now, out),
+            AnyMedium::Wifi(m) => m.on_timer(now, out),
         }
     }
     fn sample(&mut self, now: SimTime, sinks: &mut Sinks) {
         match self {
             AnyMedium::Lte(m) => m.sample(now, sinks),
+            AnyMedium::Wifi(m) => m.sample(now, sinks),
         }
     }
     fn summary(&self, secs: f64) -> Option<(&'static str, Value)> {
         match self {
             AnyMedium::Lte(m) => m.summary(secs),
+            AnyMedium::Wifi(m) => m.summary(secs),
         }
     }
 }

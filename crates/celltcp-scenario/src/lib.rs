@@ -30,6 +30,8 @@ pub mod sinks;
 mod stack;
 mod summary;
 pub mod units;
+pub mod wifi_config;
+mod wlan;
 mod world;
 
 use std::path::PathBuf;

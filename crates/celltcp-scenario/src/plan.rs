@@ -44,6 +44,9 @@ pub enum DirKind {
     S1u,
     /// The LTE radio between an eNB and UE `ue` (index into [`crate::lte_config::LtePlan::ues`]).
     Radio { ue: usize, downlink: bool },
+    /// The Wi-Fi medium between BSS `bss`'s AP and its station `sta` (index into
+    /// [`PlanWifi::sta_node`]): AP → station when `downlink`.
+    Wifi { bss: usize, sta: usize, downlink: bool },
 }
 
 pub struct PlanLink {
@@ -59,6 +62,16 @@ pub struct Plan {
     pub routes: Routes,
     pub flows: Vec<PlanFlow>,
     pub lte: Option<PlanLte>,
+    pub wifi: Vec<PlanWifi>,
+}
+
+/// One BSS in the topology.
+pub struct PlanWifi {
+    pub plan: crate::wifi_config::WifiPlan,
+    pub ap_node: usize,
+    pub sta_node: Vec<usize>,
+    /// Downlink (AP → station) and uplink directions of each station.
+    pub sta_dirs: Vec<[usize; 2]>,
 }
 
 /// The LTE part of the topology.
@@ -308,6 +321,27 @@ pub fn plan(text: &str, cfg: &Config, base_dir: Option<&std::path::Path>) -> Res
         }
         None => None,
     };
+    // Wi-Fi nodes next: the AP is wired to the rest by `[[link]]`s, flows name the stations.
+    let mut wifi_nodes = Vec::new();
+    for (i, w) in cfg.wifi.iter().enumerate() {
+        let wp = crate::wifi_config::plan_wifi(text, i, w)?;
+        if cfg.wifi[..i].iter().any(|o| o.name == w.name) {
+            return Err(err(text, Some(("wifi", i)), "name", format!("BSS name {:?} is used twice", w.name)));
+        }
+        let mut add = |name: &str, kind: NodeKind, key: &str| -> Result<usize, ScenarioError> {
+            if by_name.contains_key(name) {
+                return Err(err(text, Some(("wifi", i)), key, format!("{name:?} is already a node; the AP and the stations of a [[wifi]] are created by it (a node cannot yet have two interfaces)")));
+            }
+            let k = nodes.len();
+            let addr = auto_addr(k).map_err(|m| err(text, Some(("wifi", i)), key, m))?;
+            by_name.insert(name.to_string(), k);
+            nodes.push(PlanNode { name: name.to_string(), addr, kind });
+            Ok(k)
+        };
+        let ap_node = add(&wp.ap, NodeKind::Router, "ap")?;
+        let sta_node = wp.stations.iter().map(|s| add(s, NodeKind::Host, "stations")).collect::<Result<Vec<_>, _>>()?;
+        wifi_nodes.push((wp, ap_node, sta_node));
+    }
     if cfg.links.is_empty() && lte.is_none() {
         return Err(ScenarioError::new("link", "expected at least one [[link]]"));
     }
@@ -408,6 +442,33 @@ pub fn plan(text: &str, cfg: &Config, base_dir: Option<&std::path::Path>) -> Res
         }
         PlanLte { plan: lp, ue_node, enb_node, pgw_node, ue_dirs }
     });
+    let mut wifi = Vec::new();
+    for (b, (wp, ap_node, sta_node)) in wifi_nodes.into_iter().enumerate() {
+        let mut sta_dirs = Vec::new();
+        for (k, &sn) in sta_node.iter().enumerate() {
+            let name = format!("wifi-{}-{}", wp.name, nodes[sn].name);
+            let d0 = dirs.len();
+            for (from, to, downlink) in [(ap_node, sn, true), (sn, ap_node, false)] {
+                dirs.push(PlanLinkDir {
+                    name: format!("{name}:{}->{}", nodes[from].name, nodes[to].name),
+                    link: links.len(),
+                    from,
+                    to,
+                    rate_bps: None,
+                    trace: None,
+                    delay: SimDuration::ZERO,
+                    // IP over 802.11 with LLC/SNAP: the Ethernet MTU (RFC 1042), as Linux
+                    mtu: 1500,
+                    queue: QueueConfig::default(),
+                    loss: LossConfig::None,
+                    kind: DirKind::Wifi { bss: b, sta: k, downlink },
+                });
+            }
+            links.push(PlanLink { name, pcap: false, dirs: [d0, d0 + 1] });
+            sta_dirs.push([d0, d0 + 1]);
+        }
+        wifi.push(PlanWifi { plan: wp, ap_node, sta_node, sta_dirs });
+    }
     let mut seen_addr = HashMap::new();
     for n in &nodes {
         if let Some(other) = seen_addr.insert(n.addr, n.name.clone()) {
@@ -570,7 +631,7 @@ pub fn plan(text: &str, cfg: &Config, base_dir: Option<&std::path::Path>) -> Res
         }
         flows.push(PlanFlow { name, cfg: f.clone(), src, dst, cc: f.cc.unwrap_or(CcKind::Cubic.into()) });
     }
-    Ok(Plan { nodes, links, dirs, routes, flows, lte })
+    Ok(Plan { nodes, links, dirs, routes, flows, lte, wifi })
 }
 
 /// An address pool: `n_blocks` consecutive /16s from `10.<first>.0.0`, each holding 250 hosts

@@ -10,6 +10,7 @@
 //! reports at the end (one row per interval or echo) and written the same way.
 //!
 //! A table nobody asked for is not opened: `lte_ue`/`lte_cell` only with `[lte]`,
+//! `wifi_bss`/`wifi_sta` only with `[[wifi]]`,
 //! `segments`/`acks` only when a flow has `trace_segments`; `rtt` is always there but gets
 //! rows only with `record_rtt` (or ping flows).
 
@@ -54,6 +55,19 @@ pub const LTE_UE: &[(&str, ColType)] = &[
     ("detached", I64),
 ];
 pub const LTE_CELL: &[(&str, ColType)] = &[("time_s", F64), ("cell", I64), ("dl_prb_utilization", F64), ("ul_prb_utilization", F64), ("dl_phy_mbps", F64), ("ul_phy_mbps", F64)];
+pub const WIFI_BSS: &[(&str, ColType)] = &[("time_s", F64), ("bss", I64), ("busy_fraction", F64), ("goodput_mbps", F64)];
+pub const WIFI_STA: &[(&str, ColType)] = &[
+    ("time_s", F64),
+    ("bss", I64),
+    ("sta", I64),
+    ("down_goodput_mbps", F64),
+    ("up_goodput_mbps", F64),
+    ("airtime_fraction", F64),
+    ("ap_queue_pkts", F64),
+    ("sta_queue_pkts", F64),
+    ("down_mcs", I64),
+    ("up_mcs", I64),
+];
 pub const SEGMENTS: &[(&str, ColType)] = &[("time_s", F64), ("flow", I64), ("seq", I64), ("len", I64), ("retransmission", I64)];
 pub const ACKS: &[(&str, ColType)] = &[("time_s", F64), ("flow", I64), ("ack", I64), ("sack", I64)];
 pub const PING: &[(&str, ColType)] = &[("flow", I64), ("seq", I64), ("time_s", F64), ("rtt_ms", F64)];
@@ -68,6 +82,8 @@ pub(crate) struct Sinks {
     pub rtt: Sink,
     pub lte_ue: Option<Sink>,
     pub lte_cell: Option<Sink>,
+    pub wifi_bss: Option<Sink>,
+    pub wifi_sta: Option<Sink>,
     pub segments: Option<Sink>,
     pub acks: Option<Sink>,
 }
@@ -75,11 +91,11 @@ pub(crate) struct Sinks {
 impl Sinks {
     /// Opens the tables of a run: files under `out_dir/timeseries` when there is an output
     /// directory, memory otherwise.
-    pub fn open(out_dir: Option<&Path>, lte: bool, traced: bool) -> Result<Sinks, SinkError> {
-        Sinks::open_with(out_dir, lte, traced, ROW_GROUP_ROWS)
+    pub fn open(out_dir: Option<&Path>, lte: bool, wifi: bool, traced: bool) -> Result<Sinks, SinkError> {
+        Sinks::open_with(out_dir, lte, wifi, traced, ROW_GROUP_ROWS)
     }
 
-    pub fn open_with(out_dir: Option<&Path>, lte: bool, traced: bool, row_group_rows: usize) -> Result<Sinks, SinkError> {
+    pub fn open_with(out_dir: Option<&Path>, lte: bool, wifi: bool, traced: bool, row_group_rows: usize) -> Result<Sinks, SinkError> {
         let dir = out_dir.map(|d| d.join(TIMESERIES_DIR));
         if let Some(d) = &dir {
             std::fs::create_dir_all(d).map_err(|e| SinkError { path: d.clone(), message: e.to_string() })?;
@@ -92,6 +108,8 @@ impl Sinks {
             rtt: open("rtt", RTT)?,
             lte_ue: some(lte, "lte_ue", LTE_UE)?,
             lte_cell: some(lte, "lte_cell", LTE_CELL)?,
+            wifi_bss: some(wifi, "wifi_bss", WIFI_BSS)?,
+            wifi_sta: some(wifi, "wifi_sta", WIFI_STA)?,
             segments: some(traced, "segments", SEGMENTS)?,
             acks: some(traced, "acks", ACKS)?,
             dir,
@@ -103,7 +121,7 @@ impl Sinks {
     /// no such rows). Returns the in-memory tables (none with an output directory) and the
     /// files written, relative to the output directory.
     pub fn finish(self, iperf: Option<Table>, ping: Option<Table>) -> Result<(Vec<Table>, Vec<String>), SinkError> {
-        let Sinks { dir, row_group_rows, tcp, queue, rtt, lte_ue, lte_cell, segments, acks } = self;
+        let Sinks { dir, row_group_rows, tcp, queue, rtt, lte_ue, lte_cell, wifi_bss, wifi_sta, segments, acks } = self;
         let built = |t: Option<Table>, cols: &[(&str, ColType)]| -> Result<Option<Sink>, SinkError> {
             let Some(t) = t else { return Ok(None) };
             let mut s = open_sink(dir.as_deref(), &t.name, cols, row_group_rows)?;
@@ -113,7 +131,7 @@ impl Sinks {
         let iperf = built(iperf, IPERF)?;
         let ping = built(ping, PING)?;
         let (mut tables, mut files) = (Vec::new(), Vec::new());
-        for s in [Some(tcp), Some(queue), Some(rtt), iperf, lte_ue, lte_cell, segments, acks, ping].into_iter().flatten() {
+        for s in [Some(tcp), Some(queue), Some(rtt), iperf, lte_ue, lte_cell, wifi_bss, wifi_sta, segments, acks, ping].into_iter().flatten() {
             let name = s.name().to_string();
             match s.finish()? {
                 Some(t) => tables.push(t),

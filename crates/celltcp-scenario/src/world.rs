@@ -29,6 +29,7 @@ use celltcp_tcp::{BufSize, TcpConfig};
 
 use crate::cellular::{radio_port, LteMedium, GTPU_OVERHEAD_BYTES};
 use crate::device::{AnyMedium, Device, MediumOutput, MediumSlot};
+use crate::wlan::wifi_port;
 use crate::config::{AppKind, Config};
 use crate::error::ScenarioError;
 use crate::glue::AppSlot;
@@ -178,6 +179,15 @@ impl World {
                 }
             }
         }
+        // the Wi-Fi BSSs are one medium after the LTE RAN's; port of the k-th station overall
+        let wifi_medium = plan.lte.is_some() as u32;
+        let sta_base: Vec<usize> = plan.wifi.iter().scan(0, |acc, w| {
+            let b = *acc;
+            *acc += w.sta_node.len();
+            Some(b)
+        }).collect();
+        let node_names: Vec<String> = plan.nodes.iter().map(|n| n.name.clone()).collect();
+        let wifi = (!plan.wifi.is_empty()).then(|| crate::wlan::build(std::mem::take(&mut plan.wifi), &node_names, seed, out_dir, &mut files)).transpose()?;
         let dirs: Vec<LinkDir> = plan
             .dirs
             .iter()
@@ -188,6 +198,7 @@ impl World {
                 let dev = match (&d.kind, &d.trace) {
                     // the LTE RAN is medium 0 (pushed below)
                     (DirKind::Radio { ue, downlink }, _) => Device::Attached { medium: 0, port: radio_port(*ue, !downlink) },
+                    (DirKind::Wifi { bss, sta, downlink }, _) => Device::Attached { medium: wifi_medium, port: wifi_port(sta_base[*bss] + sta, !downlink) },
                     (_, Some(ops)) => Device::Link(AnyLink::Trace(TraceLink::new(
                         TraceLinkConfig { opportunities_ms: ops.clone(), delay: d.delay, mtu: d.mtu },
                         queue,
@@ -240,7 +251,8 @@ impl World {
             }
             LteMedium::new(ran, pl.ue_node, pl.enb_node, pl.ue_dirs, &pl.plan.enbs)
         });
-        let media: Vec<MediumSlot> = lte.into_iter().map(|l| MediumSlot { medium: AnyMedium::Lte(Box::new(l)), timer_at: None }).collect();
+        let mut media: Vec<MediumSlot> = lte.into_iter().map(|l| MediumSlot { medium: AnyMedium::Lte(Box::new(l)), timer_at: None }).collect();
+        media.extend(wifi.map(|w| MediumSlot { medium: AnyMedium::Wifi(Box::new(w)), timer_at: None }));
         let mut q = EventQueue::new();
         let mut stack = Stack::new(component_rng(seed, component_id("stack", "iss")));
         let mut apps: Vec<AppSlot> = Vec::new();
@@ -317,8 +329,9 @@ impl World {
         }
         q.push(SimTime::ZERO, Ev::Sample);
         let traced = flows.iter().any(|f| f.seg_trace.is_some());
+        let has_wifi = media.iter().any(|m| matches!(m.medium, AnyMedium::Wifi(_)));
         let has_lte = media.iter().any(|m| matches!(m.medium, AnyMedium::Lte(_)));
-        let sinks = Sinks::open(out_dir, has_lte, traced).map_err(|e| ScenarioError::new("", format!("cannot create output files: {e}")))?;
+        let sinks = Sinks::open(out_dir, has_lte, has_wifi, traced).map_err(|e| ScenarioError::new("", format!("cannot create output files: {e}")))?;
         let mut w = World {
             q,
             nodes,

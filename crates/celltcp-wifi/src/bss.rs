@@ -98,8 +98,10 @@ pub struct BssConfig {
     pub max_ampdu_bytes: Option<u32>,
     /// RTS/CTS before every data PPDU.
     pub rts_cts: bool,
-    /// MSDUs per transmit queue.
+    /// MSDUs per transmit queue at the AP (one queue per station).
     pub queue_limit_pkts: usize,
+    /// MSDUs in each station's transmit queue; `None`: the same as `queue_limit_pkts`.
+    pub sta_queue_limit_pkts: Option<usize>,
     /// Contention parameters; `None`: DCF for 802.11a/g, EDCA best effort for 802.11n/ac.
     pub edca: Option<EdcaParams>,
     pub channel: Channel,
@@ -121,6 +123,7 @@ impl BssConfig {
             max_ampdu_bytes: None,
             rts_cts: false,
             queue_limit_pkts: DEFAULT_QUEUE_LIMIT,
+            sta_queue_limit_pkts: None,
             edca: None,
             channel: Channel::ns3_default(default_carrier_hz(band)),
         }
@@ -275,6 +278,7 @@ impl<P> Bss<P> {
     /// Sets the limit of every transmit queue, MSDUs (queued MSDUs above it stay).
     pub fn set_queue_limit(&mut self, pkts: usize) {
         self.cfg.queue_limit_pkts = pkts;
+        self.cfg.sta_queue_limit_pkts = None;
     }
 
     /// MSDUs waiting (or in flight) at `from` toward `to`.
@@ -312,7 +316,8 @@ impl<P> Bss<P> {
     }
 
     fn push(&mut self, now: SimTime, link: usize, msdu: Msdu<P>) -> Result<(), Msdu<P>> {
-        if self.links[link].pending.len() >= self.cfg.queue_limit_pkts {
+        let limit = if link.is_multiple_of(2) { self.cfg.queue_limit_pkts } else { self.cfg.sta_queue_limit_pkts.unwrap_or(self.cfg.queue_limit_pkts) };
+        if self.links[link].pending.len() >= limit {
             self.link_stats(link).queue_drops += 1;
             return Err(msdu);
         }
@@ -714,6 +719,24 @@ mod tests {
         // one queue per destination: the other station's is untouched
         assert!(b.enqueue(SimTime::ZERO, Node::Ap, Node::Sta(1), 4, 100).is_ok());
         assert_eq!(b.queue_len(Node::Ap, Node::Sta(0)), 3);
+    }
+
+    #[test]
+    fn station_queue_limit_is_its_own() {
+        let mut cfg = BssConfig::new(Standard::A);
+        cfg.channel = Channel::FixedSnr(60.0);
+        cfg.queue_limit_pkts = 5;
+        cfg.sta_queue_limit_pkts = Some(2);
+        let mut b: Bss<u32> = Bss::new(cfg, &[1.0], 5, "unit");
+        for k in 0..2 {
+            b.enqueue(SimTime::ZERO, Node::Sta(0), Node::Ap, k, 100).unwrap();
+        }
+        assert_eq!(b.enqueue(SimTime::ZERO, Node::Sta(0), Node::Ap, 2, 100), Err(2));
+        assert_eq!(b.sta_stats(0).up.queue_drops, 1);
+        for k in 0..5 {
+            b.enqueue(SimTime::ZERO, Node::Ap, Node::Sta(0), k, 100).unwrap();
+        }
+        assert_eq!(b.enqueue(SimTime::ZERO, Node::Ap, Node::Sta(0), 5, 100), Err(5));
     }
 
     #[test]

@@ -22,28 +22,38 @@ use celltcp_engine::SimDuration;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum Standard {
     /// 802.11a: OFDM in the 5 GHz band (clause 17).
-    #[serde(rename = "802.11a")]
+    #[serde(rename = "802.11a", alias = "11a")]
     A,
     /// 802.11g: ERP-OFDM in the 2.4 GHz band (clause 18), ERP-only BSS (short slot).
-    #[serde(rename = "802.11g")]
+    #[serde(rename = "802.11g", alias = "11g")]
     G,
     /// 802.11n: HT (clause 19), 5 GHz unless the band says otherwise.
-    #[serde(rename = "802.11n")]
+    #[serde(rename = "802.11n", alias = "11n")]
     N,
     /// 802.11ac: VHT (clause 21), 5 GHz.
-    #[serde(rename = "802.11ac")]
+    #[serde(rename = "802.11ac", alias = "11ac")]
     Ac,
 }
 
 impl Standard {
-    /// Parses "802.11a" … "802.11ac" (also "a", "g", "n", "ac").
+    /// Parses "802.11a" … "802.11ac" (also "11a" … "11ac" and "a", "g", "n", "ac").
     pub fn parse(s: &str) -> Option<Standard> {
-        match s.trim().to_ascii_lowercase().trim_start_matches("802.11") {
+        match s.trim().to_ascii_lowercase().trim_start_matches("802.").trim_start_matches("11") {
             "a" => Some(Standard::A),
             "g" => Some(Standard::G),
             "n" => Some(Standard::N),
             "ac" => Some(Standard::Ac),
             _ => None,
+        }
+    }
+
+    /// "802.11a" … "802.11ac", as the scenario writes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Standard::A => "802.11a",
+            Standard::G => "802.11g",
+            Standard::N => "802.11n",
+            Standard::Ac => "802.11ac",
         }
     }
 

@@ -1,0 +1,252 @@
+// ns-3 (3.37) reference BSS for the celltcp Wi-Fi side-by-side (bench/wifi.py).
+//
+// Topology (the same as bench/wifi.py writes for celltcp):
+//
+//   sta 0 ..  sta N-1  ))) AP ===== server
+//                          1 Gbit/s, 1 ms one way, drop-tail 1000 packets
+//
+// Stations stand on a circle of --distance metres around the AP (ConstantPosition),
+// YANS channel with its defaults (log-distance, exponent 3, 46.6777 dB at 1 m; 16.0206 dBm
+// transmit power, 7 dB noise figure), NIST error model (ns-3's default), constant rate.
+//
+//   --standard=ac : 802.11ac VHT, channel 36, 20 MHz, VhtMcs<mcs> for data, A-MPDU on
+//                   (BE_MaxAmpduSize --maxAmpdu, default 1048575 as celltcp's VHT limit)
+//   --standard=g  : 802.11g ERP-OFDM, ErpOfdmRate54Mbps (rate index 7) for data, 24 Mbit/s
+//                   for control responses, no aggregation
+//
+//   --transport=udp : each station sends saturating UDP (OnOff, 1472-byte payloads = 1500-byte
+//                     IP packets, --udpRate per station) to the server (uplink)
+//   --transport=tcp : one bulk TCP download from the server to each station (Linux-like TCP as
+//                     in dumbbell.cc: MSS 1448, SACK, timestamps, 4 MB buffers, CUBIC)
+//
+// Traffic starts at --start seconds (after association: ns-3 stations associate through
+// beacons and probe-free scanning; celltcp has no association) and the goodput is counted
+// over [start, duration]. No traffic-control queue discs (uninstalled); the Wi-Fi MAC queue
+// holds 1000 packets (celltcp's default per-station queue, Linux's txqueuelen).
+//
+// Output: one JSON line on stdout. Wall time is Simulator::Run() only.
+
+#include "ns3/applications-module.h"
+#include "ns3/core-module.h"
+#include "ns3/internet-module.h"
+#include "ns3/mobility-module.h"
+#include "ns3/network-module.h"
+#include "ns3/point-to-point-module.h"
+#include "ns3/traffic-control-module.h"
+#include "ns3/wifi-module.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace ns3;
+
+static std::string
+JsonDouble(double v)
+{
+    char buf[64];
+    std::snprintf(buf, sizeof(buf), "%.9g", v);
+    return buf;
+}
+
+int
+main(int argc, char* argv[])
+{
+    std::string standard = "ac";
+    std::string transport = "udp";
+    uint32_t stations = 14;
+    double duration = 10.0;
+    double start = 1.0;
+    uint32_t mcs = 7;
+    double distance = 5.0;
+    uint32_t maxAmpdu = 1048575;
+    std::string udpRate = "100Mbps";
+    uint32_t seed = 1;
+
+    auto setupStart = std::chrono::steady_clock::now();
+    CommandLine cmd(__FILE__);
+    cmd.AddValue("standard", "ac | g", standard);
+    cmd.AddValue("transport", "udp (uplink, saturating) | tcp (bulk download)", transport);
+    cmd.AddValue("stations", "number of stations", stations);
+    cmd.AddValue("duration", "simulated seconds", duration);
+    cmd.AddValue("start", "traffic start, seconds", start);
+    cmd.AddValue("mcs", "VHT MCS (802.11ac)", mcs);
+    cmd.AddValue("distance", "station distance to the AP, metres", distance);
+    cmd.AddValue("maxAmpdu", "BE_MaxAmpduSize in bytes (802.11ac)", maxAmpdu);
+    cmd.AddValue("udpRate", "offered UDP rate per station", udpRate);
+    cmd.AddValue("seed", "ns-3 RNG run number", seed);
+    cmd.Parse(argc, argv);
+    if (stations == 0 || duration <= start || (standard != "ac" && standard != "g") ||
+        (transport != "udp" && transport != "tcp"))
+    {
+        std::cerr << "wifi: expected --standard=ac|g, --transport=udp|tcp, --stations >= 1, "
+                     "--duration > --start\n";
+        return 2;
+    }
+    RngSeedManager::SetSeed(1);
+    RngSeedManager::SetRun(seed);
+
+    Config::SetDefault("ns3::TcpL4Protocol::SocketType", TypeIdValue(TypeId::LookupByName("ns3::TcpCubic")));
+    Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(1448));
+    Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(4 << 20));
+    Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(4 << 20));
+    Config::SetDefault("ns3::TcpSocket::InitialCwnd", UintegerValue(10));
+    Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(2));
+    Config::SetDefault("ns3::TcpSocket::DelAckTimeout", TimeValue(MilliSeconds(40)));
+    Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(MilliSeconds(200)));
+    Config::SetDefault("ns3::TcpSocket::ConnTimeout", TimeValue(Seconds(1)));
+    Config::SetDefault("ns3::TcpSocketBase::Sack", BooleanValue(true));
+    Config::SetDefault("ns3::TcpSocketBase::Timestamp", BooleanValue(true));
+    Config::SetDefault("ns3::WifiMacQueue::MaxSize", QueueSizeValue(QueueSize("1000p")));
+
+    NodeContainer stas;
+    stas.Create(stations);
+    Ptr<Node> ap = CreateObject<Node>();
+    Ptr<Node> server = CreateObject<Node>();
+
+    WifiHelper wifi;
+    YansWifiChannelHelper channel = YansWifiChannelHelper::Default();
+    YansWifiPhyHelper phy;
+    phy.SetChannel(channel.Create());
+    if (standard == "ac")
+    {
+        wifi.SetStandard(WIFI_STANDARD_80211ac);
+        phy.Set("ChannelSettings", StringValue("{36, 20, BAND_5GHZ, 0}"));
+        std::ostringstream mode;
+        mode << "VhtMcs" << mcs;
+        wifi.SetRemoteStationManager("ns3::ConstantRateWifiManager",
+                                     "DataMode", StringValue(mode.str()),
+                                     "ControlMode", StringValue("VhtMcs0"));
+    }
+    else
+    {
+        wifi.SetStandard(WIFI_STANDARD_80211g);
+        wifi.SetRemoteStationManager("ns3::ConstantRateWifiManager",
+                                     "DataMode", StringValue("ErpOfdmRate54Mbps"),
+                                     "ControlMode", StringValue("ErpOfdmRate24Mbps"));
+    }
+    WifiMacHelper mac;
+    Ssid ssid("bench");
+    mac.SetType("ns3::StaWifiMac", "Ssid", SsidValue(ssid), "ActiveProbing", BooleanValue(false));
+    NetDeviceContainer staDevs = wifi.Install(phy, mac, stas);
+    mac.SetType("ns3::ApWifiMac", "Ssid", SsidValue(ssid));
+    NetDeviceContainer apDev = wifi.Install(phy, mac, ap);
+    if (standard == "ac")
+    {
+        Config::Set("/NodeList/*/DeviceList/*/$ns3::WifiNetDevice/Mac/BE_MaxAmpduSize", UintegerValue(maxAmpdu));
+    }
+
+    MobilityHelper mob;
+    Ptr<ListPositionAllocator> pos = CreateObject<ListPositionAllocator>();
+    for (uint32_t i = 0; i < stations; ++i)
+    {
+        double a = 2.0 * M_PI * i / stations;
+        pos->Add(Vector(distance * std::cos(a), distance * std::sin(a), 0.0));
+    }
+    mob.SetPositionAllocator(pos);
+    mob.SetMobilityModel("ns3::ConstantPositionMobilityModel");
+    mob.Install(stas);
+    Ptr<ListPositionAllocator> apPos = CreateObject<ListPositionAllocator>();
+    apPos->Add(Vector(0, 0, 0));
+    apPos->Add(Vector(0, 0, 0));
+    mob.SetPositionAllocator(apPos);
+    mob.Install(ap);
+    mob.Install(server);
+
+    PointToPointHelper wire;
+    wire.SetDeviceAttribute("DataRate", StringValue("1Gbps"));
+    wire.SetChannelAttribute("Delay", StringValue("1ms"));
+    wire.SetQueue("ns3::DropTailQueue<Packet>", "MaxSize", StringValue("1000p"));
+    NetDeviceContainer wireDevs = wire.Install(ap, server);
+
+    InternetStackHelper stack;
+    stack.Install(stas);
+    stack.Install(ap);
+    stack.Install(server);
+    Ipv4AddressHelper addr;
+    TrafficControlHelper tch;
+    addr.SetBase("10.1.0.0", "255.255.0.0");
+    Ipv4InterfaceContainer staIf = addr.Assign(staDevs);
+    addr.Assign(apDev);
+    addr.SetBase("10.2.0.0", "255.255.255.252");
+    Ipv4InterfaceContainer srvIf = addr.Assign(wireDevs);
+    tch.Uninstall(staDevs);
+    tch.Uninstall(apDev);
+    tch.Uninstall(wireDevs);
+    Ipv4GlobalRoutingHelper::PopulateRoutingTables();
+
+    std::vector<Ptr<PacketSink>> sinks;
+    for (uint32_t i = 0; i < stations; ++i)
+    {
+        uint16_t port = 5000 + i;
+        if (transport == "udp")
+        {
+            PacketSinkHelper sh("ns3::UdpSocketFactory", InetSocketAddress(Ipv4Address::GetAny(), port));
+            ApplicationContainer sa = sh.Install(server);
+            sinks.push_back(DynamicCast<PacketSink>(sa.Get(0)));
+            OnOffHelper src("ns3::UdpSocketFactory", InetSocketAddress(srvIf.GetAddress(1), port));
+            src.SetConstantRate(DataRate(udpRate), 1472);
+            ApplicationContainer ca = src.Install(stas.Get(i));
+            ca.Start(Seconds(start));
+        }
+        else
+        {
+            PacketSinkHelper sh("ns3::TcpSocketFactory", InetSocketAddress(Ipv4Address::GetAny(), port));
+            ApplicationContainer sa = sh.Install(stas.Get(i));
+            sinks.push_back(DynamicCast<PacketSink>(sa.Get(0)));
+            BulkSendHelper src("ns3::TcpSocketFactory", InetSocketAddress(staIf.GetAddress(i), port));
+            src.SetAttribute("MaxBytes", UintegerValue(0));
+            src.SetAttribute("SendSize", UintegerValue(131072));
+            ApplicationContainer ca = src.Install(server);
+            ca.Start(Seconds(start));
+        }
+    }
+
+    Simulator::Stop(Seconds(duration));
+    auto runStart = std::chrono::steady_clock::now();
+    Simulator::Run();
+    auto runEnd = std::chrono::steady_clock::now();
+    double wall = std::chrono::duration<double>(runEnd - runStart).count();
+    double setupWall = std::chrono::duration<double>(runStart - setupStart).count();
+    uint64_t events = Simulator::GetEventCount();
+    double simSeconds = Simulator::Now().GetSeconds();
+    std::vector<uint64_t> rx;
+    uint64_t total = 0;
+    for (auto& s : sinks)
+    {
+        rx.push_back(s->GetTotalRx());
+        total += s->GetTotalRx();
+    }
+    Simulator::Destroy();
+
+    double span = duration - start;
+    double sumX = 0, sumX2 = 0;
+    for (uint64_t b : rx)
+    {
+        sumX += double(b);
+        sumX2 += double(b) * double(b);
+    }
+    std::ostringstream js;
+    js << "{\"simulator\":\"ns-3.37\",\"scenario\":\"wifi\"";
+    js << ",\"standard\":\"" << standard << "\",\"transport\":\"" << transport << "\"";
+    js << ",\"stations\":" << stations << ",\"mcs\":" << mcs;
+    js << ",\"sim_seconds\":" << JsonDouble(simSeconds);
+    js << ",\"wall_seconds\":" << JsonDouble(wall);
+    js << ",\"setup_wall_seconds\":" << JsonDouble(setupWall);
+    js << ",\"sim_per_wall\":" << JsonDouble(wall > 0 ? simSeconds / wall : 0.0);
+    js << ",\"events\":" << events;
+    js << ",\"goodput_bps_total\":" << JsonDouble(total * 8.0 / span);
+    js << ",\"jain_fairness\":" << JsonDouble(sumX2 > 0 ? sumX * sumX / (rx.size() * sumX2) : 0.0);
+    js << ",\"per_flow_goodput_bps\":[";
+    for (size_t i = 0; i < rx.size(); ++i)
+    {
+        js << (i ? "," : "") << JsonDouble(rx[i] * 8.0 / span);
+    }
+    js << "]}";
+    std::cout << js.str() << std::endl;
+    return 0;
+}

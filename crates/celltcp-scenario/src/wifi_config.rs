@@ -1,0 +1,361 @@
+//! The `[[wifi]]` part of a scenario: one infrastructure BSS per entry (an AP node and its
+//! stations), validated into the model's own [`BssConfig`] (`celltcp-wifi`). Every key is
+//! documented in `docs/scenario.md` (section "Wi-Fi") and `docs/wifi.md`.
+//!
+//! Defaults follow ns-3 3.37's `WifiHelper` with a constant-rate manager and the YANS channel
+//! (log-distance loss, 16.0206 dBm, 7 dB noise figure) and Linux's transmit queue (1000
+//! packets): the same figures `bench/ns3/wifi.cc` runs with.
+
+use celltcp_wifi::channel::default_carrier_hz;
+use celltcp_wifi::phy::PhyClass;
+use celltcp_wifi::{BssConfig, Channel, PathLoss, RateKind, Standard, TxVector, DEFAULT_QUEUE_LIMIT};
+use serde::{Deserialize, Serialize};
+
+use crate::config::{line_of_key, QueueLimitSpec};
+use crate::error::ScenarioError;
+use crate::units::{Bytes, Dbm, Decibel, Hertz, Meters};
+
+fn def_standard() -> Standard {
+    Standard::Ac
+}
+fn def_width() -> Hertz {
+    Hertz(20e6)
+}
+fn def_streams() -> u8 {
+    1
+}
+fn def_distance() -> Meters {
+    Meters(10.0)
+}
+fn def_tx_power() -> Dbm {
+    Dbm(16.0206)
+}
+fn def_noise_figure() -> Decibel {
+    Decibel(7.0)
+}
+fn def_queue() -> QueueLimitSpec {
+    QueueLimitSpec::Packets(DEFAULT_QUEUE_LIMIT as u32)
+}
+
+/// The stations of a BSS: their names, or `{ prefix = "sta", count = 14 }` for `sta1` …
+/// `sta14`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Stations {
+    Names(Vec<String>),
+    Group { prefix: String, count: u32 },
+}
+
+/// The guard interval of HT/VHT symbols.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum GuardInterval {
+    /// 800 ns.
+    #[default]
+    #[serde(alias = "800ns")]
+    Long,
+    /// 400 ns (HT/VHT only).
+    #[serde(alias = "400ns")]
+    Short,
+}
+
+/// How the MCS of each PPDU is chosen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RateControl {
+    /// `mcs` always (ns-3's `ConstantRateWifiManager`).
+    #[default]
+    Constant,
+    /// The fastest MCS whose BER at the link SNR is at most 1e-6 (`IdealWifiManager`).
+    Ideal,
+    /// Minstrel-HT (Linux `rc80211_minstrel_ht`).
+    Minstrel,
+}
+
+/// The path-loss model that turns `distance` into an SNR.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PathLossName {
+    /// ns-3's `LogDistancePropagationLossModel` defaults (n = 3, 46.6777 dB at 1 m).
+    #[default]
+    LogDistance,
+    /// Friis.
+    FreeSpace,
+    /// ITU-R P.1238 office, one floor.
+    Indoor,
+}
+
+/// `[[wifi]]`: one BSS.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WifiCfg {
+    pub name: String,
+    /// The access point: a router node created here, wired to the rest by `[[link]]`s.
+    pub ap: String,
+    /// The stations: hosts created here.
+    pub stations: Stations,
+    /// `"802.11a"`, `"802.11g"`, `"802.11n"` or `"802.11ac"` (also `"11a"` …).
+    #[serde(default = "def_standard")]
+    pub standard: Standard,
+    /// Channel width: 20 MHz (802.11a/g), 20/40 MHz (802.11n), 20/40/80/160 MHz (802.11ac).
+    #[serde(default = "def_width")]
+    pub width: Hertz,
+    /// Spatial streams (1 for 802.11a/g; HT 1–4; VHT 1–8).
+    #[serde(default = "def_streams")]
+    pub streams: u8,
+    #[serde(default)]
+    pub guard_interval: GuardInterval,
+    #[serde(default)]
+    pub rate_control: RateControl,
+    /// The MCS of `rate_control = "constant"`: HT 0–7, VHT 0–9, 802.11a/g the rate index 0–7
+    /// (6 … 54 Mbit/s). Default: the fastest valid one (7 for a/g/n, 8 for VHT at 20 MHz, 9 at
+    /// wider widths).
+    #[serde(default)]
+    pub mcs: Option<u8>,
+    /// Distance of every station to the AP (unless `distances`).
+    #[serde(default = "def_distance")]
+    pub distance: Meters,
+    /// Per-station distances, one per station.
+    #[serde(default)]
+    pub distances: Option<Vec<Meters>>,
+    /// A fixed SNR on every link instead of the path loss.
+    #[serde(default)]
+    pub snr: Option<Decibel>,
+    #[serde(default)]
+    pub pathloss: PathLossName,
+    #[serde(default = "def_tx_power")]
+    pub tx_power: Dbm,
+    #[serde(default = "def_noise_figure")]
+    pub noise_figure: Decibel,
+    /// A-MPDU aggregation with block ACK (default on for 802.11n/ac; refused for 802.11a/g).
+    #[serde(default)]
+    pub ampdu: Option<bool>,
+    /// Largest A-MPDU (default the standard's: 65,535 B for HT, 1,048,575 B for VHT).
+    #[serde(default)]
+    pub max_ampdu: Option<Bytes>,
+    #[serde(default)]
+    pub rts_cts: bool,
+    /// The AP's queue toward each station, packets (`"1000p"`, Linux's txqueuelen).
+    #[serde(default = "def_queue")]
+    pub ap_queue: QueueLimitSpec,
+    /// Each station's transmit queue, packets.
+    #[serde(default = "def_queue")]
+    pub sta_queue: QueueLimitSpec,
+    /// Write `pcap/<name>.pcap`: every packet handed to the BSS, both directions.
+    #[serde(default)]
+    pub pcap: bool,
+}
+
+/// A validated `[[wifi]]`.
+pub struct WifiPlan {
+    pub name: String,
+    pub bss: BssConfig,
+    pub ap: String,
+    pub stations: Vec<String>,
+    /// Distance of each station, metres.
+    pub distances_m: Vec<f64>,
+    pub pcap: bool,
+}
+
+fn werr(text: &str, i: usize, key: &str, msg: String) -> ScenarioError {
+    ScenarioError::new(format!("wifi[{i}].{key}"), msg).at_line(line_of_key(text, Some(("wifi", i)), key))
+}
+
+fn queue_pkts(text: &str, i: usize, key: &str, q: QueueLimitSpec) -> Result<usize, ScenarioError> {
+    match q {
+        QueueLimitSpec::Packets(n) => Ok(n as usize),
+        QueueLimitSpec::Bytes(_) => Err(werr(text, i, key, format!("expected a queue limit in packets such as \"1000p\" (the 802.11 queues hold MSDUs), got \"{q}\""))),
+    }
+}
+
+/// Validates the `i`-th `[[wifi]]` (from `text`, to find lines) into a [`WifiPlan`].
+pub fn plan_wifi(text: &str, i: usize, w: &WifiCfg) -> Result<WifiPlan, ScenarioError> {
+    let e = |key: &str, msg: String| werr(text, i, key, msg);
+    if w.name.is_empty() {
+        return Err(e("name", "expected a non-empty name".into()));
+    }
+    if w.ap.is_empty() {
+        return Err(e("ap", "expected the access point's node name".into()));
+    }
+    let stations: Vec<String> = match &w.stations {
+        Stations::Names(v) => v.clone(),
+        Stations::Group { prefix, count } => {
+            if prefix.is_empty() {
+                return Err(e("stations", "expected a non-empty `prefix`".into()));
+            }
+            (1..=*count).map(|k| format!("{prefix}{k}")).collect()
+        }
+    };
+    if stations.is_empty() || stations.len() > u16::MAX as usize {
+        return Err(e("stations", format!("expected 1..=65535 stations, got {}", stations.len())));
+    }
+    let mut seen = std::collections::HashSet::new();
+    for s in &stations {
+        if s.is_empty() || s == &w.ap || !seen.insert(s.as_str()) {
+            return Err(e("stations", format!("expected distinct non-empty station names other than the AP {:?}, got {s:?}", w.ap)));
+        }
+    }
+    let class = w.standard.class();
+    let width = w.width.0 / 1e6;
+    let widths: &[u16] = match w.standard {
+        Standard::A | Standard::G => &[20],
+        Standard::N => &[20, 40],
+        Standard::Ac => &[20, 40, 80, 160],
+    };
+    let Some(&width_mhz) = widths.iter().find(|&&x| (f64::from(x) - width).abs() < 1e-6) else {
+        return Err(e("width", format!("expected one of {} MHz for {:?}, got \"{}\"", widths.iter().map(|x| x.to_string()).collect::<Vec<_>>().join("/"), w.standard.name(), w.width)));
+    };
+    let max_streams = match class {
+        PhyClass::Ofdm => 1,
+        PhyClass::Ht => 4,
+        PhyClass::Vht => 8,
+    };
+    if !(1..=max_streams).contains(&w.streams) {
+        return Err(e("streams", format!("expected 1..={max_streams} spatial streams for {}, got {}", w.standard.name(), w.streams)));
+    }
+    let short_gi = w.guard_interval == GuardInterval::Short;
+    if short_gi && class == PhyClass::Ofdm {
+        return Err(e("guard_interval", format!("expected \"long\": {} has no short guard interval", w.standard.name())));
+    }
+    let base = TxVector { class, mcs: 0, width_mhz, nss: w.streams, short_gi };
+    let valid: Vec<u8> = (0..=w.standard.max_mcs()).filter(|&m| TxVector { mcs: m, ..base }.is_valid()).collect();
+    if valid.is_empty() {
+        return Err(e("streams", format!("no MCS is valid for {} streams at {width_mhz} MHz", w.streams)));
+    }
+    let rate = match w.rate_control {
+        RateControl::Constant => {
+            let m = w.mcs.unwrap_or(*valid.last().unwrap());
+            if !valid.contains(&m) {
+                return Err(e("mcs", format!("expected one of MCS {valid:?} for {} at {width_mhz} MHz with {} stream(s), got {m}", w.standard.name(), w.streams)));
+            }
+            RateKind::Constant(m)
+        }
+        other => {
+            if w.mcs.is_some() {
+                return Err(e("mcs", format!("`mcs` fixes the rate of rate_control = \"constant\"; rate_control is {:?}", format!("{other:?}").to_lowercase())));
+            }
+            if other == RateControl::Ideal {
+                RateKind::Ideal
+            } else {
+                RateKind::Minstrel
+            }
+        }
+    };
+    let ampdu = w.ampdu.unwrap_or(class != PhyClass::Ofdm);
+    if ampdu && class == PhyClass::Ofdm {
+        return Err(e("ampdu", format!("expected false: {} has no A-MPDU (HT and VHT only)", w.standard.name())));
+    }
+    let max_ampdu_bytes = match w.max_ampdu {
+        None => None,
+        Some(b) => {
+            let lim = w.standard.max_ampdu_bytes().unwrap_or(0) as u64;
+            if !ampdu {
+                return Err(e("max_ampdu", "applies only with ampdu = true".into()));
+            }
+            if b.0 < 1600 || b.0 > lim {
+                return Err(e("max_ampdu", format!("expected 1600B..={lim}B for {}, got \"{b}\"", w.standard.name())));
+            }
+            Some(b.0 as u32)
+        }
+    };
+    let distances_m: Vec<f64> = match &w.distances {
+        Some(d) => {
+            if d.len() != stations.len() {
+                return Err(e("distances", format!("expected one distance per station ({}), got {}", stations.len(), d.len())));
+            }
+            d.iter().map(|m| m.0).collect()
+        }
+        None => vec![w.distance.0; stations.len()],
+    };
+    let band = w.standard.default_band();
+    let carrier_hz = default_carrier_hz(band);
+    let channel = match w.snr {
+        Some(s) => {
+            if !(-10.0..=100.0).contains(&s.0) {
+                return Err(e("snr", format!("expected an SNR between -10dB and 100dB, got \"{s}\"")));
+            }
+            Channel::FixedSnr(s.0)
+        }
+        None => Channel::PathLoss {
+            model: match w.pathloss {
+                PathLossName::LogDistance => PathLoss::NS3_LOG_DISTANCE,
+                PathLossName::FreeSpace => PathLoss::FreeSpace,
+                PathLossName::Indoor => PathLoss::indoor_office(carrier_hz),
+            },
+            carrier_hz,
+            tx_power_dbm: w.tx_power.0,
+            noise_figure_db: w.noise_figure.0,
+        },
+    };
+    let mut bss = BssConfig::new(w.standard);
+    bss.band = band;
+    bss.width_mhz = width_mhz;
+    bss.nss = w.streams;
+    bss.short_gi = short_gi;
+    bss.rate = rate;
+    bss.ampdu = ampdu;
+    bss.max_ampdu_bytes = max_ampdu_bytes;
+    bss.rts_cts = w.rts_cts;
+    bss.queue_limit_pkts = queue_pkts(text, i, "ap_queue", w.ap_queue)?;
+    bss.sta_queue_limit_pkts = Some(queue_pkts(text, i, "sta_queue", w.sta_queue)?);
+    bss.channel = channel;
+    Ok(WifiPlan { name: w.name.clone(), bss, ap: w.ap.clone(), stations, distances_m, pcap: w.pcap })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg(extra: &str) -> Result<WifiPlan, ScenarioError> {
+        let text = format!("[[wifi]]\nname = \"bss\"\nap = \"ap\"\nstations = [\"a\", \"b\"]\n{extra}\n");
+        #[derive(Deserialize)]
+        struct Doc {
+            wifi: Vec<WifiCfg>,
+        }
+        let d: Doc = toml::from_str(&text).map_err(|e| ScenarioError::new("", e.to_string()))?;
+        plan_wifi(&text, 0, &d.wifi[0])
+    }
+
+    #[test]
+    fn defaults_are_ns3s_vht_bss() {
+        let p = cfg("").unwrap();
+        assert_eq!(p.bss.standard, Standard::Ac);
+        assert_eq!((p.bss.width_mhz, p.bss.nss, p.bss.short_gi, p.bss.ampdu, p.bss.rts_cts), (20, 1, false, true, false));
+        // VHT MCS 9 is invalid at 20 MHz with one stream (Table 21-30): the fastest is 8
+        assert_eq!(p.bss.rate, RateKind::Constant(8));
+        assert_eq!((p.bss.queue_limit_pkts, p.bss.sta_queue_limit_pkts), (1000, Some(1000)));
+        assert_eq!(p.distances_m, vec![10.0, 10.0]);
+        assert_eq!(p.bss.channel, Channel::ns3_default(5.18e9));
+    }
+
+    #[test]
+    fn keys_reach_the_model() {
+        let p = cfg("standard = \"11g\"\nmcs = 3\nsnr = \"25dB\"\nrts_cts = true\nap_queue = \"50p\"\nsta_queue = \"20p\"\ndistances = [\"1m\", \"2m\"]").unwrap();
+        assert_eq!((p.bss.standard, p.bss.ampdu, p.bss.rate), (Standard::G, false, RateKind::Constant(3)));
+        assert_eq!(p.bss.channel, Channel::FixedSnr(25.0));
+        assert_eq!((p.bss.queue_limit_pkts, p.bss.sta_queue_limit_pkts), (50, Some(20)));
+        assert_eq!(p.distances_m, vec![1.0, 2.0]);
+        let p = cfg("standard = \"802.11n\"\nwidth = \"40MHz\"\nstreams = 2\nguard_interval = \"short\"\nrate_control = \"minstrel\"").unwrap();
+        assert_eq!((p.bss.width_mhz, p.bss.nss, p.bss.short_gi, p.bss.rate), (40, 2, true, RateKind::Minstrel));
+    }
+
+    #[test]
+    fn bad_values_name_key_value_and_expectation() {
+        for (extra, key, words) in [
+            ("standard = \"11g\"\nwidth = \"40MHz\"", "wifi[0].width", "20 MHz"),
+            ("mcs = 9", "wifi[0].mcs", "got 9"),
+            ("standard = \"11a\"\nampdu = true", "wifi[0].ampdu", "no A-MPDU"),
+            ("standard = \"11g\"\nguard_interval = \"short\"", "wifi[0].guard_interval", "no short guard"),
+            ("streams = 9", "wifi[0].streams", "got 9"),
+            ("ap_queue = \"10KB\"", "wifi[0].ap_queue", "packets"),
+            ("distances = [\"1m\"]", "wifi[0].distances", "one distance per station"),
+            ("rate_control = \"ideal\"\nmcs = 3", "wifi[0].mcs", "constant"),
+            ("max_ampdu = \"100B\"", "wifi[0].max_ampdu", "1600B"),
+        ] {
+            let err = cfg(extra).err().unwrap_or_else(|| panic!("{extra} accepted"));
+            assert_eq!(err.key, key, "{extra}: {err}");
+            assert!(err.message.contains(words), "{extra}: {err}");
+            assert!(err.line.is_some(), "{extra}: {err}");
+        }
+    }
+}
