@@ -16,6 +16,7 @@
 //! - [`output`]: what a run returns.
 
 mod cellular;
+mod fairness;
 pub mod config;
 pub mod edit;
 pub mod error;
@@ -28,6 +29,7 @@ pub mod sim;
 pub mod sinks;
 mod stack;
 mod summary;
+mod web_apps;
 pub mod units;
 mod world;
 
