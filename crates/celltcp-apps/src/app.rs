@@ -18,6 +18,7 @@ use celltcp_tcp::{TcpConfig, TcpEndpoint};
 use crate::bulk::{TcpClient, TcpServer};
 use crate::http::HttpServer;
 use crate::ping::PingApp;
+use crate::proxy::SplitProxy;
 use crate::relay::Relay;
 use crate::udp::{CbrApp, UdpSinkApp};
 use crate::video::VideoClient;
@@ -143,6 +144,7 @@ pub enum AnyApp {
     /// Boxed: its RNG and connection table make it the largest app.
     Web(Box<WebClient>),
     Video(VideoClient),
+    Proxy(SplitProxy),
 }
 
 macro_rules! each {
@@ -157,6 +159,7 @@ macro_rules! each {
             AnyApp::Http($a) => $e,
             AnyApp::Web($a) => $e,
             AnyApp::Video($a) => $e,
+            AnyApp::Proxy($a) => $e,
         }
     };
 }
