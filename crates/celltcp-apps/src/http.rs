@@ -215,7 +215,7 @@ impl HttpServer {
         HttpServer { ports, model, seed, cfg, listeners: Vec::new(), conns: Vec::new(), error: None }
     }
 
-    /// Body bytes the server has sent responses for (parsed requests), all connections.
+    /// Requests parsed (and answered) so far, all connections.
     pub fn requests(&self) -> u64 {
         self.conns.iter().map(|c| c.requests).sum()
     }
