@@ -258,7 +258,30 @@ def print_flow_table(result: api.Result, stream: TextIO) -> None:
     stream.write(line(head) + "\n")
     for r in rows:
         stream.write(line(r) + "\n")
+    for note in _app_notes(result.summary):
+        stream.write(note + "\n")
     stream.flush()
+
+
+def _app_notes(summary: dict[str, Any]) -> list[str]:
+    """One line per web or video flow (page times; start-up, stalls, satisfaction) and Jain's
+    fairness index when two or more flows carry payload."""
+    notes = []
+    for f in summary.get("flows", []):
+        name = f.get("name", "?")
+        if f.get("app") == "web":
+            notes.append(f"{name}: {f.get('pages', 0)} pages, page time mean "
+                         f"{_fmt(f.get('page_time_mean_s'), '.3f')} s, max "
+                         f"{_fmt(f.get('page_time_max_s'), '.3f')} s")
+        elif f.get("app") == "video":
+            ok = "yes" if f.get("video_satisfied") else "no"
+            notes.append(f"{name}: start-up {_fmt(f.get('video_startup_s'), '.2f')} s, "
+                         f"{f.get('video_stalls', 0)} stalls ({_fmt(f.get('video_stall_time_s'), '.2f')} s), "
+                         f"satisfied: {ok}")
+    payload = [f for f in summary.get("flows", []) if f.get("app") != "ping"]
+    if len(payload) >= 2 and summary.get("jain_index") is not None:
+        notes.append(f"Jain's fairness index (goodput, {len(payload)} flows): {_fmt(summary['jain_index'], '.3f')}")
+    return notes
 
 
 def _error(msg: object, code: int = 2) -> int:

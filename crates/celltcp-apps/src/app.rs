@@ -16,9 +16,13 @@ use celltcp_net::{IcmpEcho, Ipv4, UdpDatagram};
 use celltcp_tcp::{TcpConfig, TcpEndpoint};
 
 use crate::bulk::{TcpClient, TcpServer};
+use crate::http::HttpServer;
 use crate::ping::PingApp;
+use crate::proxy::SplitProxy;
 use crate::relay::Relay;
 use crate::udp::{CbrApp, UdpSinkApp};
+use crate::video::VideoClient;
+use crate::web::WebClient;
 
 /// A socket of a node's stack (an index into the stack's socket arena).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -136,6 +140,11 @@ pub enum AnyApp {
     UdpSink(UdpSinkApp),
     Ping(PingApp),
     Relay(Relay),
+    Http(HttpServer),
+    /// Boxed: its RNG and connection table make it the largest app.
+    Web(Box<WebClient>),
+    Video(VideoClient),
+    Proxy(SplitProxy),
 }
 
 macro_rules! each {
@@ -147,6 +156,10 @@ macro_rules! each {
             AnyApp::UdpSink($a) => $e,
             AnyApp::Ping($a) => $e,
             AnyApp::Relay($a) => $e,
+            AnyApp::Http($a) => $e,
+            AnyApp::Web($a) => $e,
+            AnyApp::Video($a) => $e,
+            AnyApp::Proxy($a) => $e,
         }
     };
 }

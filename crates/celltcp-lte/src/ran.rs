@@ -82,6 +82,9 @@ pub struct RadioConfig {
     pub carrier_hz: f64,
     pub pathloss: PathLoss,
     pub shadowing_sigma_db: f64,
+    /// Building penetration loss, dB, added to every cell-UE path (TR 36.814 Table A.2.1.1-2:
+    /// 20 dB for indoor UEs of the macro case; 0 for outdoor UEs).
+    pub penetration_loss_db: f64,
     pub fading: Option<FadingProfile>,
     pub doppler_hz: f64,
     pub enb_tx_power_dbm: f64,
@@ -144,7 +147,7 @@ pub struct EnbSpec {
 }
 
 /// Linear gain from a cell at `cell` (sector boresight `boresight`) to a UE at `pos`: antenna
-/// gains and sector pattern, minus path loss and `shadow_db`.
+/// gains and sector pattern, minus path loss, penetration loss and `shadow_db`.
 pub(crate) fn link_gain(r: &RadioConfig, cell: (f64, f64), boresight: Option<f64>, pos: (f64, f64), shadow_db: f64) -> f64 {
     let d = ((pos.0 - cell.0).powi(2) + (pos.1 - cell.1).powi(2)).sqrt();
     let loss = r.pathloss.loss_db(d, r.carrier_hz, r.enb_height_m, r.ue_height_m);
@@ -152,7 +155,7 @@ pub(crate) fn link_gain(r: &RadioConfig, cell: (f64, f64), boresight: Option<f64
         Some(b) if d > 0.0 => crate::layout::sector_pattern_db((pos.1 - cell.1).atan2(pos.0 - cell.0).to_degrees() - b),
         _ => 0.0,
     };
-    channel::db_to_linear(r.enb_antenna_gain_dbi + r.ue_antenna_gain_dbi + pattern - loss - shadow_db)
+    channel::db_to_linear(r.enb_antenna_gain_dbi + r.ue_antenna_gain_dbi + pattern - loss - r.penetration_loss_db - shadow_db)
 }
 
 /// A UE attached to a cell.

@@ -10,7 +10,7 @@ use celltcp_tcp::cc::CcConfig;
 use serde::{de, Deserialize, Deserializer, Serialize};
 
 use crate::error::ScenarioError;
-use crate::units::{Bytes, Dur, Rate};
+use crate::units::{Bytes, Dur, Length, Rate};
 
 fn default_seed() -> u64 {
     1
@@ -309,6 +309,10 @@ pub enum AppKind {
     Iperf,
     Udp,
     Ping,
+    /// HTTP/1.1 web browsing (`celltcp-apps/src/web.rs`).
+    Web,
+    /// Progressive video download (`celltcp-apps/src/video.rs`).
+    Video,
 }
 
 impl AppKind {
@@ -318,8 +322,35 @@ impl AppKind {
             AppKind::Iperf => "iperf",
             AppKind::Udp => "udp",
             AppKind::Ping => "ping",
+            AppKind::Web => "web",
+            AppKind::Video => "video",
         }
     }
+
+    /// The app runs over TCP (takes the TCP keys).
+    pub fn is_tcp(self) -> bool {
+        matches!(self, AppKind::Bulk | AppKind::Iperf | AppKind::Web | AppKind::Video)
+    }
+}
+
+/// The page model of `app = "web"`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PageModelKind {
+    /// NGMN / 3GPP2 C.R1002 (lognormal sizes, Pareto object counts).
+    Ngmn,
+    /// Every page alike: `main_size`, `embedded_objects` of `embedded_size`.
+    Fixed,
+}
+
+/// How reading times are drawn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ReadingDist {
+    /// Exponential of mean `reading_time` (the NGMN model).
+    Exponential,
+    /// Exactly `reading_time`.
+    Fixed,
 }
 
 /// A flow: an application between two hosts. Keys that do not apply to its `app` are refused.
@@ -376,9 +407,10 @@ pub struct FlowCfg {
     /// iperf test length `-t` (default: until the end of the run).
     #[serde(default)]
     pub duration: Option<Dur>,
-    /// iperf write size `-l` (default 128KB for TCP).
+    /// iperf write size `-l` (default 128KB for TCP); for `video`, the clip's length (a
+    /// duration, default 90s).
     #[serde(default)]
-    pub length: Option<Bytes>,
+    pub length: Option<Length>,
     /// iperf `-R`: the server (`to`) sends to the client (`from`).
     #[serde(default)]
     pub reverse: Option<bool>,
@@ -393,6 +425,40 @@ pub struct FlowCfg {
     /// ping: number of echo requests (default: until the end).
     #[serde(default)]
     pub count: Option<u32>,
+    // --- web (docs/scenario.md "Web browsing and video") ---
+    /// Pages to download (default: until the end of the run).
+    #[serde(default)]
+    pub pages: Option<u32>,
+    /// Mean (exponential) or fixed reading time between pages (default 30s, NGMN).
+    #[serde(default)]
+    pub reading_time: Option<Dur>,
+    #[serde(default)]
+    pub reading: Option<ReadingDist>,
+    /// Requests outstanding per connection (default 1: no pipelining).
+    #[serde(default)]
+    pub pipelining: Option<u32>,
+    /// Persistent connections per host (default 6).
+    #[serde(default)]
+    pub connections: Option<u32>,
+    /// DNS lookup before the first page (default 0s).
+    #[serde(default)]
+    pub dns_delay: Option<Dur>,
+    #[serde(default)]
+    pub page_model: Option<PageModelKind>,
+    /// `page_model = "fixed"`: main object size, number and size of embedded objects.
+    #[serde(default)]
+    pub main_size: Option<Bytes>,
+    #[serde(default)]
+    pub embedded_objects: Option<u32>,
+    #[serde(default)]
+    pub embedded_size: Option<Bytes>,
+    // --- video ---
+    /// The clip's bit rate (default 512kbps).
+    #[serde(default)]
+    pub bitrate: Option<Rate>,
+    /// Media buffered before playing and after a stall (default 2s).
+    #[serde(default)]
+    pub startup_threshold: Option<Dur>,
 }
 
 pub use crate::edit::apply_overrides;
@@ -411,6 +477,18 @@ pub mod app_defaults {
     pub const UDP_SIZE: u64 = 1448;
     /// ping payload (bytes), as `ping -s 56`.
     pub const PING_SIZE: u64 = 56;
+    /// web: connections per host, pipelining depth, reading time (s, NGMN mean).
+    pub const WEB_CONNECTIONS: u32 = 6;
+    pub const WEB_PIPELINING: u32 = 1;
+    pub const WEB_READING_S: u64 = 30;
+    /// `page_model = "fixed"` defaults: the NGMN means (10710 B, 5.64 ~ 6 objects of 7758 B).
+    pub const WEB_MAIN_SIZE: u64 = 10_710;
+    pub const WEB_EMBEDDED_OBJECTS: u32 = 6;
+    pub const WEB_EMBEDDED_SIZE: u64 = 7_758;
+    /// video: bit rate (bit/s), clip length (s), start-up threshold (ms).
+    pub const VIDEO_BITRATE_BPS: u64 = 512_000;
+    pub const VIDEO_LENGTH_S: u64 = 90;
+    pub const VIDEO_STARTUP_MS: u64 = 2_000;
 }
 
 impl Config {
@@ -439,20 +517,22 @@ impl Config {
         for (i, f) in c.flows.iter_mut().enumerate() {
             f.name.get_or_insert_with(|| format!("flow{i}"));
             f.start.get_or_insert(Dur(celltcp_engine::SimDuration::ZERO));
+            if f.app.is_tcp() {
+                let cc = *f.cc.get_or_insert(CcKind::Cubic.into());
+                f.mss.get_or_insert(tcp.mss);
+                f.sack.get_or_insert(tcp.sack);
+                f.timestamps.get_or_insert(tcp.timestamps);
+                f.delayed_ack.get_or_insert(tcp.delayed_ack);
+                f.pacing.get_or_insert(tcp.pacing);
+                f.initial_cwnd.get_or_insert(tcp.initial_cwnd_pkts);
+                f.min_rto.get_or_insert(Dur(tcp.min_rto));
+                f.ecn.get_or_insert(tcp.ecn || cc.kind().needs_ecn());
+                f.trace_segments.get_or_insert(false);
+            }
             match f.app {
                 AppKind::Bulk | AppKind::Iperf => {
-                    let cc = *f.cc.get_or_insert(CcKind::Cubic.into());
-                    f.mss.get_or_insert(tcp.mss);
-                    f.sack.get_or_insert(tcp.sack);
-                    f.timestamps.get_or_insert(tcp.timestamps);
-                    f.delayed_ack.get_or_insert(tcp.delayed_ack);
-                    f.pacing.get_or_insert(tcp.pacing);
-                    f.initial_cwnd.get_or_insert(tcp.initial_cwnd_pkts);
-                    f.min_rto.get_or_insert(Dur(tcp.min_rto));
-                    f.ecn.get_or_insert(tcp.ecn || cc.kind().needs_ecn());
-                    f.trace_segments.get_or_insert(false);
                     let iperf = f.app == AppKind::Iperf;
-                    f.length.get_or_insert(Bytes(if iperf { app_defaults::IPERF_LENGTH } else { app_defaults::BULK_LENGTH }));
+                    f.length.get_or_insert(Length::Size(Bytes(if iperf { app_defaults::IPERF_LENGTH } else { app_defaults::BULK_LENGTH })));
                     if iperf {
                         f.reverse.get_or_insert(false);
                         f.interval.get_or_insert(ms(app_defaults::INTERVAL_MS));
@@ -465,6 +545,24 @@ impl Config {
                 AppKind::Ping => {
                     f.interval.get_or_insert(ms(app_defaults::INTERVAL_MS));
                     f.size.get_or_insert(Bytes(app_defaults::PING_SIZE));
+                }
+                AppKind::Web | AppKind::Video => {
+                    if f.app == AppKind::Web {
+                        f.connections.get_or_insert(app_defaults::WEB_CONNECTIONS);
+                        f.pipelining.get_or_insert(app_defaults::WEB_PIPELINING);
+                        f.reading_time.get_or_insert(ms(app_defaults::WEB_READING_S * 1000));
+                        f.reading.get_or_insert(ReadingDist::Exponential);
+                        f.dns_delay.get_or_insert(ms(0));
+                        if *f.page_model.get_or_insert(PageModelKind::Ngmn) == PageModelKind::Fixed {
+                            f.main_size.get_or_insert(Bytes(app_defaults::WEB_MAIN_SIZE));
+                            f.embedded_objects.get_or_insert(app_defaults::WEB_EMBEDDED_OBJECTS);
+                            f.embedded_size.get_or_insert(Bytes(app_defaults::WEB_EMBEDDED_SIZE));
+                        }
+                    } else {
+                        f.bitrate.get_or_insert(Rate(app_defaults::VIDEO_BITRATE_BPS));
+                        f.length.get_or_insert(Length::Time(ms(app_defaults::VIDEO_LENGTH_S * 1000)));
+                        f.startup_threshold.get_or_insert(ms(app_defaults::VIDEO_STARTUP_MS));
+                    }
                 }
             }
         }

@@ -17,6 +17,7 @@
 
 mod cellular;
 mod device;
+mod fairness;
 pub mod config;
 pub mod edit;
 pub mod error;
@@ -29,6 +30,7 @@ pub mod sim;
 pub mod sinks;
 mod stack;
 mod summary;
+mod web_apps;
 pub mod units;
 pub mod wifi_config;
 mod wlan;

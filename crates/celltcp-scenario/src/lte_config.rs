@@ -47,6 +47,7 @@ default_fn!(def_sr_period, Dur, Dur(SimDuration::from_millis(10)));
 default_fn!(def_carrier, Hertz, Hertz(2.12e9));
 default_fn!(def_pathloss, String, "36.814-uma".into());
 default_fn!(def_shadowing, Decibel, Decibel(8.0));
+default_fn!(def_penetration, Decibel, Decibel(0.0));
 default_fn!(def_fading, String, "none".into());
 default_fn!(def_doppler, Hertz, Hertz(5.0));
 default_fn!(def_enb_power, Dbm, Dbm(46.0));
@@ -111,6 +112,9 @@ pub struct LteCfg {
     pub pathloss_exponent: Option<f64>,
     #[serde(default = "def_shadowing")]
     pub shadowing: Decibel,
+    /// Building penetration loss added to every cell-UE path (TR 36.814: 20 dB indoors).
+    #[serde(default = "def_penetration")]
+    pub penetration_loss: Decibel,
     /// `"none"`, `"epa"`, `"eva"` or `"etu"` (TS 36.104 Annex B.2).
     #[serde(default = "def_fading")]
     pub fading: String,
@@ -295,11 +299,16 @@ pub struct EpcCfg {
     /// above `s1u_mtu − 36` are fragmented.
     #[serde(default = "def_mtu")]
     pub s1u_mtu: u32,
+    /// The queue of every S1-U link direction (eNB → SGW/PGW and SGW/PGW → eNB), as a
+    /// `[[link]]`'s `queue`: `"100p"`, `"150KB"` or a table (`type = "red"`, `"codel"`, ...).
+    /// Default: drop-tail, 100 packets.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub s1u_queue: Option<crate::config::QueueSpec>,
 }
 
 impl Default for EpcCfg {
     fn default() -> Self {
-        EpcCfg { pgw: def_pgw(), s1u_rate: def_s1u_rate(), s1u_delay: def_s1u_delay(), s1u_mtu: def_mtu() }
+        EpcCfg { pgw: def_pgw(), s1u_rate: def_s1u_rate(), s1u_delay: def_s1u_delay(), s1u_mtu: def_mtu(), s1u_queue: None }
     }
 }
 
@@ -585,6 +594,9 @@ pub fn plan_lte(text: &str, cfg: &LteCfg, seed: u64) -> Result<LtePlan, Scenario
             return Err(e("pathloss_exponent", format!("expected an exponent between 1.5 and 6, got {x}")));
         }
     }
+    if !(0.0..=60.0).contains(&cfg.penetration_loss.0) {
+        return Err(e("penetration_loss", format!("expected a penetration loss between 0dB and 60dB, got \"{}\"", cfg.penetration_loss)));
+    }
     if !(0.0..=20.0).contains(&cfg.shadowing.0) {
         return Err(e("shadowing", format!("expected a shadowing standard deviation between 0dB and 20dB, got \"{}\"", cfg.shadowing)));
     }
@@ -814,6 +826,7 @@ pub fn plan_lte(text: &str, cfg: &LteCfg, seed: u64) -> Result<LtePlan, Scenario
             carrier_hz: cfg.carrier.0,
             pathloss: pl,
             shadowing_sigma_db: cfg.shadowing.0,
+            penetration_loss_db: cfg.penetration_loss.0,
             fading,
             doppler_hz: cfg.doppler.0,
             enb_tx_power_dbm: cfg.enb_power.0,

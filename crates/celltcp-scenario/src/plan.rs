@@ -140,7 +140,17 @@ fn limit(l: QueueLimitSpec) -> QueueLimit {
 }
 
 fn queue_config(text: &str, i: usize, q: &QueueSpec) -> Result<QueueConfig, ScenarioError> {
-    let e = |key: &str, msg: String| err(text, Some(("link", i)), key, msg);
+    queue_config_with(q, &|key: &str, msg: String| err(text, Some(("link", i)), key, msg))
+}
+
+/// `[lte.epc] s1u_queue`: errors name `lte.epc.s1u_queue.<key>`.
+fn s1u_queue_config(text: &str, q: &QueueSpec) -> Result<QueueConfig, ScenarioError> {
+    queue_config_with(q, &|key: &str, msg: String| crate::lte_config::lte_err(text, "lte.epc", None, &key.replacen("queue", "s1u_queue", 1), msg))
+}
+
+/// A queue discipline from its specification; `e(key, message)` makes the error of a key
+/// (`queue` or `queue.<field>`).
+fn queue_config_with(q: &QueueSpec, e: &dyn Fn(&str, String) -> ScenarioError) -> Result<QueueConfig, ScenarioError> {
     Ok(match q {
         QueueSpec::DropTail(l) => QueueConfig::DropTail { limit: limit(*l) },
         QueueSpec::Table(t) => {
@@ -408,6 +418,10 @@ pub fn plan(text: &str, cfg: &Config, base_dir: Option<&std::path::Path>) -> Res
         }
         links.push(PlanLink { name, pcap: l.pcap, dirs: [d0, d0 + 1] });
     }
+    let s1u_queue = match lte.as_ref().and_then(|l| l.0.epc.s1u_queue.as_ref()) {
+        Some(q) => s1u_queue_config(text, q)?,
+        None => QueueConfig::default(),
+    };
     let lte = lte.map(|(lp, ue_node, enb_node, pgw_node)| {
         let mut push_link = |name: String, a: usize, b: usize, rate: Option<u64>, delay: SimDuration, mtu: u32, kinds: [DirKind; 2]| {
             let d0 = dirs.len();
@@ -421,7 +435,8 @@ pub fn plan(text: &str, cfg: &Config, base_dir: Option<&std::path::Path>) -> Res
                     trace: None,
                     delay,
                     mtu,
-                    queue: QueueConfig::default(),
+                    // the S1-U queue as configured; radio directions queue in the RAN (RLC)
+                    queue: if kind == DirKind::S1u { s1u_queue.clone() } else { QueueConfig::default() },
                     loss: LossConfig::None,
                     kind,
                 });
@@ -557,6 +572,8 @@ pub fn plan(text: &str, cfg: &Config, base_dir: Option<&std::path::Path>) -> Res
             AppKind::Iperf => &["duration", "length", "reverse", "interval", "rate"],
             AppKind::Udp => &["duration", "rate", "size"],
             AppKind::Ping => &["interval", "count", "size"],
+            AppKind::Web => &["pages", "reading_time", "reading", "pipelining", "connections", "dns_delay", "page_model", "main_size", "embedded_objects", "embedded_size"],
+            AppKind::Video => &["bitrate", "length", "startup_threshold"],
         };
         let other_keys = [
             ("bytes", f.bytes.is_some()),
@@ -567,8 +584,20 @@ pub fn plan(text: &str, cfg: &Config, base_dir: Option<&std::path::Path>) -> Res
             ("rate", f.rate.is_some()),
             ("size", f.size.is_some()),
             ("count", f.count.is_some()),
+            ("pages", f.pages.is_some()),
+            ("reading_time", f.reading_time.is_some()),
+            ("reading", f.reading.is_some()),
+            ("pipelining", f.pipelining.is_some()),
+            ("connections", f.connections.is_some()),
+            ("dns_delay", f.dns_delay.is_some()),
+            ("page_model", f.page_model.is_some()),
+            ("main_size", f.main_size.is_some()),
+            ("embedded_objects", f.embedded_objects.is_some()),
+            ("embedded_size", f.embedded_size.is_some()),
+            ("bitrate", f.bitrate.is_some()),
+            ("startup_threshold", f.startup_threshold.is_some()),
         ];
-        let is_tcp = matches!(f.app, AppKind::Bulk | AppKind::Iperf);
+        let is_tcp = f.app.is_tcp();
         for (k, present) in tcp_keys {
             if present && !is_tcp {
                 return Err(e(k, format!("`{k}` is a TCP setting and does not apply to app {:?}", f.app.name())));
@@ -613,8 +642,34 @@ pub fn plan(text: &str, cfg: &Config, base_dir: Option<&std::path::Path>) -> Res
             }
         }
         if let Some(l) = f.length {
-            if l.0 == 0 {
-                return Err(e("length", "expected a write size of at least 1 byte".into()));
+            match (f.app, l) {
+                (AppKind::Video, crate::units::Length::Time(d)) if d.0 > SimDuration::ZERO => {}
+                (AppKind::Video, _) => return Err(e("length", format!("expected the clip's length, a duration greater than zero such as \"90s\", got \"{l}\""))),
+                (_, crate::units::Length::Size(b)) if b.0 > 0 => {}
+                _ => return Err(e("length", format!("expected a write size of at least 1 byte such as \"64KB\", got \"{l}\""))),
+            }
+        }
+        for (k, v) in [("pages", f.pages), ("pipelining", f.pipelining), ("connections", f.connections)] {
+            if v == Some(0) {
+                return Err(e(k, format!("expected `{k}` of at least 1, got 0")));
+            }
+        }
+        if f.connections.is_some_and(|c| c > 64) {
+            return Err(e("connections", format!("expected at most 64 connections per host, got {}", f.connections.unwrap_or(0))));
+        }
+        let fixed_keys = [("main_size", f.main_size.is_some()), ("embedded_objects", f.embedded_objects.is_some()), ("embedded_size", f.embedded_size.is_some())];
+        for (k, present) in fixed_keys {
+            if present && f.page_model != Some(crate::config::PageModelKind::Fixed) {
+                return Err(e(k, format!("`{k}` describes a fixed page: it needs `page_model = \"fixed\"`")));
+            }
+        }
+        if f.main_size.is_some_and(|b| b.0 == 0) || f.embedded_size.is_some_and(|b| b.0 == 0) {
+            let k = if f.main_size.is_some_and(|b| b.0 == 0) { "main_size" } else { "embedded_size" };
+            return Err(e(k, format!("expected an object of at least 1 byte, got \"0B\" for `{k}`")));
+        }
+        if let Some(r) = f.bitrate {
+            if r.0 < 1000 {
+                return Err(e("bitrate", format!("expected a bit rate of at least 1kbps, got \"{r}\"")));
             }
         }
         if let Some(iv) = f.interval {

@@ -135,6 +135,10 @@ pub(crate) fn summary(w: &World, end: celltcp_engine::SimTime) -> Value {
                 m.insert("retransmitted_segments".into(), json!(0));
                 m.insert("goodput_bps".into(), json!(0.0));
             }
+            (AnyApp::Web(_) | AnyApp::Video(_), _) => {
+                m.insert("cc".into(), json!(fl.cc.name()));
+                crate::web_apps::summary(m, w, client, server, fl.start, end);
+            }
             _ => unreachable!("a flow's apps match its kind"),
         }
         if fl.app == AppKind::Iperf {
@@ -175,6 +179,7 @@ pub(crate) fn summary(w: &World, end: celltcp_engine::SimTime) -> Value {
             out[key] = v;
         }
     }
+    crate::fairness::annotate(&mut out);
     out
 }
 

@@ -94,6 +94,45 @@ impl fmt::Display for Bytes {
     }
 }
 
+/// A flow's `length`: a size (an iperf/bulk write size) or a duration (a video clip's length).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Length {
+    Size(Bytes),
+    Time(Dur),
+}
+
+impl Length {
+    pub fn parse(s: &str) -> Result<Length, String> {
+        if let Ok(b) = Bytes::parse(s) {
+            return Ok(Length::Size(b));
+        }
+        Dur::parse(s).map(Length::Time).map_err(|_| format!("expected a size such as \"64KB\" (a write size) or a duration such as \"90s\" (a video clip), got {s:?}"))
+    }
+
+    pub fn size(self) -> Option<u64> {
+        match self {
+            Length::Size(b) => Some(b.0),
+            Length::Time(_) => None,
+        }
+    }
+
+    pub fn time(self) -> Option<celltcp_engine::SimDuration> {
+        match self {
+            Length::Time(d) => Some(d.0),
+            Length::Size(_) => None,
+        }
+    }
+}
+
+impl fmt::Display for Length {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Length::Size(b) => b.fmt(f),
+            Length::Time(d) => d.fmt(f),
+        }
+    }
+}
+
 /// A real quantity with a unit from a small table (`(suffix, multiplier)` pairs), kept as `f64`
 /// in the base unit; `min`/`max` bound the base value.
 fn parse_real(s: &str, what: &str, example: &str, units: &[(&str, f64)], min: f64, max: f64) -> Result<f64, String> {
@@ -234,6 +273,7 @@ macro_rules! serde_via_str {
 serde_via_str!(Rate, "a rate string such as \"10Mbps\"");
 serde_via_str!(Dur, "a duration string such as \"25ms\"");
 serde_via_str!(Bytes, "a size string such as \"64KB\"");
+serde_via_str!(Length, "a size string such as \"64KB\" or a duration such as \"90s\"");
 serde_via_str!(Decibel, "a decibel string such as \"8dB\"");
 serde_via_str!(Dbm, "a power string such as \"46dBm\"");
 serde_via_str!(Hertz, "a frequency string such as \"2.12GHz\"");

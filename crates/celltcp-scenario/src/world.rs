@@ -116,7 +116,7 @@ pub(crate) struct Flow {
 
 impl Flow {
     pub fn is_tcp(&self) -> bool {
-        matches!(self.app, AppKind::Bulk | AppKind::Iperf)
+        self.app.is_tcp()
     }
 }
 
@@ -268,15 +268,20 @@ impl World {
             if server_port > u32::from(u16::MAX) {
                 return Err(ScenarioError::new(format!("flow[{i}]"), format!("host {:?} serves more flows than it has ports (5201-65535)", plan.nodes[pf.dst].name)));
             }
-            *next_port += 1;
+            // a web server has two hosts (ports): the site's and the static content's
+            *next_port += if f.app == AppKind::Web { 2 } else { 1 };
+            if *next_port > u32::from(u16::MAX) + 1 {
+                return Err(ScenarioError::new(format!("flow[{i}]"), format!("host {:?} serves more flows than it has ports (5201-65535)", plan.nodes[pf.dst].name)));
+            }
             let server_port = server_port as u16;
             let dst_addr = plan.nodes[pf.dst].addr;
             let remote = SockAddr::new(dst_addr, server_port);
             let stop_at = f.duration.map(|d| start + d.0);
             let bytes_limit = f.bytes.map(|b| b.0);
-            let reverse = f.reverse.unwrap_or(false);
+            // web and video: the server sends
+            let reverse = f.reverse.unwrap_or(false) || matches!(f.app, AppKind::Web | AppKind::Video);
             let app_rate = if matches!(f.app, AppKind::Bulk | AppKind::Iperf) { f.rate.map(|r| r.0) } else { None };
-            let chunk = f.length.map_or(if f.app == AppKind::Iperf { 128 * 1024 } else { 64 * 1024 }, |l| l.0);
+            let chunk = f.length.and_then(|l| l.size()).unwrap_or(if f.app == AppKind::Iperf { 128 * 1024 } else { 64 * 1024 });
             let writer = || Role::Writer(with_app_rate(app_rate, start, BulkSender::new(bytes_limit, stop_at, chunk)));
             let (client, server) = match f.app {
                 AppKind::Bulk | AppKind::Iperf => {
@@ -293,6 +298,10 @@ impl World {
                 AppKind::Ping => {
                     let iv = f.interval.map_or(SimDuration::from_secs(1), |d| d.0);
                     (AnyApp::Ping(PingApp::new(dst_addr, Pinger::new(iv, f.count, f.size.map_or(56, |s| s.0 as u32)))), None)
+                }
+                AppKind::Web | AppKind::Video => {
+                    let c = tcp_config(f, pf, seed, cfg.record_rtt);
+                    crate::web_apps::build(f, c, seed ^ component_id("http", &pf.name), dst_addr, server_port)
                 }
             };
             let server_app = server.map(|app| {

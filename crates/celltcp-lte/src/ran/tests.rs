@@ -41,6 +41,7 @@ pub(super) fn config(sr_period_ms: u64, cqi_period_ms: u64, cqi_delay_ms: u64) -
             ue_antenna_gain_dbi: 0.0,
             enb_height_m: 25.0,
             ue_height_m: 1.5,
+            penetration_loss_db: 0.0,
         },
         handover: HandoverConfig::default(),
     }
