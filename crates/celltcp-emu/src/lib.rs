@@ -20,7 +20,8 @@
 //! sleep in `ppoll(2)` on the TUN devices until the next event, a command's start or a 10 ms
 //! check of the programs, whichever is first; below `emu.busy_poll` (50 µs) it spins instead,
 //! since waking from a sleep costs tens of microseconds. The run ends at `duration`, when every
-//! foreground command has exited, or on SIGINT/SIGTERM; then the programs get SIGTERM, one
+//! foreground command has exited, or on SIGINT/SIGTERM. The loop's thread runs under
+//! `SCHED_FIFO` when it may (`os::set_realtime`; programs it starts do not inherit it); then the programs get SIGTERM, one
 //! second, and the namespaces are killed.
 
 pub mod lateness;
@@ -80,7 +81,12 @@ pub fn emulate(text: &str, opts: &EmuOptions) -> Result<RunOutput, String> {
         sim.set_external(NodeId(h.node));
         host_of_node[h.node] = i;
     }
-    let stats = run_loop(&mut sim, &mut ns, &eplan, &host_of_node, &exec_dir, &signals)?;
+    let realtime = os::set_realtime();
+    let stats = run_loop(&mut sim, &mut ns, &eplan, &host_of_node, &exec_dir, &signals);
+    if realtime {
+        os::set_normal();
+    }
+    let stats = stats?;
     ns.end_all(Duration::from_secs(1));
     let stopped_by = signals.stopped();
     drop(signals);
@@ -116,6 +122,7 @@ pub fn emulate(text: &str, opts: &EmuOptions) -> Result<RunOutput, String> {
         .collect();
     let emu = serde_json::json!({
         "run_id": eplan.run_id,
+        "realtime": realtime,
         "ended_by": match stopped_by { Some(s) => format!("signal {s}"), None => stats.ended_by.to_string() },
         "lateness": stats.events.to_json(),
         "delivery_lateness": stats.deliveries.to_json(),

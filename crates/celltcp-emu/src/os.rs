@@ -87,6 +87,30 @@ pub fn die_with_parent(cmd: &mut Command, new_session: bool) {
     }
 }
 
+/// Runs the calling thread under `SCHED_FIFO` (priority 10, with `SCHED_RESET_ON_FORK` so the
+/// programs it starts run as normal processes) and with a 1 ns timer slack, so that a loaded
+/// machine's other processes do not delay the loop's wake-ups (sched(7), prctl(2)
+/// `PR_SET_TIMERSLACK`); the kernel's RT throttling still leaves others 5 % of a CPU. Best
+/// effort: returns whether the policy was set.
+pub fn set_realtime() -> bool {
+    const SCHED_RESET_ON_FORK: libc::c_int = 0x4000_0000;
+    let p = libc::sched_param { sched_priority: 10 };
+    // SAFETY: plain system calls on the calling thread with a valid sched_param.
+    unsafe {
+        libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0);
+        libc::sched_setscheduler(0, libc::SCHED_FIFO | SCHED_RESET_ON_FORK, &p) == 0
+    }
+}
+
+/// Puts the calling thread back under the normal policy (after [`set_realtime`]).
+pub fn set_normal() {
+    let p = libc::sched_param { sched_priority: 0 };
+    // SAFETY: as above.
+    unsafe {
+        libc::sched_setscheduler(0, libc::SCHED_OTHER, &p);
+    }
+}
+
 /// Sends `sig` to process `pid` (negative: a process group); errors ignored (it may be gone).
 pub fn kill(pid: i32, sig: i32) {
     // SAFETY: kill(2) has no memory-safety preconditions.
