@@ -81,11 +81,19 @@ pub fn emulate(text: &str, opts: &EmuOptions) -> Result<RunOutput, String> {
         sim.set_external(NodeId(h.node));
         host_of_node[h.node] = i;
     }
-    let realtime = os::set_realtime();
-    let stats = run_loop(&mut sim, &mut ns, &eplan, &host_of_node, &exec_dir, &signals);
-    if realtime {
-        os::set_normal();
+    // back to the normal policy however the loop ends (a panic included)
+    struct Realtime(bool);
+    impl Drop for Realtime {
+        fn drop(&mut self) {
+            if self.0 {
+                os::set_normal();
+            }
+        }
     }
+    let rt = Realtime(os::set_realtime());
+    let realtime = rt.0;
+    let stats = run_loop(&mut sim, &mut ns, &eplan, &host_of_node, &exec_dir, &signals);
+    drop(rt);
     let stats = stats?;
     ns.end_all(Duration::from_secs(1));
     let stopped_by = signals.stopped();
