@@ -5,10 +5,18 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# tshark (pcap checks) and chromium (the study reports' rendering check), from Debian.
+# tshark (pcap checks), chromium (the study reports' rendering check) and the emulator's tools,
+# from Debian.
 missing=()
 command -v tshark >/dev/null 2>&1 || missing+=(tshark)
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+# celltcp emu (docs/emulation.md): programs run in the emulated hosts, and the tools it calls
+command -v iperf3 >/dev/null 2>&1 || missing+=(iperf3)
+command -v ping >/dev/null 2>&1 || missing+=(iputils-ping)
+command -v curl >/dev/null 2>&1 || missing+=(curl)
+command -v ip >/dev/null 2>&1 || missing+=(iproute2)
+command -v nsenter >/dev/null 2>&1 || missing+=(util-linux)
+command -v mptcpize >/dev/null 2>&1 || missing+=(mptcpd)
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     apt-get update -qq

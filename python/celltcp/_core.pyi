@@ -8,7 +8,7 @@ _Column = tuple[str, Union[bytes, list[str]]]
 
 __all__ = [
     "ScenarioError", "DEMO_SCENARIO", "run", "validate", "apply_overrides", "resolve_path", "list_cc",
-    "version",
+    "version", "emu", "emu_cleanup",
 ]
 
 DEMO_SCENARIO: str
@@ -30,3 +30,14 @@ def apply_overrides(scenario: str, overrides: list[str]) -> str: ...
 def resolve_path(scenario: str, path: str) -> list[str]: ...
 def list_cc() -> list[tuple[str, str]]: ...
 def version() -> str: ...
+def emu(
+    scenario: str,
+    *,
+    out_dir: str,
+    seed: int | None = None,
+    overrides: list[str] = ...,
+    base_dir: str | None = None,
+    execs: list[tuple[str, list[str]]] = ...,
+    shell: str | None = None,
+) -> dict[str, Any]: ...
+def emu_cleanup() -> list[str]: ...

@@ -31,6 +31,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Union
 
@@ -426,6 +427,14 @@ def _commit_now(tmp: Path, out: Path, overwrite: bool) -> None:
     shutil.rmtree(old, ignore_errors=True)
 
 
+@dataclass
+class EmuArgs:
+    """What ``celltcp emu`` adds to a run: commands ``(node, argv)`` and an interactive shell."""
+
+    execs: list[tuple[str, list[str]]] = field(default_factory=list)
+    shell: str | None = None
+
+
 def execute(
     scenario: Scenario,
     *,
@@ -436,14 +445,19 @@ def execute(
     overrides: Sequence[str] = (),
     command: Sequence[str] | None = None,
     finish: Callable[[Path], object] | None = None,
+    emu: EmuArgs | None = None,
 ) -> Result:
     """Run a scenario; the engine behind :func:`run` and the CLI.
 
     ``finish(tmpdir)`` is called after the results are written and before the directory is
     committed (the CLI draws figures there), so it is part of the atomic write too.
+    With ``emu``, the scenario runs in real time with real hosts (``celltcp emu``, see
+    docs/emulation.md); ``out`` is then required.
     """
     text, source = load_scenario(scenario)
     out_path = Path(out) if out is not None else None
+    if emu is not None and out_path is None:
+        raise InputError("emulation writes its programs' outputs: an output directory is required")
     if out_path is not None:
         _check_out(out_path, overwrite)
 
@@ -467,14 +481,26 @@ def execute(
         # less sensitive than wall time to other load on a shared machine.
         cpu0 = time.thread_time()
         try:
-            raw = _core.run(
-                text,
-                seed=seed,
-                overrides=list(overrides),
-                out_dir=str(tmp) if tmp is not None else None,
-                base_dir=str(Path(source).resolve().parent) if source is not None else None,
-                progress=callback,
-            )
+            if emu is not None:
+                assert tmp is not None
+                raw = _core.emu(
+                    text,
+                    out_dir=str(tmp),
+                    seed=seed,
+                    overrides=list(overrides),
+                    base_dir=str(Path(source).resolve().parent) if source is not None else None,
+                    execs=[(n, list(c)) for n, c in emu.execs],
+                    shell=emu.shell,
+                )
+            else:
+                raw = _core.run(
+                    text,
+                    seed=seed,
+                    overrides=list(overrides),
+                    out_dir=str(tmp) if tmp is not None else None,
+                    base_dir=str(Path(source).resolve().parent) if source is not None else None,
+                    progress=callback,
+                )
             completed = True
             cpu = time.thread_time() - cpu0
         except ScenarioError as e:

@@ -11,6 +11,8 @@
     celltcp query DIR "SQL" [--csv | --json] [--unsafe]
     celltcp study NAME -o DIR [--quick] [--jobs N] [--executor local|ray] [--address ADDR]
     celltcp study --list
+    celltcp emu SCENARIO.toml -o DIR [--exec NODE -- CMD ARGS...] [--shell NODE] [--set ...]
+    celltcp emu --cleanup
     celltcp --version
 
 Exit status: 0 on success, 2 for bad input (an invalid scenario or sweep, a missing file, an
@@ -126,6 +128,24 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--plot", action="store_true", help="also draw the figures into DIR/figures")
     r.add_argument("--format", type=_formats, default=["png", "svg"], help="figure formats (png,svg)")
     r.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no result table")
+
+    em = sub.add_parser(
+        "emu",
+        help="run a scenario in real time with real hosts (Linux network namespaces; root)",
+        description="Run SCENARIO in real time: the hosts that run commands ([[exec]], --exec, "
+        "--shell) become network namespaces with TUN devices, where the kernel's TCP and real "
+        "programs run; the rest is simulated. See docs/emulation.md.",
+    )
+    em.add_argument("scenario", nargs="?", metavar="SCENARIO.toml", help="scenario file")
+    em.add_argument("-o", "--out", metavar="DIR", help="run directory to write")
+    scenario_opts(em)
+    em.add_argument("--overwrite", action="store_true", help="replace DIR if it holds an earlier run")
+    em.add_argument("--exec", dest="exec_node", metavar="NODE",
+                    help="run the command after -- on NODE (a foreground command)")
+    em.add_argument("--shell", metavar="NODE", help="an interactive shell on NODE; the run ends when it exits")
+    em.add_argument("--cleanup", action="store_true",
+                    help="remove what dead emulation runs left (namespaces, devices, processes) and exit")
+    em.add_argument("-q", "--quiet", action="store_true", help="no result table")
 
     d = sub.add_parser("demo", help="run the built-in demo scenario and draw its figures")
     d.add_argument("-o", "--out", default="celltcp-demo", metavar="DIR",
@@ -327,6 +347,50 @@ def _run(args: argparse.Namespace, scenario: api.Scenario, argv: Sequence[str]) 
     return 0
 
 
+def _emu(args: argparse.Namespace, argv: Sequence[str], cmd: list[str]) -> int:
+    if os.geteuid() != 0:
+        return _error("celltcp emu needs root (CAP_NET_ADMIN) to create network namespaces and "
+                      "TUN devices: run it as root (e.g. with sudo)")
+    if args.cleanup:
+        from . import _core
+
+        for item in _core.emu_cleanup():
+            print(f"removed {item}")
+        return 0
+    if not args.scenario or not args.out:
+        return _error("emu: expected SCENARIO.toml and -o DIR (or --cleanup)")
+    if args.exec_node and not cmd:
+        return _error("emu: --exec NODE needs a command after -- (e.g. --exec ue0 -- ping -c 3 "
+                      "{addr:server})")
+    if cmd and not args.exec_node:
+        return _error("emu: a command after -- needs --exec NODE")
+    out = Path(args.out)
+    result = api.execute(
+        Path(args.scenario),
+        seed=args.seed,
+        out=out,
+        overwrite=args.overwrite,
+        overrides=api.overrides_list(args.sets),
+        command=[PROG, *argv],
+        emu=api.EmuArgs(execs=[(args.exec_node, cmd)] if cmd else [], shell=args.shell),
+    )
+    if not args.quiet:
+        emu = result.summary.get("emu", {})
+        lat = emu.get("lateness", {})
+        print(f"ended by {emu.get('ended_by')}; event lateness p50 {lat.get('p50_us', 0):.0f} us, "
+              f"p99 {lat.get('p99_us', 0):.0f} us, max {lat.get('max_us', 0):.0f} us; "
+              f"{emu.get('packets_in', 0)} packets in, {emu.get('packets_out', 0)} out")
+        for p in emu.get("exec", []):
+            status = (f"exit {p['exit_code']}" if p.get("exit_code") is not None
+                      else f"signal {p.get('signal')}")
+            print(f"[{p['index']}] {p['node']}: {p['cmd']} ({status}) -> "
+                  f"{out / 'exec' / (str(p['index']) + '-' + p['node'])}.out")
+        if result.flows is not None and len(result.flows):
+            print_flow_table(result, sys.stdout)
+        print(f"results: {out}")
+    return 0
+
+
 def _sweep(args: argparse.Namespace) -> int:
     from . import sweep
 
@@ -379,7 +443,9 @@ def _study(args: argparse.Namespace) -> int:
     return code
 
 
-def _dispatch(args: argparse.Namespace, argv: Sequence[str]) -> int:
+def _dispatch(args: argparse.Namespace, argv: Sequence[str], cmd: list[str] | None = None) -> int:
+    if args.command == "emu":
+        return _emu(args, argv, cmd or [])
     if args.command == "run":
         return _run(args, Path(args.scenario), argv)
     if args.command == "demo":
@@ -420,6 +486,11 @@ def _dispatch(args: argparse.Namespace, argv: Sequence[str]) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``celltcp`` command; returns the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    # `celltcp emu ... --exec NODE -- CMD ARGS...`: everything after `--` is the command
+    cmd: list[str] = []
+    if argv and argv[0] == "emu" and "--" in argv:
+        i = argv.index("--")
+        argv, cmd = argv[:i], argv[i + 1:]
     args = _parser().parse_args(argv)
     previous = None
     try:
@@ -427,9 +498,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError:  # not the main thread (main() called from a thread)
         pass
     try:
-        return _dispatch(args, argv)
+        return _dispatch(args, argv, cmd)
     except (ScenarioError, FileNotFoundError, FileExistsError, IsADirectoryError,
-            api.InputError) as e:
+            PermissionError, api.InputError) as e:
         return _error(e)
     except OSError as e:
         # an unreadable scenario, an -o that cannot be written (under a file, no permission),

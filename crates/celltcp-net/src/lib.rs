@@ -9,6 +9,7 @@
 //! - [`link`]: point-to-point links with rate, propagation delay and MTU.
 //! - [`trace_link`]: trace-driven links in the Mahimahi format.
 //! - [`pcap`]: libpcap files with real IPv4/TCP/UDP headers.
+//! - [`raw`]: real IPv4 packets (emulation): parsing, a bounded byte store, the wire bytes.
 //! - [`routing`]: static shortest-path routing over a small graph of hosts and routers.
 
 pub mod frag;
@@ -17,6 +18,7 @@ pub mod loss;
 pub mod packet;
 pub mod pcap;
 pub mod queue;
+pub mod raw;
 pub mod routing;
 pub mod trace_link;
 

@@ -192,12 +192,31 @@ pub struct IcmpEcho {
     pub sent_at: SimTime,
 }
 
+/// A real IPv4 packet from outside the simulation (an emulator's TUN device): its bytes are
+/// kept in a [`crate::raw::RawStore`] under `key`; the fields here are what the simulation
+/// needs of it (the protocol and ports for classification, the length for sizes). See
+/// [`crate::raw`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RawIp {
+    /// The store key of the original packet's bytes.
+    pub key: u64,
+    /// The IPv4 protocol field.
+    pub proto: u8,
+    /// TCP/UDP ports (zero for other protocols or a non-first fragment).
+    pub src_port: u16,
+    pub dst_port: u16,
+    /// The IPv4 payload length of the whole datagram (transport header and data).
+    pub payload_len: u32,
+}
+
 /// The transport part of a packet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Body {
     Tcp(TcpSegment),
     Udp(UdpDatagram),
     Icmp(IcmpEcho),
+    /// Real bytes (emulation): carried, never interpreted by celltcp's own stack.
+    Raw(RawIp),
 }
 
 impl Body {
@@ -206,6 +225,7 @@ impl Body {
             Body::Tcp(_) => PROTO_TCP,
             Body::Udp(_) => PROTO_UDP,
             Body::Icmp(_) => PROTO_ICMP,
+            Body::Raw(r) => r.proto,
         }
     }
     /// Transport header plus payload length: the IPv4 payload length.
@@ -214,6 +234,7 @@ impl Body {
             Body::Tcp(s) => s.header_len() + s.payload_len,
             Body::Udp(u) => UDP_HEADER + u.payload_len,
             Body::Icmp(i) => ICMP_HEADER + i.payload_len,
+            Body::Raw(r) => r.payload_len,
         }
     }
     pub fn is_empty(&self) -> bool {

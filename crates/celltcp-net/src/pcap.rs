@@ -43,10 +43,10 @@ pub enum Snaplen {
 
 /// Internet checksum accumulator (RFC 1071): 16-bit ones-complement sum.
 #[derive(Clone, Copy, Default)]
-struct Csum(u32);
+pub(crate) struct Csum(u32);
 
 impl Csum {
-    fn add_bytes(&mut self, b: &[u8]) {
+    pub(crate) fn add_bytes(&mut self, b: &[u8]) {
         let mut chunks = b.chunks_exact(2);
         for c in &mut chunks {
             self.0 += u16::from_be_bytes([c[0], c[1]]) as u32;
@@ -58,7 +58,7 @@ impl Csum {
     fn add_u16(&mut self, v: u16) {
         self.0 += v as u32;
     }
-    fn finish(self) -> u16 {
+    pub(crate) fn finish(self) -> u16 {
         let mut s = self.0;
         while s >> 16 != 0 {
             s = (s & 0xffff) + (s >> 16);
@@ -146,6 +146,8 @@ pub fn encode_transport_header(pkt: &Packet, out: &mut Vec<u8>) {
             };
             out[start + 6..start + 8].copy_from_slice(&sum.to_be_bytes());
         }
+        // Real bytes are written by `write_bytes` (see `crate::raw`); nothing to synthesise.
+        Body::Raw(_) => {}
         Body::Icmp(i) => {
             out.extend_from_slice(&[if i.reply { 0 } else { 8 }, 0, 0, 0]);
             out.extend_from_slice(&i.ident.to_be_bytes());
@@ -260,6 +262,25 @@ impl<W: Write> PcapWriter<W> {
             pad -= n;
         }
         Ok(())
+    }
+
+    /// Writes one real IPv4 packet (`bytes`, as on the wire) seen at `t`: with
+    /// [`Snaplen::Headers`] the IPv4 and transport headers are captured (`caplen`), with
+    /// [`Snaplen::Bytes`] up to that many bytes; `orig_len` is the whole packet.
+    pub fn write_bytes(&mut self, t: SimTime, bytes: &[u8]) -> io::Result<()> {
+        let orig = bytes.len() as u32;
+        let caplen = match self.snaplen {
+            Snaplen::Headers => crate::raw::headers_len(bytes) as u32,
+            Snaplen::Bytes(n) => n.min(orig),
+        };
+        let ns = t.as_nanos();
+        let mut h = [0u8; 16];
+        h[0..4].copy_from_slice(&((ns / 1_000_000_000) as u32).to_le_bytes());
+        h[4..8].copy_from_slice(&((ns % 1_000_000_000) as u32).to_le_bytes());
+        h[8..12].copy_from_slice(&caplen.to_le_bytes());
+        h[12..16].copy_from_slice(&orig.to_le_bytes());
+        self.w.write_all(&h)?;
+        self.w.write_all(&bytes[..caplen as usize])
     }
 
     pub fn flush(&mut self) -> io::Result<()> {

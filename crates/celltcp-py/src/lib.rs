@@ -176,7 +176,11 @@ fn run(
         return Err(e);
     }
     let (out, tables, config, summary) = result.map_err(scenario_err)?;
+    to_dict(py, out, tables, config, summary)
+}
 
+/// The dict `run` and `emu` return (see `run`).
+fn to_dict(py: Python<'_>, out: RunOutput, tables: Tables, config: String, summary: String) -> PyResult<PyObject> {
     let d = PyDict::new(py);
     d.set_item("config", config)?;
     d.set_item("summary", summary)?;
@@ -200,6 +204,60 @@ fn run(
     }
     d.set_item("timeseries", ts)?;
     Ok(d.into_any().unbind())
+}
+
+/// Run a scenario (TOML text) in real time with real hosts (`celltcp emu`, Linux, root): the
+/// hosts that run commands (`[[exec]]`, `execs` as `(node, argv)`, `shell`) become network
+/// namespaces behind TUN devices; the rest is simulated. Returns what `run` returns (the time
+/// series are files in `out_dir`), with an `emu` section in the summary. The GIL is released for
+/// the whole run; SIGINT/SIGTERM end it early (outputs kept), as the end of the commands does.
+/// Raises `PermissionError` without root and `ScenarioError` for a bad scenario or set-up.
+#[pyfunction]
+#[pyo3(signature = (scenario, *, out_dir, seed=None, overrides=Vec::new(), base_dir=None, execs=Vec::new(), shell=None))]
+#[allow(clippy::too_many_arguments)]
+fn emu(
+    py: Python<'_>,
+    scenario: &str,
+    out_dir: PathBuf,
+    seed: Option<u64>,
+    overrides: Vec<String>,
+    base_dir: Option<PathBuf>,
+    execs: Vec<(String, Vec<String>)>,
+    shell: Option<String>,
+) -> PyResult<PyObject> {
+    let opts = celltcp_emu::EmuOptions {
+        seed,
+        overrides,
+        out_dir,
+        base_dir,
+        extra: execs.into_iter().map(|(node, argv)| celltcp_emu::ExtraExec { node, argv }).collect(),
+        shell,
+    };
+    let result = py.allow_threads(|| celltcp_emu::emulate(scenario, &opts).map(prepare));
+    let (out, tables, config, summary) = result.map_err(|e| {
+        if e == celltcp_emu::NEED_ROOT {
+            pyo3::exceptions::PyPermissionError::new_err(e)
+        } else {
+            ScenarioError::new_err(e)
+        }
+    })?;
+    to_dict(py, out, tables, config, summary)
+}
+
+/// Remove what dead `celltcp emu` runs left (holder processes, TUN devices, named namespaces
+/// whose names start with `ctemu`); a live run is left alone. Returns the removed items.
+#[pyfunction]
+fn emu_cleanup(py: Python<'_>) -> PyResult<Vec<String>> {
+    if !celltcp_emu::os::is_root() {
+        return Err(pyo3::exceptions::PyPermissionError::new_err(celltcp_emu::NEED_ROOT));
+    }
+    let c = py
+        .allow_threads(celltcp_emu::netns::cleanup_stale)
+        .map_err(|e| pyo3::exceptions::PyOSError::new_err(e.to_string()))?;
+    let mut v: Vec<String> = c.processes.into_iter().map(|p| format!("process {p}")).collect();
+    v.extend(c.devices.into_iter().map(|d| format!("device {d}")));
+    v.extend(c.netns.into_iter().map(|n| format!("netns {n}")));
+    Ok(v)
 }
 
 /// Validate a scenario (TOML text) and return the configuration as it would run, as JSON text.
@@ -255,5 +313,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(resolve_path, m)?)?;
     m.add_function(wrap_pyfunction!(list_cc, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(emu, m)?)?;
+    m.add_function(wrap_pyfunction!(emu_cleanup, m)?)?;
     Ok(())
 }

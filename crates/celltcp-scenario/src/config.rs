@@ -55,6 +55,51 @@ pub struct Config {
     /// Wi-Fi BSSs (see `docs/scenario.md`, section "Wi-Fi").
     #[serde(default, rename = "wifi", skip_serializing_if = "Vec::is_empty")]
     pub wifi: Vec<crate::wifi_config::WifiCfg>,
+    /// Real programs run in network namespaces by `celltcp emu` (ignored by `celltcp run`); see
+    /// `docs/emulation.md`.
+    #[serde(default, rename = "exec", skip_serializing_if = "Vec::is_empty")]
+    pub execs: Vec<ExecCfg>,
+    /// Settings of `celltcp emu` (ignored by `celltcp run`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub emu: Option<EmuCfg>,
+}
+
+/// One `[[exec]]` entry: a command run in the network namespace of a host by `celltcp emu`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExecCfg {
+    /// The host whose namespace runs the command.
+    pub node: String,
+    /// A command line (split as a POSIX shell would, run by `sh -c`); `{addr:NODE}` is replaced
+    /// by that node's address.
+    pub cmd: String,
+    /// When it starts (default 0 s).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start: Option<Dur>,
+    /// A server: not waited for, ended at the end of the run (default false).
+    #[serde(default)]
+    pub background: bool,
+}
+
+/// The `[emu]` table: the kernel settings of the namespaces `celltcp emu` creates.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EmuCfg {
+    /// `net.ipv4.tcp_congestion_control` of every namespace (default "cubic").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cc: Option<String>,
+    /// Per host, overriding `cc`.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub node_cc: std::collections::BTreeMap<String, String>,
+    /// `net.ipv4.tcp_rmem` ("min default max" bytes; default the kernel's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tcp_rmem: Option<String>,
+    /// `net.ipv4.tcp_wmem`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tcp_wmem: Option<String>,
+    /// Spin instead of sleeping when the next event is closer than this (default 50us).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub busy_poll: Option<Dur>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -241,7 +241,7 @@ impl World {
         let (proto, sp, dp) = match &pkt.body {
             Body::Tcp(s) => (TCP, s.src_port, s.dst_port),
             Body::Udp(u) => (UDP, u.src_port, u.dst_port),
-            Body::Icmp(_) => return None,
+            Body::Icmp(_) | Body::Raw(_) => return None,
         };
         let s = self.stack.lookup(proto, SockAddr::new(pkt.src, sp), SockAddr::new(pkt.dst, dp))?;
         let f = self.stack.socks[s as usize].flow;
@@ -251,6 +251,8 @@ impl World {
     /// A packet for this node: to its socket (TCP, UDP) or its ICMP.
     pub(crate) fn local_deliver(&mut self, now: SimTime, node: usize, pkt: Packet) {
         match pkt.body {
+            // A real packet (emulation) for a simulated host: no socket of celltcp's takes it.
+            Body::Raw(_) => {}
             Body::Tcp(seg) => self.tcp_input(now, node, &pkt, seg),
             Body::Udp(u) => {
                 let Some(&s) = self.stack.udp_bound.get(&(pkt.dst, u.dst_port)) else { return };

@@ -70,6 +70,13 @@ pub(crate) fn load(text: &str, overrides: &[String], seed: Option<u64>, base_dir
     Ok((cfg, p, text))
 }
 
+/// Parses and validates a scenario (after `overrides`, with `seed` if given) into its typed
+/// configuration and its plan, as [`run`] does before building: for drivers that build the
+/// [`Simulation`] themselves (the emulator).
+pub fn load_config(text: &str, overrides: &[String], seed: Option<u64>, base_dir: Option<&std::path::Path>) -> Result<(config::Config, plan::Plan), ScenarioError> {
+    load(text, overrides, seed, base_dir).map(|(c, p, _)| (c, p))
+}
+
 /// Parses and validates a scenario; returns the configuration as it would run, every default
 /// filled in ([`config::Config::as_run`]).
 pub fn validate(text: &str, overrides: &[String], seed: Option<u64>) -> Result<serde_json::Value, ScenarioError> {

@@ -17,6 +17,16 @@
 //! [`Simulation::inject`] hands a packet from outside (an emulator's tap, a test) to a node at
 //! a time not before `now`, as if a device had delivered it there: the node forwards it by its
 //! routes or delivers it locally.
+//!
+//! # External nodes (emulation)
+//!
+//! A node marked with [`Simulation::set_external`] is a real host (a network namespace behind a
+//! TUN device): packets addressed to it are not delivered to celltcp's own stack but kept, with
+//! their arrival time, until [`Simulation::drain_external`] hands them out as wire bytes.
+//! [`Simulation::inject_raw`] brings a real IPv4 packet in; its bytes are kept in the world's
+//! [`celltcp_net::raw::RawStore`] and it travels as a [`celltcp_net::Body::Raw`] packet (see
+//! `celltcp_net::raw`). A packet of a simulated app that reaches an external node leaves with
+//! its real headers and a zero payload (as pcap writes it).
 
 use std::path::Path;
 use std::time::Instant;
@@ -159,6 +169,57 @@ impl Simulation {
         }
         self.world.inject(node.0, pkt, at);
         Ok(())
+    }
+
+    /// Marks `node` as external (module doc): packets for it are handed out, not delivered.
+    pub fn set_external(&mut self, node: NodeId) {
+        self.world.nodes[node.0].external = true;
+    }
+
+    /// Brings the real IPv4 packet `bytes` into the simulation at `node` at time `at` (not
+    /// before [`Simulation::now`]), as [`Simulation::inject`] does. Refused with a one-line
+    /// reason when `at` is in the past or the bytes are not an IPv4 packet without options.
+    pub fn inject_raw(&mut self, node: NodeId, bytes: &[u8], at: SimTime) -> Result<(), String> {
+        if at < self.now || node.0 >= self.world.nodes.len() {
+            return Err(format!("injection at {at} before now ({}) or at an unknown node", self.now));
+        }
+        let key = self.world.raw.next_key();
+        let pkt = celltcp_net::raw::parse_ipv4(bytes, key, at).map_err(|e| e.to_string())?;
+        self.world.raw.put(&bytes[..pkt.size() as usize]);
+        self.world.inject(node.0, pkt, at);
+        Ok(())
+    }
+
+    /// Hands out the packets that arrived at external nodes since the last call, in arrival
+    /// order: `f(arrival time, node, wire bytes)`. Returns how many could not be rebuilt (their
+    /// bytes evicted from the store: lost).
+    pub fn drain_external(&mut self, mut f: impl FnMut(SimTime, NodeId, &[u8])) -> u64 {
+        let mut lost = 0;
+        let mut buf = Vec::with_capacity(2048);
+        let out = std::mem::take(&mut self.world.external_out);
+        for (t, node, pkt) in &out {
+            buf.clear();
+            if let celltcp_net::Body::Raw(r) = pkt.body {
+                let ok = self.world.raw.get(r.key).is_some_and(|orig| celltcp_net::raw::wire_bytes(pkt, orig, &mut buf));
+                if pkt.frag.is_none() {
+                    self.world.raw.remove(r.key);
+                }
+                if !ok {
+                    lost += 1;
+                    continue;
+                }
+            } else {
+                celltcp_net::pcap::encode_headers(pkt, &mut buf);
+                buf.resize(pkt.size() as usize, 0);
+            }
+            f(*t, NodeId(*node as usize), &buf);
+        }
+        let mut out = out;
+        out.clear();
+        if self.world.external_out.is_empty() {
+            self.world.external_out = out;
+        }
+        lost
     }
 
     /// The summary as of [`Simulation::now`] (the whole run's after [`Simulation::run`]); the

@@ -68,6 +68,8 @@ pub(crate) struct Node {
     pub addr: Ipv4,
     reasm: Reassembler,
     ident: u16,
+    /// Packets for it leave the simulation (emulation: a real host's TUN device).
+    pub external: bool,
 }
 
 pub(crate) struct LinkDir {
@@ -152,6 +154,11 @@ pub(crate) struct World {
     /// The shared media (`device.rs`): the LTE RAN, if any.
     pub(crate) media: Vec<MediumSlot>,
     pub(crate) medium_out: Vec<MediumOutput>,
+    /// Real packets' bytes (emulation; empty otherwise).
+    pub(crate) raw: celltcp_net::raw::RawStore,
+    /// Packets that arrived at external nodes, with their arrival time, until taken.
+    pub(crate) external_out: Vec<(SimTime, u32, Packet)>,
+    raw_scratch: Vec<u8>,
 }
 
 impl World {
@@ -160,7 +167,7 @@ impl World {
         let nodes: Vec<Node> = plan
             .nodes
             .iter()
-            .map(|n| Node { name: n.name.clone(), addr: n.addr, reasm: Reassembler::new(ReassemblyConfig::default()), ident: 0 })
+            .map(|n| Node { name: n.name.clone(), addr: n.addr, reasm: Reassembler::new(ReassemblyConfig::default()), ident: 0, external: false })
             .collect();
         let addr_to_node = nodes.iter().enumerate().map(|(i, n)| (n.addr, i)).collect();
         let mut pcaps = Vec::new();
@@ -365,6 +372,9 @@ impl World {
             files,
             media,
             medium_out: Vec::new(),
+            raw: celltcp_net::raw::RawStore::new(256 << 20),
+            external_out: Vec::new(),
+            raw_scratch: Vec::new(),
         };
         // the work a medium has on its own (moving UEs, planned handovers) before any packet
         for m in 0..w.media.len() {
@@ -530,7 +540,11 @@ impl World {
         // whole delivery out first).
         for del in out.iter() {
             if let Some(p) = self.dirs[d].pcap {
-                let _ = self.pcaps[p].1.write_packet(del.tx_start, &del.pkt);
+                if let Body::Raw(r) = del.pkt.body {
+                    self.pcap_raw(p, del.tx_start, &del.pkt, r.key);
+                } else {
+                    let _ = self.pcaps[p].1.write_packet(del.tx_start, &del.pkt);
+                }
             }
             if del.lost {
                 self.dirs[d].lost_pkts += 1;
@@ -546,6 +560,11 @@ impl World {
 
     pub(crate) fn arrive(&mut self, now: SimTime, node: usize, mut pkt: Packet) {
         pkt.encap = 0;
+        if self.nodes[node].external && pkt.dst == self.nodes[node].addr {
+            // a real host reassembles for itself
+            self.external_out.push((now, node as u32, pkt));
+            return;
+        }
         if pkt.dst != self.nodes[node].addr {
             if pkt.ttl <= 1 {
                 return;
@@ -581,6 +600,19 @@ impl World {
         let a = (self.apps.len() - 1) as u32;
         self.q.push(at, Ev::AppStart(a));
         a
+    }
+
+    /// Captures a real packet (its bytes as they are, the IPv4 header as the simulation has it).
+    #[cold]
+    fn pcap_raw(&mut self, p: usize, t: SimTime, pkt: &Packet, key: u64) {
+        let mut buf = std::mem::take(&mut self.raw_scratch);
+        buf.clear();
+        if let Some(orig) = self.raw.get(key) {
+            if celltcp_net::raw::wire_bytes(pkt, orig, &mut buf) {
+                let _ = self.pcaps[p].1.write_bytes(t, &buf);
+            }
+        }
+        self.raw_scratch = buf;
     }
 
     pub(crate) fn finish(&mut self) {
@@ -670,7 +702,7 @@ fn is_data(p: &Packet) -> bool {
     match &p.body {
         Body::Tcp(s) => s.payload_len > 0,
         Body::Udp(_) => true,
-        Body::Icmp(_) => false,
+        Body::Icmp(_) | Body::Raw(_) => false,
     }
 }
 

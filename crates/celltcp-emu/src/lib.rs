@@ -1,0 +1,265 @@
+//! # celltcp-emu
+//!
+//! `celltcp emu`: the same [`Simulation`] as `celltcp run`, driven by a wall clock, with some
+//! hosts real: each a Linux network namespace with a TUN device, where the kernel's own TCP (and
+//! MPTCP) and unmodified programs (`iperf3`, `ping`, `curl`) run. The simulation carries their
+//! packets through the modelled links, queues, loss, traces and LTE stack; the scenario's other
+//! flows keep running as simulated cross traffic. Linux only; needs root (CAP_NET_ADMIN).
+//!
+//! - [`setup`] (sans-IO): which hosts are real, names, MTUs, kernel settings, the commands.
+//! - [`lateness`] (sans-IO): the loop's lateness histogram.
+//! - [`netns`]: namespaces, TUN devices and programs, and cleanup after any exit.
+//! - [`os`]: the system calls (the only unsafe code).
+//! - [`emulate`] (here): the real-time loop.
+//!
+//! # The loop
+//!
+//! Simulated time is wall time since the loop started. Each turn: start the commands that are
+//! due, run every event due (`step_until(wall now)`), write the packets handed to real hosts to
+//! their TUN devices, read what the kernels sent and inject it at the current wall time, then
+//! sleep in `ppoll(2)` on the TUN devices until the next event, a command's start or a 10 ms
+//! check of the programs, whichever is first; below `emu.busy_poll` (50 µs) it spins instead,
+//! since waking from a sleep costs tens of microseconds. The run ends at `duration`, when every
+//! foreground command has exited, or on SIGINT/SIGTERM. The loop's thread runs under
+//! `SCHED_FIFO` when it may (`os::set_realtime`; programs it starts do not inherit it); then the programs get SIGTERM, one
+//! second, and the namespaces are killed.
+
+pub mod lateness;
+pub mod netns;
+pub mod os;
+pub mod setup;
+
+use std::io::{Read, Write};
+use std::os::fd::AsRawFd;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use celltcp_engine::SimTime;
+use celltcp_scenario::{NodeId, RunOutput, Simulation};
+
+pub use setup::ExtraExec;
+
+/// Options of one emulation run.
+#[derive(Clone, Debug, Default)]
+pub struct EmuOptions {
+    pub seed: Option<u64>,
+    pub overrides: Vec<String>,
+    /// Where the run's files go (time series, pcap, `exec/`).
+    pub out_dir: PathBuf,
+    /// Where relative paths of the scenario are resolved.
+    pub base_dir: Option<PathBuf>,
+    /// `--exec NODE -- CMD...`
+    pub extra: Vec<ExtraExec>,
+    /// `--shell NODE`
+    pub shell: Option<String>,
+}
+
+/// The one-line refusal without root.
+pub const NEED_ROOT: &str = "celltcp emu needs root (CAP_NET_ADMIN) to create network namespaces and TUN devices: run it as root (e.g. with sudo)";
+
+/// Runs the scenario `text` in real time (module doc). The output is `celltcp run`'s, with an
+/// `emu` section in the summary (lateness, packets, programs) and the programs' outputs listed
+/// in `files`.
+pub fn emulate(text: &str, opts: &EmuOptions) -> Result<RunOutput, String> {
+    if !os::is_root() {
+        return Err(NEED_ROOT.into());
+    }
+    let (cfg, plan) = celltcp_scenario::load_config(text, &opts.overrides, opts.seed, opts.base_dir.as_deref()).map_err(|e| e.to_string())?;
+    let pid = std::process::id();
+    let run_id = format!("{:06x}", (u64::from(pid) ^ (std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64) >> 10)) & 0xff_ffff);
+    let eplan = setup::plan_emu(&cfg, &plan, &opts.extra, opts.shell.as_deref(), &run_id, pid)?;
+    if eplan.hosts.is_empty() {
+        return Err("no real host: add an [[exec]] entry, --exec NODE -- CMD or --shell NODE (otherwise use celltcp run)".into());
+    }
+    let mut sim = Simulation::new(&cfg, plan, Some(&opts.out_dir)).map_err(|e| e.to_string())?;
+    let exec_dir = opts.out_dir.join("exec");
+    std::fs::create_dir_all(&exec_dir).map_err(|e| format!("{}: {e}", exec_dir.display()))?;
+    let signals = os::StopSignals::install(opts.shell.is_some());
+    let mut ns = netns::Namespaces::create(&eplan).map_err(|e| e.to_string())?;
+    let mut host_of_node = vec![usize::MAX; eplan.hosts.iter().map(|h| h.node + 1).max().unwrap_or(0)];
+    for (i, h) in eplan.hosts.iter().enumerate() {
+        sim.set_external(NodeId(h.node));
+        host_of_node[h.node] = i;
+    }
+    // back to the normal policy however the loop ends (a panic included)
+    struct Realtime(bool);
+    impl Drop for Realtime {
+        fn drop(&mut self) {
+            if self.0 {
+                os::set_normal();
+            }
+        }
+    }
+    let rt = Realtime(os::set_realtime());
+    let realtime = rt.0;
+    let stats = run_loop(&mut sim, &mut ns, &eplan, &host_of_node, &exec_dir, &signals);
+    drop(rt);
+    let stats = stats?;
+    ns.end_all(Duration::from_secs(1));
+    let stopped_by = signals.stopped();
+    drop(signals);
+    let procs: Vec<serde_json::Value> = ns
+        .procs
+        .iter()
+        .map(|p| {
+            use std::os::unix::process::ExitStatusExt;
+            serde_json::json!({
+                "index": p.spec.index,
+                "node": eplan.hosts[p.spec.host].name,
+                "cmd": p.spec.cmd,
+                "background": p.spec.background,
+                "start_s": p.started_s,
+                "end_s": p.ended_s.filter(|x| x.is_finite()),
+                "exit_code": p.exit.and_then(|s| s.code()),
+                "signal": p.exit.and_then(|s| s.signal()),
+            })
+        })
+        .collect();
+    let mut out = sim.into_output().map_err(|e| e.to_string())?;
+    for p in &ns.procs {
+        if !p.spec.interactive {
+            let name = format!("{}-{}", p.spec.index, eplan.hosts[p.spec.host].name);
+            out.files.push(format!("exec/{name}.out"));
+            out.files.push(format!("exec/{name}.err"));
+        }
+    }
+    let hosts: Vec<serde_json::Value> = eplan
+        .hosts
+        .iter()
+        .map(|h| serde_json::json!({"node": h.name, "addr": h.addr.to_string(), "mtu": h.mtu, "cc": h.cc, "device": h.tun}))
+        .collect();
+    let emu = serde_json::json!({
+        "run_id": eplan.run_id,
+        "realtime": realtime,
+        "ended_by": match stopped_by { Some(s) => format!("signal {s}"), None => stats.ended_by.to_string() },
+        "lateness": stats.events.to_json(),
+        "delivery_lateness": stats.deliveries.to_json(),
+        "packets_in": stats.pkts_in,
+        "bytes_in": stats.bytes_in,
+        "packets_out": stats.pkts_out,
+        "bytes_out": stats.bytes_out,
+        "packets_refused": stats.refused,
+        "packets_expired": stats.expired,
+        "write_errors": stats.write_errors,
+        "hosts": hosts,
+        "exec": procs,
+    });
+    if let Some(m) = out.summary.as_object_mut() {
+        m.insert("emu".into(), emu);
+    }
+    Ok(out)
+}
+
+/// What the loop measured.
+#[derive(Default)]
+struct LoopStats {
+    events: lateness::Lateness,
+    deliveries: lateness::Lateness,
+    pkts_in: u64,
+    bytes_in: u64,
+    pkts_out: u64,
+    bytes_out: u64,
+    refused: u64,
+    expired: u64,
+    write_errors: u64,
+    ended_by: &'static str,
+}
+
+fn run_loop(
+    sim: &mut Simulation,
+    ns: &mut netns::Namespaces,
+    eplan: &setup::EmuPlan,
+    host_of_node: &[usize],
+    exec_dir: &std::path::Path,
+    signals: &os::StopSignals,
+) -> Result<LoopStats, String> {
+    let mut st = LoopStats::default();
+    let mut pending: Vec<&setup::ExecSpec> = eplan.execs.iter().collect();
+    pending.sort_by_key(|e| (e.start, e.index));
+    pending.reverse(); // pop() gives the next
+    let has_foreground = eplan.execs.iter().any(|e| !e.background);
+    let fds: Vec<_> = ns.hosts.iter().map(|h| h.tun.as_raw_fd()).collect();
+    let mut ready = Vec::with_capacity(fds.len());
+    let mut buf = vec![0u8; 65_536];
+    let busy = Duration::from_nanos(eplan.busy_poll.as_nanos());
+    let end = sim.end();
+    let t0 = Instant::now();
+    let clock = |t0: &Instant| SimTime::from_nanos(t0.elapsed().as_nanos() as u64);
+    let mut next_reap = SimTime::ZERO;
+    loop {
+        let now = clock(&t0);
+        while pending.last().is_some_and(|e| SimTime::ZERO + e.start <= now) {
+            let e = pending.pop().unwrap();
+            ns.spawn(e, exec_dir, now.as_secs_f64()).map_err(|e| e.to_string())?;
+        }
+        if let Some(t) = sim.next_event_time().filter(|&t| t <= now) {
+            st.events.record(now.as_nanos() - t.as_nanos());
+        }
+        sim.step_until(now);
+        let hosts = &mut ns.hosts;
+        st.expired += sim.drain_external(|t, node, bytes| {
+            let h = &mut hosts[host_of_node[node.0]];
+            match h.tun.write(bytes) {
+                Ok(_) => {
+                    st.pkts_out += 1;
+                    st.bytes_out += bytes.len() as u64;
+                }
+                Err(_) => st.write_errors += 1,
+            }
+            st.deliveries.record(t0.elapsed().as_nanos() as u64 - t.as_nanos().min(t0.elapsed().as_nanos() as u64));
+        });
+        let mut got = false;
+        for h in ns.hosts.iter_mut() {
+            // bounded per turn, so that one busy device cannot starve the clock
+            for _ in 0..64 {
+                match h.tun.read(&mut buf) {
+                    Ok(n) => {
+                        let at = clock(&t0).max(sim.now());
+                        match sim.inject_raw(NodeId(h.spec.node), &buf[..n], at) {
+                            Ok(()) => {
+                                st.pkts_in += 1;
+                                st.bytes_in += n as u64;
+                                got = true;
+                            }
+                            Err(_) => st.refused += 1,
+                        }
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                    Err(e) => return Err(format!("reading {}: {e}", h.spec.tun)),
+                }
+            }
+        }
+        if now >= end {
+            st.ended_by = "duration";
+            break;
+        }
+        if signals.stopped().is_some() {
+            st.ended_by = "signal";
+            break;
+        }
+        if now >= next_reap {
+            next_reap = now + celltcp_engine::SimDuration::from_millis(10);
+            let fg_done = ns.reap(now.as_secs_f64());
+            if has_foreground && pending.iter().all(|e| e.background) && fg_done {
+                st.ended_by = "commands exited";
+                break;
+            }
+        }
+        if got {
+            continue;
+        }
+        let mut next = sim.next_event_time().unwrap_or(end).min(end).min(next_reap);
+        if let Some(e) = pending.last() {
+            next = next.min(SimTime::ZERO + e.start);
+        }
+        let wall = clock(&t0);
+        let wait = Duration::from_nanos(next.as_nanos().saturating_sub(wall.as_nanos()));
+        if wait > busy {
+            os::wait_readable(&fds, Some(wait - busy), &mut ready).map_err(|e| e.to_string())?;
+        } else if !wait.is_zero() {
+            os::wait_readable(&fds, None, &mut ready).map_err(|e| e.to_string())?;
+        }
+    }
+    Ok(st)
+}

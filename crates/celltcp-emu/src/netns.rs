@@ -1,0 +1,285 @@
+//! Real hosts as network namespaces, and the programs run in them; cleanup by the kernel's own
+//! lifetime rules.
+//!
+//! Each host's namespace is held by a *holder* process, `unshare --net --pid --fork
+//! --kill-child=SIGKILL` running `sleep infinity` under the argv[0] `ctemu-<run>-<pid>-<node>`:
+//! no name is bind-mounted under `/run/netns`, so the namespace lives exactly as long as a process
+//! is in it. The holder gets `PR_SET_PDEATHSIG=SIGKILL` (it dies with the emulator, `kill -9`
+//! included); `--kill-child` then kills the namespace's PID 1, and the kernel kills every other
+//! process of the PID namespace with it, so the programs started there (entered with `nsenter
+//! --net --pid`) cannot outlive the run either. The TUN devices are not persistent: they vanish
+//! when the emulator's file descriptors close, i.e. with the emulator. `--cleanup`
+//! ([`cleanup_stale`]) kills holders whose emulator is gone and removes stray devices by prefix.
+
+use std::fs::File;
+use std::io;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::os;
+use crate::setup::{EmuPlan, ExecSpec, HostSpec, NAME_PREFIX};
+
+/// A real host: its namespace's holder and its TUN device.
+pub struct Host {
+    pub spec: HostSpec,
+    pub tun: File,
+    holder: Child,
+    /// The host-side pid of the namespace's PID 1 (`nsenter -t` target).
+    pub ns_pid: u32,
+}
+
+/// A program run in a namespace.
+pub struct Proc {
+    pub spec: ExecSpec,
+    child: Child,
+    pub exit: Option<std::process::ExitStatus>,
+    pub started_s: f64,
+    pub ended_s: Option<f64>,
+}
+
+/// The namespaces and programs of one run; dropping it ends them all.
+#[derive(Default)]
+pub struct Namespaces {
+    pub hosts: Vec<Host>,
+    pub procs: Vec<Proc>,
+}
+
+fn run_checked(cmd: &mut Command, what: &str) -> io::Result<()> {
+    let out = cmd.stdin(Stdio::null()).output().map_err(|e| io::Error::new(e.kind(), format!("{what}: {e}")))?;
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        return Err(io::Error::other(format!("{what}: {}", err.trim())));
+    }
+    Ok(())
+}
+
+fn in_ns(pid: u32, script: &str) -> Command {
+    let mut c = Command::new("nsenter");
+    c.args(["-t", &pid.to_string(), "-n", "--", "sh", "-ec", script]);
+    c
+}
+
+impl Namespaces {
+    /// Creates every host of `plan`: holder, namespace settings, TUN device, address, route.
+    pub fn create(plan: &EmuPlan) -> io::Result<Namespaces> {
+        let mut ns = Namespaces::default();
+        for h in &plan.hosts {
+            allow_cc(&h.cc)?;
+        }
+        for h in &plan.hosts {
+            let mut cmd = Command::new("unshare");
+            cmd.args(["--net", "--pid", "--fork", "--kill-child=SIGKILL", "bash", "-c", &format!("exec -a {} sleep infinity", h.label)]);
+            cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
+            os::die_with_parent(&mut cmd, true);
+            let mut holder = cmd.spawn().map_err(|e| io::Error::new(e.kind(), format!("cannot run unshare (util-linux): {e}")))?;
+            let ns_pid = match inner_pid(holder.id()) {
+                Ok(p) => p,
+                Err(e) => {
+                    let _ = holder.kill();
+                    let _ = holder.wait();
+                    return Err(e);
+                }
+            };
+            // the TUN device is created here and moved in; its file stays with the emulator
+            let tun = os::open_tun(&h.tun).map_err(|e| io::Error::new(e.kind(), format!("cannot create TUN device {}: {e}", h.tun)))?;
+            let host = Host { spec: h.clone(), tun, holder, ns_pid };
+            ns.hosts.push(host);
+            let mut script = String::from(
+                "ip link set lo up\n\
+                 echo 1 > /proc/sys/net/ipv6/conf/all/disable_ipv6\n\
+                 echo 1 > /proc/sys/net/ipv6/conf/default/disable_ipv6\n\
+                 echo 1 > /proc/sys/net/ipv4/tcp_no_metrics_save\n",
+            );
+            script.push_str(&format!(
+                "echo {cc} > /proc/sys/net/ipv4/tcp_congestion_control || {{ echo \"emu.cc: {cc:?} is not a congestion control of this kernel (expected one of: $(cat /proc/sys/net/ipv4/tcp_available_congestion_control))\" >&2; exit 1; }}\n",
+                cc = h.cc
+            ));
+            script.push_str("if [ -e /proc/sys/net/mptcp/enabled ]; then echo 1 > /proc/sys/net/mptcp/enabled; fi\n");
+            if let Some(v) = &plan.tcp_rmem {
+                script.push_str(&format!("echo '{v}' > /proc/sys/net/ipv4/tcp_rmem\n"));
+            }
+            if let Some(v) = &plan.tcp_wmem {
+                script.push_str(&format!("echo '{v}' > /proc/sys/net/ipv4/tcp_wmem\n"));
+            }
+            run_checked(&mut in_ns(ns_pid, &script), &format!("setting up the namespace of {}", h.name))?;
+            run_checked(Command::new("ip").args(["link", "set", "dev", &h.tun, "netns", &ns_pid.to_string()]), &format!("moving {} into its namespace", h.tun))?;
+            let script = format!(
+                "ip link set dev {t} mtu {m} up\nip addr add {a}/32 dev {t}\nip route add default dev {t}\n",
+                t = h.tun,
+                m = h.mtu,
+                a = h.addr
+            );
+            run_checked(&mut in_ns(ns_pid, &script), &format!("addressing {}", h.name))?;
+        }
+        Ok(ns)
+    }
+
+    /// Starts `spec` in its host's namespace; stdout/stderr to `exec_dir/<index>-<node>.out/.err`
+    /// (the terminal for an interactive shell). `now_s` is the run's clock, for the record.
+    pub fn spawn(&mut self, spec: &ExecSpec, exec_dir: &Path, now_s: f64) -> io::Result<()> {
+        let h = &self.hosts[spec.host];
+        let mut cmd = Command::new("nsenter");
+        cmd.args(["-t", &h.ns_pid.to_string(), "-n", "-p", "--", "sh", "-c", &spec.cmd]);
+        cmd.env("CELLTCP_EMU_NODE", &h.spec.name);
+        if !spec.interactive {
+            let base = exec_dir.join(format!("{}-{}", spec.index, h.spec.name));
+            cmd.stdin(Stdio::null());
+            cmd.stdout(File::create(base.with_extension("out"))?);
+            cmd.stderr(File::create(base.with_extension("err"))?);
+        }
+        os::die_with_parent(&mut cmd, !spec.interactive);
+        let child = cmd.spawn().map_err(|e| io::Error::new(e.kind(), format!("cannot run nsenter (util-linux): {e}")))?;
+        self.procs.push(Proc { spec: spec.clone(), child, exit: None, started_s: now_s, ended_s: None });
+        Ok(())
+    }
+
+    /// Notes which programs have exited; returns true when every foreground program started so
+    /// far has.
+    pub fn reap(&mut self, now_s: f64) -> bool {
+        let mut all = true;
+        for p in &mut self.procs {
+            if p.exit.is_none() {
+                if let Ok(Some(st)) = p.child.try_wait() {
+                    p.exit = Some(st);
+                    p.ended_s = Some(now_s);
+                }
+            }
+            if !p.spec.background && p.exit.is_none() {
+                all = false;
+            }
+        }
+        all
+    }
+
+    /// Ends the run's programs (SIGTERM to each program's process group, `grace` to exit, then
+    /// SIGKILL of the namespaces: everything in them dies) and the namespaces.
+    pub fn end_all(&mut self, grace: Duration) {
+        for p in &self.procs {
+            if p.exit.is_none() {
+                let pid = p.child.id() as i32;
+                os::kill(if p.spec.interactive { pid } else { -pid }, libc::SIGTERM);
+            }
+        }
+        let t0 = Instant::now();
+        while self.procs.iter().any(|p| p.exit.is_none()) && t0.elapsed() < grace {
+            self.reap(f64::NAN);
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        for h in &mut self.hosts {
+            let _ = h.holder.kill();
+            let _ = h.holder.wait();
+        }
+        for p in &mut self.procs {
+            if p.exit.is_none() {
+                let _ = p.child.kill();
+                p.exit = p.child.wait().ok();
+            }
+        }
+        self.hosts.clear(); // closes the TUN files: the devices go
+    }
+}
+
+impl Drop for Namespaces {
+    fn drop(&mut self) {
+        if !self.hosts.is_empty() || self.procs.iter().any(|p| p.exit.is_none()) {
+            self.end_all(Duration::from_millis(200));
+        }
+    }
+}
+
+/// A namespace other than the initial one may only default to a congestion control of the
+/// host's `net.ipv4.tcp_allowed_congestion_control` (the kernel's `tcp_set_default_congestion_control`
+/// refuses others with EPERM); adds `cc` to that list when the kernel has it. This is the one
+/// host setting an emulation changes (it only lets unprivileged sockets choose `cc` too).
+fn allow_cc(cc: &str) -> io::Result<()> {
+    const ALLOWED: &str = "/proc/sys/net/ipv4/tcp_allowed_congestion_control";
+    const AVAILABLE: &str = "/proc/sys/net/ipv4/tcp_available_congestion_control";
+    let allowed = std::fs::read_to_string(ALLOWED)?;
+    if allowed.split_whitespace().any(|c| c == cc) {
+        return Ok(());
+    }
+    let available = std::fs::read_to_string(AVAILABLE).unwrap_or_default();
+    if !available.split_whitespace().any(|c| c == cc) {
+        // try loading its module (tcp_<cc>), as `sysctl` would on first use
+        let _ = Command::new("modprobe").arg(format!("tcp_{cc}")).stderr(Stdio::null()).status();
+    }
+    let available = std::fs::read_to_string(AVAILABLE).unwrap_or_default();
+    if !available.split_whitespace().any(|c| c == cc) {
+        return Err(io::Error::other(format!("emu.cc: {cc:?} is not a congestion control of this kernel (expected one of: {})", available.trim())));
+    }
+    std::fs::write(ALLOWED, format!("{} {cc}", allowed.trim()))
+}
+
+/// The pid of the child `unshare --fork` made (PID 1 of the new namespaces).
+fn inner_pid(unshare_pid: u32) -> io::Result<u32> {
+    let path = format!("/proc/{unshare_pid}/task/{unshare_pid}/children");
+    let t0 = Instant::now();
+    while t0.elapsed() < Duration::from_secs(5) {
+        if let Ok(s) = std::fs::read_to_string(&path) {
+            if let Some(p) = s.split_whitespace().next().and_then(|x| x.parse().ok()) {
+                return Ok(p);
+            }
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    Err(io::Error::other("unshare did not start its namespace in 5 s"))
+}
+
+/// What `--cleanup` removed.
+#[derive(Debug, Default)]
+pub struct Cleaned {
+    pub processes: Vec<String>,
+    pub devices: Vec<String>,
+    pub netns: Vec<String>,
+}
+
+/// Removes what dead runs left: holders (`ctemu-<run>-<pid>-<node>`) whose emulator `pid` no
+/// longer runs, with their namespaces' processes (killing the `unshare` parent kills them all),
+/// TUN devices and named namespaces whose names start with `ctemu`. A live run is left alone.
+pub fn cleanup_stale() -> io::Result<Cleaned> {
+    let mut c = Cleaned::default();
+    for e in std::fs::read_dir("/proc")? {
+        let Ok(e) = e else { continue };
+        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else { continue };
+        let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else { continue };
+        let argv0 = String::from_utf8_lossy(cmdline.split(|&b| b == 0).next().unwrap_or_default()).into_owned();
+        let Some(rest) = argv0.strip_prefix(&format!("{NAME_PREFIX}-")) else { continue };
+        let emu_pid: Option<i32> = rest.split('-').nth(1).and_then(|p| p.parse().ok());
+        if emu_pid.is_some_and(|p| Path::new(&format!("/proc/{p}")).exists() && is_emulator(p)) {
+            continue;
+        }
+        // its parent is the `unshare` holding the namespaces; kill both
+        let ppid = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok().and_then(|s| s.rsplit(')').next().and_then(|r| r.split_whitespace().nth(1)).and_then(|p| p.parse::<i32>().ok()));
+        if let Some(pp) = ppid.filter(|&p| p > 1) {
+            os::kill(pp, libc::SIGKILL);
+        }
+        os::kill(pid, libc::SIGKILL);
+        c.processes.push(format!("{pid} {argv0}"));
+    }
+    if let Ok(out) = Command::new("ip").args(["-o", "link", "show"]).output() {
+        for line in String::from_utf8_lossy(&out.stdout).lines() {
+            if let Some(name) = line.split(": ").nth(1).map(|n| n.split('@').next().unwrap_or(n)) {
+                if name.starts_with(NAME_PREFIX) && Command::new("ip").args(["link", "del", name]).status().is_ok_and(|s| s.success()) {
+                    c.devices.push(name.to_string());
+                }
+            }
+        }
+    }
+    if let Ok(rd) = std::fs::read_dir("/run/netns") {
+        for e in rd.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if name.starts_with(NAME_PREFIX) && Command::new("ip").args(["netns", "del", &name]).status().is_ok_and(|s| s.success()) {
+                c.netns.push(name);
+            }
+        }
+    }
+    Ok(c)
+}
+
+/// Whether process `pid` looks like a running emulator (any process that is not itself a
+/// holder: a pid reused by an unrelated program keeps a stale run alive until it exits, which
+/// errs on the side of not killing a live run).
+fn is_emulator(pid: i32) -> bool {
+    std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| !c.starts_with(NAME_PREFIX.as_bytes()))
+}
