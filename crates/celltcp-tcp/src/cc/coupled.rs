@@ -35,8 +35,9 @@ impl CoupledConfig {
 /// What the connection sets on a subflow's controller.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Coupling {
-    /// cwnd growth in congestion avoidance, bytes per byte acknowledged (>= 0); `None`: Reno's
-    /// `mss / cwnd`.
+    /// cwnd growth in congestion avoidance, bytes per byte acknowledged; `None`: Reno's
+    /// `mss / cwnd`. May be negative (OLIA moves window away from the largest-window paths);
+    /// cwnd never falls below one MSS that way.
     pub increase: Option<f64>,
     /// Fraction of the flight removed on a congestion event, in (0, 1) (Reno: 0.5).
     pub decrease: f64,
@@ -102,7 +103,7 @@ impl Controller for Coupled {
             self.cwnd = (self.cwnd + inc).min((self.ssthresh as f64).max(self.cwnd));
         } else {
             let per_byte = self.coupling.increase.unwrap_or(self.mss as f64 / self.cwnd);
-            self.cwnd += per_byte.max(0.0) * ack.acked_bytes as f64;
+            self.cwnd = (self.cwnd + per_byte * ack.acked_bytes as f64).max(self.mss as f64);
         }
     }
 
