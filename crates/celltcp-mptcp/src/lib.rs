@@ -10,6 +10,10 @@
 //! - [`coupled`]: LIA, OLIA, BALIA and uncoupled, one file each.
 //! - [`scheduler`]: lowest-RTT-first, round-robin, redundant.
 //! - [`path_manager`]: fullmesh, ndiffports, Linux's in-kernel manager.
+//! - [`connection`]: [`MptcpConnection`], the data sequence space over the subflows.
+
+pub use connection::{MptcpConfig, MptcpConnection, MptcpStats, Outgoing, Role, SockAddr, SubflowState, SubflowStats};
+pub mod connection;
 pub mod coupled;
 pub mod crypto;
 pub mod options;
