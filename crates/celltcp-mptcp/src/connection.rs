@@ -194,6 +194,8 @@ struct Subflow {
     /// Subflow data bytes read from the endpoint.
     rx_read: u64,
     timeouts_seen: u64,
+    /// Redundant scheduler: the next data offset this subflow has not carried.
+    red_nxt: u64,
     stale: bool,
     stale_una: u64,
     /// OLIA's loss bookkeeping: congestion events seen and the delivered counts at the last two.
@@ -379,6 +381,7 @@ impl MptcpConnection {
             rx_maps: BTreeMap::new(),
             rx_read: 0,
             timeouts_seen: 0,
+            red_nxt: 0,
             stale: false,
             stale_una: 0,
             losses_seen: 0,
@@ -495,7 +498,7 @@ impl MptcpConnection {
     /// (client only, once the initial subflow is established).
     pub fn wanted_subflows(&self) -> Vec<(u8, u8)> {
         let mut out = Vec::new();
-        if self.role != Role::Client || self.reset || self.app_closed || self.subflows.first().map_or(true, |s| !s.usable()) {
+        if self.role != Role::Client || self.reset || self.data_fin_acked || self.subflows.first().map_or(true, |s| !s.usable()) {
             return out;
         }
         let existing: Vec<(u8, u8)> =
@@ -939,6 +942,36 @@ impl MptcpConnection {
             if cands.is_empty() {
                 return;
             }
+            if self.sched.kind() == SchedulerKind::Redundant && self.reinject.is_empty() {
+                // Every subflow carries all the data: each from the first offset it has not
+                // carried yet (not below the DATA_ACK), within the peer's window.
+                let end = self.app_written.min(self.peer_edge);
+                let mut any = false;
+                for c in &cands {
+                    let s = &mut self.subflows[c.subflow];
+                    let start = s.red_nxt.max(self.data_una);
+                    if start >= end {
+                        continue;
+                    }
+                    let mss = s.ep.mss() as u64;
+                    let len = (c.room.div_ceil(mss) * mss).min(MAX_MAPPING / mss * mss).min(end - start);
+                    let n = s.ep.write(len);
+                    if n == 0 {
+                        continue;
+                    }
+                    s.tx_maps.push_back(TxMap { ssn_off: s.written, dsn_off: start, len: n, reinjected: false });
+                    s.written += n;
+                    s.red_nxt = start + n;
+                    s.stats.bytes_scheduled += n;
+                    s.stats.bytes_reinjected += self.snd_nxt.min(start + n).saturating_sub(start);
+                    self.snd_nxt = self.snd_nxt.max(start + n);
+                    any = true;
+                }
+                if !any {
+                    return;
+                }
+                continue;
+            }
             // the next chunk: reinjections first, then new data within the peer's window
             let (start, end, reinj) = if let Some(&(a, b)) = self.reinject.front() {
                 (a, b, true)
@@ -1002,6 +1035,9 @@ impl MptcpConnection {
         if self.app_closed && !self.data_fin_acked && self.snd_nxt == self.app_written && self.reinject.is_empty() {
             let due = self.data_fin_deadline.map_or(true, |d| now >= d);
             if due {
+                // On the fastest subflow that is not stale; with none, when one recovers (a
+                // later call), the timer being off meanwhile.
+                self.data_fin_deadline = None;
                 if let Some(s) = self.subflows.iter_mut().filter(|s| s.usable() && !s.stale).min_by_key(|s| s.sample().srtt) {
                     s.ep.send_ack_now();
                     let rto = s.sample().rto;
