@@ -501,8 +501,9 @@ impl MptcpConnection {
         if self.role != Role::Client || self.reset || self.data_fin_acked || self.subflows.first().map_or(true, |s| !s.usable()) {
             return out;
         }
-        let existing: Vec<(u8, u8)> =
-            self.subflows.iter().filter(|s| s.state != SubflowState::Failed).map(|s| (s.local_id, s.remote_id)).collect();
+        // Failed subflows count too: a pair is tried once (a refused join is not retried, and a
+        // dead path is not probed again; Linux's managers retry only on address events).
+        let existing: Vec<(u8, u8)> = self.subflows.iter().map(|s| (s.local_id, s.remote_id)).collect();
         self.pm.wanted(&self.local_addrs, &self.remote_addrs, &existing, &mut out);
         out
     }
@@ -1173,5 +1174,134 @@ impl MptcpConnection {
     /// A per-subflow snapshot for time series: (cwnd, srtt, bytes scheduled, bytes acked).
     pub fn subflow_sample(&self, i: usize, now: SimTime) -> TcpSample {
         self.subflows[i].ep.sample(now)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const A0: Ipv4 = Ipv4::new(10, 0, 0, 1);
+    const A1: Ipv4 = Ipv4::new(10, 0, 1, 1);
+    const B0: Ipv4 = Ipv4::new(10, 9, 0, 1);
+    const KA: u64 = 0x1111_2222_3333_4444;
+    const KB: u64 = 0x5555_6666_7777_8888;
+
+    /// Client and listener wired back to back (no delay, no loss); `tamper` may change every
+    /// segment on its way. Returns (client, listener, every segment with its direction).
+    fn pair(
+        bytes: u64,
+        rounds: usize,
+        mut tamper: impl FnMut(bool, &mut TcpSegment),
+    ) -> (MptcpConnection, Option<MptcpConnection>, Vec<(bool, TcpSegment)>) {
+        let cfg = MptcpConfig::default();
+        let mut a = MptcpConnection::connect(cfg, KA, &[A0, A1], 40_000, SockAddr { ip: B0, port: 80 }, 7, SimTime::ZERO);
+        let mut b: Option<MptcpConnection> = None;
+        let mut log = Vec::new();
+        let mut written = 0;
+        let mut port = 40_001;
+        for r in 0..rounds {
+            let now = SimTime::from_millis(r as u64);
+            for (l, rid) in a.wanted_subflows() {
+                a.open_subflow(now, l, rid, port, 1000 + port as u32);
+                port += 1;
+            }
+            written += a.write(bytes - written);
+            while let Some(mut o) = a.poll_transmit(now) {
+                tamper(true, &mut o.seg);
+                log.push((true, o.seg));
+                match &mut b {
+                    Some(b) => {
+                        b.on_segment(now, o.remote, o.local, &o.seg, false);
+                    }
+                    None => b = MptcpConnection::accept(cfg, KB, &[B0], o.remote, o.local, &o.seg, now),
+                }
+            }
+            if let Some(bb) = &mut b {
+                bb.read(now, u64::MAX);
+                while let Some(mut o) = bb.poll_transmit(now) {
+                    tamper(false, &mut o.seg);
+                    log.push((false, o.seg));
+                    a.on_segment(now, o.remote, o.local, &o.seg, false);
+                }
+            }
+            if a.next_deadline().is_some_and(|d| d <= now) {
+                a.on_timeout(now);
+            }
+            if let Some(bb) = &mut b {
+                if bb.next_deadline().is_some_and(|d| d <= now) {
+                    bb.on_timeout(now);
+                }
+            }
+        }
+        (a, b, log)
+    }
+
+    fn opt(s: &TcpSegment) -> Option<MptcpOpt> {
+        MptcpOpt::from_segment(&s.options.mptcp).map(|r| r.unwrap())
+    }
+
+    #[test]
+    fn handshake_exchanges_keys_then_joins_with_checked_hmacs() {
+        let (a, b, log) = pair(100_000, 200, |_, _| {});
+        let b = b.unwrap();
+        // RFC 8684 §3.1: SYN without key, SYN/ACK with B's key, third ACK with both.
+        assert!(matches!(opt(&log[0].1), Some(MptcpOpt::Capable { keys: CapableKeys::None, .. })));
+        assert!(matches!(opt(&log[1].1), Some(MptcpOpt::Capable { keys: CapableKeys::One(KB), .. })));
+        assert!(matches!(opt(&log[2].1), Some(MptcpOpt::Capable { keys: CapableKeys::Two { sender: KA, receiver: KB }, .. })));
+        // §3.2: the join's SYN carries B's token.
+        let join = log.iter().find_map(|(_, s)| match opt(s) {
+            Some(MptcpOpt::JoinSyn { token, addr_id, .. }) => Some((token, addr_id)),
+            _ => None,
+        });
+        assert_eq!(join, Some((crypto::token(KB), 1)));
+        assert_eq!(a.subflow_count(), 2);
+        assert_eq!(b.subflow_count(), 2);
+        for i in 0..2 {
+            assert_eq!(a.subflow_state(i), SubflowState::Established);
+            assert_eq!(b.subflow_state(i), SubflowState::Established);
+        }
+        assert_eq!(b.readable() + b.stats().bytes_read, 100_000);
+        assert_eq!(a.stats().bytes_acked, 100_000);
+        // Every non-SYN segment from B carries the DATA_ACK of A's data space: IDSN_A + 1 + n.
+        let last_ack = log.iter().rev().find(|(to_b, _)| !to_b).and_then(|(_, s)| match opt(s) {
+            Some(MptcpOpt::Dss(d)) => d.data_ack,
+            _ => None,
+        });
+        assert_eq!(last_ack, Some(crypto::idsn(KA).wrapping_add(1 + 100_000)));
+    }
+
+    #[test]
+    fn join_with_a_wrong_hmac_is_refused_and_carries_no_data() {
+        // Flip a bit of the SYN/ACK's truncated HMAC: A must refuse the subflow (§3.2).
+        let (a, _, _) = pair(200_000, 200, |to_b, s| {
+            if let (false, Some(MptcpOpt::JoinSynAck { backup, addr_id, hmac, nonce })) = (to_b, opt(s)) {
+                s.options.mptcp = MptcpOpt::JoinSynAck { backup, addr_id, hmac: hmac ^ 1, nonce }.encode();
+            }
+        });
+        assert_eq!(a.stats().joins_refused, 1);
+        assert_eq!(a.subflow_state(1), SubflowState::Failed);
+        assert_eq!(a.subflow_stats(1).bytes_scheduled, 0);
+        assert_eq!(a.stats().bytes_acked, 200_000, "the initial subflow carries everything");
+    }
+
+    #[test]
+    fn join_syn_with_a_wrong_token_is_refused_by_the_listener() {
+        let (_, b, _) = pair(10_000, 100, |to_b, s| {
+            if let (true, Some(MptcpOpt::JoinSyn { backup, addr_id, token, nonce })) = (to_b, opt(s)) {
+                s.options.mptcp = MptcpOpt::JoinSyn { backup, addr_id, token: token ^ 1, nonce }.encode();
+            }
+        });
+        let b = b.unwrap();
+        assert!(b.stats().joins_refused >= 1);
+        assert_eq!(b.subflow_count(), 1);
+    }
+
+    #[test]
+    fn config_errors_name_the_key() {
+        let e = MptcpConfig { rcv_buf: 10, ..Default::default() }.validate().unwrap_err();
+        assert!(e.contains("mptcp.rcv_buf = 10"), "{e}");
+        let e = MptcpConfig { path_manager: PathManagerConfig::Ndiffports { subflows: 0 }, ..Default::default() }.validate().unwrap_err();
+        assert!(e.contains("subflows = 0"), "{e}");
     }
 }

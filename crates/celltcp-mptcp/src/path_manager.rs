@@ -26,7 +26,7 @@ pub struct AddrEntry {
 }
 
 /// A path manager: given the local and remote addresses and the (local id, remote id) pairs of
-/// the subflows that exist (open or opening, failed ones excluded), the pairs to open now.
+/// the subflows that exist or existed (a pair is tried once), the pairs to open now.
 pub trait PathManager {
     fn wanted(&self, local: &[AddrEntry], remote: &[AddrEntry], existing: &[(u8, u8)], out: &mut Vec<(u8, u8)>);
 }
