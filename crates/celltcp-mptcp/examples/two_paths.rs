@@ -45,5 +45,8 @@ fn main() {
             s.srtt.as_millis_f64()
         );
     }
-    println!("total goodput {:6.2} Mbit/s (paths: 10 + 20 Mbit/s)", mbps(total));
+    println!(
+        "total goodput {:6.2} Mbit/s (paths: 10 + 20 Mbit/s)",
+        mbps(total)
+    );
 }

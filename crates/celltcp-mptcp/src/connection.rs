@@ -103,10 +103,16 @@ impl MptcpConfig {
     /// Checks ranges; the error names the key, the value and what was expected.
     pub fn validate(&self) -> Result<(), String> {
         if self.snd_buf < 65_536 {
-            return Err(format!("mptcp.snd_buf = {}: expected at least 65536 bytes", self.snd_buf));
+            return Err(format!(
+                "mptcp.snd_buf = {}: expected at least 65536 bytes",
+                self.snd_buf
+            ));
         }
         if self.rcv_buf < 65_536 {
-            return Err(format!("mptcp.rcv_buf = {}: expected at least 65536 bytes", self.rcv_buf));
+            return Err(format!(
+                "mptcp.rcv_buf = {}: expected at least 65536 bytes",
+                self.rcv_buf
+            ));
         }
         if self.tcp.mss <= DSS_OPTION_BYTES + 64 {
             return Err(format!("mptcp.tcp.mss = {}: expected more than {} (the DSS takes {DSS_OPTION_BYTES} bytes)", self.tcp.mss, DSS_OPTION_BYTES + 64));
@@ -284,9 +290,22 @@ fn derive32(key: u64, what: u8, n: usize) -> u32 {
 }
 
 impl MptcpConnection {
-    fn new(cfg: MptcpConfig, role: Role, local_key: u64, local_addrs: &[Ipv4], remote_addrs: &[Ipv4]) -> Self {
+    fn new(
+        cfg: MptcpConfig,
+        role: Role,
+        local_key: u64,
+        local_addrs: &[Ipv4],
+        remote_addrs: &[Ipv4],
+    ) -> Self {
         let entries = |v: &[Ipv4], announced| {
-            v.iter().enumerate().map(|(i, &addr)| AddrEntry { id: i as u8, addr, announced: announced && i > 0 }).collect()
+            v.iter()
+                .enumerate()
+                .map(|(i, &addr)| AddrEntry {
+                    id: i as u8,
+                    addr,
+                    announced: announced && i > 0,
+                })
+                .collect()
         };
         MptcpConnection {
             cfg,
@@ -308,7 +327,11 @@ impl MptcpConnection {
             app_closed: false,
             data_fin_acked: false,
             data_fin_deadline: None,
-            add_addr_pending: if role == Role::Listener && cfg.announce { (1..local_addrs.len() as u8).collect() } else { Vec::new() },
+            add_addr_pending: if role == Role::Listener && cfg.announce {
+                (1..local_addrs.len() as u8).collect()
+            } else {
+                Vec::new()
+            },
             add_addr_echo: Vec::new(),
             rcv_nxt: 0,
             ooo: BTreeMap::new(),
@@ -335,10 +358,21 @@ impl MptcpConnection {
     /// Active open: the initial subflow from `local_addrs[0]:local_port` to `remote`. The other
     /// local addresses (ids 1, 2, ...) are for the path manager. `key` is this host's 64-bit key
     /// (random in Linux; the caller draws it from its seeded stream).
-    pub fn connect(cfg: MptcpConfig, key: u64, local_addrs: &[Ipv4], local_port: u16, remote: SockAddr, iss: u32, now: SimTime) -> Self {
+    pub fn connect(
+        cfg: MptcpConfig,
+        key: u64,
+        local_addrs: &[Ipv4],
+        local_port: u16,
+        remote: SockAddr,
+        iss: u32,
+        now: SimTime,
+    ) -> Self {
         let mut c = Self::new(cfg, Role::Client, key, local_addrs, &[remote.ip]);
         let ep = TcpEndpoint::connect(c.subflow_tcp(), local_port, remote.port, iss, now);
-        let local = SockAddr { ip: local_addrs[0], port: local_port };
+        let local = SockAddr {
+            ip: local_addrs[0],
+            port: local_port,
+        };
         c.push_subflow(ep, local, remote, 0, 0, iss, false, true);
         c
     }
@@ -346,7 +380,15 @@ impl MptcpConnection {
     /// Passive side: a listener with these addresses (id 0 the one it listens on) that accepts
     /// the connection whose SYN (with MP_CAPABLE) `syn` is. `None` when `syn` is no MP_CAPABLE
     /// SYN (the caller then falls back to plain TCP).
-    pub fn accept(cfg: MptcpConfig, key: u64, local_addrs: &[Ipv4], local: SockAddr, remote: SockAddr, syn: &TcpSegment, now: SimTime) -> Option<Self> {
+    pub fn accept(
+        cfg: MptcpConfig,
+        key: u64,
+        local_addrs: &[Ipv4],
+        local: SockAddr,
+        remote: SockAddr,
+        syn: &TcpSegment,
+        now: SimTime,
+    ) -> Option<Self> {
         match MptcpOpt::from_segment(&syn.options.mptcp) {
             Some(Ok(MptcpOpt::Capable { .. })) if syn.flags.syn() && !syn.flags.ack() => {}
             _ => return None,
@@ -360,7 +402,17 @@ impl MptcpConnection {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn push_subflow(&mut self, ep: TcpEndpoint, local: SockAddr, remote: SockAddr, local_id: u8, remote_id: u8, iss: u32, join: bool, active: bool) {
+    fn push_subflow(
+        &mut self,
+        ep: TcpEndpoint,
+        local: SockAddr,
+        remote: SockAddr,
+        local_id: u8,
+        remote_id: u8,
+        iss: u32,
+        join: bool,
+        active: bool,
+    ) {
         let n = self.subflows.len();
         self.subflows.push(Subflow {
             ep,
@@ -422,7 +474,9 @@ impl MptcpConnection {
     }
     /// The subflow with this 4-tuple.
     pub fn find_subflow(&self, local: SockAddr, remote: SockAddr) -> Option<usize> {
-        self.subflows.iter().position(|s| s.local == local && s.remote == remote)
+        self.subflows
+            .iter()
+            .position(|s| s.local == local && s.remote == remote)
     }
     pub fn remote_addrs(&self) -> &[AddrEntry] {
         &self.remote_addrs
@@ -444,14 +498,19 @@ impl MptcpConnection {
         self.reset
             || (self.data_fin_acked
                 && self.fin_rcvd
-                && self.subflows.iter().all(|s| s.state == SubflowState::Failed || s.ep.is_closed()))
+                && self
+                    .subflows
+                    .iter()
+                    .all(|s| s.state == SubflowState::Failed || s.ep.is_closed()))
     }
     pub fn was_reset(&self) -> bool {
         self.reset
     }
     /// Free space of the connection-level send buffer.
     pub fn send_buffer_free(&self) -> u64 {
-        self.cfg.snd_buf.saturating_sub(self.app_written - self.data_una)
+        self.cfg
+            .snd_buf
+            .saturating_sub(self.app_written - self.data_una)
     }
 
     // ================================================================== application side
@@ -498,13 +557,22 @@ impl MptcpConnection {
     /// (client only, once the initial subflow is established).
     pub fn wanted_subflows(&self) -> Vec<(u8, u8)> {
         let mut out = Vec::new();
-        if self.role != Role::Client || self.reset || self.data_fin_acked || self.subflows.first().map_or(true, |s| !s.usable()) {
+        if self.role != Role::Client
+            || self.reset
+            || self.data_fin_acked
+            || self.subflows.first().is_none_or(|s| !s.usable())
+        {
             return out;
         }
         // Failed subflows count too: a pair is tried once (a refused join is not retried, and a
         // dead path is not probed again; Linux's managers retry only on address events).
-        let existing: Vec<(u8, u8)> = self.subflows.iter().map(|s| (s.local_id, s.remote_id)).collect();
-        self.pm.wanted(&self.local_addrs, &self.remote_addrs, &existing, &mut out);
+        let existing: Vec<(u8, u8)> = self
+            .subflows
+            .iter()
+            .map(|s| (s.local_id, s.remote_id))
+            .collect();
+        self.pm
+            .wanted(&self.local_addrs, &self.remote_addrs, &existing, &mut out);
         out
     }
 
@@ -513,18 +581,43 @@ impl MptcpConnection {
         self.local_addrs.iter().find(|a| a.id == id).map(|a| a.addr)
     }
     pub fn remote_addr(&self, id: u8) -> Option<Ipv4> {
-        self.remote_addrs.iter().find(|a| a.id == id).map(|a| a.addr)
+        self.remote_addrs
+            .iter()
+            .find(|a| a.id == id)
+            .map(|a| a.addr)
     }
 
     /// Opens a subflow with MP_JOIN from local address `local_id` (source port `local_port`,
     /// chosen by the caller's port allocator) to remote address `remote_id` (at the port of the
     /// initial subflow, or the one ADD_ADDR gave). Returns its index.
-    pub fn open_subflow(&mut self, now: SimTime, local_id: u8, remote_id: u8, local_port: u16, iss: u32) -> Option<usize> {
+    pub fn open_subflow(
+        &mut self,
+        now: SimTime,
+        local_id: u8,
+        remote_id: u8,
+        local_port: u16,
+        iss: u32,
+    ) -> Option<usize> {
         let lip = self.local_addr(local_id)?;
         let rip = self.remote_addr(remote_id)?;
-        let remote = SockAddr { ip: rip, port: self.subflows[0].remote.port };
+        let remote = SockAddr {
+            ip: rip,
+            port: self.subflows[0].remote.port,
+        };
         let ep = TcpEndpoint::connect(self.subflow_tcp(), local_port, remote.port, iss, now);
-        self.push_subflow(ep, SockAddr { ip: lip, port: local_port }, remote, local_id, remote_id, iss, true, true);
+        self.push_subflow(
+            ep,
+            SockAddr {
+                ip: lip,
+                port: local_port,
+            },
+            remote,
+            local_id,
+            remote_id,
+            iss,
+            true,
+            true,
+        );
         Some(self.subflows.len() - 1)
     }
 
@@ -532,7 +625,14 @@ impl MptcpConnection {
 
     /// A segment arrived on the 4-tuple (`local`, `remote`). Returns false when it belongs to no
     /// subflow and opens none (a SYN with a wrong token, or stray).
-    pub fn on_segment(&mut self, now: SimTime, local: SockAddr, remote: SockAddr, seg: &TcpSegment, ce: bool) -> bool {
+    pub fn on_segment(
+        &mut self,
+        now: SimTime,
+        local: SockAddr,
+        remote: SockAddr,
+        seg: &TcpSegment,
+        ce: bool,
+    ) -> bool {
         let opt = match MptcpOpt::from_segment(&seg.options.mptcp) {
             Some(Ok(o)) => Some(o),
             _ => None,
@@ -541,17 +641,34 @@ impl MptcpConnection {
             Some(i) => i,
             None => {
                 // A joining SYN (§3.2): the token must be ours.
-                let Some(MptcpOpt::JoinSyn { addr_id, token, nonce, .. }) = opt else { return false };
+                let Some(MptcpOpt::JoinSyn {
+                    addr_id,
+                    token,
+                    nonce,
+                    ..
+                }) = opt
+                else {
+                    return false;
+                };
                 if !seg.flags.syn() || seg.flags.ack() || token != self.token() || self.reset {
                     self.stats.joins_refused += 1;
                     return false;
                 }
                 let n = self.subflows.len();
                 let iss = derive32(self.local_key, b'i', n);
-                let ep = TcpEndpoint::accept(self.subflow_tcp(), local.port, remote.port, iss, seg, now);
-                let local_id = self.local_addrs.iter().find(|a| a.addr == local.ip).map_or(0, |a| a.id);
+                let ep =
+                    TcpEndpoint::accept(self.subflow_tcp(), local.port, remote.port, iss, seg, now);
+                let local_id = self
+                    .local_addrs
+                    .iter()
+                    .find(|a| a.addr == local.ip)
+                    .map_or(0, |a| a.id);
                 if !self.remote_addrs.iter().any(|a| a.id == addr_id) {
-                    self.remote_addrs.push(AddrEntry { id: addr_id, addr: remote.ip, announced: false });
+                    self.remote_addrs.push(AddrEntry {
+                        id: addr_id,
+                        addr: remote.ip,
+                        announced: false,
+                    });
                 }
                 self.push_subflow(ep, local, remote, local_id, addr_id, iss, true, false);
                 let s = &mut self.subflows[n];
@@ -575,7 +692,15 @@ impl MptcpConnection {
         }
         // §3.3.4: the window is the connection's, relative to the DATA_ACK.
         if !seg.flags.syn() {
-            if let Some(Dss { data_ack: Some(_), .. }) = opt.and_then(|o| if let MptcpOpt::Dss(d) = o { Some(d) } else { None }) {
+            if let Some(Dss {
+                data_ack: Some(_), ..
+            }) = opt.and_then(|o| {
+                if let MptcpOpt::Dss(d) = o {
+                    Some(d)
+                } else {
+                    None
+                }
+            }) {
                 let shift = self.subflows[i].ep.negotiated().snd_wscale as u32;
                 let edge = self.data_una + ((seg.window as u64) << shift);
                 self.peer_edge = self.peer_edge.max(edge);
@@ -584,7 +709,10 @@ impl MptcpConnection {
         }
         self.couple(i);
         self.subflows[i].ep.on_segment(now, &seg, ce);
-        if self.subflows[i].state == SubflowState::Connecting && !self.subflows[i].active && self.subflows[i].ep.is_established() {
+        if self.subflows[i].state == SubflowState::Connecting
+            && !self.subflows[i].active
+            && self.subflows[i].ep.is_established()
+        {
             // The listener's side: the third ACK arrived (its MP_JOIN HMAC, if a join, was
             // checked in `on_option`).
             if !self.subflows[i].join || self.subflows[i].third_ack_sent {
@@ -600,19 +728,30 @@ impl MptcpConnection {
     fn on_option(&mut self, now: SimTime, i: usize, seg: &TcpSegment, o: MptcpOpt) -> bool {
         match o {
             MptcpOpt::Capable { keys, data_len, .. } => match keys {
-                CapableKeys::One(k) if seg.flags.syn() && seg.flags.ack() => self.remote_key = Some(k),
-                CapableKeys::Two { sender, receiver } if receiver == self.local_key && !self.subflows[i].join => {
+                CapableKeys::One(k) if seg.flags.syn() && seg.flags.ack() => {
+                    self.remote_key = Some(k)
+                }
+                CapableKeys::Two { sender, receiver }
+                    if receiver == self.local_key && !self.subflows[i].join =>
+                {
                     self.remote_key = Some(sender);
                     self.subflows[i].third_ack_sent = true;
                     if let Some(l) = data_len {
                         // §3.1 (v1): MP_CAPABLE with data implies the mapping DSN = IDSN + 1,
                         // SSN = 1, of `data_len` bytes.
-                        self.subflows[i].rx_maps.insert(0, (crypto::idsn(sender).wrapping_add(1), l as u64));
+                        self.subflows[i]
+                            .rx_maps
+                            .insert(0, (crypto::idsn(sender).wrapping_add(1), l as u64));
                     }
                 }
                 _ => {}
             },
-            MptcpOpt::JoinSynAck { hmac, nonce, addr_id, .. } => {
+            MptcpOpt::JoinSynAck {
+                hmac,
+                nonce,
+                addr_id,
+                ..
+            } => {
                 let s = &mut self.subflows[i];
                 s.nonce_remote = nonce;
                 let rk = self.remote_key.unwrap_or(0);
@@ -645,8 +784,10 @@ impl MptcpConnection {
                     let dsn = if m.dsn64 { m.dsn } else { m.dsn & 0xffff_ffff };
                     if !(d.data_fin && m.ssn == 0) {
                         let s = &mut self.subflows[i];
-                        let ssn_off = celltcp_tcp::seq::unwrap(0, m.ssn, s.rx_read + 1).saturating_sub(1);
-                        s.rx_maps.insert(ssn_off, (dsn, m.len as u64 - d.data_fin as u64));
+                        let ssn_off =
+                            celltcp_tcp::seq::unwrap(0, m.ssn, s.rx_read + 1).saturating_sub(1);
+                        s.rx_maps
+                            .insert(ssn_off, (dsn, m.len as u64 - d.data_fin as u64));
                     }
                     if let (true, Some(rk)) = (d.data_fin, self.remote_key) {
                         // The DATA_FIN is the mapping's last octet (§3.3.3).
@@ -656,19 +797,39 @@ impl MptcpConnection {
                     self.advance_fin(i);
                 }
             }
-            MptcpOpt::AddAddr { echo: false, addr_id, addr, port, hmac } => {
+            MptcpOpt::AddAddr {
+                echo: false,
+                addr_id,
+                addr,
+                port,
+                hmac,
+            } => {
                 if let Some(rk) = self.remote_key {
-                    let want = crypto::add_addr_hmac(rk, self.local_key, addr_id, addr.octets(), port.unwrap_or(0));
+                    let want = crypto::add_addr_hmac(
+                        rk,
+                        self.local_key,
+                        addr_id,
+                        addr.octets(),
+                        port.unwrap_or(0),
+                    );
                     if Some(want) == hmac {
                         if !self.remote_addrs.iter().any(|a| a.id == addr_id) {
-                            self.remote_addrs.push(AddrEntry { id: addr_id, addr, announced: true });
+                            self.remote_addrs.push(AddrEntry {
+                                id: addr_id,
+                                addr,
+                                announced: true,
+                            });
                         }
                         self.add_addr_echo.push((addr_id, addr));
                         self.subflows[i].ep.send_ack_now();
                     }
                 }
             }
-            MptcpOpt::AddAddr { echo: true, addr_id, .. } => self.add_addr_pending.retain(|&a| a != addr_id),
+            MptcpOpt::AddAddr {
+                echo: true,
+                addr_id,
+                ..
+            } => self.add_addr_pending.retain(|&a| a != addr_id),
             MptcpOpt::RemoveAddr { ids, n } => {
                 for &id in &ids[..n as usize] {
                     self.remote_addrs.retain(|a| a.id != id || id == 0);
@@ -679,12 +840,10 @@ impl MptcpConnection {
                     }
                 }
             }
-            MptcpOpt::FastClose { receiver_key } => {
-                if receiver_key == self.local_key {
-                    self.reset = true;
-                    for j in 0..self.subflows.len() {
-                        self.fail(j);
-                    }
+            MptcpOpt::FastClose { receiver_key } if receiver_key == self.local_key => {
+                self.reset = true;
+                for j in 0..self.subflows.len() {
+                    self.fail(j);
                 }
             }
             _ => {}
@@ -694,7 +853,11 @@ impl MptcpConnection {
 
     fn on_data_ack(&mut self, now: SimTime, off: u64) {
         let fin_end = self.app_written + 1;
-        let limit = if self.app_closed && self.snd_nxt == self.app_written { fin_end } else { self.snd_nxt };
+        let limit = if self.app_closed && self.snd_nxt == self.app_written {
+            fin_end
+        } else {
+            self.snd_nxt
+        };
         if off > self.data_una && off <= limit {
             let newly = off.min(self.app_written) - self.data_una.min(self.app_written);
             self.stats.bytes_acked += newly;
@@ -735,7 +898,9 @@ impl MptcpConnection {
         let mut ranges = Vec::new();
         while a < b {
             // the mapping covering subflow offset `a`
-            let Some((&m_ssn, &(m_wire, m_len))) = s.rx_maps.range(..=a).next_back() else { break };
+            let Some((&m_ssn, &(m_wire, m_len))) = s.rx_maps.range(..=a).next_back() else {
+                break;
+            };
             let m_dsn = m_wire.wrapping_sub(base);
             if a >= m_ssn + m_len {
                 // no mapping for these bytes (cannot happen: every data segment carries one)
@@ -770,7 +935,12 @@ impl MptcpConnection {
         self.stats.duplicate_bytes += a0 - a;
         // merge [a0, b) into the out-of-order set, counting overlaps as duplicates
         let (mut lo, mut hi) = (a0, b);
-        let overl: Vec<(u64, u64)> = self.ooo.range(..=hi).filter(|(&s, &e)| e >= lo && s <= hi).map(|(&s, &e)| (s, e)).collect();
+        let overl: Vec<(u64, u64)> = self
+            .ooo
+            .range(..=hi)
+            .filter(|(&s, &e)| e >= lo && s <= hi)
+            .map(|(&s, &e)| (s, e))
+            .collect();
         for (s, e) in overl {
             let ov = e.min(b).saturating_sub(s.max(a0));
             self.stats.duplicate_bytes += ov;
@@ -901,12 +1071,21 @@ impl MptcpConnection {
             if x.srtt == SimDuration::ZERO {
                 continue;
             }
-            let cwnd = if x.ca_state == CaState::Recovery { x.ssthresh_bytes.min(x.cwnd_bytes) } else { x.cwnd_bytes };
+            let cwnd = if x.ca_state == CaState::Recovery {
+                x.ssthresh_bytes.min(x.cwnd_bytes)
+            } else {
+                x.cwnd_bytes
+            };
             let l = (s.loss_marks[1] - s.loss_marks[0]).max(x.delivered_bytes - s.loss_marks[1]);
             if j == i {
                 me = Some(views.len());
             }
-            views.push(PathView { cwnd: cwnd as f64, srtt: x.srtt.as_secs_f64(), mss: s.ep.mss() as f64, inter_loss_bytes: l as f64 });
+            views.push(PathView {
+                cwnd: cwnd as f64,
+                srtt: x.srtt.as_secs_f64(),
+                mss: s.ep.mss() as f64,
+                inter_loss_bytes: l as f64,
+            });
         }
         let Some(r) = me else { return };
         let c = self.cc.coupling(&views, r);
@@ -930,14 +1109,22 @@ impl MptcpConnection {
             for (j, s) in self.subflows.iter().enumerate() {
                 // A joined subflow once its MP_JOIN third ACK has left (client) or been checked
                 // (listener); the initial one once the keys are exchanged.
-                let ready = if s.join || s.active { s.third_ack_sent } else { self.remote_key.is_some() };
+                let ready = if s.join || s.active {
+                    s.third_ack_sent
+                } else {
+                    self.remote_key.is_some()
+                };
                 if !s.usable() || s.stale || !ready || s.unsent() > 0 {
                     continue;
                 }
                 let x = s.sample();
                 let room = x.cwnd_bytes.saturating_sub(x.bytes_in_flight);
                 if room > 0 {
-                    cands.push(Candidate { subflow: j, srtt: x.srtt, room });
+                    cands.push(Candidate {
+                        subflow: j,
+                        srtt: x.srtt,
+                        room,
+                    });
                 }
             }
             if cands.is_empty() {
@@ -955,12 +1142,19 @@ impl MptcpConnection {
                         continue;
                     }
                     let mss = s.ep.mss() as u64;
-                    let len = (c.room.div_ceil(mss) * mss).min(MAX_MAPPING / mss * mss).min(end - start);
+                    let len = (c.room.div_ceil(mss) * mss)
+                        .min(MAX_MAPPING / mss * mss)
+                        .min(end - start);
                     let n = s.ep.write(len);
                     if n == 0 {
                         continue;
                     }
-                    s.tx_maps.push_back(TxMap { ssn_off: s.written, dsn_off: start, len: n, reinjected: false });
+                    s.tx_maps.push_back(TxMap {
+                        ssn_off: s.written,
+                        dsn_off: start,
+                        len: n,
+                        reinjected: false,
+                    });
                     s.written += n;
                     s.red_nxt = start + n;
                     s.stats.bytes_scheduled += n;
@@ -1002,7 +1196,12 @@ impl MptcpConnection {
                 if n == 0 {
                     continue;
                 }
-                s.tx_maps.push_back(TxMap { ssn_off: s.written, dsn_off: start, len: n, reinjected: false });
+                s.tx_maps.push_back(TxMap {
+                    ssn_off: s.written,
+                    dsn_off: start,
+                    len: n,
+                    reinjected: false,
+                });
                 s.written += n;
                 s.stats.bytes_scheduled += n;
                 if reinj || k > 0 {
@@ -1033,13 +1232,22 @@ impl MptcpConnection {
         }
         self.schedule();
         // DATA_FIN due: everything handed out and none waiting for reinjection.
-        if self.app_closed && !self.data_fin_acked && self.snd_nxt == self.app_written && self.reinject.is_empty() {
-            let due = self.data_fin_deadline.map_or(true, |d| now >= d);
+        if self.app_closed
+            && !self.data_fin_acked
+            && self.snd_nxt == self.app_written
+            && self.reinject.is_empty()
+        {
+            let due = self.data_fin_deadline.is_none_or(|d| now >= d);
             if due {
                 // On the fastest subflow that is not stale; with none, when one recovers (a
                 // later call), the timer being off meanwhile.
                 self.data_fin_deadline = None;
-                if let Some(s) = self.subflows.iter_mut().filter(|s| s.usable() && !s.stale).min_by_key(|s| s.sample().srtt) {
+                if let Some(s) = self
+                    .subflows
+                    .iter_mut()
+                    .filter(|s| s.usable() && !s.stale)
+                    .min_by_key(|s| s.sample().srtt)
+                {
                     s.ep.send_ack_now();
                     let rto = s.sample().rto;
                     self.data_fin_deadline = Some(now + rto.max(SimDuration::from_millis(200)));
@@ -1053,7 +1261,12 @@ impl MptcpConnection {
                 self.cursor = (i + 1) % n;
                 self.decorate(i, &mut seg);
                 let s = &self.subflows[i];
-                return Some(Outgoing { subflow: i, local: s.local, remote: s.remote, seg });
+                return Some(Outgoing {
+                    subflow: i,
+                    local: s.local,
+                    remote: s.remote,
+                    seg,
+                });
             }
         }
         None
@@ -1068,64 +1281,146 @@ impl MptcpConnection {
         let s = &mut self.subflows[i];
         let opt = if syn && !ack {
             if s.join {
-                MptcpOpt::JoinSyn { backup: false, addr_id: s.local_id, token: crypto::token(rk.unwrap_or(0)), nonce: s.nonce_local }
+                MptcpOpt::JoinSyn {
+                    backup: false,
+                    addr_id: s.local_id,
+                    token: crypto::token(rk.unwrap_or(0)),
+                    nonce: s.nonce_local,
+                }
             } else {
-                MptcpOpt::Capable { flags: FLAG_HMAC_SHA256, keys: CapableKeys::None, data_len: None, checksum: None }
+                MptcpOpt::Capable {
+                    flags: FLAG_HMAC_SHA256,
+                    keys: CapableKeys::None,
+                    data_len: None,
+                    checksum: None,
+                }
             }
         } else if syn {
             if s.join {
                 let h = crypto::join_hmac(lk, rk.unwrap_or(0), s.nonce_local, s.nonce_remote);
-                MptcpOpt::JoinSynAck { backup: false, addr_id: s.local_id, hmac: u64::from_be_bytes(h[..8].try_into().unwrap()), nonce: s.nonce_local }
+                MptcpOpt::JoinSynAck {
+                    backup: false,
+                    addr_id: s.local_id,
+                    hmac: u64::from_be_bytes(h[..8].try_into().unwrap()),
+                    nonce: s.nonce_local,
+                }
             } else {
-                MptcpOpt::Capable { flags: FLAG_HMAC_SHA256, keys: CapableKeys::One(lk), data_len: None, checksum: None }
+                MptcpOpt::Capable {
+                    flags: FLAG_HMAC_SHA256,
+                    keys: CapableKeys::One(lk),
+                    data_len: None,
+                    checksum: None,
+                }
             }
         } else if s.active && !s.third_ack_sent {
             s.third_ack_sent = true;
             s.state = SubflowState::Established;
             if s.join {
                 let h = crypto::join_hmac(lk, rk.unwrap_or(0), s.nonce_local, s.nonce_remote);
-                MptcpOpt::JoinAck { hmac: h[..20].try_into().unwrap() }
+                MptcpOpt::JoinAck {
+                    hmac: h[..20].try_into().unwrap(),
+                }
             } else {
-                MptcpOpt::Capable { flags: FLAG_HMAC_SHA256, keys: CapableKeys::Two { sender: lk, receiver: rk.unwrap_or(0) }, data_len: None, checksum: None }
+                MptcpOpt::Capable {
+                    flags: FLAG_HMAC_SHA256,
+                    keys: CapableKeys::Two {
+                        sender: lk,
+                        receiver: rk.unwrap_or(0),
+                    },
+                    data_len: None,
+                    checksum: None,
+                }
             }
         } else if seg.payload_len == 0 && !self.add_addr_echo.is_empty() {
             let (id, addr) = self.add_addr_echo.remove(0);
-            MptcpOpt::AddAddr { echo: true, addr_id: id, addr, port: None, hmac: None }
-        } else if seg.payload_len == 0 && s.usable() && !self.add_addr_pending.is_empty() && rk.is_some() {
+            MptcpOpt::AddAddr {
+                echo: true,
+                addr_id: id,
+                addr,
+                port: None,
+                hmac: None,
+            }
+        } else if seg.payload_len == 0
+            && s.usable()
+            && !self.add_addr_pending.is_empty()
+            && rk.is_some()
+        {
             let id = self.add_addr_pending[0];
-            let addr = self.local_addrs.iter().find(|a| a.id == id).map(|a| a.addr).unwrap_or_default();
+            let addr = self
+                .local_addrs
+                .iter()
+                .find(|a| a.id == id)
+                .map(|a| a.addr)
+                .unwrap_or_default();
             let h = crypto::add_addr_hmac(lk, rk.unwrap_or(0), id, addr.octets(), 0);
-            MptcpOpt::AddAddr { echo: false, addr_id: id, addr, port: None, hmac: Some(h) }
+            MptcpOpt::AddAddr {
+                echo: false,
+                addr_id: id,
+                addr,
+                port: None,
+                hmac: Some(h),
+            }
         } else {
-            let data_ack = rk.map(|k| crypto::idsn(k).wrapping_add(1).wrapping_add(self.rcv_nxt + self.fin_rcvd as u64));
+            let data_ack = rk.map(|k| {
+                crypto::idsn(k)
+                    .wrapping_add(1)
+                    .wrapping_add(self.rcv_nxt + self.fin_rcvd as u64)
+            });
             let base = crypto::idsn(lk).wrapping_add(1);
-            let mut d = Dss { data_ack, ack64: true, mapping: None, data_fin: false };
+            let mut d = Dss {
+                data_ack,
+                ack64: true,
+                mapping: None,
+                data_fin: false,
+            };
             let first_map = |m: &TxMap| m.ssn_off == 0 && m.dsn_off == 0;
             let off = s.tx_off(seg.seq);
-            let cur = s.tx_maps.iter().find(|m| off >= m.ssn_off && off < m.ssn_off + m.len).copied();
+            let cur = s
+                .tx_maps
+                .iter()
+                .find(|m| off >= m.ssn_off && off < m.ssn_off + m.len)
+                .copied();
             if seg.payload_len > 0 && s.active && !s.join && cur.is_some_and(|m| first_map(&m)) {
                 // §3.1 (v1): the first data carries MP_CAPABLE with both keys and the length of
                 // the implied first mapping, so the listener learns our key even if the third
                 // ACK was lost.
                 let m = cur.unwrap();
-                let keys = CapableKeys::Two { sender: lk, receiver: rk.unwrap_or(0) };
-                MptcpOpt::Capable { flags: FLAG_HMAC_SHA256, keys, data_len: Some(m.len as u16), checksum: None }
+                let keys = CapableKeys::Two {
+                    sender: lk,
+                    receiver: rk.unwrap_or(0),
+                };
+                MptcpOpt::Capable {
+                    flags: FLAG_HMAC_SHA256,
+                    keys,
+                    data_len: Some(m.len as u16),
+                    checksum: None,
+                }
             } else {
-            if seg.payload_len > 0 {
-                if let Some(m) = cur {
+                if seg.payload_len > 0 {
+                    if let Some(m) = cur {
+                        d.mapping = Some(Mapping {
+                            dsn: base.wrapping_add(m.dsn_off),
+                            dsn64: true,
+                            ssn: (m.ssn_off + 1) as u32,
+                            len: m.len as u16,
+                            checksum: None,
+                        });
+                    }
+                } else if self.app_closed
+                    && !self.data_fin_acked
+                    && self.snd_nxt == self.app_written
+                    && self.reinject.is_empty()
+                {
+                    d.data_fin = true;
                     d.mapping = Some(Mapping {
-                        dsn: base.wrapping_add(m.dsn_off),
+                        dsn: base.wrapping_add(self.app_written),
                         dsn64: true,
-                        ssn: (m.ssn_off + 1) as u32,
-                        len: m.len as u16,
+                        ssn: 0,
+                        len: 1,
                         checksum: None,
                     });
                 }
-            } else if self.app_closed && !self.data_fin_acked && self.snd_nxt == self.app_written && self.reinject.is_empty() {
-                d.data_fin = true;
-                d.mapping = Some(Mapping { dsn: base.wrapping_add(self.app_written), dsn64: true, ssn: 0, len: 1, checksum: None });
-            }
-            MptcpOpt::Dss(d)
+                MptcpOpt::Dss(d)
             }
         };
         seg.options.mptcp = opt.encode();
@@ -1143,7 +1438,11 @@ impl MptcpConnection {
 
     /// The earliest time [`MptcpConnection::on_timeout`] has something to do.
     pub fn next_deadline(&self) -> Option<SimTime> {
-        let sub = self.subflows.iter().filter_map(|s| s.ep.next_deadline()).min();
+        let sub = self
+            .subflows
+            .iter()
+            .filter_map(|s| s.ep.next_deadline())
+            .min();
         match (sub, self.data_fin_deadline.filter(|_| !self.data_fin_acked)) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -1153,7 +1452,11 @@ impl MptcpConnection {
     /// Fires every subflow timer due at `now`.
     pub fn on_timeout(&mut self, now: SimTime) {
         for i in 0..self.subflows.len() {
-            if self.subflows[i].ep.next_deadline().is_some_and(|d| d <= now) {
+            if self.subflows[i]
+                .ep
+                .next_deadline()
+                .is_some_and(|d| d <= now)
+            {
                 self.subflows[i].ep.on_timeout(now);
                 self.check_health(i);
             }
@@ -1193,9 +1496,21 @@ mod tests {
         bytes: u64,
         rounds: usize,
         mut tamper: impl FnMut(bool, &mut TcpSegment),
-    ) -> (MptcpConnection, Option<MptcpConnection>, Vec<(bool, TcpSegment)>) {
+    ) -> (
+        MptcpConnection,
+        Option<MptcpConnection>,
+        Vec<(bool, TcpSegment)>,
+    ) {
         let cfg = MptcpConfig::default();
-        let mut a = MptcpConnection::connect(cfg, KA, &[A0, A1], 40_000, SockAddr { ip: B0, port: 80 }, 7, SimTime::ZERO);
+        let mut a = MptcpConnection::connect(
+            cfg,
+            KA,
+            &[A0, A1],
+            40_000,
+            SockAddr { ip: B0, port: 80 },
+            7,
+            SimTime::ZERO,
+        );
         let mut b: Option<MptcpConnection> = None;
         let mut log = Vec::new();
         let mut written = 0;
@@ -1214,7 +1529,9 @@ mod tests {
                     Some(b) => {
                         b.on_segment(now, o.remote, o.local, &o.seg, false);
                     }
-                    None => b = MptcpConnection::accept(cfg, KB, &[B0], o.remote, o.local, &o.seg, now),
+                    None => {
+                        b = MptcpConnection::accept(cfg, KB, &[B0], o.remote, o.local, &o.seg, now)
+                    }
                 }
             }
             if let Some(bb) = &mut b {
@@ -1246,9 +1563,30 @@ mod tests {
         let (a, b, log) = pair(100_000, 200, |_, _| {});
         let b = b.unwrap();
         // RFC 8684 §3.1: SYN without key, SYN/ACK with B's key, third ACK with both.
-        assert!(matches!(opt(&log[0].1), Some(MptcpOpt::Capable { keys: CapableKeys::None, .. })));
-        assert!(matches!(opt(&log[1].1), Some(MptcpOpt::Capable { keys: CapableKeys::One(KB), .. })));
-        assert!(matches!(opt(&log[2].1), Some(MptcpOpt::Capable { keys: CapableKeys::Two { sender: KA, receiver: KB }, .. })));
+        assert!(matches!(
+            opt(&log[0].1),
+            Some(MptcpOpt::Capable {
+                keys: CapableKeys::None,
+                ..
+            })
+        ));
+        assert!(matches!(
+            opt(&log[1].1),
+            Some(MptcpOpt::Capable {
+                keys: CapableKeys::One(KB),
+                ..
+            })
+        ));
+        assert!(matches!(
+            opt(&log[2].1),
+            Some(MptcpOpt::Capable {
+                keys: CapableKeys::Two {
+                    sender: KA,
+                    receiver: KB
+                },
+                ..
+            })
+        ));
         // §3.2: the join's SYN carries B's token.
         let join = log.iter().find_map(|(_, s)| match opt(s) {
             Some(MptcpOpt::JoinSyn { token, addr_id, .. }) => Some((token, addr_id)),
@@ -1264,10 +1602,14 @@ mod tests {
         assert_eq!(b.readable() + b.stats().bytes_read, 100_000);
         assert_eq!(a.stats().bytes_acked, 100_000);
         // Every non-SYN segment from B carries the DATA_ACK of A's data space: IDSN_A + 1 + n.
-        let last_ack = log.iter().rev().find(|(to_b, _)| !to_b).and_then(|(_, s)| match opt(s) {
-            Some(MptcpOpt::Dss(d)) => d.data_ack,
-            _ => None,
-        });
+        let last_ack = log
+            .iter()
+            .rev()
+            .find(|(to_b, _)| !to_b)
+            .and_then(|(_, s)| match opt(s) {
+                Some(MptcpOpt::Dss(d)) => d.data_ack,
+                _ => None,
+            });
         assert_eq!(last_ack, Some(crypto::idsn(KA).wrapping_add(1 + 100_000)));
     }
 
@@ -1275,21 +1617,55 @@ mod tests {
     fn join_with_a_wrong_hmac_is_refused_and_carries_no_data() {
         // Flip a bit of the SYN/ACK's truncated HMAC: A must refuse the subflow (§3.2).
         let (a, _, _) = pair(200_000, 200, |to_b, s| {
-            if let (false, Some(MptcpOpt::JoinSynAck { backup, addr_id, hmac, nonce })) = (to_b, opt(s)) {
-                s.options.mptcp = MptcpOpt::JoinSynAck { backup, addr_id, hmac: hmac ^ 1, nonce }.encode();
+            if let (
+                false,
+                Some(MptcpOpt::JoinSynAck {
+                    backup,
+                    addr_id,
+                    hmac,
+                    nonce,
+                }),
+            ) = (to_b, opt(s))
+            {
+                s.options.mptcp = MptcpOpt::JoinSynAck {
+                    backup,
+                    addr_id,
+                    hmac: hmac ^ 1,
+                    nonce,
+                }
+                .encode();
             }
         });
         assert_eq!(a.stats().joins_refused, 1);
         assert_eq!(a.subflow_state(1), SubflowState::Failed);
         assert_eq!(a.subflow_stats(1).bytes_scheduled, 0);
-        assert_eq!(a.stats().bytes_acked, 200_000, "the initial subflow carries everything");
+        assert_eq!(
+            a.stats().bytes_acked,
+            200_000,
+            "the initial subflow carries everything"
+        );
     }
 
     #[test]
     fn join_syn_with_a_wrong_token_is_refused_by_the_listener() {
         let (_, b, _) = pair(10_000, 100, |to_b, s| {
-            if let (true, Some(MptcpOpt::JoinSyn { backup, addr_id, token, nonce })) = (to_b, opt(s)) {
-                s.options.mptcp = MptcpOpt::JoinSyn { backup, addr_id, token: token ^ 1, nonce }.encode();
+            if let (
+                true,
+                Some(MptcpOpt::JoinSyn {
+                    backup,
+                    addr_id,
+                    token,
+                    nonce,
+                }),
+            ) = (to_b, opt(s))
+            {
+                s.options.mptcp = MptcpOpt::JoinSyn {
+                    backup,
+                    addr_id,
+                    token: token ^ 1,
+                    nonce,
+                }
+                .encode();
             }
         });
         let b = b.unwrap();
@@ -1299,9 +1675,19 @@ mod tests {
 
     #[test]
     fn config_errors_name_the_key() {
-        let e = MptcpConfig { rcv_buf: 10, ..Default::default() }.validate().unwrap_err();
+        let e = MptcpConfig {
+            rcv_buf: 10,
+            ..Default::default()
+        }
+        .validate()
+        .unwrap_err();
         assert!(e.contains("mptcp.rcv_buf = 10"), "{e}");
-        let e = MptcpConfig { path_manager: PathManagerConfig::Ndiffports { subflows: 0 }, ..Default::default() }.validate().unwrap_err();
+        let e = MptcpConfig {
+            path_manager: PathManagerConfig::Ndiffports { subflows: 0 },
+            ..Default::default()
+        }
+        .validate()
+        .unwrap_err();
         assert!(e.contains("subflows = 0"), "{e}");
     }
 }

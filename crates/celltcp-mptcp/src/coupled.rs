@@ -52,7 +52,9 @@ pub trait CoupledCc {
 }
 
 /// Which multipath congestion control a connection uses.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "lowercase", try_from = "String")]
 pub enum CoupledKind {
     /// Each subflow runs the flow's single-path control, independently.
@@ -65,7 +67,12 @@ pub enum CoupledKind {
 }
 
 impl CoupledKind {
-    pub const ALL: [CoupledKind; 4] = [CoupledKind::Uncoupled, CoupledKind::Lia, CoupledKind::Olia, CoupledKind::Balia];
+    pub const ALL: [CoupledKind; 4] = [
+        CoupledKind::Uncoupled,
+        CoupledKind::Lia,
+        CoupledKind::Olia,
+        CoupledKind::Balia,
+    ];
     pub fn name(self) -> &'static str {
         match self {
             CoupledKind::Uncoupled => "uncoupled",
@@ -148,7 +155,12 @@ mod tests {
     fn kinds_parse_and_every_coupled_rule_is_reno_on_one_path() {
         // RFC 6356 §3 (and the OLIA/BALIA papers): with one path every rule is Reno's
         // increase of 1/w per packet acknowledged and halving.
-        let one = [PathView { cwnd: 20_000.0, srtt: 0.05, mss: 1000.0, inter_loss_bytes: 1e6 }];
+        let one = [PathView {
+            cwnd: 20_000.0,
+            srtt: 0.05,
+            mss: 1000.0,
+            inter_loss_bytes: 1e6,
+        }];
         for k in CoupledKind::ALL {
             assert_eq!(k.name().parse::<CoupledKind>(), Ok(k));
             let c = AnyCoupled::new(k).coupling(&one, 0);

@@ -22,13 +22,20 @@ fn compress(h: &mut [u32; 8], block: &[u8]) {
     for i in 16..64 {
         let s0 = w[i - 15].rotate_right(7) ^ w[i - 15].rotate_right(18) ^ (w[i - 15] >> 3);
         let s1 = w[i - 2].rotate_right(17) ^ w[i - 2].rotate_right(19) ^ (w[i - 2] >> 10);
-        w[i] = w[i - 16].wrapping_add(s0).wrapping_add(w[i - 7]).wrapping_add(s1);
+        w[i] = w[i - 16]
+            .wrapping_add(s0)
+            .wrapping_add(w[i - 7])
+            .wrapping_add(s1);
     }
     let [mut a, mut b, mut c, mut d, mut e, mut f, mut g, mut hh] = *h;
     for i in 0..64 {
         let s1 = e.rotate_right(6) ^ e.rotate_right(11) ^ e.rotate_right(25);
         let ch = (e & f) ^ (!e & g);
-        let t1 = hh.wrapping_add(s1).wrapping_add(ch).wrapping_add(K[i]).wrapping_add(w[i]);
+        let t1 = hh
+            .wrapping_add(s1)
+            .wrapping_add(ch)
+            .wrapping_add(K[i])
+            .wrapping_add(w[i]);
         let s0 = a.rotate_right(2) ^ a.rotate_right(13) ^ a.rotate_right(22);
         let maj = (a & b) ^ (a & c) ^ (b & c);
         let t2 = s0.wrapping_add(maj);
@@ -49,7 +56,8 @@ fn compress(h: &mut [u32; 8], block: &[u8]) {
 /// SHA-256 of `parts` concatenated (FIPS 180-4 §6.2).
 pub fn sha256(parts: &[&[u8]]) -> [u8; 32] {
     let mut h: [u32; 8] = [
-        0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19,
+        0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab,
+        0x5be0cd19,
     ];
     let mut buf = Vec::with_capacity(128);
     let mut total: u64 = 0;
@@ -140,10 +148,19 @@ mod tests {
     #[test]
     fn sha256_fips_180_examples() {
         // FIPS 180-4 / NIST CSRC examples: "abc", the empty string, the two-block message.
-        assert_eq!(hex(&sha256(&[b"abc"])), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
-        assert_eq!(hex(&sha256(&[b""])), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+        assert_eq!(
+            hex(&sha256(&[b"abc"])),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+        assert_eq!(
+            hex(&sha256(&[b""])),
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+        );
         let m = b"abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
-        assert_eq!(hex(&sha256(&[m])), "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+        assert_eq!(
+            hex(&sha256(&[m])),
+            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"
+        );
         // split input gives the same digest
         assert_eq!(sha256(&[&m[..10], &m[10..]]), sha256(&[m]));
     }
@@ -160,7 +177,10 @@ mod tests {
             "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
         );
         assert_eq!(
-            hex(&hmac_sha256(&[0xaa; 131], b"Test Using Larger Than Block-Size Key - Hash Key First")),
+            hex(&hmac_sha256(
+                &[0xaa; 131],
+                b"Test Using Larger Than Block-Size Key - Hash Key First"
+            )),
             "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54"
         );
         // RFC 4231 §4.4 (test case 3): 20 x 0xaa key, 50 x 0xdd data.
@@ -183,7 +203,12 @@ mod tests {
     #[test]
     fn join_hmac_is_hmac_of_concatenated_keys_and_nonces() {
         // RFC 8684 §3.2: HMAC(Key=(Key-A+Key-B), Msg=(R-A+R-B)); the two directions differ.
-        let (ka, kb, ra, rb) = (0x1111_2222_3333_4444u64, 0x5555_6666_7777_8888u64, 0xaabb_ccddu32, 0x0102_0304u32);
+        let (ka, kb, ra, rb) = (
+            0x1111_2222_3333_4444u64,
+            0x5555_6666_7777_8888u64,
+            0xaabb_ccddu32,
+            0x0102_0304u32,
+        );
         let mut k = Vec::new();
         k.extend_from_slice(&ka.to_be_bytes());
         k.extend_from_slice(&kb.to_be_bytes());

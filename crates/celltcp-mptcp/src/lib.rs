@@ -12,7 +12,9 @@
 //! - [`path_manager`]: fullmesh, ndiffports, Linux's in-kernel manager.
 //! - [`connection`]: [`MptcpConnection`], the data sequence space over the subflows.
 
-pub use connection::{MptcpConfig, MptcpConnection, MptcpStats, Outgoing, Role, SockAddr, SubflowState, SubflowStats};
+pub use connection::{
+    MptcpConfig, MptcpConnection, MptcpStats, Outgoing, Role, SockAddr, SubflowState, SubflowStats,
+};
 pub mod connection;
 pub mod coupled;
 pub mod crypto;

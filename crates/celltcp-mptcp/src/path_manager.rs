@@ -28,7 +28,13 @@ pub struct AddrEntry {
 /// A path manager: given the local and remote addresses and the (local id, remote id) pairs of
 /// the subflows that exist or existed (a pair is tried once), the pairs to open now.
 pub trait PathManager {
-    fn wanted(&self, local: &[AddrEntry], remote: &[AddrEntry], existing: &[(u8, u8)], out: &mut Vec<(u8, u8)>);
+    fn wanted(
+        &self,
+        local: &[AddrEntry],
+        remote: &[AddrEntry],
+        existing: &[(u8, u8)],
+        out: &mut Vec<(u8, u8)>,
+    );
 }
 
 /// A path manager and its parameters, as a scenario writes it.
@@ -46,7 +52,10 @@ pub enum PathManagerConfig {
 impl PathManagerConfig {
     /// Linux's defaults for the in-kernel manager (`pm_netlink.c` `pm_nl_init_net`:
     /// `subflows_max` 2, `add_addr_accept_max` 0).
-    pub const KERNEL_DEFAULT: PathManagerConfig = PathManagerConfig::Kernel { subflows: 2, add_addr_accepted: 0 };
+    pub const KERNEL_DEFAULT: PathManagerConfig = PathManagerConfig::Kernel {
+        subflows: 2,
+        add_addr_accepted: 0,
+    };
 
     pub fn validate(&self) -> Result<(), String> {
         match *self {
@@ -73,16 +82,28 @@ impl AnyPathManager {
     pub fn new(cfg: PathManagerConfig) -> Self {
         match cfg {
             PathManagerConfig::Fullmesh => AnyPathManager::Fullmesh(fullmesh::Fullmesh),
-            PathManagerConfig::Ndiffports { subflows } => AnyPathManager::Ndiffports(ndiffports::Ndiffports { subflows }),
-            PathManagerConfig::Kernel { subflows, add_addr_accepted } => {
-                AnyPathManager::Kernel(kernel::Kernel { subflows, add_addr_accepted })
+            PathManagerConfig::Ndiffports { subflows } => {
+                AnyPathManager::Ndiffports(ndiffports::Ndiffports { subflows })
             }
+            PathManagerConfig::Kernel {
+                subflows,
+                add_addr_accepted,
+            } => AnyPathManager::Kernel(kernel::Kernel {
+                subflows,
+                add_addr_accepted,
+            }),
         }
     }
 }
 
 impl PathManager for AnyPathManager {
-    fn wanted(&self, local: &[AddrEntry], remote: &[AddrEntry], existing: &[(u8, u8)], out: &mut Vec<(u8, u8)>) {
+    fn wanted(
+        &self,
+        local: &[AddrEntry],
+        remote: &[AddrEntry],
+        existing: &[(u8, u8)],
+        out: &mut Vec<(u8, u8)>,
+    ) {
         match self {
             AnyPathManager::Fullmesh(p) => p.wanted(local, remote, existing, out),
             AnyPathManager::Ndiffports(p) => p.wanted(local, remote, existing, out),

@@ -28,7 +28,9 @@ pub trait Scheduler {
 }
 
 /// Which scheduler a connection uses.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "lowercase", try_from = "String")]
 pub enum SchedulerKind {
     #[default]
@@ -54,7 +56,9 @@ impl std::str::FromStr for SchedulerKind {
             "minrtt" | "default" | "lowrtt" => Ok(SchedulerKind::MinRtt),
             "roundrobin" | "round-robin" | "rr" => Ok(SchedulerKind::RoundRobin),
             "redundant" => Ok(SchedulerKind::Redundant),
-            _ => Err(format!("mptcp.scheduler = {s:?}: expected one of minrtt, roundrobin, redundant")),
+            _ => Err(format!(
+                "mptcp.scheduler = {s:?}: expected one of minrtt, roundrobin, redundant"
+            )),
         }
     }
 }
@@ -78,7 +82,9 @@ impl AnyScheduler {
     pub fn new(kind: SchedulerKind) -> Self {
         match kind {
             SchedulerKind::MinRtt => AnyScheduler::MinRtt(minrtt::MinRtt),
-            SchedulerKind::RoundRobin => AnyScheduler::RoundRobin(round_robin::RoundRobin::default()),
+            SchedulerKind::RoundRobin => {
+                AnyScheduler::RoundRobin(round_robin::RoundRobin::default())
+            }
             SchedulerKind::Redundant => AnyScheduler::Redundant(redundant::Redundant),
         }
     }
@@ -107,10 +113,17 @@ mod tests {
 
     #[test]
     fn scheduler_names_parse() {
-        for k in [SchedulerKind::MinRtt, SchedulerKind::RoundRobin, SchedulerKind::Redundant] {
+        for k in [
+            SchedulerKind::MinRtt,
+            SchedulerKind::RoundRobin,
+            SchedulerKind::Redundant,
+        ] {
             assert_eq!(k.name().parse::<SchedulerKind>(), Ok(k));
             assert_eq!(AnyScheduler::new(k).kind(), k);
         }
-        assert!("blest".parse::<SchedulerKind>().unwrap_err().contains("minrtt"));
+        assert!("blest"
+            .parse::<SchedulerKind>()
+            .unwrap_err()
+            .contains("minrtt"));
     }
 }

@@ -23,16 +23,35 @@ struct Outcome {
 fn run_seed(seed: u64) -> Option<Outcome> {
     let mut rng = SimRng::seed_from_u64(seed);
     let cc = CoupledKind::ALL[rng.gen_range(0..4)];
-    let scheduler = [SchedulerKind::MinRtt, SchedulerKind::RoundRobin, SchedulerKind::Redundant][rng.gen_range(0..3)];
+    let scheduler = [
+        SchedulerKind::MinRtt,
+        SchedulerKind::RoundRobin,
+        SchedulerKind::Redundant,
+    ][rng.gen_range(0..3)];
     let (path_manager, route): (_, Vec<usize>) = match rng.gen_range(0..3) {
         0 => (PathManagerConfig::Fullmesh, vec![0, 1]),
-        1 => (PathManagerConfig::Ndiffports { subflows: rng.gen_range(2..=3) }, vec![0]),
+        1 => (
+            PathManagerConfig::Ndiffports {
+                subflows: rng.gen_range(2..=3),
+            },
+            vec![0],
+        ),
         _ => (PathManagerConfig::KERNEL_DEFAULT, vec![0, 1]),
     };
-    let cfg = MptcpConfig { cc, scheduler, path_manager, rcv_buf: rng.gen_range(65_536..2_000_000), ..MptcpConfig::default() };
+    let cfg = MptcpConfig {
+        cc,
+        scheduler,
+        path_manager,
+        rcv_buf: rng.gen_range(65_536..2_000_000),
+        ..MptcpConfig::default()
+    };
     let mut paths = Vec::new();
     for _ in 0..2 {
-        let mut p = PathCfg::new(rng.gen_range(1..=10), rng.gen_range(1..=50), rng.gen_range(5..=100));
+        let mut p = PathCfg::new(
+            rng.gen_range(1..=10),
+            rng.gen_range(1..=50),
+            rng.gen_range(5..=100),
+        );
         p.loss = rng.gen_range(0.0..0.04);
         p.reorder = rng.gen_range(0.0..0.1);
         p.jitter = SimDuration::from_millis(rng.gen_range(1..=20));
@@ -44,12 +63,20 @@ fn run_seed(seed: u64) -> Option<Outcome> {
     if die {
         paths[dead_path].dies_at = Some(ms(rng.gen_range(1_000..3_000)));
     }
-    let bytes = if rng.gen_bool(0.1) { rng.gen_range(0..100_000u64) } else { rng.gen_range(500_000..4_000_000u64) };
+    let bytes = if rng.gen_bool(0.1) {
+        rng.gen_range(0..100_000u64)
+    } else {
+        rng.gen_range(500_000..4_000_000u64)
+    };
     let ctx = format!("seed {seed}: cc {cc:?} sched {scheduler:?} pm {path_manager:?} bytes {bytes} paths {paths:?}");
     let mut n = Net::new(&paths, &route, cfg, seed);
     n.to_write = bytes;
     n.close_after = true;
-    n.run_until(ms(1_200_000), |n| n.b_read == bytes && n.a.data_fin_acked() && n.b.as_ref().is_some_and(|b| b.data_fin_acked()));
+    n.run_until(ms(1_200_000), |n| {
+        n.b_read == bytes
+            && n.a.data_fin_acked()
+            && n.b.as_ref().is_some_and(|b| b.data_fin_acked())
+    });
     if die {
         // The surviving path must have had an established subflow when the other died;
         // otherwise there is nothing left to carry the data (not a conservation failure).
@@ -62,16 +89,37 @@ fn run_seed(seed: u64) -> Option<Outcome> {
             return None;
         }
     }
-    let b = n.b.as_ref().unwrap_or_else(|| panic!("{ctx}: no connection at B"));
-    assert_eq!(n.b_read, bytes, "{ctx}: B read {} of {bytes}; a {:?} b {:?}", n.b_read, n.a.stats(), b.stats());
+    let b =
+        n.b.as_ref()
+            .unwrap_or_else(|| panic!("{ctx}: no connection at B"));
+    assert_eq!(
+        n.b_read,
+        bytes,
+        "{ctx}: B read {} of {bytes}; a {:?} b {:?}",
+        n.b_read,
+        n.a.stats(),
+        b.stats()
+    );
     assert_eq!(b.stats().bytes_read, bytes, "{ctx}");
     assert!(n.a.data_fin_acked() && b.peer_closed(), "{ctx}: DATA_FIN");
-    assert!(b.data_fin_acked() && n.a.peer_closed(), "{ctx}: B's DATA_FIN");
+    assert!(
+        b.data_fin_acked() && n.a.peer_closed(),
+        "{ctx}: B's DATA_FIN"
+    );
     assert_eq!(n.a.stats().bytes_acked, bytes, "{ctx}");
     if std::env::var("MPTCP_SEEDS").is_ok() {
-        eprintln!("{ctx}\n  -> t {} a {:?}\n  b {:?}", n.now, n.a.stats(), b.stats());
+        eprintln!(
+            "{ctx}\n  -> t {} a {:?}\n  b {:?}",
+            n.now,
+            n.a.stats(),
+            b.stats()
+        );
     }
-    Some(Outcome { reinjected: n.a.stats().reinjected_bytes, duplicates: b.stats().duplicate_bytes, died: die })
+    Some(Outcome {
+        reinjected: n.a.stats().reinjected_bytes,
+        duplicates: b.stats().duplicate_bytes,
+        died: die,
+    })
 }
 
 #[test]
@@ -96,5 +144,8 @@ fn data_level_byte_conservation_under_loss_reordering_and_dead_paths() {
     }
     eprintln!("{ran} scenarios, {died} with a dead path, {reinj} bytes reinjected, {dup} duplicate bytes dropped");
     // The search did exercise what it claims to.
-    assert!(ran >= 100 && died >= 30 && reinj > 100_000 && dup > 10_000, "{ran} {died} {reinj} {dup}");
+    assert!(
+        ran >= 100 && died >= 30 && reinj > 100_000 && dup > 10_000,
+        "{ran} {died} {reinj} {dup}"
+    );
 }

@@ -16,7 +16,10 @@ use celltcp_tcp::TcpConfig;
 use common::*;
 
 fn cfg(cc: CoupledKind) -> MptcpConfig {
-    MptcpConfig { cc, ..MptcpConfig::default() }
+    MptcpConfig {
+        cc,
+        ..MptcpConfig::default()
+    }
 }
 
 /// Goodput in Mbit/s of `bytes` over `secs`.
@@ -39,13 +42,20 @@ fn goal1_aggregates_two_disjoint_equal_paths() {
     // 10 Mbit/s, 40 ms RTT, a BDP of queue (34 packets) each.
     let p = PathCfg::new(10, 20, 34);
     let tcp = single_tcp(p);
-    assert!(mbps(tcp, SECS as f64) > 8.5, "one TCP fills its path: {}", mbps(tcp, SECS as f64));
+    assert!(
+        mbps(tcp, SECS as f64) > 8.5,
+        "one TCP fills its path: {}",
+        mbps(tcp, SECS as f64)
+    );
     for cc in CoupledKind::ALL {
         let mut n = Net::new(&[p, p], &[0, 1], cfg(cc), 3);
         n.run_until(ms(SECS * 1000), |_| false);
         let (per, total) = n.mptcp_bytes();
         let ratio = total as f64 / tcp as f64;
-        eprintln!("{cc:?}: per subflow {per:?}, total {:.2} Mbit/s = {ratio:.2} x TCP", mbps(total, SECS as f64));
+        eprintln!(
+            "{cc:?}: per subflow {per:?}, total {:.2} Mbit/s = {ratio:.2} x TCP",
+            mbps(total, SECS as f64)
+        );
         assert_eq!(per.len(), 2);
         assert!(ratio >= 1.8, "{cc:?}: {ratio:.2}x one path");
     }
@@ -67,14 +77,21 @@ fn goal2_coupled_takes_no_more_than_tcp_at_a_shared_bottleneck() {
     for cc in [CoupledKind::Lia, CoupledKind::Olia, CoupledKind::Balia] {
         let (m, t) = shared_bottleneck(cc);
         let r = m as f64 / t as f64;
-        eprintln!("{cc:?}: mptcp {:.2} Mbit/s, tcp {:.2} Mbit/s, ratio {r:.2}", mbps(m, 60.0), mbps(t, 60.0));
+        eprintln!(
+            "{cc:?}: mptcp {:.2} Mbit/s, tcp {:.2} Mbit/s, ratio {r:.2}",
+            mbps(m, 60.0),
+            mbps(t, 60.0)
+        );
         assert!(r <= 1.3, "{cc:?}: MPTCP took {r:.2}x the TCP's share");
         assert!(mbps(m + t, 60.0) > 9.0, "the bottleneck stays full");
     }
     let (m, t) = shared_bottleneck(CoupledKind::Uncoupled);
     let r = m as f64 / t as f64;
     eprintln!("uncoupled: ratio {r:.2}");
-    assert!(r >= 1.5, "two uncoupled subflows behave as two TCPs: {r:.2}");
+    assert!(
+        r >= 1.5,
+        "two uncoupled subflows behave as two TCPs: {r:.2}"
+    );
 }
 
 #[test]
@@ -89,7 +106,13 @@ fn goal3_traffic_moves_away_from_the_congested_path() {
         let (per, _) = n.mptcp_bytes();
         let tcp_mean = (n.tcp[0].read + n.tcp[1].read) / 2;
         eprintln!("{cc:?}: subflows {per:?}, tcp on path 0 {tcp_mean}");
-        assert!(per[1] > 4 * per[0], "{cc:?}: most data on the free path: {per:?}");
-        assert!(per[0] < tcp_mean, "{cc:?}: on the congested path the subflow takes less than a TCP");
+        assert!(
+            per[1] > 4 * per[0],
+            "{cc:?}: most data on the free path: {per:?}"
+        );
+        assert!(
+            per[0] < tcp_mean,
+            "{cc:?}: on the congested path the subflow takes less than a TCP"
+        );
     }
 }

@@ -23,7 +23,10 @@ impl CoupledCc for Balia {
         let a = max / x(&p);
         let inc = x(&p) / (p.srtt * sum * sum) * (1.0 + a) / 2.0 * (4.0 + a) / 5.0;
         // min(alpha, 1.5) / 2 is at most 0.75 and at least 0.5 (alpha >= 1).
-        Coupling { increase: Some(inc), decrease: a.min(1.5) / 2.0 }
+        Coupling {
+            increase: Some(inc),
+            decrease: a.min(1.5) / 2.0,
+        }
     }
 }
 
@@ -35,8 +38,18 @@ mod tests {
     fn balia_closed_form_two_paths() {
         // w = (10, 20) packets, rtt = (0.1, 0.1) s: x = (100, 200), alpha = (2, 1).
         let p = [
-            PathView { cwnd: 10_000.0, srtt: 0.1, mss: 1000.0, inter_loss_bytes: 0.0 },
-            PathView { cwnd: 20_000.0, srtt: 0.1, mss: 1000.0, inter_loss_bytes: 0.0 },
+            PathView {
+                cwnd: 10_000.0,
+                srtt: 0.1,
+                mss: 1000.0,
+                inter_loss_bytes: 0.0,
+            },
+            PathView {
+                cwnd: 20_000.0,
+                srtt: 0.1,
+                mss: 1000.0,
+                inter_loss_bytes: 0.0,
+            },
         ];
         // path 0: 100 / (0.1 * 300^2) * 3/2 * 6/5 = 0.0111.. * 1.8 = 0.02
         let c0 = Balia.coupling(&p, 0);

@@ -16,7 +16,10 @@ pub struct Lia;
 /// RFC 6356 §4's alpha.
 pub fn alpha(paths: &[PathView]) -> f64 {
     let total: f64 = paths.iter().map(|p| p.cwnd).sum();
-    let best = paths.iter().map(|p| p.cwnd / (p.srtt * p.srtt)).fold(0.0, f64::max);
+    let best = paths
+        .iter()
+        .map(|p| p.cwnd / (p.srtt * p.srtt))
+        .fold(0.0, f64::max);
     let denom: f64 = paths.iter().map(|p| p.cwnd / p.srtt).sum();
     if denom <= 0.0 {
         return 1.0;
@@ -29,7 +32,10 @@ impl CoupledCc for Lia {
         let total: f64 = paths.iter().map(|p| p.cwnd).sum();
         let p = paths[r];
         let inc = (alpha(paths) * p.mss / total).min(p.mss / p.cwnd);
-        Coupling { increase: Some(inc), decrease: 0.5 }
+        Coupling {
+            increase: Some(inc),
+            decrease: 0.5,
+        }
     }
 }
 
@@ -38,7 +44,12 @@ mod tests {
     use super::*;
 
     fn pv(cwnd_pkts: f64, rtt_ms: f64) -> PathView {
-        PathView { cwnd: cwnd_pkts * 1000.0, srtt: rtt_ms / 1000.0, mss: 1000.0, inter_loss_bytes: 0.0 }
+        PathView {
+            cwnd: cwnd_pkts * 1000.0,
+            srtt: rtt_ms / 1000.0,
+            mss: 1000.0,
+            inter_loss_bytes: 0.0,
+        }
     }
 
     #[test]
@@ -49,7 +60,10 @@ mod tests {
             let p = vec![pv(10.0, 100.0); n];
             assert!((alpha(&p) - 1.0 / n as f64).abs() < 1e-12);
             let c = Lia.coupling(&p, 0).increase.unwrap();
-            assert!((c - 1000.0 / (n as f64 * n as f64 * 10_000.0)).abs() < 1e-15, "{n}: {c}");
+            assert!(
+                (c - 1000.0 / (n as f64 * n as f64 * 10_000.0)).abs() < 1e-15,
+                "{n}: {c}"
+            );
         }
     }
 

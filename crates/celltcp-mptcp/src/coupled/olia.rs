@@ -25,7 +25,11 @@ pub fn alphas(paths: &[PathView]) -> Vec<f64> {
     let best = paths.iter().map(score).fold(0.0, f64::max);
     let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * a.abs().max(b.abs());
     let in_m: Vec<bool> = paths.iter().map(|p| close(p.cwnd, max_w)).collect();
-    let in_b_not_m: Vec<bool> = paths.iter().zip(&in_m).map(|(p, &m)| !m && close(score(p), best)).collect();
+    let in_b_not_m: Vec<bool> = paths
+        .iter()
+        .zip(&in_m)
+        .map(|(p, &m)| !m && close(score(p), best))
+        .collect();
     let m = in_m.iter().filter(|&&x| x).count() as f64;
     let bm = in_b_not_m.iter().filter(|&&x| x).count() as f64;
     (0..paths.len())
@@ -49,7 +53,10 @@ impl CoupledCc for Olia {
         let sum: f64 = paths.iter().map(|q| q.w() / q.srtt).sum();
         let first = (p.w() / (p.srtt * p.srtt)) / (sum * sum);
         let inc = first + alphas(paths)[r] / p.w();
-        Coupling { increase: Some(inc), decrease: 0.5 }
+        Coupling {
+            increase: Some(inc),
+            decrease: 0.5,
+        }
     }
 }
 
@@ -58,7 +65,12 @@ mod tests {
     use super::*;
 
     fn pv(w: f64, rtt_ms: f64, l: f64) -> PathView {
-        PathView { cwnd: w * 1000.0, srtt: rtt_ms / 1000.0, mss: 1000.0, inter_loss_bytes: l }
+        PathView {
+            cwnd: w * 1000.0,
+            srtt: rtt_ms / 1000.0,
+            mss: 1000.0,
+            inter_loss_bytes: l,
+        }
     }
 
     #[test]

@@ -22,7 +22,18 @@ mod tests {
 
     #[test]
     fn uncoupled_leaves_reno_rules() {
-        let p = [PathView { cwnd: 1e4, srtt: 0.1, mss: 1e3, inter_loss_bytes: 0.0 }; 2];
-        assert_eq!(Uncoupled.coupling(&p, 1), Coupling { increase: None, decrease: 0.5 });
+        let p = [PathView {
+            cwnd: 1e4,
+            srtt: 0.1,
+            mss: 1e3,
+            inter_loss_bytes: 0.0,
+        }; 2];
+        assert_eq!(
+            Uncoupled.coupling(&p, 1),
+            Coupling {
+                increase: None,
+                decrease: 0.5
+            }
+        );
     }
 }

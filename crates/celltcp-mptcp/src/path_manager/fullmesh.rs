@@ -7,7 +7,13 @@ use super::{AddrEntry, PathManager};
 pub struct Fullmesh;
 
 impl PathManager for Fullmesh {
-    fn wanted(&self, local: &[AddrEntry], remote: &[AddrEntry], existing: &[(u8, u8)], out: &mut Vec<(u8, u8)>) {
+    fn wanted(
+        &self,
+        local: &[AddrEntry],
+        remote: &[AddrEntry],
+        existing: &[(u8, u8)],
+        out: &mut Vec<(u8, u8)>,
+    ) {
         for l in local {
             for r in remote {
                 if !existing.contains(&(l.id, r.id)) {
@@ -25,9 +31,18 @@ mod tests {
 
     #[test]
     fn fullmesh_pairs_every_local_with_every_remote_address() {
-        let a = |id, x| AddrEntry { id, addr: Ipv4::new(10, 0, x, 1), announced: id != 0 };
+        let a = |id, x| AddrEntry {
+            id,
+            addr: Ipv4::new(10, 0, x, 1),
+            announced: id != 0,
+        };
         let mut out = Vec::new();
-        Fullmesh.wanted(&[a(0, 1), a(1, 2)], &[a(0, 9), a(5, 8)], &[(0, 0)], &mut out);
+        Fullmesh.wanted(
+            &[a(0, 1), a(1, 2)],
+            &[a(0, 9), a(5, 8)],
+            &[(0, 0)],
+            &mut out,
+        );
         assert_eq!(out, [(0, 5), (1, 0), (1, 5)]);
     }
 }

@@ -16,7 +16,13 @@ pub struct Kernel {
 }
 
 impl PathManager for Kernel {
-    fn wanted(&self, local: &[AddrEntry], remote: &[AddrEntry], existing: &[(u8, u8)], out: &mut Vec<(u8, u8)>) {
+    fn wanted(
+        &self,
+        local: &[AddrEntry],
+        remote: &[AddrEntry],
+        existing: &[(u8, u8)],
+        out: &mut Vec<(u8, u8)>,
+    ) {
         let mut extra = existing.len().saturating_sub(1);
         for l in local.iter().filter(|l| l.id != 0) {
             if extra >= self.subflows as usize {
@@ -47,30 +53,63 @@ mod tests {
     use celltcp_net::Ipv4;
 
     fn a(id: u8, announced: bool) -> AddrEntry {
-        AddrEntry { id, addr: Ipv4::new(10, 0, id, 1), announced }
+        AddrEntry {
+            id,
+            addr: Ipv4::new(10, 0, id, 1),
+            announced,
+        }
     }
 
     #[test]
     fn kernel_default_ignores_announced_addresses_and_uses_local_endpoints() {
         // Linux defaults: add_addr_accepted 0, so an ADD_ADDR opens nothing; a second local
         // endpoint flagged `subflow` opens one subflow to the initial remote address.
-        let k = Kernel { subflows: 2, add_addr_accepted: 0 };
+        let k = Kernel {
+            subflows: 2,
+            add_addr_accepted: 0,
+        };
         let mut out = Vec::new();
-        k.wanted(&[a(0, false)], &[a(0, false), a(1, true)], &[(0, 0)], &mut out);
+        k.wanted(
+            &[a(0, false)],
+            &[a(0, false), a(1, true)],
+            &[(0, 0)],
+            &mut out,
+        );
         assert!(out.is_empty());
-        k.wanted(&[a(0, false), a(1, false)], &[a(0, false), a(1, true)], &[(0, 0)], &mut out);
+        k.wanted(
+            &[a(0, false), a(1, false)],
+            &[a(0, false), a(1, true)],
+            &[(0, 0)],
+            &mut out,
+        );
         assert_eq!(out, [(1, 0)]);
     }
 
     #[test]
     fn kernel_limits_bound_the_subflows() {
-        let k = Kernel { subflows: 1, add_addr_accepted: 1 };
+        let k = Kernel {
+            subflows: 1,
+            add_addr_accepted: 1,
+        };
         let mut out = Vec::new();
-        k.wanted(&[a(0, false), a(1, false), a(2, false)], &[a(0, false), a(3, true)], &[(0, 0)], &mut out);
+        k.wanted(
+            &[a(0, false), a(1, false), a(2, false)],
+            &[a(0, false), a(3, true)],
+            &[(0, 0)],
+            &mut out,
+        );
         assert_eq!(out, [(1, 0)]);
-        let k = Kernel { subflows: 2, add_addr_accepted: 1 };
+        let k = Kernel {
+            subflows: 2,
+            add_addr_accepted: 1,
+        };
         out.clear();
-        k.wanted(&[a(0, false)], &[a(0, false), a(3, true), a(4, true)], &[(0, 0)], &mut out);
+        k.wanted(
+            &[a(0, false)],
+            &[a(0, false), a(3, true), a(4, true)],
+            &[(0, 0)],
+            &mut out,
+        );
         assert_eq!(out, [(0, 3)]);
     }
 }

@@ -10,7 +10,13 @@ pub struct Ndiffports {
 }
 
 impl PathManager for Ndiffports {
-    fn wanted(&self, _local: &[AddrEntry], _remote: &[AddrEntry], existing: &[(u8, u8)], out: &mut Vec<(u8, u8)>) {
+    fn wanted(
+        &self,
+        _local: &[AddrEntry],
+        _remote: &[AddrEntry],
+        existing: &[(u8, u8)],
+        out: &mut Vec<(u8, u8)>,
+    ) {
         let have = existing.iter().filter(|&&p| p == (0, 0)).count();
         for _ in have..self.subflows as usize {
             out.push((0, 0));

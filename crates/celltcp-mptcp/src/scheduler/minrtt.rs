@@ -11,7 +11,11 @@ pub struct MinRtt;
 
 impl Scheduler for MinRtt {
     fn pick(&mut self, cands: &[Candidate], out: &mut Vec<usize>) {
-        if let Some((i, _)) = cands.iter().enumerate().min_by_key(|(_, c)| (c.srtt, c.subflow)) {
+        if let Some((i, _)) = cands
+            .iter()
+            .enumerate()
+            .min_by_key(|(_, c)| (c.srtt, c.subflow))
+        {
             out.push(i);
         }
     }
@@ -24,7 +28,11 @@ mod tests {
 
     #[test]
     fn minrtt_picks_the_fastest_subflow_with_room() {
-        let c = |subflow, ms| Candidate { subflow, srtt: SimDuration::from_millis(ms), room: 1000 };
+        let c = |subflow, ms| Candidate {
+            subflow,
+            srtt: SimDuration::from_millis(ms),
+            room: 1000,
+        };
         let mut out = Vec::new();
         MinRtt.pick(&[c(0, 50), c(1, 20), c(2, 30)], &mut out);
         assert_eq!(out, [1]);

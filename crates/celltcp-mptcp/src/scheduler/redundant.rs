@@ -20,7 +20,11 @@ mod tests {
 
     #[test]
     fn redundant_picks_every_candidate() {
-        let c = |subflow| Candidate { subflow, srtt: SimDuration::from_millis(10), room: 1000 };
+        let c = |subflow| Candidate {
+            subflow,
+            srtt: SimDuration::from_millis(10),
+            room: 1000,
+        };
         let mut out = Vec::new();
         Redundant.pick(&[c(0), c(3)], &mut out);
         assert_eq!(out, [0, 1]);

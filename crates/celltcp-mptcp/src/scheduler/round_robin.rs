@@ -36,7 +36,11 @@ mod tests {
 
     #[test]
     fn round_robin_takes_turns_and_skips_full_subflows() {
-        let c = |subflow| Candidate { subflow, srtt: SimDuration::from_millis(10), room: 1000 };
+        let c = |subflow| Candidate {
+            subflow,
+            srtt: SimDuration::from_millis(10),
+            room: 1000,
+        };
         let mut rr = RoundRobin::default();
         let mut seq = Vec::new();
         for _ in 0..5 {

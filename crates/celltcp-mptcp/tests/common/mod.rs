@@ -7,7 +7,9 @@
 
 use celltcp_engine::{EventQueue, SimDuration, SimRng, SimTime};
 use celltcp_mptcp::{MptcpConfig, MptcpConnection, SockAddr};
-use celltcp_net::{AnyQueue, Body, Ipv4, Link, LinkConfig, LossModel, Packet, QueueConfig, QueueLimit, TcpSegment};
+use celltcp_net::{
+    AnyQueue, Body, Ipv4, Link, LinkConfig, LossModel, Packet, QueueConfig, QueueLimit, TcpSegment,
+};
 use celltcp_tcp::{TcpConfig, TcpEndpoint};
 use rand::{Rng, SeedableRng};
 
@@ -56,7 +58,10 @@ struct PathLinks {
 #[derive(Clone, Copy, Debug)]
 enum Ev {
     /// A packet reaches B (`to_b`) or A.
-    Arrive { to_b: bool, pkt: Packet },
+    Arrive {
+        to_b: bool,
+        pkt: Packet,
+    },
     Timer(usize),
 }
 
@@ -104,16 +109,42 @@ impl Net {
             .enumerate()
             .map(|(i, p)| {
                 let mk = |dir: u64| {
-                    let lc = LinkConfig { rate_bps: p.rate_bps, delay: p.delay, mtu: 1500 };
-                    let q = AnyQueue::new(&QueueConfig::DropTail { limit: QueueLimit::Packets(p.queue_pkts) });
-                    Link::new(lc, q, LossModel::none(), SimRng::seed_from_u64(seed ^ (i as u64 * 2 + dir)))
+                    let lc = LinkConfig {
+                        rate_bps: p.rate_bps,
+                        delay: p.delay,
+                        mtu: 1500,
+                    };
+                    let q = AnyQueue::new(&QueueConfig::DropTail {
+                        limit: QueueLimit::Packets(p.queue_pkts),
+                    });
+                    Link::new(
+                        lc,
+                        q,
+                        LossModel::none(),
+                        SimRng::seed_from_u64(seed ^ (i as u64 * 2 + dir)),
+                    )
                 };
-                PathLinks { cfg: *p, fwd: mk(0), rev: mk(1) }
+                PathLinks {
+                    cfg: *p,
+                    fwd: mk(0),
+                    rev: mk(1),
+                }
             })
             .collect();
         let addrs: Vec<Ipv4> = (0..route.len()).map(a_ip).collect();
         let key_a = 0x0a0a_0000_0000_0000 ^ seed.wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        let a = MptcpConnection::connect(cfg, key_a, &addrs, 40_000, SockAddr { ip: B_IP, port: MP_PORT }, seed as u32 ^ 0x1234_5678, SimTime::ZERO);
+        let a = MptcpConnection::connect(
+            cfg,
+            key_a,
+            &addrs,
+            40_000,
+            SockAddr {
+                ip: B_IP,
+                port: MP_PORT,
+            },
+            seed as u32 ^ 0x1234_5678,
+            SimTime::ZERO,
+        );
         Net {
             q: EventQueue::new(),
             paths: links,
@@ -139,7 +170,14 @@ impl Net {
     pub fn add_tcp(&mut self, addr: usize, cfg: TcpConfig, start: SimTime) {
         let port = 50_000 + self.tcp.len() as u16;
         let a = TcpEndpoint::connect(cfg, port, 81, 777 + port as u32, start);
-        self.tcp.push(TcpFlow { path: addr, a, b: None, port, read: 0, start });
+        self.tcp.push(TcpFlow {
+            path: addr,
+            a,
+            b: None,
+            port,
+            read: 0,
+            start,
+        });
         self.armed.push(None);
         self.q.push(start, Ev::Timer(2 + self.tcp.len() - 1));
     }
@@ -148,7 +186,9 @@ impl Net {
         self.uid += 1;
         let pkt = Packet::new(self.uid, src, dst, 0, now, Body::Tcp(seg));
         let a_addr = if from_a { src } else { dst };
-        let k = (0..self.route.len()).find(|&k| a_ip(k) == a_addr).expect("address of A");
+        let k = (0..self.route.len())
+            .find(|&k| a_ip(k) == a_addr)
+            .expect("address of A");
         let p = &mut self.paths[self.route[k]];
         if p.cfg.dies_at.is_some_and(|t| now >= t) {
             return;
@@ -166,18 +206,24 @@ impl Net {
             }
             let mut at = d.arrive_at;
             if cfg.reorder > 0.0 && self.rng.gen_bool(cfg.reorder) {
-                at = at + SimDuration(self.rng.gen_range(0..=cfg.jitter.0));
+                at += SimDuration(self.rng.gen_range(0..=cfg.jitter.0));
             }
             if cfg.dies_at.is_some_and(|t| at >= t) {
                 continue;
             }
-            self.q.push(at, Ev::Arrive { to_b: from_a, pkt: d.pkt });
+            self.q.push(
+                at,
+                Ev::Arrive {
+                    to_b: from_a,
+                    pkt: d.pkt,
+                },
+            );
         }
     }
 
     fn arm(&mut self, id: usize, dl: Option<SimTime>) {
         if let Some(t) = dl {
-            if self.armed[id].map_or(true, |a| t < a) {
+            if self.armed[id].is_none_or(|a| t < a) {
                 self.armed[id] = Some(t);
                 self.q.push(t, Ev::Timer(id));
             }
@@ -238,7 +284,13 @@ impl Net {
                     segs.push((false, s));
                 }
             }
-            let dl = [f.a.next_deadline(), f.b.as_ref().and_then(|b| b.next_deadline())].into_iter().flatten().min();
+            let dl = [
+                f.a.next_deadline(),
+                f.b.as_ref().and_then(|b| b.next_deadline()),
+            ]
+            .into_iter()
+            .flatten()
+            .min();
             let addr = a_ip(f.path);
             for (from_a, s) in segs {
                 if from_a {
@@ -254,19 +306,40 @@ impl Net {
     fn deliver(&mut self, now: SimTime, to_b: bool, pkt: Packet) {
         let Body::Tcp(seg) = pkt.body else { return };
         if seg.dst_port == 81 || seg.src_port == 81 {
-            let Some(f) = self.tcp.iter_mut().find(|f| f.port == seg.src_port || f.port == seg.dst_port) else { return };
+            let Some(f) = self
+                .tcp
+                .iter_mut()
+                .find(|f| f.port == seg.src_port || f.port == seg.dst_port)
+            else {
+                return;
+            };
             if to_b {
                 match &mut f.b {
                     Some(b) => b.on_segment(now, &seg, false),
-                    None => f.b = Some(TcpEndpoint::accept(*f.a.config(), 81, f.port, 99, &seg, now)),
+                    None => {
+                        f.b = Some(TcpEndpoint::accept(
+                            *f.a.config(),
+                            81,
+                            f.port,
+                            99,
+                            &seg,
+                            now,
+                        ))
+                    }
                 }
             } else {
                 f.a.on_segment(now, &seg, false);
             }
             return;
         }
-        let local_b = SockAddr { ip: pkt.dst, port: seg.dst_port };
-        let remote_b = SockAddr { ip: pkt.src, port: seg.src_port };
+        let local_b = SockAddr {
+            ip: pkt.dst,
+            port: seg.dst_port,
+        };
+        let remote_b = SockAddr {
+            ip: pkt.src,
+            port: seg.src_port,
+        };
         if to_b {
             match &mut self.b {
                 Some(b) => {
@@ -274,7 +347,15 @@ impl Net {
                 }
                 None => {
                     let key_b = 0x0b0b_0000_0000_0000 ^ self.uid;
-                    self.b = MptcpConnection::accept(self.bcfg, key_b, &[B_IP], local_b, remote_b, &seg, now);
+                    self.b = MptcpConnection::accept(
+                        self.bcfg,
+                        key_b,
+                        &[B_IP],
+                        local_b,
+                        remote_b,
+                        &seg,
+                        now,
+                    );
                 }
             }
         } else {
@@ -335,7 +416,12 @@ impl Net {
     /// Bytes B has read of the MPTCP connection, per subflow (as received on each) and total.
     pub fn mptcp_bytes(&self) -> (Vec<u64>, u64) {
         let Some(b) = &self.b else { return (vec![], 0) };
-        ((0..b.subflow_count()).map(|i| b.subflow_stats(i).bytes_received).collect(), self.b_read)
+        (
+            (0..b.subflow_count())
+                .map(|i| b.subflow_stats(i).bytes_received)
+                .collect(),
+            self.b_read,
+        )
     }
 }
 

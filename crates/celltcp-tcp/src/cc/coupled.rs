@@ -45,7 +45,10 @@ pub struct Coupling {
 
 impl Default for Coupling {
     fn default() -> Self {
-        Coupling { increase: None, decrease: 0.5 }
+        Coupling {
+            increase: None,
+            decrease: 0.5,
+        }
     }
 }
 
@@ -72,7 +75,11 @@ impl Coupled {
 
     /// The increase and decrease rules to apply from now on.
     pub fn set_coupling(&mut self, c: Coupling) {
-        debug_assert!(c.decrease > 0.0 && c.decrease < 1.0, "decrease {}", c.decrease);
+        debug_assert!(
+            c.decrease > 0.0 && c.decrease < 1.0,
+            "decrease {}",
+            c.decrease
+        );
         self.coupling = c;
     }
 
@@ -87,7 +94,10 @@ impl Coupled {
 
     fn reduce(&mut self, flight: u64) -> u64 {
         self.loss.save((self.cwnd, self.ssthresh));
-        ssthresh_floor((flight as f64 * (1.0 - self.coupling.decrease)) as u64, self.mss)
+        ssthresh_floor(
+            (flight as f64 * (1.0 - self.coupling.decrease)) as u64,
+            self.mss,
+        )
     }
 }
 
@@ -102,7 +112,10 @@ impl Controller for Coupled {
             let inc = ack.acked_bytes.min(2 * self.mss) as f64;
             self.cwnd = (self.cwnd + inc).min((self.ssthresh as f64).max(self.cwnd));
         } else {
-            let per_byte = self.coupling.increase.unwrap_or(self.mss as f64 / self.cwnd);
+            let per_byte = self
+                .coupling
+                .increase
+                .unwrap_or(self.mss as f64 / self.cwnd);
             self.cwnd = (self.cwnd + per_byte * ack.acked_bytes as f64).max(self.mss as f64);
         }
     }
@@ -166,7 +179,10 @@ mod tests {
     fn coupled_increase_applied_per_acked_byte() {
         // With increase k per byte, one window W of ACKs adds k * W bytes.
         let mut s = in_ca(20);
-        s.cc.set_coupling(Coupling { increase: Some(0.01), decrease: 0.5 });
+        s.cc.set_coupling(Coupling {
+            increase: Some(0.01),
+            decrease: 0.5,
+        });
         s.send_window();
         s.advance(SimDuration::from_millis(100));
         s.ack_n(20);
@@ -178,8 +194,15 @@ mod tests {
     fn coupled_decrease_sets_ssthresh_from_flight() {
         // BALIA-style decrease: ssthresh = flight * (1 - d), floor 2 SMSS (RFC 5681 eq. 4).
         let mut c = Coupled::new(CoupledConfig::default(), MSS, 40);
-        c.set_coupling(Coupling { increase: None, decrease: 0.75 });
-        let ev = CongestionEvent { bytes_in_flight: 40_000, mss: MSS, ..Default::default() };
+        c.set_coupling(Coupling {
+            increase: None,
+            decrease: 0.75,
+        });
+        let ev = CongestionEvent {
+            bytes_in_flight: 40_000,
+            mss: MSS,
+            ..Default::default()
+        };
         c.on_congestion_event(SimTime::ZERO, &ev);
         assert_eq!(c.ssthresh(), 10_000);
         assert_eq!(c.window(), 10_000);
