@@ -450,6 +450,11 @@ impl MptcpConnection {
     pub fn token(&self) -> u32 {
         crypto::token(self.local_key)
     }
+    /// This host's key (for pcap analysis: Wireshark derives tokens and IDSNs from the keys
+    /// it sees in MP_CAPABLE).
+    pub fn local_key(&self) -> u64 {
+        self.local_key
+    }
     pub fn role(&self) -> Role {
         self.role
     }

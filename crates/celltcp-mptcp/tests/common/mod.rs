@@ -96,6 +96,10 @@ pub struct Net {
     out: Vec<celltcp_net::Delivery>,
     /// (time, B bytes read) samples taken by `goodput_between`.
     pub now: SimTime,
+    /// Every packet as it leaves its host, when on.
+    pub capture: Option<Vec<(SimTime, Packet)>>,
+    /// A's key.
+    pub a_key: u64,
 }
 
 const T_A: usize = 0;
@@ -163,6 +167,8 @@ impl Net {
             next_port: 40_001,
             out: Vec::new(),
             now: SimTime::ZERO,
+            capture: None,
+            a_key: key_a,
         }
     }
 
@@ -185,6 +191,9 @@ impl Net {
     fn send(&mut self, now: SimTime, from_a: bool, src: Ipv4, dst: Ipv4, seg: TcpSegment) {
         self.uid += 1;
         let pkt = Packet::new(self.uid, src, dst, 0, now, Body::Tcp(seg));
+        if let Some(c) = &mut self.capture {
+            c.push((now, pkt));
+        }
         let a_addr = if from_a { src } else { dst };
         let k = (0..self.route.len())
             .find(|&k| a_ip(k) == a_addr)
