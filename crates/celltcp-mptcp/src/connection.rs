@@ -551,7 +551,8 @@ impl MptcpConnection {
         self.app_closed = true;
     }
 
-    /// Abort with MP_FASTCLOSE (§3.5) on the first usable subflow, then reset every subflow.
+    /// Abort at once: every subflow stops (sending MP_FASTCLOSE to the peer is not modelled
+    /// yet; receiving one is).
     pub fn abort(&mut self) {
         self.reset = true;
     }
@@ -1469,7 +1470,7 @@ impl MptcpConnection {
     }
 
     /// Removes a local address (an interface went down): its subflows fail and their data is
-    /// reinjected; the peer would be told with REMOVE_ADDR.
+    /// reinjected (sending REMOVE_ADDR to the peer is not modelled yet; receiving one is).
     pub fn remove_local_addr(&mut self, id: u8) {
         for j in 0..self.subflows.len() {
             if self.subflows[j].local_id == id {

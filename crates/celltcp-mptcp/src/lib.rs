@@ -11,10 +11,6 @@
 //! - [`scheduler`]: lowest-RTT-first, round-robin, redundant.
 //! - [`path_manager`]: fullmesh, ndiffports, Linux's in-kernel manager.
 //! - [`connection`]: [`MptcpConnection`], the data sequence space over the subflows.
-
-pub use connection::{
-    MptcpConfig, MptcpConnection, MptcpStats, Outgoing, Role, SockAddr, SubflowState, SubflowStats,
-};
 //!
 //! ## How it plugs into the node stack (to be done once nodes have several interfaces)
 //!
@@ -52,3 +48,7 @@ pub mod crypto;
 pub mod options;
 pub mod path_manager;
 pub mod scheduler;
+
+pub use connection::{
+    MptcpConfig, MptcpConnection, MptcpStats, Outgoing, Role, SockAddr, SubflowState, SubflowStats,
+};
