@@ -7,6 +7,8 @@
 //! - TCP: 20 bytes plus options padded to a multiple of 4 (RFC 9293 §3.1), laid out as Linux does:
 //!   SYN `MSS(4) SACK_PERM(2) TS(10) NOP WS(3)` = 20 bytes; data with timestamps `NOP NOP TS(10)` =
 //!   12 bytes; SACK `NOP NOP kind len 8·n` (RFC 2018 §3), at most 4 blocks, 3 with timestamps.
+//! - MPTCP (RFC 8684 §3, option kind 30): carried as its raw bytes ([`MptcpOption`]), at most one
+//!   per segment, padded with NOPs to a multiple of 4 as Linux's `mptcp_write_options` does.
 //! - UDP: 8 bytes (RFC 768). ICMP echo: 8 bytes (RFC 792).
 
 use celltcp_engine::SimTime;
@@ -101,6 +103,44 @@ pub struct TcpOptions {
     /// SACK blocks (kind 5), first `sack_len` entries valid.
     pub sack: [SackBlock; 4],
     pub sack_len: u8,
+    /// One MPTCP option (kind 30, RFC 8684 §3) as its bytes on the wire, written by
+    /// `celltcp-mptcp`; empty on plain TCP segments.
+    pub mptcp: MptcpOption,
+}
+
+/// The bytes of one MPTCP option (RFC 8684 §3: kind 30, length, subtype, ...), kept raw so
+/// that sizes and pcap output are exact and this crate needs no MPTCP knowledge; encoding and
+/// decoding live in `celltcp-mptcp`. The largest option celltcp sends is a DSS with a 64-bit
+/// DATA_ACK, a 64-bit DSN mapping and a checksum: 28 bytes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MptcpOption {
+    /// Valid bytes in `bytes` (0: no option).
+    pub len: u8,
+    pub bytes: [u8; MptcpOption::MAX_LEN],
+}
+
+impl MptcpOption {
+    pub const MAX_LEN: usize = 28;
+
+    /// The option from its bytes; `None` when longer than [`MptcpOption::MAX_LEN`].
+    pub fn from_bytes(b: &[u8]) -> Option<Self> {
+        if b.len() > Self::MAX_LEN {
+            return None;
+        }
+        let mut o = MptcpOption { len: b.len() as u8, ..Default::default() };
+        o.bytes[..b.len()].copy_from_slice(b);
+        Some(o)
+    }
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.bytes[..self.len as usize]
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    /// Bytes on the wire with the NOP padding to a multiple of 4.
+    pub fn padded_len(&self) -> u32 {
+        (self.len as u32).div_ceil(4) * 4
+    }
 }
 
 impl TcpOptions {
@@ -140,7 +180,7 @@ impl TcpOptions {
         if self.sack_len > 0 {
             n += 4 + 8 * self.sack_len as u32;
         }
-        n
+        n + self.mptcp.padded_len()
     }
 }
 
@@ -355,6 +395,18 @@ mod tests {
         let mut o = TcpOptions::default();
         assert!(o.push_sack(SackBlock::default()));
         assert_eq!(o.wire_len(), 12); // 10 -> 12
+    }
+
+    #[test]
+    fn mptcp_option_counts_padded_in_header() {
+        // A DSS with an 8-byte DATA_ACK and an 8-byte DSN mapping, no checksum: 26 bytes,
+        // padded to 28 (RFC 8684 §3.3; Linux pads with NOPs).
+        let m = MptcpOption::from_bytes(&[30; 26]).unwrap();
+        let o = TcpOptions { timestamps: Some((1, 2)), mptcp: m, ..Default::default() };
+        assert_eq!(o.wire_len(), 12 + 28);
+        assert_eq!(seg(o, 1420).size(), 1500);
+        assert!(MptcpOption::from_bytes(&[0; 29]).is_none());
+        assert_eq!(MptcpOption::default().padded_len(), 0);
     }
 
     #[test]

@@ -99,6 +99,13 @@ fn write_tcp_options(o: &TcpOptions, out: &mut Vec<u8>) {
             out.extend_from_slice(&b.right.to_be_bytes());
         }
     }
+    if !o.mptcp.is_empty() {
+        // RFC 8684 §3: the option's own bytes, NOP-padded after it as Linux pads.
+        out.extend_from_slice(o.mptcp.as_bytes());
+        for _ in o.mptcp.len as u32..o.mptcp.padded_len() {
+            out.push(NOP);
+        }
+    }
 }
 
 /// Pseudo-header sum for TCP/UDP checksums (RFC 9293 §3.1, RFC 768).

@@ -19,6 +19,7 @@ pub use params::CcConfig;
 
 pub mod bbr;
 pub mod bic;
+pub mod coupled;
 pub mod cubic;
 pub mod dctcp;
 pub mod highspeed;
@@ -190,6 +191,9 @@ pub enum CcKind {
     Yeah,
     Lp,
     Dctcp,
+    /// The subflow half of an MPTCP coupled control ([`coupled`]); built only by `celltcp-mptcp`,
+    /// so it is not in [`CcKind::ALL`] and its name does not parse.
+    Coupled,
 }
 
 impl CcKind {
@@ -230,6 +234,7 @@ impl CcKind {
             CcKind::Yeah => "yeah",
             CcKind::Lp => "lp",
             CcKind::Dctcp => "dctcp",
+            CcKind::Coupled => "coupled",
         }
     }
 
@@ -258,6 +263,7 @@ impl CcKind {
             CcKind::Yeah => "YeAH: Scalable growth while the queue is short, Reno plus queue draining otherwise (Baiocchi et al. 2007)",
             CcKind::Lp => "TCP-LP: low priority, halves when the one-way delay passes 15 % of its range, 1 MSS if again within 3 RTT (Kuzmanovic & Knightly 2003)",
             CcKind::Dctcp => "DCTCP: cwnd cut by alpha/2, alpha = EWMA of the CE-marked fraction; turns ECN on (RFC 8257)",
+            CcKind::Coupled => "MPTCP subflow: Reno with the increase and decrease set by the connection (LIA/OLIA/BALIA)",
         }
     }
 }
@@ -327,6 +333,7 @@ pub enum AnyCc {
     Yeah(yeah::Yeah),
     Lp(lp::Lp),
     Dctcp(dctcp::Dctcp),
+    Coupled(coupled::Coupled),
 }
 
 impl AnyCc {
@@ -361,6 +368,7 @@ impl AnyCc {
             CcConfig::Yeah(c) => AnyCc::Yeah(yeah::Yeah::new(c, mss, iw)),
             CcConfig::Lp(c) => AnyCc::Lp(lp::Lp::new(c, mss, iw)),
             CcConfig::Dctcp(c) => AnyCc::Dctcp(dctcp::Dctcp::new(c, mss, iw)),
+            CcConfig::Coupled(c) => AnyCc::Coupled(coupled::Coupled::new(c, mss, iw)),
         }
     }
 
@@ -382,6 +390,7 @@ impl AnyCc {
             AnyCc::Yeah(_) => CcKind::Yeah,
             AnyCc::Lp(_) => CcKind::Lp,
             AnyCc::Dctcp(_) => CcKind::Dctcp,
+            AnyCc::Coupled(_) => CcKind::Coupled,
         }
     }
 
@@ -404,6 +413,7 @@ impl AnyCc {
             AnyCc::Yeah(c) => c,
             AnyCc::Lp(c) => c,
             AnyCc::Dctcp(c) => c,
+            AnyCc::Coupled(c) => c,
         }
     }
 
@@ -426,6 +436,18 @@ impl AnyCc {
             AnyCc::Yeah(c) => c,
             AnyCc::Lp(c) => c,
             AnyCc::Dctcp(c) => c,
+            AnyCc::Coupled(c) => c,
+        }
+    }
+}
+
+impl AnyCc {
+    /// The MPTCP coupled controller, when this is one (for the connection to set its
+    /// [`coupled::Coupling`]).
+    pub fn as_coupled_mut(&mut self) -> Option<&mut coupled::Coupled> {
+        match self {
+            AnyCc::Coupled(c) => Some(c),
+            _ => None,
         }
     }
 }

@@ -541,6 +541,19 @@ impl TcpEndpoint {
         &self.cc
     }
 
+    /// The congestion controller, mutably: the hook through which an MPTCP connection sets a
+    /// coupled subflow controller's increase and decrease ([`crate::cc::coupled::Coupling`]).
+    pub fn controller_mut(&mut self) -> &mut AnyCc {
+        &mut self.cc
+    }
+
+    /// Sends an ACK at the next [`TcpEndpoint::poll_transmit`] (once the peer's SYN has been
+    /// seen): the hook through which MPTCP sends a DATA_ACK or DATA_FIN on a pure ACK, as
+    /// Linux's `mptcp_send_ack` does.
+    pub fn send_ack_now(&mut self) {
+        self.rcv.ack_now = true;
+    }
+
     pub fn stats(&self) -> &TcpStats {
         &self.stats
     }

@@ -14,7 +14,7 @@ use serde::de::{self, DeserializeSeed, IntoDeserializer, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::{
-    bbr::BbrConfig, bic::BicConfig, cubic::CubicConfig, dctcp::DctcpConfig,
+    bbr::BbrConfig, bic::BicConfig, coupled::CoupledConfig, cubic::CubicConfig, dctcp::DctcpConfig,
     highspeed::HighSpeedConfig, htcp::HtcpConfig, hybla::HyblaConfig, illinois::IllinoisConfig,
     lp::LpConfig, newreno::NewRenoConfig, scalable::ScalableConfig, vegas::VegasConfig,
     veno::VenoConfig, westwood::WestwoodConfig, yeah::YeahConfig, CcKind,
@@ -42,6 +42,8 @@ pub enum CcConfig {
     Yeah(YeahConfig),
     Lp(LpConfig),
     Dctcp(DctcpConfig),
+    /// MPTCP's coupled subflow control (built by `celltcp-mptcp` only).
+    Coupled(CoupledConfig),
 }
 
 impl From<CcKind> for CcConfig {
@@ -69,6 +71,7 @@ impl From<CcKind> for CcConfig {
             CcKind::Yeah => CcConfig::Yeah(Default::default()),
             CcKind::Lp => CcConfig::Lp(Default::default()),
             CcKind::Dctcp => CcConfig::Dctcp(Default::default()),
+            CcKind::Coupled => CcConfig::Coupled(Default::default()),
         }
     }
 }
@@ -99,6 +102,7 @@ impl CcConfig {
             CcConfig::Yeah(_) => CcKind::Yeah,
             CcConfig::Lp(_) => CcKind::Lp,
             CcConfig::Dctcp(_) => CcKind::Dctcp,
+            CcConfig::Coupled(_) => CcKind::Coupled,
         }
     }
 
@@ -121,6 +125,7 @@ impl CcConfig {
             CcConfig::Yeah(c) => c.validate(),
             CcConfig::Lp(c) => c.validate(),
             CcConfig::Dctcp(c) => c.validate(),
+            CcConfig::Coupled(c) => c.validate(),
         };
         r.map_err(|e| format!("{}.{e}", self.kind().name()))
     }
@@ -163,6 +168,7 @@ impl CcConfig {
             CcKind::Yeah => CcConfig::Yeah(read(name, params)?),
             CcKind::Lp => CcConfig::Lp(read(name, params)?),
             CcKind::Dctcp => CcConfig::Dctcp(read(name, params)?),
+            CcKind::Coupled => CcConfig::Coupled(read(name, params)?),
         };
         cfg.validate()?;
         Ok(cfg)
@@ -226,6 +232,7 @@ impl Serialize for CcConfig {
             CcConfig::Yeah(c) => Named { name, params: c }.serialize(s),
             CcConfig::Lp(c) => Named { name, params: c }.serialize(s),
             CcConfig::Dctcp(c) => Named { name, params: c }.serialize(s),
+            CcConfig::Coupled(c) => Named { name, params: c }.serialize(s),
         }
     }
 }
