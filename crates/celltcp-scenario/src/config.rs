@@ -354,6 +354,10 @@ pub struct FlowCfg {
     pub initial_cwnd: Option<u32>,
     #[serde(default)]
     pub min_rto: Option<Dur>,
+    /// Loss recovery with SACK: `"linux"` (default: RACK-TLP, PRR, DSACK undo, as Linux) or
+    /// `"rfc6675"` (RFC 6675 DupThresh recovery, as ns-3); see `docs/tcp.md`.
+    #[serde(default)]
+    pub recovery: Option<celltcp_tcp::Recovery>,
     /// Negotiate ECN (RFC 3168); default off. `cc = "dctcp"` turns it on by itself.
     #[serde(default)]
     pub ecn: Option<bool>,
@@ -445,6 +449,7 @@ impl Config {
                     f.pacing.get_or_insert(tcp.pacing);
                     f.initial_cwnd.get_or_insert(tcp.initial_cwnd_pkts);
                     f.min_rto.get_or_insert(Dur(tcp.min_rto));
+                    f.recovery.get_or_insert(tcp.recovery);
                     f.ecn.get_or_insert(tcp.ecn || cc.kind().needs_ecn());
                     f.trace_segments.get_or_insert(false);
                     let iperf = f.app == AppKind::Iperf;

@@ -466,6 +466,7 @@ pub fn plan(text: &str, cfg: &Config, base_dir: Option<&std::path::Path>) -> Res
             ("pacing", f.pacing.is_some()),
             ("initial_cwnd", f.initial_cwnd.is_some()),
             ("min_rto", f.min_rto.is_some()),
+            ("recovery", f.recovery.is_some()),
             ("ecn", f.ecn.is_some()),
             ("trace_segments", f.trace_segments.is_some()),
             ("trace_window", f.trace_window.is_some()),

@@ -678,6 +678,9 @@ fn tcp_config(f: &crate::config::FlowCfg, pf: &crate::plan::PlanFlow, seed: u64,
     if let Some(v) = f.min_rto {
         c.min_rto = v.0;
     }
+    if let Some(v) = f.recovery {
+        c.recovery = v;
+    }
     if let Some(v) = f.ecn {
         c.ecn = v;
     }

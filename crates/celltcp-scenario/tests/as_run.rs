@@ -61,12 +61,22 @@ fn every_default_is_written_out_and_runs_the_same() {
     assert_eq!(bulk["initial_cwnd"], 10);
     assert_eq!(bulk["min_rto"], "200ms");
     assert_eq!(bulk["sack"], true);
+    assert_eq!(bulk["recovery"], "linux");
     assert_eq!(flows[1]["ecn"], true, "DCTCP runs with ECN, and the manifest says so");
     assert_eq!(flows[1]["interval"], "1s");
     assert_eq!(flows[2]["rate"], "1Mbps");
     assert_eq!(flows[3]["size"], "56B");
     assert_eq!(cfg["link"][1]["name"], "r-b");
     assert_eq!(cfg["link"][1]["queue"], "50p");
+}
+
+#[test]
+fn recovery_key_selects_rfc6675_and_refuses_unknown_values() {
+    let cfg = validate(APPS, &["flow.flow0.recovery=\"rfc6675\"".into()], None).unwrap();
+    assert_eq!(cfg["flow"][0]["recovery"], "rfc6675");
+    let e = validate(APPS, &["flow.flow0.recovery=\"newreno\"".into()], None).unwrap_err().to_string();
+    assert!(e.contains("recovery") && e.contains("newreno") && e.contains("rfc6675"), "{e}");
+    assert!(!e.contains('\n'), "{e}");
 }
 
 #[test]
