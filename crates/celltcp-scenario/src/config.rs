@@ -348,6 +348,12 @@ pub struct FlowCfg {
     pub timestamps: Option<bool>,
     #[serde(default)]
     pub delayed_ack: Option<bool>,
+    /// The delayed-ACK timer (default 40 ms, Linux `TCP_DELACK_MIN`; 1 ms..500 ms, RFC 5681 §4.2).
+    #[serde(default)]
+    pub delayed_ack_timeout: Option<Dur>,
+    /// Segments ACKed at once at connection start (Linux quick-ACK mode; 0..16, default 0).
+    #[serde(default)]
+    pub quickack: Option<u32>,
     #[serde(default)]
     pub pacing: Option<bool>,
     #[serde(default)]
@@ -446,6 +452,8 @@ impl Config {
                     f.sack.get_or_insert(tcp.sack);
                     f.timestamps.get_or_insert(tcp.timestamps);
                     f.delayed_ack.get_or_insert(tcp.delayed_ack);
+                    f.delayed_ack_timeout.get_or_insert(Dur(tcp.delayed_ack_timeout));
+                    f.quickack.get_or_insert(tcp.quickack_segments);
                     f.pacing.get_or_insert(tcp.pacing);
                     f.initial_cwnd.get_or_insert(tcp.initial_cwnd_pkts);
                     f.min_rto.get_or_insert(Dur(tcp.min_rto));
