@@ -614,38 +614,44 @@ fn rlc_buffer_below_the_bdp_limits_tcp_to_buffer_over_rtt() {
     // 15 KB (1.49 before the scheduling-request fix, 1.96 after it: a request no longer waits
     // one period when the ACK arrives on its opportunity, so the ACKs come in more, smaller
     // clumps), hence the tolerance ×0.6–2.1. A 2 MB buffer (≫ BDP) gives the full rate
-    // instead.
+    // instead. The band is for RFC 6675 recovery, whose fast recovery sends in bursts like the
+    // model; Linux's (PRR, RACK-TLP: the default) spreads the recovery's sending over the ACKs
+    // and keeps more of the window in flight with 15 KB (×1.80 at 10 ms, ×2.34 at 20 ms, against
+    // ×1.54 and ×1.96 with RFC 6675), so its band is ×0.6–2.6; with 8 KB it gets less (×0.64 and
+    // ×0.93 against ×1.08 and ×1.10: not yet explained).
     let cap = payload_per_tb(TBS_26_25, 1452.0, 1400.0, 0.0) * 8.0 * 1000.0;
-    let text = |delay: &str, buffer: &str| {
+    let text = |delay: &str, buffer: &str, recovery: &str| {
         scenario(
             "6s",
             &format!("bandwidth = \"5MHz\"\n[lte.rlc]\nmode = \"am\"\nbuffer = \"{buffer}\""),
             &ue("ue", 100.0, "sinr = \"30dB\""),
             delay,
-            &bulk("server", "ue", "newreno", ""),
+            &bulk("server", "ue", "newreno", &format!("recovery = \"{recovery}\"")),
         )
     };
-    for delay in ["10ms", "20ms"] {
-        for (buffer, bytes) in [("8KB", 8000.0), ("15KB", 15000.0)] {
-            let out = run_text(&text(delay, buffer), 1);
-            let g = flow_f64(&out, 0, "goodput_bps");
-            let rtt = flow_f64(&out, 0, "rtt_min_ms") / 1e3;
-            let expect = bytes * 8.0 * 1400.0 / 1452.0 / rtt;
-            println!(
-                "server delay {delay}, RLC buffer {buffer}: goodput {:.2} Mbit/s vs B/RTT_min = {:.2} (RTT_min {:.0} ms) ratio {:.2}; capacity {:.2}; RLC drops {}",
-                g / 1e6,
-                expect / 1e6,
-                rtt * 1e3,
-                g / expect,
-                cap / 1e6,
-                ue_stat(&out, 0, "dl", "rlc_sdus_dropped")
-            );
-            assert!(
-                (0.6..=2.1).contains(&(g / expect)),
-                "{delay} {buffer}: goodput {g:.0} vs B/RTT {expect:.0} (×0.6–2.1)"
-            );
-            assert!(g < 0.5 * cap, "the buffer must limit TCP");
-            assert!(ue_stat(&out, 0, "dl", "rlc_sdus_dropped") > 0.0);
+    for (recovery, top) in [("rfc6675", 2.1), ("linux", 2.6)] {
+        for delay in ["10ms", "20ms"] {
+            for (buffer, bytes) in [("8KB", 8000.0), ("15KB", 15000.0)] {
+                let out = run_text(&text(delay, buffer, recovery), 1);
+                let g = flow_f64(&out, 0, "goodput_bps");
+                let rtt = flow_f64(&out, 0, "rtt_min_ms") / 1e3;
+                let expect = bytes * 8.0 * 1400.0 / 1452.0 / rtt;
+                println!(
+                    "{recovery}: server delay {delay}, RLC buffer {buffer}: goodput {:.2} Mbit/s vs B/RTT_min = {:.2} (RTT_min {:.0} ms) ratio {:.2}; capacity {:.2}; RLC drops {}",
+                    g / 1e6,
+                    expect / 1e6,
+                    rtt * 1e3,
+                    g / expect,
+                    cap / 1e6,
+                    ue_stat(&out, 0, "dl", "rlc_sdus_dropped")
+                );
+                assert!(
+                    (0.6..=top).contains(&(g / expect)),
+                    "{recovery} {delay} {buffer}: goodput {g:.0} vs B/RTT {expect:.0} (×0.6–{top})"
+                );
+                assert!(g < 0.5 * cap, "the buffer must limit TCP");
+                assert!(ue_stat(&out, 0, "dl", "rlc_sdus_dropped") > 0.0);
+            }
         }
     }
     // With a buffer far above the BDP the link is full in steady state: measured over [4 s,

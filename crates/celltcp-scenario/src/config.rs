@@ -428,12 +428,22 @@ pub struct FlowCfg {
     pub timestamps: Option<bool>,
     #[serde(default)]
     pub delayed_ack: Option<bool>,
+    /// The delayed-ACK timer (default 40 ms, Linux `TCP_DELACK_MIN`; 1 ms..500 ms, RFC 5681 §4.2).
+    #[serde(default)]
+    pub delayed_ack_timeout: Option<Dur>,
+    /// Segments ACKed at once at connection start (Linux quick-ACK mode; 0..16, default 0).
+    #[serde(default)]
+    pub quickack: Option<u32>,
     #[serde(default)]
     pub pacing: Option<bool>,
     #[serde(default)]
     pub initial_cwnd: Option<u32>,
     #[serde(default)]
     pub min_rto: Option<Dur>,
+    /// Loss recovery with SACK: `"linux"` (default: RACK-TLP, PRR, DSACK undo, as Linux) or
+    /// `"rfc6675"` (RFC 6675 DupThresh recovery, as ns-3); see `docs/tcp.md`.
+    #[serde(default)]
+    pub recovery: Option<celltcp_tcp::Recovery>,
     /// Negotiate ECN (RFC 3168); default off. `cc = "dctcp"` turns it on by itself.
     #[serde(default)]
     pub ecn: Option<bool>,
@@ -568,9 +578,12 @@ impl Config {
                 f.sack.get_or_insert(tcp.sack);
                 f.timestamps.get_or_insert(tcp.timestamps);
                 f.delayed_ack.get_or_insert(tcp.delayed_ack);
+                f.delayed_ack_timeout.get_or_insert(Dur(tcp.delayed_ack_timeout));
+                f.quickack.get_or_insert(tcp.quickack_segments);
                 f.pacing.get_or_insert(tcp.pacing);
                 f.initial_cwnd.get_or_insert(tcp.initial_cwnd_pkts);
                 f.min_rto.get_or_insert(Dur(tcp.min_rto));
+                f.recovery.get_or_insert(tcp.recovery);
                 f.ecn.get_or_insert(tcp.ecn || cc.kind().needs_ecn());
                 f.trace_segments.get_or_insert(false);
             }

@@ -560,9 +560,12 @@ pub fn plan(text: &str, cfg: &Config, base_dir: Option<&std::path::Path>) -> Res
             ("sack", f.sack.is_some()),
             ("timestamps", f.timestamps.is_some()),
             ("delayed_ack", f.delayed_ack.is_some()),
+            ("delayed_ack_timeout", f.delayed_ack_timeout.is_some()),
+            ("quickack", f.quickack.is_some()),
             ("pacing", f.pacing.is_some()),
             ("initial_cwnd", f.initial_cwnd.is_some()),
             ("min_rto", f.min_rto.is_some()),
+            ("recovery", f.recovery.is_some()),
             ("ecn", f.ecn.is_some()),
             ("trace_segments", f.trace_segments.is_some()),
             ("trace_window", f.trace_window.is_some()),
@@ -616,6 +619,17 @@ pub fn plan(text: &str, cfg: &Config, base_dir: Option<&std::path::Path>) -> Res
         if let Some(w) = f.window {
             if w.0 < 2048 || w.0 > (1 << 30) {
                 return Err(e("window", format!("expected a window between 2KB and 1GB, got \"{w}\"")));
+            }
+        }
+        if let Some(d) = f.delayed_ack_timeout {
+            let ms = d.0.as_nanos() as f64 / 1e6;
+            if !(1.0..=500.0).contains(&ms) {
+                return Err(e("delayed_ack_timeout", format!("expected a delayed-ACK timer between 1ms and 500ms (RFC 5681 §4.2), got \"{d}\"")));
+            }
+        }
+        if let Some(q) = f.quickack {
+            if q > 16 {
+                return Err(e("quickack", format!("expected 0..16 segments (Linux TCP_MAX_QUICKACKS), got {q}")));
             }
         }
         if let Some(c) = f.initial_cwnd {

@@ -728,6 +728,12 @@ fn tcp_config(f: &crate::config::FlowCfg, pf: &crate::plan::PlanFlow, seed: u64,
     if let Some(v) = f.delayed_ack {
         c.delayed_ack = v;
     }
+    if let Some(v) = f.delayed_ack_timeout {
+        c.delayed_ack_timeout = v.0;
+    }
+    if let Some(v) = f.quickack {
+        c.quickack_segments = v;
+    }
     if let Some(v) = f.pacing {
         c.pacing = v;
     }
@@ -736,6 +742,9 @@ fn tcp_config(f: &crate::config::FlowCfg, pf: &crate::plan::PlanFlow, seed: u64,
     }
     if let Some(v) = f.min_rto {
         c.min_rto = v.0;
+    }
+    if let Some(v) = f.recovery {
+        c.recovery = v;
     }
     if let Some(v) = f.ecn {
         c.ecn = v;

@@ -61,12 +61,35 @@ fn every_default_is_written_out_and_runs_the_same() {
     assert_eq!(bulk["initial_cwnd"], 10);
     assert_eq!(bulk["min_rto"], "200ms");
     assert_eq!(bulk["sack"], true);
+    assert_eq!(bulk["recovery"], "linux");
     assert_eq!(flows[1]["ecn"], true, "DCTCP runs with ECN, and the manifest says so");
     assert_eq!(flows[1]["interval"], "1s");
     assert_eq!(flows[2]["rate"], "1Mbps");
     assert_eq!(flows[3]["size"], "56B");
     assert_eq!(cfg["link"][1]["name"], "r-b");
     assert_eq!(cfg["link"][1]["queue"], "50p");
+}
+
+#[test]
+fn recovery_key_selects_rfc6675_and_refuses_unknown_values() {
+    let cfg = validate(APPS, &["flow.flow0.recovery=\"rfc6675\"".into()], None).unwrap();
+    assert_eq!(cfg["flow"][0]["recovery"], "rfc6675");
+    let e = validate(APPS, &["flow.flow0.recovery=\"newreno\"".into()], None).unwrap_err().to_string();
+    assert!(e.contains("recovery") && e.contains("newreno") && e.contains("rfc6675"), "{e}");
+    assert!(!e.contains('\n'), "{e}");
+}
+
+#[test]
+fn ack_policy_keys_are_checked_and_written_out() {
+    let cfg = validate(APPS, &["flow.flow0.delayed_ack_timeout=\"200ms\"".into(), "flow.flow0.quickack=16".into()], None).unwrap();
+    assert_eq!(cfg["flow"][0]["delayed_ack_timeout"], "200ms");
+    assert_eq!(cfg["flow"][0]["quickack"], 16);
+    assert_eq!(cfg["flow"][1]["delayed_ack_timeout"], "40ms");
+    assert_eq!(cfg["flow"][1]["quickack"], 0);
+    let e = validate(APPS, &["flow.flow0.delayed_ack_timeout=\"2s\"".into()], None).unwrap_err().to_string();
+    assert!(e.contains("delayed_ack_timeout") && e.contains("2s") && e.contains("500ms"), "{e}");
+    let e = validate(APPS, &["flow.flow0.quickack=17".into()], None).unwrap_err().to_string();
+    assert!(e.contains("quickack") && e.contains("17"), "{e}");
 }
 
 #[test]

@@ -48,6 +48,32 @@ impl BufSize {
     }
 }
 
+/// The loss-recovery rules of a sender with SACK.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Recovery {
+    /// Linux's defaults (`tcp_recovery = 1`, `tcp_early_retrans = 3`): RACK-TLP (RFC 8985)
+    /// detects losses by time, PRR (RFC 6937) paces fast recovery, DSACKs (RFC 2883) widen
+    /// RACK's reordering window and undo recoveries whose every retransmission was needless
+    /// (RFC 3708). See [`crate::rack`] and [`crate::prr`].
+    #[default]
+    Linux,
+    /// RFC 6675 (DupThresh `IsLost`, pipe vs cwnd) with RFC 6582 NewReno without SACK, no TLP,
+    /// no DSACK-based undo: close to ns-3's `TcpClassicRecovery`, for side-by-side comparisons.
+    Rfc6675,
+}
+
+impl Recovery {
+    pub fn name(self) -> &'static str {
+        match self {
+            Recovery::Linux => "linux",
+            Recovery::Rfc6675 => "rfc6675",
+        }
+    }
+}
+
 /// Configuration of one TCP endpoint.
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -89,6 +115,12 @@ pub struct TcpConfig {
     /// rather than retransmissions, and an ACK of data never retransmitted marks the RTO spurious
     /// and undoes it. Off: every RTO goes back N at once (ns-3).
     pub frto: bool,
+    /// Loss recovery with SACK: `"linux"` (default: RACK-TLP, PRR, DSACK undo) or `"rfc6675"`
+    /// (the RFC 6675 DupThresh rules, as ns-3). Without SACK both use NewReno (RFC 6582).
+    pub recovery: Recovery,
+    /// Report duplicate segments with DSACK (RFC 2883; Linux `tcp_dsack = 1`); used only when
+    /// SACK is negotiated.
+    pub dsack: bool,
     /// RTO before the first RTT sample (RFC 6298 §2.1: 1 s).
     pub initial_rto: SimDuration,
     /// RTO ceiling (RFC 6298 §2.5 allows >= 60 s; Linux `TCP_RTO_MAX`: 120 s).
@@ -140,6 +172,8 @@ impl Default for TcpConfig {
             min_rto: SimDuration::from_millis(200),
             rto_estimator: RtoEstimator::Linux,
             frto: true,
+            recovery: Recovery::Linux,
+            dsack: true,
             initial_rto: SimDuration::from_secs(1),
             max_rto: SimDuration::from_secs(120),
             cc: CcKind::NewReno.into(),

@@ -70,15 +70,31 @@
 //!   or SACK of data sent before the timeout and never retransmitted undoes the RTO (step 3.b,
 //!   `tcp_process_loss`, `tcp_try_undo_loss`).
 //!
-//! Not modelled: PAWS (RFC 7323 §5), DSACK, TLP, full RACK for original
-//! transmissions, PRR (RFC 6937; the pipe/cwnd rule of RFC 6675 is used), ECN nonces and
-//! AccECN, urgent data, simultaneous open (SYN in SYN-SENT), LISTEN.
+//! - Linux's loss recovery ([`TcpConfig::recovery`] = `"linux"`, the default, with SACK):
+//!   RACK (RFC 8985 §6, Linux `tcp_rack_detect_loss`, see [`crate::rack`]) marks segments lost
+//!   by time, for originals and retransmissions alike, with the reordering timer (§6.3);
+//!   recovery starts as soon as a segment is lost (Linux `tcp_time_to_recover`: no DupThresh);
+//!   PRR (RFC 6937, Linux `tcp_cwnd_reduction`, see [`crate::prr`]) sets the window on every
+//!   ACK of fast recovery (not for BBR, which Linux leaves to its `cong_control`); TLP (RFC 8985
+//!   §7, Linux `tcp_schedule_loss_probe` / `tcp_send_loss_probe` / `tcp_process_tlp_ack`) sends
+//!   one probe (new data, else the last segment) 2 SRTT after the last ACK when the tail is
+//!   silent, and a probe that repaired a loss costs one cwnd reduction; DSACKs (RFC 2883, sent
+//!   by the receiver, see [`crate::receiver`]) widen RACK's reordering window once reordering
+//!   has been seen and undo an episode whose every retransmission they show needless
+//!   (RFC 3708, Linux `tcp_try_undo_dsack`). `"rfc6675"` keeps RFC 6675's DupThresh rules and
+//!   the pipe/cwnd sending rule, with lost retransmissions detected in time order as above.
+//!
+//! Not modelled: PAWS (RFC 7323 §5), RACK's reordering timer for retransmissions (they are
+//! judged on ACKs only), PRR in the ECN CWR state, ECN nonces and AccECN, urgent data,
+//! simultaneous open (SYN in SYN-SENT), LISTEN.
 
 use celltcp_engine::{SimDuration, SimTime};
 use celltcp_net::packet::TcpSegment;
 
 use crate::cc::{Ack, AnyCc, CcKind, CongestionEvent, Controller, EcnFeedback};
-use crate::config::TcpConfig;
+use crate::config::{Recovery, TcpConfig};
+use crate::prr::Prr;
+use crate::rack::Rack;
 use crate::receiver::Receiver;
 use crate::rtt::RttEstimator;
 use crate::scoreboard::Scoreboard;
@@ -201,6 +217,14 @@ pub struct TcpStats {
     pub ece_received: u64,
     /// Window reductions in answer to ECE (at most one per window, RFC 3168 §6.1.2).
     pub ecn_reductions: u64,
+    /// ACKs carrying a DSACK block (RFC 2883) that were not dubious.
+    pub dsacks_received: u64,
+    /// Recovery episodes undone because DSACKs showed every retransmission needless (RFC 3708).
+    pub dsack_undos: u64,
+    /// Tail loss probes sent (RFC 8985 §7).
+    pub tlp_probes: u64,
+    /// Probes that repaired a loss, answered with a cwnd reduction (RFC 8985 §7.4).
+    pub tlp_recoveries: u64,
 }
 
 /// One TCP connection endpoint.
@@ -290,6 +314,24 @@ pub struct TcpEndpoint {
     ece_out: bool,
     /// Receiver (DCTCP): the ACK of the data held before a CE-state change, sent first.
     ack_before: Option<TcpSegment>,
+    // --- Linux recovery (`recovery = "linux"` with SACK): RACK-TLP, PRR, DSACK undo
+    rack: Rack,
+    /// RACK's reordering timer (RFC 8985 §6.3, Linux `ICSK_TIME_REO_TIMEOUT`).
+    rack_deadline: Option<SimTime>,
+    /// PRR for the current fast recovery, and the window it set on the last ACK.
+    prr: Option<Prr>,
+    prr_cwnd: Option<u64>,
+    /// TLP (RFC 8985 §7): the probe timer, a probe to send, `TLPRxtOut`/`tlp_high_seq` and
+    /// whether the probe was a retransmission (Linux `tlp_retrans`).
+    tlp_deadline: Option<SimTime>,
+    tlp_pending: bool,
+    tlp_high_seq: Option<u64>,
+    tlp_retrans: bool,
+    /// DSACK undo (Linux `undo_marker`, `undo_retrans`): SND.UNA when the episode began and
+    /// the retransmissions not yet shown needless by a DSACK (-1: none sent yet).
+    dsack_undo: Option<(u64, i64)>,
+    /// Segments reported duplicate by DSACKs (Linux `dsack_dups`).
+    dsack_dups: u64,
     stats: TcpStats,
     rtt_samples: Vec<SimDuration>,
 }
@@ -375,6 +417,16 @@ impl TcpEndpoint {
             cwr_pending: false,
             ece_out: false,
             ack_before: None,
+            rack: Rack::default(),
+            rack_deadline: None,
+            prr: None,
+            prr_cwnd: None,
+            tlp_deadline: None,
+            tlp_pending: false,
+            tlp_high_seq: None,
+            tlp_retrans: false,
+            dsack_undo: None,
+            dsack_dups: 0,
             stats: TcpStats::default(),
             rtt_samples: Vec::new(),
         }
@@ -594,6 +646,8 @@ impl TcpEndpoint {
         };
         [
             self.rto_deadline,
+            self.rack_deadline,
+            self.tlp_deadline,
             self.rcv.delack_deadline,
             self.persist_deadline,
             self.time_wait_deadline,
@@ -610,6 +664,12 @@ impl TcpEndpoint {
             // RFC 5681 §4.2: the delayed-ACK timer expired.
             self.rcv.delack_deadline = None;
             self.rcv.ack_now = true;
+        }
+        if self.tlp_deadline.is_some_and(|t| t <= now) {
+            self.on_tlp_timeout(now);
+        }
+        if self.rack_deadline.is_some_and(|t| t <= now) {
+            self.on_rack_timeout(now);
         }
         if self.rto_deadline.is_some_and(|t| t <= now) {
             self.rto_deadline = None;
@@ -658,6 +718,12 @@ impl TcpEndpoint {
                     return;
                 }
                 self.stats.timeouts += 1;
+                self.prr = None;
+                self.prr_cwnd = None;
+                self.rack_deadline = None;
+                self.tlp_deadline = None;
+                self.tlp_pending = false;
+                self.tlp_high_seq = None;
                 // RFC 5681 §3.1 eq. 4, FlightSize taken as the pipe before everything is marked
                 // lost (close to cwnd, as Linux's tcp_enter_loss uses). On a repeated RTO the
                 // controller holds ssthresh.
@@ -666,6 +732,9 @@ impl TcpEndpoint {
                 // recovery was already under way, except for repeated timeouts of the same
                 // SND.UNA.
                 let new_recovery = self.ca_state == CaState::Open;
+                if new_recovery {
+                    self.dsack_undo = Some((self.snd_una, -1));
+                }
                 self.frto = self.cfg.frto && (new_recovery || self.retries > 1);
                 self.frto_new_only = false;
                 self.ca_state = CaState::Loss;
@@ -689,6 +758,8 @@ impl TcpEndpoint {
     fn enter_closed(&mut self) {
         self.state = TcpState::Closed;
         self.rto_deadline = None;
+        self.rack_deadline = None;
+        self.tlp_deadline = None;
         self.persist_deadline = None;
         self.time_wait_deadline = None;
         self.rcv.delack_deadline = None;
@@ -701,6 +772,8 @@ impl TcpEndpoint {
     fn enter_time_wait(&mut self, now: SimTime) {
         self.state = TcpState::TimeWait;
         self.rto_deadline = None;
+        self.rack_deadline = None;
+        self.tlp_deadline = None;
         self.persist_deadline = None;
         if self.cfg.time_wait == SimDuration::ZERO {
             // the final ACK still goes out on the next poll
@@ -712,9 +785,20 @@ impl TcpEndpoint {
 
     // ================================================================== helpers
 
-    /// The window used for sending: the controller's cwnd plus RFC 6582 inflation.
+    /// The window used for sending: PRR's in fast recovery (`recovery = "linux"`), else the
+    /// controller's cwnd plus RFC 6582 inflation.
     fn cwnd(&self) -> u64 {
+        if self.ca_state == CaState::Recovery {
+            if let Some(c) = self.prr_cwnd {
+                return c;
+            }
+        }
         self.cc.window() + self.inflation
+    }
+
+    /// Linux's loss recovery is in use: `recovery = "linux"` and SACK negotiated.
+    fn linux_recovery(&self) -> bool {
+        self.sack_ok && self.cfg.recovery == Recovery::Linux
     }
 
     /// RFC 7323 §4 TSval: a 1 ms clock, offset by one so that TSval is never zero.
@@ -776,6 +860,7 @@ impl TcpEndpoint {
         self.mss = self.cfg.mss.min(peer_mss.saturating_sub(overhead)).max(1);
         self.rcv.on_syn(syn.seq, now);
         self.rcv.set_mss(self.mss as u64);
+        self.rcv.dsack_enabled = self.sack_ok && self.cfg.dsack;
         if let Some((tsval, _)) = o.timestamps {
             self.rcv.ts_recent = tsval;
         }
@@ -939,6 +1024,11 @@ impl TcpEndpoint {
         if !acceptable || !receiving {
             self.stats.duplicate_segments_received += 1;
             self.rcv.ack_now = true;
+            if seg_abs < self.rcv.rcv_nxt {
+                // RFC 2883 §4 / Linux `tcp_send_dupack`: report the old data with DSACK.
+                let end = (seg_abs + seg.payload_len as u64).min(self.rcv.rcv_nxt);
+                self.rcv.set_dsack(seg_abs, end);
+            }
             return;
         }
         let out = self
@@ -1037,16 +1127,60 @@ impl TcpEndpoint {
         // (at or below high_seq) and never retransmitted (F-RTO, RFC 5682 §3.1 step 3.b).
         let high_seq = self.recovery_point;
         let mut orig_acked = false;
+        // RACK (Linux recovery): RACK.xmit_ts advances on every delivery; reordering is seen
+        // when a never-retransmitted segment below the highest SACK arrives (Linux
+        // `tcp_check_sack_reordering`).
+        let linux = self.linux_recovery();
+        let prior_hs = self.sb.highest_sacked();
+        let mut reordered = false;
+        let rack = &mut self.rack;
+        // Linux `tcp_skb_spurious_retrans` (cumulative ACKs, `tcp_clean_rtx_queue`): an ACK
+        // echoing a TSval older than a segment's retransmission was caused by the original;
+        // it does not advance RACK.
+        let ecr = match (self.ts_ok, seg.options.timestamps) {
+            (true, Some((_, e))) if e != 0 => Some(e),
+            _ => None,
+        };
+        let spurious_rtx = move |s: &crate::scoreboard::SentSeg| {
+            s.retransmitted
+                && ecr.is_some_and(|e| (e.wrapping_sub(Self::ts_now(s.sent_time)) as i32) < 0)
+        };
+        let mut dsack = None;
         if self.sack_ok {
-            for b in seg.options.sack_blocks() {
+            let blocks = seg.options.sack_blocks();
+            // RFC 2883 §4 (Linux `tcp_check_dsack`): a first block below the cumulative ACK, or
+            // inside the second block, reports a duplicate.
+            if let Some(b0) = blocks.first() {
+                let l0 = seq::unwrap(self.iss, b0.left, self.snd_una);
+                let r0 = seq::unwrap(self.iss, b0.right, self.snd_una);
+                let inside = blocks.get(1).is_some_and(|b1| {
+                    let l1 = seq::unwrap(self.iss, b1.left, self.snd_una);
+                    let r1 = seq::unwrap(self.iss, b1.right, self.snd_una);
+                    l1 <= l0 && r0 <= r1
+                });
+                if r0 > l0 && (l0 < ack || inside) {
+                    dsack = Some((l0, r0));
+                }
+            }
+            for (k, b) in blocks.iter().enumerate() {
+                if k == 0 && dsack.is_some() {
+                    continue;
+                }
                 let l = seq::unwrap(self.iss, b.left, self.snd_una);
                 let r = seq::unwrap(self.iss, b.right, self.snd_una);
                 if r <= l || r <= ack || r > self.snd_nxt {
-                    continue; // stale, DSACK or bogus
+                    continue; // stale or bogus
                 }
                 self.sb.sack(l.max(ack), r, |s| {
                     if !s.retransmitted || now.saturating_since(s.sent_time) >= min_rtt {
                         rack_time = rack_time.max(s.sent_time);
+                    }
+                    if linux {
+                        // (`tcp_sacktag_one`: the min_rtt check only)
+                        rack.advance(now, s.sent_time, s.end, s.retransmitted, min_rtt);
+                    }
+                    if linux {
+                        reordered |= !s.retransmitted && s.end <= prior_hs;
                     }
                     newly_sacked += s.payload();
                     orig_acked |= !s.retransmitted && s.end <= high_seq;
@@ -1079,6 +1213,12 @@ impl TcpEndpoint {
                     if !s.retransmitted || now.saturating_since(s.sent_time) >= min_rtt {
                         rack_time = rack_time.max(s.sent_time);
                     }
+                    if linux && !spurious_rtx(s) {
+                        rack.advance(now, s.sent_time, s.end, s.retransmitted, min_rtt);
+                    }
+                    if linux {
+                        reordered |= !s.retransmitted && s.end <= prior_hs;
+                    }
                     newly_acked += s.payload();
                     orig_acked |= !s.retransmitted && s.end <= high_seq;
                     delivered += s.payload();
@@ -1090,6 +1230,13 @@ impl TcpEndpoint {
             self.stats.bytes_acked += cum_payload;
         }
         self.delivered = delivered;
+        if reordered {
+            self.rack.reord_seen += 1;
+        }
+        let tlp_dsack = dsack.is_some_and(|d| self.on_dsack(d));
+        if linux && rs.set {
+            self.rack.update_reo_wnd(rs.prior_delivered, self.delivered);
+        }
         if rs.set {
             self.delivered_time = now;
             self.first_sent_time = rs.sent_time;
@@ -1127,6 +1274,39 @@ impl TcpEndpoint {
                 }
             }
         }
+        // --- DSACK undo (RFC 3708, Linux `tcp_try_undo_dsack` / `tcp_may_undo`): every
+        // retransmission of the episode was reported needless.
+        if linux && self.ca_state != CaState::Open && self.dsack_undo.is_some_and(|(_, n)| n == 0) {
+            self.dsack_undo = None;
+            self.stats.dsack_undos += 1;
+            self.undo_spurious(now);
+        }
+        // --- TLP outcome (RFC 8985 §7.4, Linux `tcp_process_tlp_ack`)
+        if let Some(h) = self.tlp_high_seq {
+            if ack >= h {
+                if !self.tlp_retrans || tlp_dsack {
+                    // New data probed, or the DSACK says original and probe both arrived.
+                    self.tlp_high_seq = None;
+                } else if ack > h {
+                    // The probe repaired a loss: reduce cwnd once (Linux CWR).
+                    self.tlp_high_seq = None;
+                    self.stats.tlp_recoveries += 1;
+                    if self.cc.kind() != CcKind::Bbr {
+                        let ev = CongestionEvent {
+                            bytes_in_flight: prior_in_flight,
+                            lost_sent_at: now,
+                            ecn: false,
+                            mss: self.mss,
+                        };
+                        self.cc.on_congestion_event(now, &ev);
+                        self.cc.on_recovery_exit(now);
+                    }
+                } else if newly_acked_seq == 0 && newly_sacked == 0 && seg.payload_len == 0 {
+                    // A pure duplicate ACK: original and probe both arrived.
+                    self.tlp_high_seq = None;
+                }
+            }
+        }
         // --- duplicate ACKs (RFC 5681 §2; RFC 6675 §2 with SACK)
         let is_dup = if self.sack_ok {
             newly_acked_seq == 0 && newly_sacked > 0
@@ -1151,7 +1331,16 @@ impl TcpEndpoint {
         }
         // --- loss detection and recovery
         let mut newly_lost = 0;
-        if self.sack_ok {
+        if linux {
+            // RFC 8985 §6.2 (Linux `tcp_rack_mark_lost`); recovery starts as soon as anything
+            // is lost (Linux `tcp_time_to_recover` with RACK: no DupThresh).
+            if self.rack.advanced {
+                newly_lost += self.rack_detect(now);
+            }
+            if self.ca_state == CaState::Open && self.sb.lost_bytes() > 0 {
+                self.enter_recovery(now, prior_in_flight);
+            }
+        } else if self.sack_ok {
             if rack_time > SimTime::ZERO {
                 // RFC 8985 §6.2: reordering window min_rtt / 4.
                 newly_lost += self.sb.detect_lost_retransmits(rack_time, min_rtt / 4);
@@ -1199,11 +1388,15 @@ impl TcpEndpoint {
         if self.ca_state != CaState::Open && self.snd_una >= self.recovery_point {
             if self.ca_state == CaState::Recovery {
                 self.cc.on_recovery_exit(now);
+                self.rack.on_recovery_exit();
             }
             self.ca_state = CaState::Open;
             self.inflation = 0;
             self.dupacks = 0;
             self.undo_tsval = None;
+            self.prr = None;
+            self.prr_cwnd = None;
+            self.dsack_undo = None;
         }
         // --- the controller
         let acked_bytes = newly_acked + newly_sacked;
@@ -1237,6 +1430,23 @@ impl TcpEndpoint {
                 mss: self.mss,
             };
             self.cc.on_ack(now, &a);
+            // PRR (RFC 6937, Linux `tcp_cwnd_reduction`) after the controller, as
+            // `tcp_cong_control` orders it.
+            if self.ca_state == CaState::Recovery {
+                if let Some(p) = self.prr.as_mut() {
+                    let c = p.on_ack(
+                        acked_bytes,
+                        self.sb.in_flight(),
+                        self.cc.ssthresh(),
+                        newly_acked_seq > 0,
+                        newly_lost > 0,
+                        mss,
+                    );
+                    if c.is_some() {
+                        self.prr_cwnd = c;
+                    }
+                }
+            }
         }
         if self.ecn_ok && seg.flags.ece() {
             self.ecn_echo(now, prior_in_flight);
@@ -1250,6 +1460,13 @@ impl TcpEndpoint {
             } else {
                 Some(now + self.rtt.rto())
             };
+        }
+        if self.sb.is_empty() {
+            self.rack_deadline = None;
+        }
+        // RFC 8985 §7.2: (re)arm the probe timer on every ACK of data.
+        if linux && (acked_bytes > 0 || self.sb.is_empty()) {
+            self.arm_tlp(now);
         }
         // --- our FIN acknowledged
         if let Some(fe) = self.fin_end {
@@ -1284,6 +1501,12 @@ impl TcpEndpoint {
     fn undo_spurious(&mut self, now: SimTime) {
         self.stats.spurious += 1;
         self.cc.on_spurious(now);
+        if self.ca_state == CaState::Recovery {
+            self.rack.on_recovery_exit();
+        }
+        self.prr = None;
+        self.prr_cwnd = None;
+        self.dsack_undo = None;
         if self.ca_state == CaState::Loss {
             self.sb.undo_loss_marks();
         }
@@ -1346,6 +1569,18 @@ impl TcpEndpoint {
     }
 
     fn enter_recovery(&mut self, now: SimTime, flight: u64) {
+        let prior_cwnd = self.cc.window();
+        if self.linux_recovery() {
+            // Linux `tcp_init_cwnd_reduction` / `tcp_init_undo`; BBR keeps its own window.
+            if self.cc.kind() != CcKind::Bbr {
+                self.prr = Some(Prr::start(prior_cwnd));
+            }
+            self.prr_cwnd = None;
+            self.dsack_undo = Some((self.snd_una, -1));
+            self.tlp_high_seq = None;
+            self.tlp_deadline = None;
+            self.tlp_pending = false;
+        }
         self.ca_state = CaState::Recovery;
         self.recovery_point = self.snd_nxt;
         self.recover = self.snd_nxt;
@@ -1364,5 +1599,110 @@ impl TcpEndpoint {
             mss: self.mss,
         };
         self.cc.on_congestion_event(now, &ev);
+    }
+
+    /// RACK loss detection (RFC 8985 §6.2 step 5, Linux `tcp_rack_detect_loss`) with the current
+    /// reordering window; arms the reordering timer (§6.3, plus Linux's `TCP_TIMEOUT_MIN`,
+    /// 2 ms) for segments not yet late enough. Returns the bytes newly marked lost.
+    fn rack_detect(&mut self, now: SimTime) -> u64 {
+        self.rack.advanced = false;
+        if self.rack.xmit_ts == SimTime::ZERO {
+            return 0;
+        }
+        let reo = self.rack.reo_wnd(
+            self.ca_state != CaState::Open,
+            self.sb.sacked_segs(),
+            self.cfg.dupthresh,
+            self.rtt.min_rtt(),
+            self.rtt.srtt().unwrap_or(SimDuration::ZERO),
+        );
+        let mut n = self.sb.detect_lost_retransmits(self.rack.xmit_ts, reo);
+        let (lost, wait) = self.sb.rack_detect_originals(
+            now,
+            self.rack.xmit_ts,
+            self.rack.end_seq,
+            self.rack.rtt,
+            reo,
+        );
+        n += lost;
+        self.rack_deadline = wait.map(|w| now + w + SimDuration::from_millis(2));
+        n
+    }
+
+    /// RACK's reordering timer expired (RFC 8985 §6.3, Linux `tcp_rack_reo_timeout`): detect
+    /// again; a loss found outside recovery starts it, with one PRR step.
+    fn on_rack_timeout(&mut self, now: SimTime) {
+        self.rack_deadline = None;
+        if !self.linux_recovery() || self.sb.is_empty() {
+            return;
+        }
+        let lost = self.rack_detect(now);
+        if lost > 0 && self.ca_state == CaState::Open {
+            let flight = self.sb.in_flight() + lost;
+            self.enter_recovery(now, flight);
+            let (pipe, ssthresh, mss) = (self.sb.in_flight(), self.cc.ssthresh(), self.mss as u64);
+            if let Some(p) = self.prr.as_mut() {
+                self.prr_cwnd = p.on_ack(mss, pipe, ssthresh, false, true, mss);
+            }
+        }
+    }
+
+    /// Arms the tail-loss probe (RFC 8985 §7.2, Linux `tcp_schedule_loss_probe`): in the Open
+    /// state with data outstanding and no probe already out, PTO = 2 SRTT, plus `min_rto` when a
+    /// single segment is outstanding (for a delayed ACK) and Linux's 2 ms otherwise, never later
+    /// than the RTO.
+    fn arm_tlp(&mut self, now: SimTime) {
+        self.tlp_deadline = None;
+        if self.ca_state != CaState::Open || self.sb.is_empty() || self.tlp_high_seq.is_some() {
+            return;
+        }
+        let Some(srtt) = self.rtt.srtt() else { return };
+        let extra = if self.sb.len() == 1 {
+            self.cfg.min_rto
+        } else {
+            SimDuration::from_millis(2)
+        };
+        let mut at = now + SimDuration(2 * srtt.0) + extra;
+        if let Some(r) = self.rto_deadline {
+            at = at.min(r);
+        }
+        self.tlp_deadline = Some(at);
+    }
+
+    /// The probe timer expired (RFC 8985 §7.3, Linux `tcp_send_loss_probe`): one probe goes out
+    /// on the next poll, and the RTO restarts from now.
+    fn on_tlp_timeout(&mut self, now: SimTime) {
+        self.tlp_deadline = None;
+        if self.ca_state != CaState::Open || self.sb.is_empty() || self.tlp_high_seq.is_some() {
+            return;
+        }
+        self.tlp_pending = true;
+        self.rto_deadline = Some(now + self.rtt.rto());
+    }
+
+    /// A DSACK block `[l, r)` (RFC 2883, Linux `tcp_check_dsack` / `tcp_dsack_seen`): counts it,
+    /// feeds RACK's window adaptation and the undo count. Returns true if it reports the TLP
+    /// probe as a duplicate (Linux `FLAG_DSACK_TLP`).
+    fn on_dsack(&mut self, (l, r): (u64, u64)) -> bool {
+        let segs = (r - l).div_ceil(self.mss as u64).max(1);
+        self.dsack_dups += segs;
+        // Linux skips a DSACK reporting more duplicates than were ever retransmitted.
+        if self.dsack_dups > self.stats.retransmitted_segments {
+            return false;
+        }
+        self.stats.dsacks_received += 1;
+        if !self.linux_recovery() {
+            return false;
+        }
+        let tlp = self.tlp_retrans && self.tlp_high_seq == Some(r);
+        if !tlp {
+            self.rack.on_dsack();
+        }
+        if let Some((marker, n)) = self.dsack_undo.as_mut() {
+            if *n > 0 && r > *marker {
+                *n = (*n - segs as i64).max(0);
+            }
+        }
+        tlp
     }
 }

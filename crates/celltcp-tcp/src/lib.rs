@@ -9,8 +9,10 @@
 //! - [`scoreboard`]: the retransmission queue and SACK scoreboard (RFC 6675 §4: IsLost, pipe).
 //! - [`receiver`]: reassembly, SACK blocks (RFC 2018), delayed ACKs (RFC 5681 §4.2), the
 //!   advertised window (RFC 9293 §3.8.6.2) and receive-buffer autotuning.
+//! - [`rack`], [`prr`]: RACK-TLP (RFC 8985) and PRR (RFC 6937) state as Linux keeps it.
 //! - [`endpoint`]: [`TcpEndpoint`], the connection state machine (RFC 9293), the sender, loss
-//!   recovery (RFC 6675 / RFC 6582), timers, delivery-rate samples and pacing.
+//!   recovery (Linux's RACK-TLP + PRR by default, RFC 6675 / RFC 6582 selectable), timers,
+//!   delivery-rate samples and pacing.
 //! - [`cc`]: the [`cc::Controller`] trait and one file per algorithm (NewReno, CUBIC, BBR).
 //!
 //! Driving an endpoint: after any input (`on_segment`, `on_timeout`, `write`, `read`, `close`)
@@ -19,10 +21,12 @@
 pub mod cc;
 pub mod config;
 pub mod endpoint;
+pub mod prr;
+pub mod rack;
 pub mod receiver;
 pub mod rtt;
 pub mod scoreboard;
 pub mod seq;
 
-pub use config::{BufSize, RtoEstimator, TcpConfig};
+pub use config::{BufSize, Recovery, RtoEstimator, TcpConfig};
 pub use endpoint::{CaState, Negotiated, TcpEndpoint, TcpSample, TcpState, TcpStats};

@@ -7,6 +7,10 @@
 //! - Delayed ACK (RFC 1122 §4.2.3.2, RFC 5681 §4.2): ACK at least every second full-sized
 //!   segment, otherwise within `delayed_ack_timeout`; ACK at once for out-of-order data, for data
 //!   filling a hole (RFC 5681 §4.2), for duplicates and for a FIN.
+//! - DSACK (RFC 2883 §4, Linux `tcp_dsack_set`, on by default as `tcp_dsack = 1`): a segment
+//!   carrying data already received (below RCV.NXT, or inside an out-of-order range) is reported
+//!   once, as the first SACK block of the next ACK, so that the sender can tell a spurious
+//!   retransmission (RFC 3708) and widen RACK's reordering window (RFC 8985 §6.2).
 //! - Window (RFC 9293 §3.8.6.2): the free receive buffer, never shrinking the right edge already
 //!   advertised (§3.8.6.2.1), and moving the right edge only by at least
 //!   `min(buffer / 2, MSS)` (receiver SWS avoidance, §3.8.6.2.2). Scaled by our shift (RFC 7323
@@ -74,6 +78,10 @@ pub struct Receiver {
     pub quickack: u32,
     pub ack_now: bool,
     pub delack_deadline: Option<SimTime>,
+    /// Report duplicates with DSACK (RFC 2883).
+    pub dsack_enabled: bool,
+    /// The duplicate range to report in the next ACK's first SACK block.
+    pub dsack: Option<(u64, u64)>,
     /// RFC 7323 §4.3 TS.Recent and Last.ACK.sent.
     pub ts_recent: u32,
     pub last_ack_sent: u64,
@@ -116,6 +124,8 @@ impl Receiver {
             quickack: 0,
             ack_now: false,
             delack_deadline: None,
+            dsack_enabled: false,
+            dsack: None,
             ts_recent: 0,
             last_ack_sent: 0,
             space: 0,
@@ -198,7 +208,12 @@ impl Receiver {
             // Nothing new: answer at once (RFC 5681 §4.2 / RFC 9293: ACK an unacceptable segment).
             out.duplicate = true;
             self.ack_now = true;
+            self.set_dsack(start, end.min(self.rcv_nxt));
             return out;
+        }
+        if start < self.rcv_nxt {
+            // Partly old: the old part is a duplicate (Linux `tcp_data_queue`).
+            self.set_dsack(start, self.rcv_nxt);
         }
         if start <= self.rcv_nxt {
             let before = self.rcv_nxt;
@@ -237,6 +252,12 @@ impl Receiver {
             self.rtt_measure_window(now);
         } else {
             out.out_of_order = true;
+            // Data already held out of order (Linux `tcp_data_queue_ofo`): DSACK the overlap.
+            if let Some(r) = self.ooo.iter().find(|r| r.start < end && start < r.end) {
+                let (l, h) = (start.max(r.start), end.min(r.end));
+                self.set_dsack(l, h);
+                out.duplicate = l == start && h == end;
+            }
             if end > start {
                 self.insert_ooo(start, end);
             }
@@ -278,8 +299,28 @@ impl Receiver {
         );
     }
 
-    /// Appends up to the option space's SACK blocks in RFC 2018 §4 order.
-    pub fn fill_sack(&self, opts: &mut TcpOptions) {
+    /// Remembers `[start, end)` as a duplicate to report (RFC 2883 §4: the first duplicate
+    /// since the last ACK is the one reported).
+    pub fn set_dsack(&mut self, start: u64, end: u64) {
+        if self.dsack_enabled && end > start && self.dsack.is_none() {
+            self.dsack = Some((start, end));
+        }
+    }
+
+    /// Whether the next ACK has SACK blocks to carry.
+    pub fn has_sack_info(&self) -> bool {
+        !self.ooo.is_empty() || self.dsack.is_some()
+    }
+
+    /// Appends up to the option space's SACK blocks: the pending DSACK first (RFC 2883 §4,
+    /// reported once), then the out-of-order ranges in RFC 2018 §4 order.
+    pub fn fill_sack(&mut self, opts: &mut TcpOptions) {
+        if let Some((l, r)) = self.dsack.take() {
+            opts.push_sack(SackBlock {
+                left: seq::wrap(self.irs, l),
+                right: seq::wrap(self.irs, r),
+            });
+        }
         let mut prev = u64::MAX;
         loop {
             // the most recently touched range not yet emitted (touched stamps are unique)
@@ -510,6 +551,47 @@ mod tests {
         r.on_ack_sent();
         let out = r.on_data(t(1), 1, MSS, false);
         assert!(out.duplicate && r.ack_now);
+    }
+
+    #[test]
+    fn receiver_dsack_reports_duplicate_first_and_once() {
+        // RFC 2883 §4 example 1 (duplicate below the cumulative ACK) and example 4 (a duplicate
+        // of out-of-order data: the DSACK block, then the SACK block containing it).
+        let mut r = established();
+        r.dsack_enabled = true;
+        r.on_data(t(0), 1, MSS, false);
+        r.on_data(t(0), 1 + MSS, MSS, false);
+        r.on_ack_sent();
+        r.on_data(t(1), 1, MSS, false);
+        let mut o = TcpOptions::default();
+        r.fill_sack(&mut o);
+        let irs = r.irs;
+        let wrap = |v: u64| seq::wrap(irs, v);
+        assert_eq!(
+            o.sack_blocks(),
+            &[SackBlock {
+                left: wrap(1),
+                right: wrap(1 + MSS)
+            }]
+        );
+        let mut o = TcpOptions::default();
+        r.fill_sack(&mut o);
+        assert!(o.sack_blocks().is_empty(), "a DSACK is reported once");
+        // Out-of-order duplicate.
+        r.on_data(t(2), 1 + 3 * MSS, MSS, false);
+        r.on_data(t(3), 1 + 3 * MSS, MSS, false);
+        let mut o = TcpOptions::default();
+        r.fill_sack(&mut o);
+        let blk = SackBlock {
+            left: wrap(1 + 3 * MSS),
+            right: wrap(1 + 4 * MSS),
+        };
+        assert_eq!(o.sack_blocks(), &[blk, blk]);
+        // Off (Linux tcp_dsack = 0, or SACK not negotiated): nothing.
+        let mut q = established();
+        q.on_data(t(0), 1, MSS, false);
+        q.on_data(t(1), 1, MSS, false);
+        assert!(!q.has_sack_info());
     }
 
     // ---------------------------------------------------------------- window

@@ -64,6 +64,8 @@ pub struct Scoreboard {
     segs: VecDeque<SentSeg>,
     outstanding: u64,
     sacked: u64,
+    /// SACKed segments (Linux `sacked_out`).
+    sacked_segs: u64,
     lost: u64,
     retrans: u64,
     highest_sacked: u64,
@@ -71,6 +73,9 @@ pub struct Scoreboard {
     lost_hint: u64,
     /// Lost segments awaiting retransmission start at or after this.
     rtx_hint: u64,
+    /// RACK: every segment ending at or below this is SACKed, lost or retransmitted (only
+    /// never-retransmitted segments above it can be lost by time).
+    rack_hint: u64,
     /// The previous ACK's SACK blocks, and the current ACK's being collected.
     sack_cache: [(u64, u64); 4],
     sack_cache_len: usize,
@@ -101,6 +106,10 @@ impl Scoreboard {
     pub fn sacked_bytes(&self) -> u64 {
         self.sacked
     }
+    /// SACKed segments (Linux `sacked_out`).
+    pub fn sacked_segs(&self) -> u64 {
+        self.sacked_segs
+    }
     pub fn lost_bytes(&self) -> u64 {
         self.lost
     }
@@ -128,6 +137,7 @@ impl Scoreboard {
         self.outstanding -= l;
         if s.sacked {
             self.sacked -= l;
+            self.sacked_segs -= 1;
         }
         if s.lost {
             self.lost -= l;
@@ -157,6 +167,7 @@ impl Scoreboard {
                 self.outstanding += rest.len();
                 if rest.sacked {
                     self.sacked += rest.len();
+                    self.sacked_segs += 1;
                 }
                 if rest.lost {
                     self.lost += rest.len();
@@ -173,6 +184,7 @@ impl Scoreboard {
         }
         self.lost_hint = self.lost_hint.max(ack);
         self.rtx_hint = self.rtx_hint.max(ack);
+        self.rack_hint = self.rack_hint.max(ack);
         self.highest_sacked = self.highest_sacked.max(ack);
     }
 
@@ -235,11 +247,19 @@ impl Scoreboard {
         let mut i = self.segs.partition_point(|s| s.end <= lo);
         while i < self.segs.len() && self.segs[i].start < hi {
             let s = self.segs[i];
-            if !s.sacked && s.start >= left && s.end <= right {
+            // A receiver's SACK blocks end before a FIN it holds out of order (the FIN is not
+            // data): a segment with payload counts as SACKed when its payload is covered.
+            let end = if s.fin && s.payload() > 0 {
+                s.end - 1
+            } else {
+                s.end
+            };
+            if !s.sacked && s.start >= left && end <= right {
                 let l = s.len();
                 let seg = &mut self.segs[i];
                 seg.sacked = true;
                 self.sacked += l;
+                self.sacked_segs += 1;
                 if seg.lost {
                     seg.lost = false;
                     self.lost -= l;
@@ -381,6 +401,60 @@ impl Scoreboard {
         let front = self.segs.front().map_or(self.lost_hint, |s| s.start);
         self.lost_hint = front;
         self.rtx_hint = front;
+        self.rack_hint = front;
+    }
+
+    /// RACK for segments never retransmitted (RFC 8985 §6.2 step 5, Linux
+    /// `tcp_rack_detect_loss`): walking them in send order (which is sequence order), each one
+    /// sent before (`xmit_ts`, `end_seq`) is lost once `rtt + reo_wnd - (now - sent) <= 0`.
+    /// Returns the bytes newly marked and, if a segment is not lost yet, the longest time still
+    /// to wait (the reordering timer). Retransmitted segments are left to
+    /// [`detect_lost_retransmits`](Self::detect_lost_retransmits).
+    pub fn rack_detect_originals(
+        &mut self,
+        now: SimTime,
+        xmit_ts: SimTime,
+        end_seq: u64,
+        rtt: SimDuration,
+        reo_wnd: SimDuration,
+    ) -> (u64, Option<SimDuration>) {
+        let mut i = self.segs.partition_point(|s| s.end <= self.rack_hint);
+        let mut settled = true;
+        let mut newly = 0;
+        let mut wait = None;
+        while i < self.segs.len() {
+            let s = self.segs[i];
+            if s.sacked || s.lost || s.retransmitted {
+                if settled {
+                    self.rack_hint = s.end;
+                }
+                i += 1;
+                continue;
+            }
+            // RFC 8985 RACK_sent_after(xmit_ts, end_seq, s.sent, s.end)
+            if !(xmit_ts > s.sent_time || (xmit_ts == s.sent_time && end_seq > s.end)) {
+                break;
+            }
+            let deadline = s.sent_time + rtt + reo_wnd;
+            if deadline <= now {
+                newly += self.mark_lost_at(i);
+                self.lost_hint = self.lost_hint.max(s.end);
+                if settled {
+                    self.rack_hint = s.end;
+                }
+            } else {
+                settled = false;
+                let rem = deadline.saturating_since(now);
+                wait = Some(wait.map_or(rem, |w: SimDuration| w.max(rem)));
+            }
+            i += 1;
+        }
+        (newly, wait)
+    }
+
+    /// The last segment not SACKed (the TLP retransmission, RFC 8985 §7.3).
+    pub fn last_unsacked(&self) -> Option<usize> {
+        (0..self.segs.len()).rev().find(|&i| !self.segs[i].sacked)
     }
 
     /// RFC 6675 §4 `NextSeg()` rule 1: the first lost, un-SACKed segment not yet retransmitted.
@@ -479,11 +553,12 @@ impl Scoreboard {
 
     #[cfg(test)]
     fn check(&self) {
-        let (mut o, mut sk, mut l, mut r) = (0, 0, 0, 0);
+        let (mut o, mut sk, mut l, mut r, mut n) = (0, 0, 0, 0, 0);
         for s in &self.segs {
             o += s.len();
             if s.sacked {
                 sk += s.len();
+                n += 1;
             }
             if s.lost {
                 l += s.len();
@@ -496,6 +571,7 @@ impl Scoreboard {
             (o, sk, l, r),
             (self.outstanding, self.sacked, self.lost, self.retrans)
         );
+        assert_eq!(n, self.sacked_segs);
     }
 }
 
@@ -520,6 +596,38 @@ mod tests {
 
     fn seg_start(k: u64) -> u64 {
         1 + k * MSS
+    }
+
+    #[test]
+    fn scoreboard_rack_marks_by_time_and_reports_the_wait() {
+        // RFC 8985 §6.2 step 5 / Linux tcp_rack_detect_loss: segment k sent at k ms; segment 5
+        // (sent at 5 ms) is SACKed at 55 ms, so RACK.rtt = 50 ms.
+        let ms = SimDuration::from_millis;
+        let at = |v: u64| SimTime::ZERO + ms(v);
+        let mut b = Scoreboard::default();
+        for k in 0..8 {
+            b.push(SentSeg {
+                start: seg_start(k),
+                end: seg_start(k + 1),
+                sent_time: at(k),
+                ..Default::default()
+            });
+        }
+        b.sack(seg_start(5), seg_start(6), |_| {});
+        b.end_sack_round();
+        let (xmit, end, rtt) = (at(5), seg_start(6), ms(50));
+        // reo_wnd 2 ms: segment k is lost when k + 50 + 2 <= now (55): k <= 3; segment 4 waits
+        // 1 ms; 6 and 7 were sent after RACK.xmit_ts and are not judged.
+        let (lost, wait) = b.rack_detect_originals(at(55), xmit, end, rtt, ms(2));
+        assert_eq!(lost, 4 * MSS);
+        assert_eq!(wait, Some(ms(1)));
+        assert!(b.get(3).lost && !b.get(4).lost && !b.get(6).lost);
+        // The reordering timer fires: segment 4 is lost now; nothing more to wait for.
+        let (lost, wait) = b.rack_detect_originals(at(56), xmit, end, rtt, ms(2));
+        assert_eq!((lost, wait), (MSS, None));
+        assert_eq!(b.next_lost(), Some(0));
+        assert_eq!(b.in_flight(), 2 * MSS);
+        b.check();
     }
 
     #[test]

@@ -140,7 +140,7 @@ impl TcpEndpoint {
         if self.ts_ok {
             options.timestamps = Some((Self::ts_now(now), self.rcv.ts_recent));
         }
-        if self.sack_ok && !self.rcv.ooo_is_empty() {
+        if self.sack_ok && self.rcv.has_sack_info() {
             self.rcv.fill_sack(&mut options);
         }
         let window = self.rcv.advertise(true);
@@ -228,8 +228,21 @@ impl TcpEndpoint {
         } else {
             None
         };
+        // TLP (RFC 8985 §7.3, Linux `tcp_send_loss_probe`): new data if the peer's window
+        // allows, else the last segment not SACKed; sent regardless of cwnd.
+        let mut tlp = None;
+        if self.tlp_pending && frto_new.is_none() {
+            self.tlp_pending = false;
+            tlp = match self.new_data() {
+                Some((len, fin)) if len > 0 || fin => Some(Pick::New(len, fin)),
+                _ => self.sb.last_unsacked().map(Pick::Rtx),
+            };
+        }
+        let is_tlp = tlp.is_some();
         // RFC 6675 §4 NextSeg: rule 1 (lost), rule 2 (new data), rules 3 and 4 in recovery.
-        let pick = if let Some((len, fin)) = frto_new {
+        let pick = if let Some(p) = tlp {
+            p
+        } else if let Some((len, fin)) = frto_new {
             Pick::New(len, fin)
         } else if let Some(i) = self.sb.next_lost() {
             Pick::Rtx(i)
@@ -258,7 +271,7 @@ impl TcpEndpoint {
             Pick::New(l, f) => l + f as u64,
         };
         // RFC 5681 §3.1 / RFC 6675 §5 step C: send while pipe + segment <= cwnd.
-        let forced = self.force_rtx && matches!(pick, Pick::Rtx(0));
+        let forced = is_tlp || (self.force_rtx && matches!(pick, Pick::Rtx(0)));
         if in_flight > 0 && in_flight + len > cwnd && !forced {
             self.cwnd_limited = true;
             return None;
@@ -266,6 +279,7 @@ impl TcpEndpoint {
         // Pacing: the next segment may leave at `pacing_next` (Linux `tcp_wstamp_ns`).
         if self.pacing_rate().is_some() && now < self.pacing_next {
             self.pacing_blocked = true;
+            self.tlp_pending |= is_tlp;
             return None;
         }
         // draft-cheng §3.2: a new flight starts the sampling interval afresh.
@@ -300,6 +314,10 @@ impl TcpEndpoint {
                 s.is_app_limited = al;
                 s.tx_in_flight = in_flight + s.len();
                 let s = *s;
+                if let Some((_, n)) = self.dsack_undo.as_mut() {
+                    // Linux `undo_retrans`: retransmissions a DSACK may yet show needless.
+                    *n = (*n).max(0) + 1;
+                }
                 self.stats.retransmitted_segments += 1;
                 self.stats.retransmitted_bytes += s.payload();
                 (s.start, s.payload(), s.fin)
@@ -329,6 +347,19 @@ impl TcpEndpoint {
         if payload > 0 {
             self.stats.data_segments_sent += 1;
             self.stats.bytes_sent += payload;
+        }
+        if self.ca_state == CaState::Recovery {
+            if let Some(p) = self.prr.as_mut() {
+                p.on_sent(len); // RFC 6937 prr_out
+            }
+        }
+        if is_tlp {
+            self.stats.tlp_probes += 1;
+            self.tlp_high_seq = Some(self.snd_nxt);
+            self.tlp_retrans = !is_new;
+        } else if is_new && self.linux_recovery() {
+            // RFC 8985 §7.2: a new transmission re-arms the probe timer.
+            self.arm_tlp(now);
         }
         self.cc.on_sent(now, payload, self.sb.in_flight());
         // RFC 6298 §5.1

@@ -9,7 +9,7 @@ use crate::scoreboard::SentSeg;
 #[derive(Default)]
 pub(super) struct RsBuild {
     pub(super) set: bool,
-    prior_delivered: u64,
+    pub(super) prior_delivered: u64,
     prior_time: SimTime,
     is_app_limited: bool,
     send_elapsed: SimDuration,
