@@ -10,12 +10,14 @@
 //! - [`trace_link`]: trace-driven links in the Mahimahi format.
 //! - [`pcap`]: libpcap files with real IPv4/TCP/UDP headers.
 //! - [`routing`]: static shortest-path routing over a small graph of hosts and routers.
+//! - [`policy`]: a node's own longest-prefix tables and source-address rules (Linux `ip rule`).
 
 pub mod frag;
 pub mod link;
 pub mod loss;
 pub mod packet;
 pub mod pcap;
+pub mod policy;
 pub mod queue;
 pub mod routing;
 pub mod trace_link;
