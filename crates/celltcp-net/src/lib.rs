@@ -11,6 +11,7 @@
 //! - [`pcap`]: libpcap files with real IPv4/TCP/UDP headers.
 //! - [`raw`]: real IPv4 packets (emulation): parsing, a bounded byte store, the wire bytes.
 //! - [`routing`]: static shortest-path routing over a small graph of hosts and routers.
+//! - [`policy`]: a node's own longest-prefix tables and source-address rules (Linux `ip rule`).
 
 // A `Packet` is plain `Copy` data of about 150 bytes since TCP options carry an MPTCP option
 // (`packet::MptcpOption`); queues hand a dropped packet back by value on purpose.
@@ -21,6 +22,7 @@ pub mod link;
 pub mod loss;
 pub mod packet;
 pub mod pcap;
+pub mod policy;
 pub mod queue;
 pub mod raw;
 pub mod routing;

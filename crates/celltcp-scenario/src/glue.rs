@@ -141,16 +141,45 @@ impl World {
     }
 
     /// Socket `s` changed (`ev`): its app looks at it, then the socket is flushed.
+    ///
+    /// Fast path: when nothing is pending, the app is called and, if it touched at most this
+    /// socket and sent nothing else, the socket is flushed directly: the same work in the same
+    /// order as [`World::after_app`] (its timer, then this socket's flush), without the lists.
     #[inline]
     pub(crate) fn service_sock(&mut self, now: SimTime, s: u32, ev: SocketEvent) {
         let k = &mut self.stack.socks[s as usize];
         let a = k.app;
-        // flushed after the app even if the app does not touch it (ACKs to send)
-        if !k.touched {
-            k.touched = true;
-            self.stack.pending.touched.push(s);
+        let p = &self.stack.pending;
+        if k.touched || !p.touched.is_empty() || !p.tx.is_empty() || !p.created.is_empty() {
+            // flushed after the app even if the app does not touch it (ACKs to send)
+            if !k.touched {
+                k.touched = true;
+                self.stack.pending.touched.push(s);
+            }
+            self.app_call(now, a, |app, api| app.on_socket(now, SockId(s), ev, api));
+            return;
         }
-        self.app_call(now, a, |app, api| app.on_socket(now, SockId(s), ev, api));
+        let slot = &mut self.apps[a as usize];
+        let (node, flow) = (slot.node, slot.flow);
+        let mut api = NodeApi { stack: &mut self.stack, node, addr: self.nodes[node as usize].addr, app: a, flow };
+        slot.app.on_socket(now, SockId(s), ev, &mut api);
+        let p = &mut self.stack.pending;
+        let only_s = p.touched.is_empty() || (p.touched.len() == 1 && p.touched[0] == s);
+        if only_s && p.tx.is_empty() && p.created.is_empty() {
+            p.touched.clear();
+            self.stack.socks[s as usize].touched = false;
+            self.arm_app(now, a);
+            self.flush_sock(now, s);
+        } else {
+            // as the general path would have it: `s` first in the touched list
+            let touched = &mut self.stack.pending.touched;
+            if let Some(i) = touched.iter().position(|&x| x == s) {
+                touched.remove(i);
+            }
+            touched.insert(0, s);
+            self.stack.socks[s as usize].touched = true;
+            self.after_app(now, a);
+        }
     }
 
     /// Sends what TCP socket `s` may send, gives its app a `Writable` when that freed send
