@@ -63,7 +63,7 @@ cmd = "iperf3 -s -1"
 background = true
 [[exec]]
 node = "client"
-cmd = "ping -c 6 -i 0.2 -n {addr:server} > ping.txt 2>&1; cat ping.txt; iperf3 -c {addr:server} -t 5 -O 1 -J"
+cmd = "ping -c 6 -i 0.2 -n {addr:server}; iperf3 -c {addr:server} -t 5 -O 1 -J"
 start = "0.3s"
 """
 
