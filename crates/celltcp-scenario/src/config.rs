@@ -688,6 +688,12 @@ pub fn parse(text: &str) -> Result<Config, ScenarioError> {
         if msg.contains("recursion limit") {
             msg = "arrays or tables nested too deeply: expected at most 80 levels (the TOML parser's limit)".into();
         }
+        if msg.len() > 600 {
+            // a megabyte key or value is not echoed in full
+            let cut: String = msg.chars().take(300).collect();
+            msg = format!("{cut}… ({} characters in all)", msg.chars().count());
+        }
+        let key = if key.len() > 200 { format!("{}…", key.chars().take(60).collect::<String>()) } else { key };
         ScenarioError::new(key, msg).at_line(line)
     })
 }

@@ -887,6 +887,11 @@ pub fn plan_lte(text: &str, cfg: &LteCfg, seed: u64) -> Result<LtePlan, Scenario
             return Err(fe("cell", "a cell failure needs another cell for its UEs to move to".into()));
         }
         failures.push((f.at.0, c));
+        let failed: std::collections::HashSet<usize> = failures.iter().map(|x| x.1).collect();
+        if failed.len() == enbs.len() {
+            // with no surviving cell the UEs would have nowhere to go (and were served on)
+            return Err(fe("cell", format!("every cell would fail; at least one of {:?} must survive for the UEs to re-establish in", enbs.iter().map(|x| x.name.as_str()).collect::<Vec<_>>())));
+        }
     }
     let mut x2 = Vec::new();
     for (i, l) in cfg.x2.iter().enumerate() {

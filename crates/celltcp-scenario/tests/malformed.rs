@@ -94,6 +94,8 @@ const REFUSED: &[(&str, &[&str], &str)] = &[
     (WIRED, &["link.0.queue=\"100000000000000p\""], "queue"),
     // --set keys that are not keys
     (WIRED, &["nonsense"], "--set"),
+    // every cell failing (the failed cell went on serving its UE)
+    (LTE, &["lte.handover.cell_failure=[{cell=\"source\", at=\"1s\"}, {cell=\"target\", at=\"1.5s\"}]"], "every cell would fail"),
     // sizes that cannot work
     (LTE, &["lte.pdcp.buffer=\"0B\""], "buffer"),
     // inputs that never finish
@@ -135,6 +137,10 @@ fn nesting_and_sizes_that_would_crash_are_refused() {
     let e = validate(&text, &[], None).unwrap_err().to_string();
     eprintln!("{e}");
     assert!(e.len() < 400, "{e}");
+    // a megabyte key is not echoed in full
+    let text = format!("{WIRED}\n{} = 1\n", "k".repeat(1 << 20));
+    let e = validate(&text, &[], None).unwrap_err().to_string();
+    assert!(e.len() < 1000 && e.contains("unknown field"), "{}", &e[..e.len().min(2000)]);
     // a billion UEs (aborted in allocation)
     let many = LTE.replace("position = [100.0, 0.0]\n", "count = 1000000000\nplacement = { type = \"disc\", radius = \"100m\" }\n");
     let e = validate(&many, &[], None);
