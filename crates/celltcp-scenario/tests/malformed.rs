@@ -96,6 +96,9 @@ const REFUSED: &[(&str, &[&str], &str)] = &[
     (WIRED, &["nonsense"], "--set"),
     // every cell failing (the failed cell went on serving its UE)
     (LTE, &["lte.handover.cell_failure=[{cell=\"source\", at=\"1s\"}, {cell=\"target\", at=\"1.5s\"}]"], "every cell would fail"),
+    // keys that do not apply (the examples docs/scenario.md gives)
+    (WIRED, &["flow.0.count=5"], "does not apply"),
+    (WIRED, &["flow.0.app=\"udp\"", "flow.0.rate=\"1Mbps\"", "flow.0.mss=1000"], "does not apply"),
     // sizes that cannot work
     (LTE, &["lte.pdcp.buffer=\"0B\""], "buffer"),
     // inputs that never finish
