@@ -706,6 +706,11 @@ pub fn plan_lte(text: &str, cfg: &LteCfg, seed: u64) -> Result<LtePlan, Scenario
         if u.count == 0 || u.count > 1_000_000 {
             return Err(ue_e("count", format!("expected 1..=1000000 UEs, got {}", u.count)));
         }
+        // the whole RAN too: a validation of 1,000,000 UEs takes about 1.3 GB, so many groups of a
+        // million would abort in allocation instead of being refused
+        if ues.len() as u64 + u64::from(u.count) > 1_000_000 {
+            return Err(ue_e("count", format!("expected at most 1000000 UEs in all [[lte.ue]] groups together, got {} with this group's {}", ues.len() as u64 + u64::from(u.count), u.count)));
+        }
         let enb = match &u.enb {
             Some(n) => enbs.iter().position(|x| &x.name == n).ok_or_else(|| {
                 ue_e("enb", format!("no eNB named {n:?}; eNBs are {:?}", enbs.iter().map(|x| x.name.as_str()).collect::<Vec<_>>()))

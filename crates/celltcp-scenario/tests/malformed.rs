@@ -150,6 +150,11 @@ fn nesting_and_sizes_that_would_crash_are_refused() {
     let e = e.unwrap_err().to_string();
     eprintln!("{e}");
     assert!(e.contains("count"), "{e}");
+    // two groups of 600,000 UEs: 1.2 million in all
+    let two = many.replace("count = 1000000000", "count = 600000");
+    let two = format!("{two}\n[[lte.ue]]\nname = \"v\"\ncount = 600000\nplacement = {{ type = \"disc\", radius = \"100m\" }}\n");
+    let e = validate(&two, &[], None).unwrap_err().to_string();
+    assert!(e.contains("in all") && e.contains("lte.ue[1].count"), "{e}");
 }
 
 #[test]
