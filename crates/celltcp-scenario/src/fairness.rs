@@ -94,6 +94,7 @@ mod tests {
         assert_eq!(jain(&[5.0, 5.0, 5.0]), Some(1.0));
         assert_eq!(jain(&[7.0, 0.0, 0.0, 0.0]), Some(0.25));
         assert!((jain(&[1.0, 2.0, 3.0]).unwrap() - 36.0 / 42.0).abs() < 1e-12);
+        assert!((jain(&[1.0, 2.0]).unwrap() - 0.9).abs() < 1e-12);
         // Jain 1984 §3: scale independent
         assert_eq!(jain(&[1.0, 3.0]), jain(&[1000.0, 3000.0]));
         assert_eq!(jain(&[]), None);

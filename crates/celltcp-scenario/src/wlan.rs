@@ -271,34 +271,10 @@ fn wifi_summary(w: &WifiMedium, secs: f64) -> Option<Value> {
                 "channel_busy_fraction": r3(bs.busy_fraction(elapsed)),
                 "txops": bs.txops,
                 "collisions": bs.collisions,
-                "jain_index": r3(jain(&goodputs)),
+                "jain_index": r3(crate::fairness::jain(&goodputs).unwrap_or(1.0)),
                 "stations": stations,
             })
         })
         .collect();
     Some(Value::Array(bsss))
-}
-
-/// Jain's fairness index (Σx)² / (n·Σx²); 1 when all are equal (and for no data at all).
-pub(crate) fn jain(x: &[f64]) -> f64 {
-    let s: f64 = x.iter().sum();
-    let s2: f64 = x.iter().map(|v| v * v).sum();
-    if s2 == 0.0 {
-        1.0
-    } else {
-        s * s / (x.len() as f64 * s2)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::jain;
-
-    #[test]
-    fn jain_index_of_known_allocations() {
-        // Jain, Chiu & Hawe (1984): equal shares give 1, one of n alone gives 1/n
-        assert_eq!(jain(&[3.0, 3.0, 3.0]), 1.0);
-        assert!((jain(&[1.0, 0.0, 0.0, 0.0]) - 0.25).abs() < 1e-12);
-        assert!((jain(&[1.0, 2.0]) - 0.9).abs() < 1e-12);
-    }
 }
