@@ -131,7 +131,7 @@ def test_run_dir_is_complete_and_reloads(tmp_path: Path) -> None:
         assert key in m, key
     assert m["celltcp_version"] == celltcp.__version__
     assert m["config"] == res.config and m["seed"] == 7
-    # CPU time of the core's thread: positive, and the per-CPU-second rate follows from it
+    # CPU time of the core: positive, and the per-CPU-second rate follows from it
     assert m["cpu_time_s"] > 0
     assert m["sim_s_per_cpu_s"] == pytest.approx(m["sim_time_s"] / m["cpu_time_s"])
     assert json.loads((out / "summary.json").read_text()) == res.summary
@@ -314,3 +314,13 @@ def test_run_releases_the_gil() -> None:
     # A thread sleeping 5 ms at a time keeps ticking while the core runs: it would barely move
     # if the run held the GIL.
     assert ticks > 0.3 * wall / 0.005, (ticks, wall)
+
+
+def test_cpu_time_is_the_cores_not_the_waiting_threads(tmp_path: Path) -> None:
+    # The core runs on a thread of its own while the caller waits; the manifest's CPU time must
+    # be the core's work (it was the waiting thread's: a few ms for a run of a second).
+    out = tmp_path / "run"
+    celltcp.run(SMALL_TOML, out=out, set=["duration=60s", "link.1.rate=100Mbps"])
+    m = json.loads((out / "manifest.json").read_text())
+    assert m["wall_time_s"] > 0.2, "make the run longer"
+    assert m["cpu_time_s"] >= 0.05 * m["wall_time_s"], (m["cpu_time_s"], m["wall_time_s"])
