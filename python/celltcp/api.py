@@ -348,6 +348,12 @@ def _is_replaceable_run_dir(p: Path) -> bool:
 
 
 def _check_out(out: Path, overwrite: bool) -> None:
+    # the first ancestor that exists must be a directory (`-o file/x` said "[Errno 17] File exists")
+    for parent in out.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise NotADirectoryError(f"cannot create {out}: {parent} is a file, not a directory")
+            break
     if out.exists() or out.is_symlink():
         if not overwrite:
             raise FileExistsError(f"{out} already exists (pass --overwrite, or overwrite=True, to replace it)")

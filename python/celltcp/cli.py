@@ -87,8 +87,16 @@ def _one_line(s: str, limit: int = 200) -> str:
     return s if len(s) <= limit else s[: limit - 1] + "…"
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with its usage errors on one line, like every other refusal: the message, then
+    where to read the usage (argparse prints the whole usage block first)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {_one_line(message)} (see '{self.prog} --help')\n")
+
+
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = _Parser(
         prog=PROG,
         description="celltcp: a fast, validated simulator of TCP over cellular networks.",
         formatter_class=argparse.RawDescriptionHelpFormatter,

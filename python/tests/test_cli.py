@@ -105,6 +105,7 @@ def test_unwritable_output_exits_2(small_toml: Path, tmp_path: Path) -> None:
     assert r.returncode == 2, r.stderr
     assert r.stderr.startswith("celltcp: error: ") and "Traceback" not in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1
+    assert "file is a file, not a directory" in r.stderr, r.stderr
     assert (tmp_path / "file").read_text() == "x"
 
 

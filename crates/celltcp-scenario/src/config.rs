@@ -681,10 +681,15 @@ pub fn parse(text: &str) -> Result<Config, ScenarioError> {
     let de = toml::Deserializer::new(text);
     serde_path_to_error::deserialize::<_, Config>(de).map_err(|e| {
         let path = e.path().to_string();
+        let segments = e.path().clone();
         let inner = e.into_inner();
         let line = inner.span().map(|s| line_of_offset(text, s.start));
-        let key = if path == "." { String::new() } else { path };
+        let mut key = if path == "." { String::new() } else { path };
         let mut msg = inner.message().to_string();
+        if let Some(inner_key) = key_inside_inline_table(text, &segments, &msg) {
+            key.push('.');
+            key.push_str(&inner_key);
+        }
         if msg.contains("recursion limit") {
             msg = "arrays or tables nested too deeply: expected at most 80 levels (the TOML parser's limit)".into();
         }
@@ -696,6 +701,89 @@ pub fn parse(text: &str) -> Result<Config, ScenarioError> {
         let key = if key.len() > 200 { format!("{}…", key.chars().take(60).collect::<String>()) } else { key };
         ScenarioError::new(key, msg).at_line(line)
     })
+}
+
+/// The keys that select the variant of an internally tagged table (`placement = { type = … }`,
+/// `mobility = { model = … }`, `speed = { dist = … }`, `shape`, `mode`, `kind`, `name`).
+const TAG_KEYS: [&str; 7] = ["type", "model", "dist", "shape", "mode", "kind", "name"];
+
+/// serde reports an error inside an internally tagged table (`mobility = { model =
+/// "constant_velocity", heading_deg = "north" }`) at the table's key, `lte.ue[0].mobility`: it
+/// buffers the table before it knows the variant, and the inner key's path is lost. This finds
+/// the inner key (`heading_deg`), so the message names the key itself:
+/// - `unknown field `x``: the key `x`, and `unknown variant `v``: the key whose string value
+///   is `v`, at any depth inside the table;
+/// - otherwise by elimination: serde reads the fields in order and fails on the bad one before it
+///   checks for missing fields, so removing an innocent key leaves the same error and removing
+///   the bad one changes it (the tag key changes it too, and is set aside); recursing into inner
+///   tables.
+///
+/// `None` when the error is not at an inline table or the key cannot be told for certain.
+fn key_inside_inline_table(text: &str, path: &serde_path_to_error::Path, msg: &str) -> Option<String> {
+    use serde_path_to_error::Segment;
+    let root: toml::Value = toml::from_str(text).ok()?;
+    let mut at: Vec<Result<usize, String>> = Vec::new();
+    for seg in path.iter() {
+        match seg {
+            Segment::Seq { index } => at.push(Ok(*index)),
+            Segment::Map { key } => at.push(Err(key.clone())),
+            _ => return None,
+        }
+    }
+    fn get<'a>(v: &'a toml::Value, at: &[Result<usize, String>]) -> Option<&'a toml::Value> {
+        at.iter().try_fold(v, |v, s| match s {
+            Ok(i) => v.as_array()?.get(*i),
+            Err(k) => v.as_table()?.get(k),
+        })
+    }
+    fn get_mut<'a>(v: &'a mut toml::Value, at: &[Result<usize, String>]) -> Option<&'a mut toml::Value> {
+        at.iter().try_fold(v, |v, s| match s {
+            Ok(i) => v.as_array_mut()?.get_mut(*i),
+            Err(k) => v.as_table_mut()?.get_mut(k),
+        })
+    }
+    fn find_str(t: &toml::Table, want: &str) -> Option<String> {
+        t.iter().find_map(|(k, v)| match v {
+            toml::Value::String(s) if s == want => Some(k.clone()),
+            toml::Value::Table(inner) => find_str(inner, want).map(|p| format!("{k}.{p}")),
+            _ => None,
+        })
+    }
+    fn find_key(t: &toml::Table, want: &str) -> Option<String> {
+        if t.contains_key(want) {
+            return Some(want.to_string());
+        }
+        t.iter().find_map(|(k, v)| find_key(v.as_table()?, want).map(|p| format!("{k}.{p}")))
+    }
+    let table = get(&root, &at)?.as_table()?;
+    if let Some(rest) = msg.strip_prefix("unknown field `") {
+        return find_key(table, rest.split('`').next()?);
+    }
+    if let Some(rest) = msg.strip_prefix("unknown variant `") {
+        return find_str(table, rest.split('`').next()?);
+    }
+    let error_of = |v: toml::Value| Config::deserialize(v).err().map(|e| e.to_string());
+    let base = error_of(root.clone())?;
+    let mut found = Vec::new();
+    loop {
+        let table = get(&root, &at)?.as_table()?;
+        let mut culprits = table.keys().filter(|k| {
+            let mut v = root.clone();
+            get_mut(&mut v, &at).and_then(|t| t.as_table_mut()).map(|t| t.remove(*k));
+            error_of(v).as_deref() != Some(base.as_str())
+        });
+        let mut candidates: Vec<&String> = culprits.by_ref().collect();
+        if candidates.len() > 1 {
+            candidates.retain(|k| !TAG_KEYS.contains(&k.as_str()));
+        }
+        let [k] = candidates[..] else { break };
+        found.push(k.clone());
+        at.push(Err(k.clone()));
+        if !get(&root, &at)?.is_table() {
+            break;
+        }
+    }
+    (!found.is_empty()).then(|| found.join("."))
 }
 
 #[cfg(test)]
@@ -775,14 +863,15 @@ window = "64KB"
         let c = parse(&BASE.replace("cc = \"newreno\"", "cc = { name = \"bbr\", probe_rtt_duration = \"100ms\" }")).unwrap();
         assert!(matches!(c.flows[0].cc, Some(CcConfig::Bbr(b)) if b.probe_rtt_duration == celltcp_engine::SimDuration::from_millis(100)));
         // errors name the key path, the parameter, its value and the line
-        for (table, needles) in [
-            ("{ name = \"cubic\", betta = 0.5 }", &["betta", "0.5", "fast_convergence"][..]),
-            ("{ name = \"cubic\", beta = 1.5 }", &["cubic.beta = 1.5", "(0, 1)"][..]),
-            ("{ name = \"cubic\", hystart = \"no\" }", &["cubic.hystart = \"no\"", "bool"][..]),
-            ("{ beta = 0.5 }", &["needs `name`"][..]),
+        // (the key is the parameter's own when one parameter is at fault)
+        for (table, key, needles) in [
+            ("{ name = \"cubic\", betta = 0.5 }", "flow[0].cc.betta", &["betta", "0.5", "fast_convergence"][..]),
+            ("{ name = \"cubic\", beta = 1.5 }", "flow[0].cc.beta", &["cubic.beta = 1.5", "(0, 1)"][..]),
+            ("{ name = \"cubic\", hystart = \"no\" }", "flow[0].cc.hystart", &["cubic.hystart = \"no\"", "bool"][..]),
+            ("{ beta = 0.5 }", "flow[0].cc", &["needs `name`"][..]),
         ] {
             let e = parse(&BASE.replace("cc = \"newreno\"", &format!("cc = {table}"))).unwrap_err();
-            assert_eq!(e.key, "flow[0].cc", "{e}");
+            assert_eq!(e.key, key, "{e}");
             assert_eq!(e.line, Some(17), "{e}");
             for n in needles {
                 assert!(e.message.contains(n), "{n}: {e}");

@@ -12,8 +12,16 @@ pub struct ScenarioError {
 }
 
 impl ScenarioError {
+    /// An error for `key`. The message is made one line (a parser's multi-line message, e.g.
+    /// toml's "invalid table header\nduplicate key", becomes "…; …"): callers print it as one.
     pub fn new(key: impl Into<String>, message: impl Into<String>) -> Self {
-        ScenarioError { key: key.into(), line: None, message: message.into() }
+        let message: String = message.into();
+        let message = if message.contains(['\n', '\r']) {
+            message.split(['\n', '\r']).map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join("; ")
+        } else {
+            message
+        };
+        ScenarioError { key: key.into(), line: None, message }
     }
     pub fn at_line(mut self, line: Option<usize>) -> Self {
         if self.line.is_none() {
@@ -35,6 +43,18 @@ impl fmt::Display for ScenarioError {
 }
 
 impl std::error::Error for ScenarioError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_multi_line_message_becomes_one_line() {
+        let e = ScenarioError::new("", "invalid table header\nduplicate key `rlc` in table `lte`\n");
+        assert_eq!(e.message, "invalid table header; duplicate key `rlc` in table `lte`");
+        assert_eq!(e.to_string().lines().count(), 1);
+    }
+}
 
 /// `s` as a message quotes it: its first 60 characters, then `…` and the length when longer
 /// (a megabyte key must not become a megabyte message).

@@ -540,6 +540,12 @@ pub fn plan(text: &str, cfg: &Config, base_dir: Option<&std::path::Path>) -> Res
         if routes.path(src, dst).is_none() || routes.path(dst, src).is_none() {
             return Err(e("to", format!("no route between {:?} and {:?}: the links do not connect them", f.from, f.to)));
         }
+        if let Some(n) = &f.name {
+            // a flow's name becomes part of file names (figures, per-flow outputs) and labels
+            if n.is_empty() || n.contains(['/', '\\']) || n.chars().any(char::is_control) {
+                return Err(e("name", format!("expected a non-empty name without '/', '\\' or control characters, got {}", crate::error::quote_short(n))));
+            }
+        }
         let mut name = f.name.clone().unwrap_or_else(|| format!("flow{i}"));
         if let Some(host) = suffix {
             name = format!("{name}-{host}");

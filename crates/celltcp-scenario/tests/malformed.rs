@@ -84,7 +84,17 @@ const REFUSED: &[(&str, &[&str], &str)] = &[
     (WIRED, &["link.0.queue={type=\"codel\", target=\"5 parsecs\"}"], "queue.target"),
     (WIRED, &["link.0.loss={model=\"gilbert-elliott\", p_good_to_bad=\"x\"}"], "loss.p_good_to_bad"),
     (LTE, &["lte.ue.0.position=\"x\""], "position"),
-    (LTE, &["lte.ue.0.mobility={model=\"constant_velocity\", start=[1.0,2.0,3.0], heading_deg=0.0, speed={dist=\"constant\", kmh=10.0}}"], "mobility"),
+    // inside a tagged inline table the message names the inner key, not the table
+    (LTE, &["lte.ue.0.mobility={model=\"constant_velocity\", start=[1.0,2.0,3.0], heading_deg=0.0, speed={dist=\"constant\", kmh=10.0}}"], "mobility.start"),
+    (LTE, &["lte.ue.0.mobility={model=\"constant_velocity\", start=[1.0,2.0], heading_deg=\"north\", speed={dist=\"constant\", kmh=10.0}}"], "mobility.heading_deg"),
+    (LTE, &["lte.ue.0.mobility={model=\"constant_velocity\", start=[1.0,2.0], heading_deg=0.0, speed={dist=\"cauchy\", kmh=10.0}}"], "mobility.speed.dist"),
+    (LTE, &["lte.ue.0.mobility={model=\"constant_velocity\", start=[1.0,2.0], heading_deg=0.0, speed={dist=\"constant\", kmh=\"fast\"}}"], "mobility.speed.kmh"),
+    (LTE, &["lte.ue.0.mobility={model=\"teleport\", start=[1.0,2.0]}"], "mobility.model"),
+    (LTE, &["lte.ue.0.mobility={model=\"constant_velocity\", start=[1.0,2.0], heading_deg=0.0, speed={dist=\"constant\", kmh=10.0, bar=2}}"], "mobility.speed.bar"),
+    // flow names become parts of file names
+    (WIRED, &["flow.0.name=\"\""], "flow[0].name"),
+    (WIRED, &["flow.0.name=\"../x\""], "flow[0].name"),
+    (WIRED, &["flow.0.name=\"a\\u0007b\""], "flow[0].name"),
     // quantities the clock or a run cannot hold
     (WIRED, &["duration=\"20000000s\""], "at most 10000000s"),
     (WIRED, &["link.0.delay=\"1e30s\""], "delay"),
