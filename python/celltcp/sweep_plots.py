@@ -111,6 +111,7 @@ PARAMS: dict[str, str] = {
     "count": "UEs",
     "seed": "seed",
     "config": "RLC mode, packet size",
+    "setting": "network, packet size",
     "size": "packet size (bytes)",
     "rlc": "RLC mode",
 }

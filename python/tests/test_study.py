@@ -18,6 +18,7 @@ import pytest
 import celltcp.sweep
 from celltcp.cli import main
 from celltcp.studies import cc_variants_lte as ccv
+from celltcp.studies import cc_variants_wifi as ccw
 from celltcp.studies import handover as ho
 from celltcp.studies import registry
 from test_report import CHROMIUM, check_figures_render
@@ -174,6 +175,93 @@ def test_cc_variants_lte_bulk_scenario_differs_only_in_the_rate() -> None:
     bulk_grid = {k.split(".", 2)[-1]: v for k, v in
                  tomllib.loads((folder / "bulk" / "sweep.toml").read_text())["grid"].items()}
     assert grid == bulk_grid and "dctcp" not in grid["cc"] and {"lp", "westwoodplain"} <= set(grid["cc"])
+
+
+def test_cc_variants_wifi_quick_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "ccw"
+    rc, text = _study("cc-variants-wifi", out, capsys)
+    assert rc == 0, text
+    # 22 runs over 802.11ac at 1 Mbit/s, 10 over LTE, 8 bulk
+    assert "runs done 40, skipped 0, failed 0" in text
+    html = (out / "report.html").read_text()
+    verdicts = _agreement(html)
+    assert list(verdicts) == [f.key for f in ccw.FINDINGS]
+    # the quick grid has every variant the findings name, over both networks: all evaluated
+    assert "not evaluated" not in verdicts.values(), verdicts
+    df = ccw.prepare(pd.concat([pd.read_parquet(out / p / "results.parquet").assign(part=p or "main")
+                                for p in ("", ccw.LTE_PART, ccw.BULK)], ignore_index=True))
+    assert set(df["net"]) == {ccw.WIFI, ccw.LTE}
+    assert sorted(set(df[df["net"] == ccw.WIFI]["flow"])) == sorted(
+        [f"rate-sta{i}" for i in range(1, 15)] + [f"bulk-sta{i}" for i in range(1, 15)])
+    names = {p.stem for p in (out / "figures").glob("*.png")}
+    assert {"goodput_rate", "owd_rate", "loss_rate", "goodput_bulk"} <= names
+    # saturating flows share the BSS: more than 1 Mbit/s each, far less than the BSS alone
+    bulk = ccw.per_run(df, ccw.BULK)
+    assert 2e6 < bulk["goodput_bps"].mean() < 45e6 / 14 * 1.2
+
+
+def _synthetic(goodput: dict[tuple[str, str, int], float], delay: float = 20.0) -> pd.DataFrame:
+    """A results table as the study's three sweeps write it: one row per run and station."""
+    rows = []
+    for (net, cc, size), g in goodput.items():
+        part = ccw.LTE_PART if net == ccw.LTE else None
+        for st in range(1, 3):
+            rows.append({"run_id": f"{net}{cc}{size}", "seed": 1, "flow": f"rate-sta{st}",
+                         "part": part, "flow.rate.cc": cc, "flow.rate.mss": size,
+                         "goodput_bps": g, "owd_mean_ms": delay + size / 1000,
+                         "jitter_ms": 1.0, "loss_ratio": 0.001 * size / 1000})
+    return pd.DataFrame(rows)
+
+
+def test_cc_variants_wifi_checks_decide_from_the_numbers() -> None:
+    ccs = ["bic", "newreno", "scalable", "hybla", "htcp", "highspeed", "vegas", "veno",
+           "westwood", "illinois", "yeah"]
+    # the paper's world: 3000 B better over Wi-Fi, the named winners ahead, LTE ahead of Wi-Fi
+    rank = {"bic": 0.9, "newreno": 0.9, "scalable": 0.9, "hybla": 0.6, "htcp": 0.6,
+            "highspeed": 0.6, "veno": 0.9, "vegas": 0.7, "westwood": 0.7, "yeah": 0.9,
+            "illinois": 0.8}
+    paper = {(ccw.WIFI, c, s): rank[c] * 1e6 * (1.0 if s == 1000 else 1.1) for c in ccs for s in (1000, 3000)}
+    paper |= {(ccw.LTE, c, s): 1e6 for c in ccs for s in (1000, 3000)}
+    df = _synthetic(paper)
+    for f in ccw.FINDINGS:
+        assert f.check(df).agrees is True, (f.key, f.check(df))
+    # every control at its 1 Mbit/s on both networks (what celltcp measures): none agrees
+    flat = _synthetic({(n, c, s): 1e6 for n in (ccw.WIFI, ccw.LTE) for c in ccs for s in (1000, 3000)})
+    results = {f.key: f.check(flat).agrees for f in ccw.FINDINGS}
+    # (delay and loss still grow with the size in the synthetic table)
+    assert results == {"wifi-size-higher-throughput": False, "wifi-size-higher-delay": True,
+                       "wifi-size-higher-loss": True, "wifi-loss-based-ranking": False,
+                       "wifi-veno-beats-vegas-westwood": False, "wifi-yeah-beats-illinois": False,
+                       "lte-beats-wifi": False}
+    # without the LTE part the comparison is not evaluated rather than decided
+    wifi_only = _synthetic({k: v for k, v in paper.items() if k[0] == ccw.WIFI})
+    with pytest.raises(ValueError, match="no 'rate' flows|no LTE runs"):
+        ccw.check_lte_beats_wifi(wifi_only)
+
+
+def test_cc_variants_wifi_parts_stay_in_step_with_their_sources() -> None:
+    """``lte/scenario.toml`` is cc-variants-lte's scenario, and ``bulk/scenario.toml`` the main
+    one without the application rate: nothing else may drift apart."""
+    from celltcp.sweep import tomllib
+
+    studies = Path(celltcp.studies.__file__).parent
+    folder = studies / "cc-variants-wifi"
+    assert (tomllib.loads((folder / "lte" / "scenario.toml").read_text())
+            == tomllib.loads((studies / "cc-variants-lte" / "scenario.toml").read_text()))
+    main_sc = tomllib.loads((folder / "scenario.toml").read_text())
+    bulk_sc = tomllib.loads((folder / "bulk" / "scenario.toml").read_text())
+    (rate_flow,), (bulk_flow,) = main_sc.pop("flow"), bulk_sc.pop("flow")
+    assert main_sc == bulk_sc
+    assert rate_flow.pop("rate") == "1Mbps" and "rate" not in bulk_flow
+    assert (rate_flow.pop("name"), bulk_flow.pop("name")) == ("rate", ccw.BULK)
+    assert rate_flow == bulk_flow
+    # the paper's 802.11ac: VHT MCS 7, 20 MHz, A-MPDU, 14 stations
+    (bss,) = main_sc["wifi"]
+    assert (bss["standard"], bss["mcs"], bss["width"], bss["ampdu"], bss["stations"]["count"]) == (
+        "802.11ac", 7, "20MHz", True, 14)
+    grids = [tomllib.loads((f / "sweep.toml").read_text())["grid"] for f in (folder, folder / "lte", folder / "bulk")]
+    ccs = [next(v for k, v in g.items() if k.endswith(".cc")) for g in grids]
+    assert ccs[0] == ccs[1] == ccs[2]
 
 
 def test_handover_quick_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

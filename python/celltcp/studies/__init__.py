@@ -122,9 +122,9 @@ class UnknownStudy(KeyError):
 
 def registry() -> dict[str, Study]:
     """Every study, by name, in the order of the papers."""
-    from . import cc_variants_lte, handover, iperf_lte
+    from . import cc_variants_lte, cc_variants_wifi, handover, iperf_lte
 
-    studies = [iperf_lte.STUDY, handover.STUDY, cc_variants_lte.STUDY]
+    studies = [iperf_lte.STUDY, handover.STUDY, cc_variants_lte.STUDY, cc_variants_wifi.STUDY]
     return {s.name: s for s in sorted(studies, key=lambda s: s.paper_id)}
 
 
