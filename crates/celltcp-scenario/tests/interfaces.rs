@@ -304,3 +304,22 @@ fn tempdir(tag: &str) -> std::path::PathBuf {
     std::fs::create_dir_all(&d).unwrap();
     d
 }
+
+#[test]
+fn the_multihomed_example_runs_one_flow_per_interface() {
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/multihomed.toml")).unwrap();
+    let text = text.replace("duration = \"10s\"", "duration = \"3s\"").replace("pcap = true", "pcap = false");
+    let s = run_in(&text, None);
+    let phone = s["nodes"].as_array().unwrap().iter().find(|n| n["name"] == "phone").unwrap();
+    let ifs: Vec<(&str, &str, &str)> = phone["interfaces"].as_array().unwrap().iter().map(|i| (i["name"].as_str().unwrap(), i["address"].as_str().unwrap(), i["device"].as_str().unwrap())).collect();
+    assert_eq!(ifs, [("radio-phone", "10.45.0.1", "lte"), ("wifi-home-phone", "10.32.0.1", "wifi"), ("wire", "10.32.0.2", "link")]);
+    let bytes = |f: &str| flow(&s, f)["bytes_delivered"].as_f64().unwrap();
+    for f in ["lte", "wifi", "wired"] {
+        assert!(bytes(f) > 1e6, "{f}: {}", bytes(f));
+    }
+    // each flow's data on its own path only
+    for (dir, f) in [("s1u-enb:pgw->enb", "lte"), ("core-ap:core->ap", "wifi"), ("wire:r1->phone", "wired")] {
+        let b = tx_bytes(&s, dir);
+        assert!(b >= bytes(f) && b < bytes(f) * 1.15, "{dir} carries {b}, flow {f} delivered {}", bytes(f));
+    }
+}
