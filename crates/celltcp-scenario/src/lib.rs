@@ -35,6 +35,7 @@ pub mod units;
 pub mod wifi_config;
 mod wlan;
 mod world;
+pub mod iface;
 
 use std::path::PathBuf;
 
