@@ -79,6 +79,9 @@ pub struct MptcpConfig {
     pub cc: CoupledKind,
     pub scheduler: SchedulerKind,
     pub path_manager: PathManagerConfig,
+    /// At most this many subflows in all, the initial one included, whatever the path manager
+    /// wants (0: no limit).
+    pub max_subflows: u8,
     /// Connection-level send buffer, bytes (written and not DATA_ACKed).
     pub snd_buf: u64,
     /// Connection-level receive buffer, bytes: bounds the window of §3.3.4.
@@ -95,6 +98,7 @@ impl Default for MptcpConfig {
             cc: CoupledKind::Olia,
             scheduler: SchedulerKind::MinRtt,
             path_manager: PathManagerConfig::Fullmesh,
+            max_subflows: 0,
             snd_buf: 4 << 20,
             rcv_buf: 6 << 20,
             announce: true,
@@ -512,6 +516,16 @@ impl MptcpConnection {
                     .iter()
                     .all(|s| s.state == SubflowState::Failed || s.ep.is_closed()))
     }
+    /// The connection carries data: the keys are exchanged (MP_CAPABLE done) and a subflow is
+    /// established.
+    pub fn is_established(&self) -> bool {
+        !self.reset
+            && self.remote_key.is_some()
+            && self
+                .subflows
+                .iter()
+                .any(|s| s.state == SubflowState::Established)
+    }
     pub fn was_reset(&self) -> bool {
         self.reset
     }
@@ -583,6 +597,9 @@ impl MptcpConnection {
             .collect();
         self.pm
             .wanted(&self.local_addrs, &self.remote_addrs, &existing, &mut out);
+        if self.cfg.max_subflows > 0 {
+            out.truncate(usize::from(self.cfg.max_subflows).saturating_sub(existing.len()));
+        }
         out
     }
 
@@ -868,6 +885,59 @@ mod tests {
         let b = b.unwrap();
         assert!(b.stats().joins_refused >= 1);
         assert_eq!(b.subflow_count(), 1);
+    }
+
+    #[test]
+    fn max_subflows_caps_what_the_path_manager_wants() {
+        // fullmesh over 3 local x 1 remote addresses wants 2 joins; a cap of 2 in all leaves 1
+        let cfg = MptcpConfig {
+            max_subflows: 2,
+            ..MptcpConfig::default()
+        };
+        let mut a = MptcpConnection::connect(
+            cfg,
+            KA,
+            &[A0, A1, Ipv4::new(10, 0, 2, 1)],
+            40_000,
+            SockAddr { ip: B0, port: 80 },
+            1,
+            SimTime::ZERO,
+        );
+        let mut b = None::<MptcpConnection>;
+        let t = SimTime::ZERO;
+        // the initial handshake, back to back
+        for _ in 0..4 {
+            while let Some(o) = a.poll_transmit(t) {
+                match b.as_mut() {
+                    None => {
+                        b = MptcpConnection::accept(
+                            MptcpConfig::default(),
+                            KB,
+                            &[B0],
+                            o.remote,
+                            o.local,
+                            &o.seg,
+                            t,
+                        )
+                    }
+                    Some(b) => {
+                        b.on_segment(t, o.remote, o.local, &o.seg, false);
+                    }
+                }
+            }
+            if let Some(b) = b.as_mut() {
+                while let Some(o) = b.poll_transmit(t) {
+                    a.on_segment(t, o.remote, o.local, &o.seg, false);
+                }
+            }
+        }
+        assert!(a.is_established());
+        assert_eq!(a.wanted_subflows(), vec![(1, 0)]);
+        let uncapped = MptcpConnection {
+            cfg: MptcpConfig::default(),
+            ..a
+        };
+        assert_eq!(uncapped.wanted_subflows(), vec![(1, 0), (2, 0)]);
     }
 
     #[test]
