@@ -57,6 +57,8 @@ pub enum SocketError {
     AddrInUse(SockAddr),
     /// No route to the remote address from this node.
     Unreachable(Ipv4),
+    /// The local address to bind is not one of this node's (Linux: `EADDRNOTAVAIL`).
+    AddrNotAvailable(Ipv4),
     /// The socket id is not a socket of this kind on this node.
     BadSocket(SockId),
 }
@@ -69,6 +71,7 @@ impl std::fmt::Display for SocketError {
             }
             SocketError::AddrInUse(a) => write!(f, "address {a} is already in use"),
             SocketError::Unreachable(a) => write!(f, "no route to {a}"),
+            SocketError::AddrNotAvailable(a) => write!(f, "{a} is not an address of this node"),
             SocketError::BadSocket(s) => write!(f, "socket {} does not exist here", s.0),
         }
     }
@@ -105,6 +108,24 @@ pub trait SocketApi {
     /// A listener on `port`: each SYN creates a connection with `cfg` and an
     /// [`SocketEvent::Accepted`] event for it.
     fn listen(&mut self, port: u16, cfg: &TcpConfig) -> Result<SockId, SocketError>;
+    /// [`SocketApi::connect`] from the local address `local` (`bind()` before `connect()`):
+    /// one of the node's addresses, else [`SocketError::AddrNotAvailable`]. `None`: the
+    /// address of the interface the route to `remote` leaves by (Linux's preferred source).
+    fn connect_from(&mut self, now: SimTime, local: Option<Ipv4>, remote: SockAddr, cfg: &TcpConfig) -> Result<SockId, SocketError> {
+        match local {
+            Some(a) if a != self.local_addr() => Err(SocketError::AddrNotAvailable(a)),
+            _ => self.connect(now, remote, cfg),
+        }
+    }
+    /// [`SocketApi::listen`] on one local address only (`None`: the node's first address,
+    /// which on a multihomed node also takes connections to its other addresses, as a listener
+    /// on `0.0.0.0` would).
+    fn listen_on(&mut self, local: Option<Ipv4>, port: u16, cfg: &TcpConfig) -> Result<SockId, SocketError> {
+        match local {
+            Some(a) if a != self.local_addr() => Err(SocketError::AddrNotAvailable(a)),
+            _ => self.listen(port, cfg),
+        }
+    }
     /// The TCP endpoint of a connection: `write`, `read`, `close` and its state. Panics on
     /// an MPTCP connection: apps that may be given one use [`SocketApi::stream`].
     fn tcp(&mut self, s: SockId) -> &mut TcpEndpoint;

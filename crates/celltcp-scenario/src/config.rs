@@ -410,6 +410,11 @@ pub struct FlowCfg {
     /// When the application starts.
     #[serde(default)]
     pub start: Option<Dur>,
+    /// The client's source address: one of the `from` host's addresses, or the name of one of
+    /// its interfaces (`docs/scenario.md`, "Interfaces and addresses"). Default: the address of
+    /// the interface its route leaves by.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bind: Option<String>,
     // --- TCP (bulk, iperf) ---
     /// Congestion control: a name (`"cubic"`, its defaults) or a table with the algorithm's
     /// parameters (`{ name = "cubic", beta = 0.5 }`; see `docs/congestion-control.md`).

@@ -30,6 +30,8 @@ pub(crate) struct AppSlot {
     /// The flow whose metrics its sockets feed (`NO_FLOW`: none).
     pub flow: u32,
     pub timer_at: Option<SimTime>,
+    /// Its sockets' source address (a flow's `bind`), if it binds one.
+    pub bind: Option<celltcp_net::Ipv4>,
 }
 
 impl World {
@@ -42,7 +44,7 @@ impl World {
     pub(crate) fn app_call(&mut self, now: SimTime, a: u32, call: impl FnOnce(&mut AnyApp, &mut NodeApi)) {
         let slot = &mut self.apps[a as usize];
         let (node, flow) = (slot.node, slot.flow);
-        let mut api = NodeApi { stack: &mut self.stack, node, addr: self.nodes[node as usize].addr, others: &[], app: a, flow };
+        let mut api = NodeApi { stack: &mut self.stack, node, addr: self.nodes[node as usize].addr, app: a, flow, bind: slot.bind, routes: &self.routes, ifaces: &self.ifaces };
         call(&mut slot.app, &mut api);
         self.after_app(now, a);
     }
@@ -50,11 +52,11 @@ impl World {
     fn after_app(&mut self, now: SimTime, a: u32) {
         if !self.stack.pending.tx.is_empty() {
             let mut tx = std::mem::take(&mut self.stack.pending.tx);
-            for (node, dst, body, flow) in tx.drain(..) {
+            for (node, src, dst, body, flow) in tx.drain(..) {
                 if flow != NO_FLOW && matches!(body, Body::Udp(_)) {
                     self.flows[flow as usize].net.data_pkts_sent += 1;
                 }
-                let p = self.alloc_packet(now, node as usize, dst, body);
+                let p = self.alloc_packet_from(now, node as usize, src, dst, body);
                 self.ip_output(now, node as usize, p);
             }
             if self.stack.pending.tx.is_empty() {
@@ -163,7 +165,7 @@ impl World {
         }
         let slot = &mut self.apps[a as usize];
         let (node, flow) = (slot.node, slot.flow);
-        let mut api = NodeApi { stack: &mut self.stack, node, addr: self.nodes[node as usize].addr, others: &[], app: a, flow };
+        let mut api = NodeApi { stack: &mut self.stack, node, addr: self.nodes[node as usize].addr, app: a, flow, bind: slot.bind, routes: &self.routes, ifaces: &self.ifaces };
         slot.app.on_socket(now, SockId(s), ev, &mut api);
         let p = &mut self.stack.pending;
         let only_s = p.touched.is_empty() || (p.touched.len() == 1 && p.touched[0] == s);
@@ -244,7 +246,7 @@ impl World {
     /// Sends every segment socket `s` may send now.
     fn transmit_sock(&mut self, now: SimTime, s: u32) {
         let k = &self.stack.socks[s as usize];
-        let (node, remote, f, traced) = (k.node as usize, k.remote.addr, k.flow, k.traced);
+        let (node, local, remote, f, traced) = (k.node as usize, k.local.addr, k.remote.addr, k.flow, k.traced);
         while let Some(seg) = self.stack.socks[s as usize].ep().poll_transmit(now) {
             if seg.payload_len > 0 && f != NO_FLOW {
                 self.flows[f as usize].net.data_pkts_sent += 1;
@@ -252,7 +254,7 @@ impl World {
             if traced {
                 self.trace_sent(now, s, f, &seg);
             }
-            let mut p = self.alloc_packet(now, node, remote, Body::Tcp(seg));
+            let mut p = self.alloc_packet_from(now, node, local, remote, Body::Tcp(seg));
             if seg.ect {
                 p.ecn = celltcp_net::Ecn::Ect0; // RFC 3168 §6.1.2: ECN-capable transport
             }
@@ -299,7 +301,7 @@ impl World {
             Body::Raw(_) => {}
             Body::Tcp(seg) => self.tcp_input(now, node, &pkt, seg),
             Body::Udp(u) => {
-                let Some(&s) = self.stack.udp_bound.get(&(pkt.dst, u.dst_port)) else { return };
+                let Some(s) = self.udp_bound(node, pkt.dst, u.dst_port) else { return };
                 let k = &self.stack.socks[s as usize];
                 let (a, f) = (k.app, k.flow);
                 if f != NO_FLOW {
@@ -312,7 +314,8 @@ impl World {
                 if !icmp.reply {
                     // the host's IP layer answers an echo request (RFC 792)
                     let reply = IcmpEcho { reply: true, ..icmp };
-                    let p = self.alloc_packet(now, node, pkt.src, Body::Icmp(reply));
+                    // from the address the request was sent to
+                    let p = self.alloc_packet_from(now, node, pkt.dst, pkt.src, Body::Icmp(reply));
                     self.ip_output(now, node, p);
                 } else if let Some(&s) = self.stack.echo.get(&(pkt.dst, icmp.ident)) {
                     let k = &self.stack.socks[s as usize];
@@ -328,19 +331,27 @@ impl World {
     }
 
     /// A TCP segment for this node: to its connection by 4-tuple, or to a listener (a SYN).
-    fn tcp_input(&mut self, now: SimTime, _node: usize, pkt: &Packet, seg: TcpSegment) {
+    fn tcp_input(&mut self, now: SimTime, node: usize, pkt: &Packet, seg: TcpSegment) {
         let local = SockAddr::new(pkt.dst, seg.dst_port);
         let remote = SockAddr::new(pkt.src, seg.src_port);
         let Some(s) = self.stack.lookup(TCP, local, remote) else {
-            let Some(&l) = self.stack.listeners.get(&(local.addr, local.port)) else { return };
+            // a listener on this address, else (a multihomed node's other address) on its first
+            let l = match self.stack.listeners.get(&(local.addr, local.port)) {
+                Some(&l) => l,
+                None if local.addr != self.nodes[node].addr => match self.stack.listeners.get(&(self.nodes[node].addr, local.port)) {
+                    Some(&l) => l,
+                    None => return,
+                },
+                None => return,
+            };
             if !seg.flags.syn() || seg.flags.ack() {
                 return;
             }
             if !seg.options.mptcp.is_empty() {
-                self.mptcp_syn(now, l, local, remote, pkt, &seg);
+                self.mptcp_syn(now, node, l, local, remote, pkt, &seg);
                 return;
             }
-            let s = self.stack.accept(now, l, remote, &seg);
+            let s = self.stack.accept(now, l, local.addr, remote, &seg);
             self.register_sock(s, true);
             self.service_sock(now, s, SocketEvent::Accepted { listener: SockId(l) });
             return;
@@ -370,7 +381,7 @@ impl World {
     /// MPTCP connection when the listener's flow is MPTCP, else plain TCP (the option ignored,
     /// as a host without MPTCP does).
     #[inline(never)]
-    fn mptcp_syn(&mut self, now: SimTime, l: u32, local: SockAddr, remote: SockAddr, pkt: &Packet, seg: &TcpSegment) {
+    fn mptcp_syn(&mut self, now: SimTime, node: usize, l: u32, local: SockAddr, remote: SockAddr, pkt: &Packet, seg: &TcpSegment) {
         if let Some(Ok(MptcpOpt::JoinSyn { token, .. })) = MptcpOpt::from_segment(&seg.options.mptcp) {
             if let Some(&s) = self.stack.tokens.get(&token) {
                 let f = self.stack.socks[s as usize].flow;
@@ -381,9 +392,11 @@ impl World {
             }
             return;
         }
-        let s = match self.stack.accept_mptcp(now, l, remote, seg, &[]) {
+        // the node's other addresses, for ADD_ADDR
+        let others: Vec<celltcp_net::Ipv4> = self.ifaces.of(node).iter().map(|i| i.addr).collect();
+        let s = match self.stack.accept_mptcp(now, l, local.addr, remote, seg, &others) {
             Some(s) => s,
-            None => self.stack.accept(now, l, remote, seg),
+            None => self.stack.accept(now, l, local.addr, remote, seg),
         };
         self.register_sock(s, true);
         self.service_sock(now, s, SocketEvent::Accepted { listener: SockId(l) });
@@ -421,10 +434,9 @@ impl World {
             if o.seg.payload_len > 0 && f != NO_FLOW {
                 self.flows[f as usize].net.data_pkts_sent += 1;
             }
-            let mut p = self.alloc_packet(now, node, o.remote.ip, Body::Tcp(o.seg));
-            // the subflow's own source address (RFC 8684 §3.2; routing by source picks the
-            // interface once nodes have several)
-            p.src = o.local.ip;
+            // from the subflow's own address: the source rules of a multihomed node send it by
+            // that address's interface (RFC 8684 §3.2)
+            let mut p = self.alloc_packet_from(now, node, o.local.ip, o.remote.ip, Body::Tcp(o.seg));
             if o.seg.ect {
                 p.ecn = celltcp_net::Ecn::Ect0;
             }
@@ -442,6 +454,17 @@ impl World {
                 k.timer_at = Some(t);
                 self.q.push(t, Ev::SockTimer(s));
             }
+        }
+    }
+
+    /// The UDP socket bound to `port` on `addr`, else (a multihomed node's other address) on
+    /// the node's first address.
+    #[inline]
+    fn udp_bound(&self, node: usize, addr: celltcp_net::Ipv4, port: u16) -> Option<u32> {
+        match self.stack.udp_bound.get(&(addr, port)) {
+            Some(&s) => Some(s),
+            None if addr != self.nodes[node].addr => self.stack.udp_bound.get(&(self.nodes[node].addr, port)).copied(),
+            None => None,
         }
     }
 }

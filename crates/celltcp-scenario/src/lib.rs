@@ -36,6 +36,7 @@ pub mod units;
 pub mod wifi_config;
 mod wlan;
 mod world;
+pub mod iface;
 
 use std::path::PathBuf;
 

@@ -15,8 +15,27 @@ use crate::error::ScenarioError;
 
 pub struct PlanNode {
     pub name: String,
+    /// Its address: that of its first interface.
     pub addr: Ipv4,
     pub kind: NodeKind,
+    /// Its interfaces, the first carrying `addr` (a router's links all carry its one address;
+    /// see `iface.rs`).
+    pub ifaces: Vec<PlanIface>,
+}
+
+/// One interface of a host: a link it is an endpoint of.
+pub struct PlanIface {
+    /// The link's name (`radio-<ue>`, `wifi-<bss>-<station>`, or the `[[link]]`'s).
+    pub name: String,
+    pub addr: Ipv4,
+    /// `"lte"`, `"wifi"` or `"link"`.
+    pub device: &'static str,
+    pub link: usize,
+    /// The directions leaving by it (host → peer) and arriving (peer → host).
+    pub out_dir: usize,
+    pub in_dir: usize,
+    /// The node at its far end.
+    pub peer: usize,
 }
 
 /// One direction of a link.
@@ -60,6 +79,8 @@ pub struct Plan {
     pub links: Vec<PlanLink>,
     pub dirs: Vec<PlanLinkDir>,
     pub routes: Routes,
+    /// Every address's owner, the multihomed hosts' interfaces and source rules.
+    pub ifaces: crate::iface::Ifaces,
     pub flows: Vec<PlanFlow>,
     pub lte: Option<PlanLte>,
     pub wifi: Vec<PlanWifi>,
@@ -93,6 +114,8 @@ pub struct PlanFlow {
     pub cc: CcConfig,
     /// MPTCP (`mptcp = ...`), its `tcp` still the default (the run sets the flow's).
     pub mptcp: Option<celltcp_mptcp::MptcpConfig>,
+    /// The client's source address (`bind`), if it binds one.
+    pub bind: Option<Ipv4>,
 }
 
 fn err(text: &str, array: Option<(&str, usize)>, key: &str, msg: String) -> ScenarioError {
@@ -303,7 +326,7 @@ pub fn plan(text: &str, cfg: &Config, base_dir: Option<&std::path::Path>) -> Res
             None => auto_addr(nodes.len()).map_err(|m| err(text, Some(("node", i)), "address", m))?,
         };
         by_name.insert(n.name.clone(), nodes.len());
-        nodes.push(PlanNode { name: n.name.clone(), addr, kind: n.kind });
+        nodes.push(PlanNode { name: n.name.clone(), addr, kind: n.kind, ifaces: Vec::new() });
     }
     // LTE nodes first, so that `[[link]]`s can name the PGW and flows the UEs.
     let lte = match &cfg.lte {
@@ -314,7 +337,7 @@ pub fn plan(text: &str, cfg: &Config, base_dir: Option<&std::path::Path>) -> Res
                     return Err(crate::lte_config::lte_err(text, table, None, "name", format!("{name:?} is also declared as a [[node]]; LTE nodes are created by [lte]")));
                 }
                 by_name.insert(name.to_string(), nodes.len());
-                nodes.push(PlanNode { name: name.to_string(), addr, kind });
+                nodes.push(PlanNode { name: name.to_string(), addr, kind, ifaces: Vec::new() });
                 Ok(nodes.len() - 1)
             };
             let pgw_node = add(&lp.epc.pgw, NodeKind::Router, Ipv4::new(10, 44, 0, 1), "lte.epc")?;
@@ -341,13 +364,17 @@ pub fn plan(text: &str, cfg: &Config, base_dir: Option<&std::path::Path>) -> Res
             return Err(err(text, Some(("wifi", i)), "name", format!("BSS name {:?} is used twice", w.name)));
         }
         let mut add = |name: &str, kind: NodeKind, key: &str| -> Result<usize, ScenarioError> {
-            if by_name.contains_key(name) {
-                return Err(err(text, Some(("wifi", i)), key, format!("{name:?} is already a node; the AP and the stations of a [[wifi]] are created by it (a node cannot yet have two interfaces)")));
+            if let Some(&k) = by_name.get(name) {
+                // a host (an LTE UE, a [[node]]) may also be a station: a Wi-Fi interface more
+                if key == "stations" && nodes[k].kind == NodeKind::Host && !wifi_nodes.iter().any(|w: &(crate::wifi_config::WifiPlan, usize, Vec<usize>)| w.2.contains(&k)) {
+                    return Ok(k);
+                }
+                return Err(err(text, Some(("wifi", i)), key, format!("{name:?} is already a node; the AP of a [[wifi]] is created by it, and a station may be an existing host in one BSS only")));
             }
             let k = nodes.len();
             let addr = auto_addr(k).map_err(|m| err(text, Some(("wifi", i)), key, m))?;
             by_name.insert(name.to_string(), k);
-            nodes.push(PlanNode { name: name.to_string(), addr, kind });
+            nodes.push(PlanNode { name: name.to_string(), addr, kind, ifaces: Vec::new() });
             Ok(k)
         };
         let ap_node = add(&wp.ap, NodeKind::Router, "ap")?;
@@ -375,7 +402,7 @@ pub fn plan(text: &str, cfg: &Config, base_dir: Option<&std::path::Path>) -> Res
                 return Ok(k);
             }
             let k = nodes.len();
-            nodes.push(PlanNode { name: name.clone(), addr: auto_addr(k).map_err(|m| e("between", m))?, kind: NodeKind::Host });
+            nodes.push(PlanNode { name: name.clone(), addr: auto_addr(k).map_err(|m| e("between", m))?, kind: NodeKind::Host, ifaces: Vec::new() });
             by_name.insert(name.clone(), k);
             Ok(k)
         };
@@ -486,14 +513,26 @@ pub fn plan(text: &str, cfg: &Config, base_dir: Option<&std::path::Path>) -> Res
         }
         wifi.push(PlanWifi { plan: wp, ap_node, sta_node, sta_dirs });
     }
+    let extra_dirs = assign_interfaces(text, cfg, &mut nodes, &links, &dirs)?;
     let mut seen_addr = HashMap::new();
     for n in &nodes {
-        if let Some(other) = seen_addr.insert(n.addr, n.name.clone()) {
-            return Err(ScenarioError::new("node", format!("nodes {other:?} and {:?} share the address {}", n.name, n.addr)));
+        let addrs = std::iter::once(n.addr).chain(n.ifaces.iter().skip(1).map(|i| i.addr).filter(|&a| a != n.addr));
+        for a in addrs {
+            if let Some(other) = seen_addr.insert(a, n.name.clone()) {
+                return Err(ScenarioError::new("node", format!("nodes {other:?} and {:?} share the address {a}", n.name)));
+            }
         }
     }
-    let edges: Vec<(usize, usize, usize)> = dirs.iter().enumerate().map(|(k, d)| (d.from, d.to, k)).collect();
+    // a multihomed host's other interfaces are not in the network-wide routes (`iface.rs`)
+    let edges: Vec<(usize, usize, usize)> = dirs.iter().enumerate().filter(|(k, _)| !extra_dirs.contains(k)).map(|(k, d)| (d.from, d.to, k)).collect();
     let routes = Routes::compute(nodes.len(), &edges);
+    let mut ifaces = crate::iface::Ifaces::new(nodes.iter().map(|n| n.addr));
+    for (k, n) in nodes.iter().enumerate() {
+        if n.ifaces.len() > 1 && n.ifaces[1].addr != n.addr {
+            let list = n.ifaces.iter().map(|i| crate::iface::Iface { addr: i.addr, out_dir: i.out_dir as u32, in_dir: i.in_dir as u32, peer: i.peer as u32 }).collect();
+            ifaces.add_multihomed(nodes.len(), k, list);
+        }
+    }
     let mut flows = Vec::new();
     let mut flow_names = HashMap::new();
     // `from` or `to` ending in `*` stands for every host whose name starts with the rest
@@ -539,7 +578,33 @@ pub fn plan(text: &str, cfg: &Config, base_dir: Option<&std::path::Path>) -> Res
         if src == dst {
             return Err(e("to", format!("expected a host other than `from`, got {:?}", f.to)));
         }
-        if routes.path(src, dst).is_none() || routes.path(dst, src).is_none() {
+        let bind = match &f.bind {
+            None => None,
+            Some(b) => Some(bind_addr(&nodes[src], b).map_err(|m| e("bind", m))?),
+        };
+        // the client's address: the bound one, else the preferred source towards the server
+        let src_addr = match bind {
+            Some(a) => Some(a),
+            None => ifaces.preferred_source(&routes, src, nodes[src].addr, nodes[dst].addr),
+        };
+        let reach = |a: usize, a_addr: Ipv4, b: usize, b_addr: Ipv4| {
+            let Some((_, kb)) = ifaces.owner(b_addr) else { return false };
+            // walk the routes as packets from `a_addr` to `b_addr` would go
+            let mut at = a;
+            for _ in 0..=nodes.len() {
+                if at == b {
+                    return true;
+                }
+                let d = match ifaces.route(&routes, at, a_addr, b_addr, b, kb) {
+                    Some(d) => d,
+                    None => return false,
+                };
+                at = dirs[d].to;
+            }
+            false
+        };
+        let ok = src_addr.is_some_and(|sa| reach(src, sa, dst, nodes[dst].addr) && reach(dst, nodes[dst].addr, src, sa));
+        if !ok {
             return Err(e("to", format!("no route between {:?} and {:?}: the links do not connect them", f.from, f.to)));
         }
         let mut name = f.name.clone().unwrap_or_else(|| format!("flow{i}"));
@@ -710,9 +775,72 @@ pub fn plan(text: &str, cfg: &Config, base_dir: Option<&std::path::Path>) -> Res
                 return Err(e("size", format!("expected a payload between 1 and {max} bytes, got \"{s}\"")));
             }
         }
-        flows.push(PlanFlow { name, cfg: f.clone(), src, dst, cc: f.cc.unwrap_or(CcKind::Cubic.into()), mptcp });
+        flows.push(PlanFlow { name, cfg: f.clone(), src, dst, cc: f.cc.unwrap_or(CcKind::Cubic.into()), mptcp, bind });
     }
-    Ok(Plan { nodes, links, dirs, routes, flows, lte, wifi })
+    Ok(Plan { nodes, links, dirs, routes, ifaces, flows, lte, wifi })
+}
+
+/// A host's interfaces (see `iface.rs`): one per link it is an endpoint of, the LTE radio
+/// first, then its Wi-Fi association, then its `[[link]]`s in file order. A host whose
+/// interfaces (two or more) all lead to routers is multihomed: the first interface carries its
+/// address, each other one an address of [`IFACE_POOL`]; any other host's interfaces all carry
+/// its address (it forwards between them as before). Returns the directions of the multihomed
+/// hosts' other interfaces.
+fn assign_interfaces(text: &str, cfg: &Config, nodes: &mut [PlanNode], links: &[PlanLink], dirs: &[PlanLinkDir]) -> Result<std::collections::HashSet<usize>, ScenarioError> {
+    let mut next_extra = 0usize;
+    let mut extra = std::collections::HashSet::new();
+    for (li, l) in links.iter().enumerate() {
+        let [d0, d1] = l.dirs;
+        let (a, b) = (dirs[d0].from, dirs[d0].to);
+        let device = match dirs[d0].kind {
+            DirKind::Radio { .. } => "lte",
+            DirKind::Wifi { .. } => "wifi",
+            DirKind::Wire | DirKind::S1u => "link",
+        };
+        for (me, peer, out_dir, in_dir) in [(a, b, d0, d1), (b, a, d1, d0)] {
+            let addr = nodes[me].addr;
+            nodes[me].ifaces.push(PlanIface { name: l.name.clone(), addr, device, link: li, out_dir, in_dir, peer });
+        }
+    }
+    let rank = |d: &str| match d {
+        "lte" => 0,
+        "wifi" => 1,
+        _ => 2,
+    };
+    for k in 0..nodes.len() {
+        if nodes[k].ifaces.len() < 2 || nodes[k].kind == NodeKind::Router {
+            continue;
+        }
+        nodes[k].ifaces.sort_by_key(|i| rank(i.device));
+        if !nodes[k].ifaces.iter().all(|i| nodes[i.peer].kind == NodeKind::Router) {
+            continue;
+        }
+        for j in 1..nodes[k].ifaces.len() {
+            let i = &nodes[k].ifaces[j];
+            let addr = IFACE_POOL.addr(next_extra).map_err(|m| match i.link {
+                li if li < cfg.links.len() => err(text, Some(("link", li)), "between", m),
+                _ => ScenarioError::new("wifi", m),
+            })?;
+            next_extra += 1;
+            extra.insert(i.out_dir);
+            extra.insert(i.in_dir);
+            nodes[k].ifaces[j].addr = addr;
+        }
+    }
+    Ok(extra)
+}
+
+/// The address `bind` names on `node`: one of its addresses, or the name of one of its
+/// interfaces.
+fn bind_addr(node: &PlanNode, b: &str) -> Result<Ipv4, String> {
+    let found = match parse_ipv4(b) {
+        Some(a) => (a == node.addr || node.ifaces.iter().any(|i| i.addr == a)).then_some(a),
+        None => node.ifaces.iter().find(|i| i.name == b).map(|i| i.addr),
+    };
+    found.ok_or_else(|| {
+        let list: Vec<String> = node.ifaces.iter().map(|i| format!("{} ({}, {})", i.name, i.addr, i.device)).collect();
+        format!("expected an address or interface name of host {:?}, got {b:?}; its interfaces: {}", node.name, if list.is_empty() { node.addr.to_string() } else { list.join(", ") })
+    })
 }
 
 /// An address pool: `n_blocks` consecutive /16s from `10.<first>.0.0`, each holding 250 hosts
@@ -728,6 +856,8 @@ pub struct AddrPool {
 
 /// Nodes without an `address`: 10.0.0.0/11 (2,048,000 hosts).
 pub const AUTO_POOL: AddrPool = AddrPool { name: "10.0.0.0/11 (nodes without an address)", first: 0, first_24: 0, n_blocks: 32 };
+/// The other interfaces of multihomed hosts: 10.32.0.0 to 10.43.255.250 (768,000 addresses).
+pub const IFACE_POOL: AddrPool = AddrPool { name: "10.32.0.0-10.43.255.255 (hosts' other interfaces)", first: 32, first_24: 0, n_blocks: 12 };
 /// eNBs: 10.44.1.0 to 10.44.255.250 (63,750 eNBs); the PGW is 10.44.0.1.
 pub const ENB_POOL: AddrPool = AddrPool { name: "10.44.1.0-10.44.255.255 (eNBs)", first: 44, first_24: 1, n_blocks: 1 };
 /// UEs: 10.45.0.0 to 10.63.255.250 (1,216,000 UEs); the first 64,000 in 10.45.0.0/16.
@@ -783,7 +913,9 @@ mod tests {
             }
         }
         // the pools do not overlap each other or the PGW
-        assert!(AUTO_POOL.addr(AUTO_POOL.capacity() - 1).unwrap() < ENB_POOL.addr(0).unwrap());
+        assert!(AUTO_POOL.addr(AUTO_POOL.capacity() - 1).unwrap() < IFACE_POOL.addr(0).unwrap());
+        assert!(IFACE_POOL.addr(IFACE_POOL.capacity() - 1).unwrap() < Ipv4::new(10, 44, 0, 1));
+        assert!(IFACE_POOL.addr(IFACE_POOL.capacity()).unwrap_err().contains("hosts' other interfaces"));
         assert!(Ipv4::new(10, 44, 0, 1) < ENB_POOL.addr(0).unwrap());
         assert!(ENB_POOL.addr(ENB_POOL.capacity() - 1).unwrap() < UE_POOL.addr(0).unwrap());
         // exhausted: refused, naming the pool

@@ -111,8 +111,8 @@ impl Sock {
 /// What an app's callback left to do: datagrams to send, sockets it created or touched.
 #[derive(Default)]
 pub(crate) struct Pending {
-    /// (node, destination, body, flow), in the order the app sent them.
-    pub tx: Vec<(u32, Ipv4, Body, u32)>,
+    /// (node, source, destination, body, flow), in the order the app sent them.
+    pub tx: Vec<(u32, Ipv4, Ipv4, Body, u32)>,
     pub created: Vec<u32>,
     pub touched: Vec<u32>,
 }
@@ -229,13 +229,14 @@ impl Stack {
         }
     }
 
-    /// Listener `lst` of an MPTCP flow and an MP_CAPABLE SYN: the new MPTCP connection (its
-    /// token registered). `None`: the listener's flow is plain TCP, or the SYN has no
+    /// Listener `lst` of an MPTCP flow and an MP_CAPABLE SYN to `to` (its address, or another
+    /// of its node's): the new MPTCP connection (its token registered; `others` are the node's
+    /// other addresses, announced with ADD_ADDR). `None`: the listener's flow is plain TCP, or the SYN has no
     /// MP_CAPABLE (plain TCP then, as Linux falls back).
-    pub fn accept_mptcp(&mut self, now: SimTime, lst: u32, remote: SockAddr, seg: &TcpSegment, others: &[Ipv4]) -> Option<u32> {
+    pub fn accept_mptcp(&mut self, now: SimTime, lst: u32, to: Ipv4, remote: SockAddr, seg: &TcpSegment, others: &[Ipv4]) -> Option<u32> {
         let (node, app, flow, local) = {
             let l = &self.socks[lst as usize];
-            (l.node, l.app, l.flow, l.local)
+            (l.node, l.app, l.flow, SockAddr::new(to, l.local.port))
         };
         let cfg = self.mptcp_cfg(flow)?;
         let key = self.key(flow);
@@ -286,11 +287,12 @@ impl Stack {
         opened
     }
 
-    /// A connection accepted by listener `lst` from the SYN `seg` sent by `remote`.
-    pub fn accept(&mut self, now: SimTime, lst: u32, remote: SockAddr, seg: &TcpSegment) -> u32 {
+    /// A connection accepted by listener `lst` from the SYN `seg` sent by `remote` to `to` (the
+    /// listener's address, or another address of its node).
+    pub fn accept(&mut self, now: SimTime, lst: u32, to: Ipv4, remote: SockAddr, seg: &TcpSegment) -> u32 {
         let (node, app, flow, local) = {
             let l = &self.socks[lst as usize];
-            (l.node, l.app, l.flow, l.local)
+            (l.node, l.app, l.flow, SockAddr::new(to, l.local.port))
         };
         let SockKind::Listener(cfg) = self.socks[lst as usize].kind else { unreachable!("not a listener") };
         let iss = self.iss(flow);
@@ -365,14 +367,40 @@ pub(crate) fn asa(a: celltcp_mptcp::SockAddr) -> SockAddr {
 pub(crate) struct NodeApi<'a> {
     pub stack: &'a mut Stack,
     pub node: u32,
+    /// The node's first address.
     pub addr: Ipv4,
-    /// The node's other addresses (MPTCP's path manager may use them).
-    pub others: &'a [Ipv4],
     pub app: u32,
     pub flow: u32,
+    /// The app's bound source address (a flow's `bind`), if any.
+    pub bind: Option<Ipv4>,
+    /// For the preferred source address of a multihomed node.
+    pub routes: &'a celltcp_net::routing::Routes,
+    pub ifaces: &'a crate::iface::Ifaces,
 }
 
 impl NodeApi<'_> {
+    /// The source address towards `dst`: the app's bound one, else the address of the
+    /// interface the route leaves by (Linux's preferred source; the node's address when it has
+    /// one interface).
+    #[inline]
+    fn src_for(&self, dst: Ipv4) -> Ipv4 {
+        match self.bind {
+            Some(a) => a,
+            None if self.ifaces.plain(self.node as usize) => self.addr,
+            None => self.ifaces.preferred_source(self.routes, self.node as usize, self.addr, dst).unwrap_or(self.addr),
+        }
+    }
+
+    /// `local` if it is one of the node's addresses.
+    fn own(&self, local: Ipv4) -> Result<Ipv4, SocketError> {
+        let mine = local == self.addr || self.ifaces.owner(local).is_some_and(|(n, _)| n == self.node);
+        if mine {
+            Ok(local)
+        } else {
+            Err(SocketError::AddrNotAvailable(local))
+        }
+    }
+
     fn mine(&self, s: SockId) -> &Sock {
         let k = &self.stack.socks[s.0 as usize];
         assert!(k.app == self.app, "app {} used socket {} of app {}", self.app, s.0, k.app);
@@ -386,16 +414,36 @@ impl SocketApi for NodeApi<'_> {
     }
 
     fn connect(&mut self, now: SimTime, remote: SockAddr, cfg: &TcpConfig) -> Result<SockId, SocketError> {
+        self.connect_from(now, None, remote, cfg)
+    }
+
+    fn listen(&mut self, port: u16, cfg: &TcpConfig) -> Result<SockId, SocketError> {
+        self.listen_on(None, port, cfg)
+    }
+
+    fn connect_from(&mut self, now: SimTime, local: Option<Ipv4>, remote: SockAddr, cfg: &TcpConfig) -> Result<SockId, SocketError> {
+        let local = match local {
+            Some(a) => self.own(a)?,
+            None => self.src_for(remote.addr),
+        };
         let s = match self.stack.mptcp_cfg(self.flow) {
-            None => self.stack.connect(now, self.node, self.app, self.flow, self.addr, remote, cfg)?,
-            Some(m) => self.stack.connect_mptcp(now, self.node, self.app, self.flow, self.addr, self.others, remote, m)?,
+            None => self.stack.connect(now, self.node, self.app, self.flow, local, remote, cfg)?,
+            Some(m) => {
+                // the path manager's other addresses: the node's other interfaces
+                let others: Vec<Ipv4> = self.ifaces.of(self.node as usize).iter().map(|i| i.addr).collect();
+                self.stack.connect_mptcp(now, self.node, self.app, self.flow, local, &others, remote, m)?
+            }
         };
         self.stack.pending.created.push(s);
         Ok(SockId(s))
     }
 
-    fn listen(&mut self, port: u16, cfg: &TcpConfig) -> Result<SockId, SocketError> {
-        self.stack.listen(self.node, self.app, self.flow, SockAddr::new(self.addr, port), cfg).map(SockId)
+    fn listen_on(&mut self, local: Option<Ipv4>, port: u16, cfg: &TcpConfig) -> Result<SockId, SocketError> {
+        let local = match local.or(self.bind) {
+            Some(a) => self.own(a)?,
+            None => self.addr,
+        };
+        self.stack.listen(self.node, self.app, self.flow, SockAddr::new(local, port), cfg).map(SockId)
     }
 
     #[inline]
@@ -425,26 +473,31 @@ impl SocketApi for NodeApi<'_> {
     }
 
     fn udp_bind(&mut self, port: Option<u16>, peer: Option<SockAddr>) -> Result<SockId, SocketError> {
-        self.stack.udp_bind(self.node, self.app, self.flow, self.addr, port, peer).map(SockId)
+        let local = match peer {
+            Some(p) => self.src_for(p.addr),
+            None => self.bind.unwrap_or(self.addr),
+        };
+        self.stack.udp_bind(self.node, self.app, self.flow, local, port, peer).map(SockId)
     }
 
     fn udp_send(&mut self, now: SimTime, s: SockId, payload_len: u32, seq: u64) {
         let k = self.mine(s);
         let d = UdpDatagram { src_port: k.local.port, dst_port: k.remote.port, payload_len, seq, sent_at: now };
-        let (dst, flow) = (k.remote.addr, k.flow);
-        self.stack.pending.tx.push((self.node, dst, Body::Udp(d), flow));
+        let (src, dst, flow) = (k.local.addr, k.remote.addr, k.flow);
+        self.stack.pending.tx.push((self.node, src, dst, Body::Udp(d), flow));
     }
 
     fn echo_open(&mut self, dst: Ipv4) -> Result<SockId, SocketError> {
-        self.stack.echo_open(self.node, self.app, self.flow, self.addr, dst).map(SockId)
+        let local = self.src_for(dst);
+        self.stack.echo_open(self.node, self.app, self.flow, local, dst).map(SockId)
     }
 
     fn echo_send(&mut self, now: SimTime, s: SockId, seq: u16, payload_len: u32) {
         let k = self.mine(s);
         let SockKind::Echo { ident, .. } = k.kind else { panic!("socket {} is not an echo socket", s.0) };
         let echo = IcmpEcho { reply: false, ident, seq, payload_len, sent_at: now };
-        let (dst, flow) = (k.remote.addr, k.flow);
-        self.stack.pending.tx.push((self.node, dst, Body::Icmp(echo), flow));
+        let (src, dst, flow) = (k.local.addr, k.remote.addr, k.flow);
+        self.stack.pending.tx.push((self.node, src, dst, Body::Icmp(echo), flow));
     }
 }
 

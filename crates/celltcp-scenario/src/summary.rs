@@ -232,7 +232,15 @@ pub(crate) fn summary(w: &World, end: celltcp_engine::SimTime) -> Value {
             })
         })
         .collect();
-    let mut out = json!({ "flows": flows, "links": links, "duration_s": secs });
+    let nodes: Vec<Value> = w
+        .nodes
+        .iter()
+        .map(|n| {
+            let ifaces: Vec<Value> = n.ifaces.iter().map(|(name, a, dev)| json!({ "name": name, "address": a.to_string(), "device": dev })).collect();
+            json!({ "name": n.name, "address": n.addr.to_string(), "interfaces": ifaces })
+        })
+        .collect();
+    let mut out = json!({ "flows": flows, "links": links, "nodes": nodes, "duration_s": secs });
     for m in &w.media {
         if let Some((key, v)) = m.medium.summary(secs) {
             out[key] = v;

@@ -66,6 +66,8 @@ pub(crate) enum Ev {
 pub(crate) struct Node {
     pub name: String,
     pub addr: Ipv4,
+    /// Its interfaces (name, address, device), for the summary.
+    pub ifaces: Vec<(String, Ipv4, &'static str)>,
     reasm: Reassembler,
     ident: u16,
     /// Packets for it leave the simulation (emulation: a real host's TUN device).
@@ -126,8 +128,9 @@ pub(crate) struct World {
     pub(crate) q: EventQueue<Ev>,
     pub nodes: Vec<Node>,
     pub dirs: Vec<LinkDir>,
-    routes: celltcp_net::routing::Routes,
-    addr_to_node: FastMap<Ipv4, usize>,
+    pub(crate) routes: celltcp_net::routing::Routes,
+    /// Every address's owner (node, interface); multihomed hosts' interfaces and rules.
+    pub(crate) ifaces: crate::iface::Ifaces,
     /// The sockets of every node.
     pub(crate) stack: Stack,
     /// The apps of every node.
@@ -167,9 +170,8 @@ impl World {
         let nodes: Vec<Node> = plan
             .nodes
             .iter()
-            .map(|n| Node { name: n.name.clone(), addr: n.addr, reasm: Reassembler::new(ReassemblyConfig::default()), ident: 0, external: false })
+            .map(|n| Node { name: n.name.clone(), addr: n.addr, ifaces: n.ifaces.iter().map(|i| (i.name.clone(), i.addr, i.device)).collect(), reasm: Reassembler::new(ReassemblyConfig::default()), ident: 0, external: false })
             .collect();
-        let addr_to_node = nodes.iter().enumerate().map(|(i, n)| (n.addr, i)).collect();
         let mut pcaps = Vec::new();
         let mut files = Vec::new();
         let mut pcap_of_link = vec![None; plan.links.len()];
@@ -312,10 +314,10 @@ impl World {
                 }
             };
             let server_app = server.map(|app| {
-                apps.push(AppSlot { app, node: pf.dst as u32, flow: i as u32, timer_at: None });
+                apps.push(AppSlot { app, node: pf.dst as u32, flow: i as u32, timer_at: None, bind: None });
                 (apps.len() - 1) as u32
             });
-            apps.push(AppSlot { app: client, node: pf.src as u32, flow: i as u32, timer_at: None });
+            apps.push(AppSlot { app: client, node: pf.src as u32, flow: i as u32, timer_at: None, bind: pf.bind });
             let client_app = (apps.len() - 1) as u32;
             stack.flow_rng.push(component_rng(seed, component_id("flow", &pf.name)));
             stack.flow_mptcp.push(pf.mptcp.map(|m| celltcp_mptcp::MptcpConfig { tcp: tcp_config(f, pf, seed, cfg.record_rtt), ..m }));
@@ -355,7 +357,7 @@ impl World {
             nodes,
             dirs,
             routes: plan.routes,
-            addr_to_node,
+            ifaces: std::mem::take(&mut plan.ifaces),
             stack,
             apps,
             flows,
@@ -425,21 +427,33 @@ impl World {
         self.slab.put(p)
     }
 
+    #[allow(dead_code)] // the sources now name their address (alloc_packet_from); kept for other callers
     pub(crate) fn alloc_packet(&mut self, now: SimTime, node: usize, dst: Ipv4, body: Body) -> Packet {
+        let src = self.nodes[node].addr;
+        self.alloc_packet_from(now, node, src, dst, body)
+    }
+
+    /// A packet of `node` from its address `src` (that of one of its interfaces).
+    #[inline]
+    pub(crate) fn alloc_packet_from(&mut self, now: SimTime, node: usize, src: Ipv4, dst: Ipv4, body: Body) -> Packet {
         let n = &mut self.nodes[node];
         n.ident = n.ident.wrapping_add(1);
         self.next_uid += 1;
-        Packet::new(self.next_uid, n.addr, dst, n.ident, now, body)
+        Packet::new(self.next_uid, src, dst, n.ident, now, body)
     }
 
     /// Sends `pkt` from `node` towards its destination (the IP output path).
     pub(crate) fn ip_output(&mut self, now: SimTime, node: usize, pkt: Packet) {
-        let Some(&dst) = self.addr_to_node.get(&pkt.dst) else { return };
+        let Some((dst, ifc)) = self.ifaces.owner(pkt.dst) else { return };
+        let dst = dst as usize;
         if dst == node {
             self.local_deliver(now, node, pkt);
             return;
         }
-        let Some(d) = self.routes.next_hop(node, dst) else { return };
+        // by address (`iface.rs`): a node's first address and a single-interface sender take
+        // the network-wide route, as they always did
+        let hop = if ifc == 0 && self.ifaces.plain(node) { self.routes.next_hop(node, dst) } else { self.ifaces.route(&self.routes, node, pkt.src, pkt.dst, dst, ifc) };
+        let Some(d) = hop else { return };
         // On S1-U the GTP-U headers count against the MTU: the inner packet is fragmented to
         // leave room for them.
         let encap = if self.dirs[d].s1u { GTPU_OVERHEAD_BYTES } else { 0 };
@@ -567,7 +581,7 @@ impl World {
             self.external_out.push((now, node as u32, pkt));
             return;
         }
-        if pkt.dst != self.nodes[node].addr {
+        if pkt.dst != self.nodes[node].addr && !self.ifaces.is_other_addr_of(node, pkt.dst) {
             if pkt.ttl <= 1 {
                 return;
             }
@@ -598,7 +612,7 @@ impl World {
 
     /// Adds `app` on `node`, started at `at` (not before now); its sockets feed no flow.
     pub(crate) fn add_app(&mut self, node: usize, app: AnyApp, at: SimTime) -> u32 {
-        self.apps.push(AppSlot { app, node: node as u32, flow: NO_FLOW, timer_at: None });
+        self.apps.push(AppSlot { app, node: node as u32, flow: NO_FLOW, timer_at: None, bind: None });
         let a = (self.apps.len() - 1) as u32;
         self.q.push(at, Ev::AppStart(a));
         a

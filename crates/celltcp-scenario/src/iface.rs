@@ -1,0 +1,236 @@
+//! A node's interfaces and the routing by address: which node and interface own an address,
+//! the route to an address, source-address (policy) rules and the preferred source address.
+//!
+//! Every link a host is an endpoint of is one of its interfaces (the LTE radio, a Wi-Fi
+//! association, a `[[link]]`). The first interface carries the node's own address; a host
+//! whose other interfaces lead to routers (an LTE UE also wired to a router, or also a Wi-Fi
+//! station; a host with two links to two routers) is *multihomed*: each of its other interfaces
+//! gets an address of its own ([`crate::plan::IFACE_POOL`]). Routers are unnumbered (RFC 1812
+//! §2.2.7): all their links carry the router's one address, as today.
+//!
+//! Routing, as a Linux host set up as in the Linux Advanced Routing HOWTO §4.2 ("Routing for
+//! multiple uplinks/providers") and a network that routes each address to its subnet:
+//!
+//! - the network-wide routes (`celltcp_net::routing::Routes`) are computed over every link except
+//!   the other interfaces of multihomed hosts: a host never forwards between its interfaces
+//!   (Linux's `ip_forward = 0`), and a UE keeps its place as a stub behind its eNB, so its extra
+//!   interface costs one entry here and nothing in the dense core tables;
+//! - the route to a node's first address is the route to the node, as before; the route to
+//!   another interface's address is the route to the node at that interface's far end (its
+//!   router, the Wi-Fi AP) and then the interface's link;
+//! - a multihomed host holds [`PolicyRoutes`]: for each other interface `k`,
+//!   `ip rule add from ADDR_k lookup k` with table `k` = `default dev k src ADDR_k`, so a packet
+//!   whose source is interface `k`'s address leaves by interface `k`. Other packets follow the
+//!   main table: the network-wide route, which leaves by the first interface; a destination
+//!   that only another interface reaches leaves by it (its connected network);
+//! - a socket that does not bind takes the preferred source address of its route (Linux's
+//!   `src` of `ip route get`): [`Ifaces::preferred_source`].
+//!
+//! The common single-interface node pays one comparison on the output path: with no multihomed
+//! host in the scenario the lookup is the network-wide route, exactly as before.
+
+use celltcp_net::policy::{Decision, PolicyRoutes, Prefix, Route};
+use celltcp_net::routing::Routes;
+use celltcp_net::Ipv4;
+
+use crate::world::FastMap;
+
+const NONE: u32 = u32::MAX;
+
+/// One interface of a multihomed host.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Iface {
+    pub addr: Ipv4,
+    /// The link direction leaving by it (host → peer) and the one arriving (peer → host).
+    pub out_dir: u32,
+    pub in_dir: u32,
+    /// The node at its far end.
+    pub peer: u32,
+}
+
+/// A multihomed host: its interfaces (the first carries the node's address) and its rules.
+#[derive(Clone, Debug)]
+struct Multi {
+    ifaces: Vec<Iface>,
+    policy: PolicyRoutes,
+}
+
+/// Every address's owner and the multihomed hosts' interfaces and rules.
+#[derive(Clone, Debug, Default)]
+pub struct Ifaces {
+    /// Per node: its index in `multi`, or `NONE` (empty when no node is multihomed).
+    multi_of: Vec<u32>,
+    multi: Vec<Multi>,
+    /// Every address: (node, interface; 0 is the node's first address).
+    addr_to: FastMap<Ipv4, (u32, u32)>,
+}
+
+impl Ifaces {
+    /// The owners of the nodes' first addresses (`addrs[n]` is node `n`'s).
+    pub fn new(addrs: impl Iterator<Item = Ipv4>) -> Ifaces {
+        let addr_to = addrs.enumerate().map(|(n, a)| (a, (n as u32, 0))).collect();
+        Ifaces { addr_to, ..Ifaces::default() }
+    }
+
+    /// Makes `node` multihomed with `ifaces` (the first carrying its existing address).
+    pub fn add_multihomed(&mut self, n_nodes: usize, node: usize, ifaces: Vec<Iface>) {
+        if self.multi_of.is_empty() {
+            self.multi_of = vec![NONE; n_nodes];
+        }
+        let mut policy = PolicyRoutes::default();
+        for (k, i) in ifaces.iter().enumerate().skip(1) {
+            // ip route add default dev <k> src ADDR_k table k; ip rule add from ADDR_k table k
+            policy.table(k as u32).add(Prefix::ALL, Route { dir: i.out_dir, src: i.addr });
+            policy.add_rule(Prefix::host(i.addr), k as u32);
+            self.addr_to.insert(i.addr, (node as u32, k as u32));
+        }
+        self.multi_of[node] = self.multi.len() as u32;
+        self.multi.push(Multi { ifaces, policy });
+    }
+
+    /// The node and interface owning `a`.
+    #[inline]
+    pub fn owner(&self, a: Ipv4) -> Option<(u32, u32)> {
+        self.addr_to.get(&a).copied()
+    }
+
+    /// `node` has one address (the fast path: no multihomed node, or not this one).
+    #[inline]
+    pub fn plain(&self, node: usize) -> bool {
+        self.multi.is_empty() || self.multi_of[node] == NONE
+    }
+
+    /// `a` is an address of `node` other than its first one.
+    #[inline]
+    pub fn is_other_addr_of(&self, node: usize, a: Ipv4) -> bool {
+        !self.plain(node) && self.owner(a).is_some_and(|(n, k)| n as usize == node && k != 0)
+    }
+
+    /// The interfaces of a multihomed `node` (empty for others).
+    pub fn of(&self, node: usize) -> &[Iface] {
+        if self.plain(node) {
+            &[]
+        } else {
+            &self.multi[self.multi_of[node] as usize].ifaces
+        }
+    }
+
+    /// The link direction to take from `at` for a packet from `src` to `dst_addr`, interface
+    /// `ifc` of node `dst` (see the module doc); `None` if there is no route.
+    pub fn route(&self, routes: &Routes, at: usize, src: Ipv4, dst_addr: Ipv4, dst: usize, ifc: u32) -> Option<usize> {
+        if !self.plain(at) {
+            let m = &self.multi[self.multi_of[at] as usize];
+            if let Decision::Route(r) = m.policy.lookup(src, dst_addr) {
+                return Some(r.dir as usize);
+            }
+            return self.main_route(routes, m, at, dst, ifc).map(|i| i.1);
+        }
+        self.towards(routes, at, dst, ifc)
+    }
+
+    /// The network-wide route from `at` (not multihomed, or by its first interface) to
+    /// interface `ifc` of `dst`.
+    #[inline]
+    fn towards(&self, routes: &Routes, at: usize, dst: usize, ifc: u32) -> Option<usize> {
+        if ifc == 0 {
+            return routes.next_hop(at, dst);
+        }
+        let i = &self.multi[self.multi_of[dst] as usize].ifaces[ifc as usize];
+        if at == i.peer as usize {
+            Some(i.in_dir as usize)
+        } else {
+            routes.next_hop(at, i.peer as usize)
+        }
+    }
+
+    /// The main table of multihomed `at`: the network-wide route (by its first interface), else
+    /// the first other interface whose far end reaches the destination. Returns the interface
+    /// and the link direction.
+    fn main_route(&self, routes: &Routes, m: &Multi, at: usize, dst: usize, ifc: u32) -> Option<(usize, usize)> {
+        if let Some(d) = self.towards(routes, at, dst, ifc) {
+            return Some((0, d));
+        }
+        m.ifaces.iter().enumerate().skip(1).find_map(|(k, i)| {
+            let p = i.peer as usize;
+            ((ifc == 0 && p == dst) || self.towards(routes, p, dst, ifc).is_some()).then_some((k, i.out_dir as usize))
+        })
+    }
+
+    /// The source address a socket of `node` that did not bind takes towards `dst` (the
+    /// address of the interface its route leaves by); `None` if `dst` is unknown or
+    /// unreachable. `first` is the node's first address.
+    pub fn preferred_source(&self, routes: &Routes, node: usize, first: Ipv4, dst: Ipv4) -> Option<Ipv4> {
+        if self.plain(node) {
+            return Some(first);
+        }
+        let (d, ifc) = self.owner(dst)?;
+        if d as usize == node {
+            return Some(dst);
+        }
+        let m = &self.multi[self.multi_of[node] as usize];
+        let (k, _) = self.main_route(routes, m, node, d as usize, ifc)?;
+        Some(m.ifaces[k].addr)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A UE (node 3) behind eNB 2 behind the PGW 1, a server 0 on the PGW, and a router 4
+    /// between the server's side (link from the PGW) and the UE's second interface:
+    /// links: 0 server→pgw, 1 pgw→server, 2 pgw→enb, 3 enb→pgw, 4 enb→ue, 5 ue→enb,
+    /// 6 pgw→router, 7 router→pgw, 8 router→ue, 9 ue→router (the UE's wired interface).
+    fn net() -> (Routes, Ifaces, Ipv4, Ipv4) {
+        let all = [(0, 1, 0), (1, 0, 1), (1, 2, 2), (2, 1, 3), (2, 3, 4), (3, 2, 5), (1, 4, 6), (4, 1, 7), (4, 3, 8), (3, 4, 9)];
+        // the UE's wired interface is left out of the network-wide routes
+        let edges: Vec<_> = all.iter().copied().filter(|e| e.2 < 8).collect();
+        let routes = Routes::compute(5, &edges);
+        let addrs = [Ipv4::new(10, 0, 0, 1), Ipv4::new(10, 44, 0, 1), Ipv4::new(10, 44, 1, 1), Ipv4::new(10, 45, 0, 1), Ipv4::new(10, 0, 0, 2)];
+        let mut ifs = Ifaces::new(addrs.iter().copied());
+        let (lte, wired) = (addrs[3], Ipv4::new(10, 32, 0, 1));
+        ifs.add_multihomed(5, 3, vec![Iface { addr: lte, out_dir: 5, in_dir: 4, peer: 2 }, Iface { addr: wired, out_dir: 9, in_dir: 8, peer: 4 }]);
+        (routes, ifs, lte, wired)
+    }
+
+    #[test]
+    fn each_address_is_reached_by_its_own_interface() {
+        let (r, ifs, lte, wired) = net();
+        assert_eq!(ifs.owner(wired), Some((3, 1)));
+        assert_eq!(ifs.owner(lte), Some((3, 0)));
+        // server → the LTE address: through the PGW and the eNB (2 hops then the radio)
+        assert_eq!(ifs.route(&r, 0, Ipv4(0), Ipv4(0), 3, 0), Some(0));
+        assert_eq!(ifs.route(&r, 1, Ipv4(0), Ipv4(0), 3, 0), Some(2));
+        assert_eq!(ifs.route(&r, 2, Ipv4(0), Ipv4(0), 3, 0), Some(4));
+        // server → the wired address: towards the router, then its link down
+        assert_eq!(ifs.route(&r, 1, Ipv4(0), Ipv4(0), 3, 1), Some(6));
+        assert_eq!(ifs.route(&r, 4, Ipv4(0), Ipv4(0), 3, 1), Some(8));
+        // the UE: from the wired address by the wire, from the LTE address (or none) by LTE
+        assert_eq!(ifs.route(&r, 3, wired, Ipv4(0), 0, 0), Some(9));
+        assert_eq!(ifs.route(&r, 3, lte, Ipv4(0), 0, 0), Some(5));
+        assert_eq!(ifs.route(&r, 3, Ipv4(0), Ipv4(0), 0, 0), Some(5));
+        // preferred source: the first interface's address, whose route reaches the server
+        assert_eq!(ifs.preferred_source(&r, 3, lte, Ipv4::new(10, 0, 0, 1)), Some(lte));
+        assert!(ifs.plain(0) && !ifs.plain(3));
+        assert!(ifs.is_other_addr_of(3, wired) && !ifs.is_other_addr_of(3, lte) && !ifs.is_other_addr_of(4, wired));
+    }
+
+    #[test]
+    fn a_destination_only_another_interface_reaches_leaves_by_it() {
+        // UE 2 behind eNB 1 (first interface) and wired to router 3, which alone reaches the
+        // server 0 (no link between the eNB and the server's side)
+        let edges = [(2, 1, 0), (1, 2, 1), (0, 3, 2), (3, 0, 3)];
+        let routes = Routes::compute(4, &edges);
+        let addrs = [Ipv4::new(10, 0, 0, 1), Ipv4::new(10, 44, 1, 1), Ipv4::new(10, 45, 0, 1), Ipv4::new(10, 0, 0, 2)];
+        let mut ifs = Ifaces::new(addrs.iter().copied());
+        let wired = Ipv4::new(10, 32, 0, 1);
+        ifs.add_multihomed(4, 2, vec![Iface { addr: addrs[2], out_dir: 0, in_dir: 1, peer: 1 }, Iface { addr: wired, out_dir: 4, in_dir: 5, peer: 3 }]);
+        assert_eq!(ifs.preferred_source(&routes, 2, addrs[2], addrs[0]), Some(wired));
+        assert_eq!(ifs.route(&routes, 2, Ipv4(0), Ipv4(0), 0, 0), Some(4));
+        // and the server reaches the wired address through the router
+        assert_eq!(ifs.route(&routes, 0, Ipv4(0), Ipv4(0), 2, 1), Some(2));
+        assert_eq!(ifs.route(&routes, 3, Ipv4(0), Ipv4(0), 2, 1), Some(5));
+        // the LTE address is unreachable from the server: no route, no source
+        assert_eq!(ifs.route(&routes, 0, Ipv4(0), Ipv4(0), 2, 0), None);
+    }
+}
