@@ -168,3 +168,168 @@ fn wireshark_reads_the_mptcp_options_of_a_scenario_pcap() {
     assert_eq!(dss + capable, data);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+// ---------------------------------------------------------------- two interfaces, two paths
+
+/// Host `h` with two interfaces: `h`–`a` and `h`–`b`, each 10 Mbit/s with 10 ms one way and a
+/// drop-tail queue of about one BDP (40 KB), then 1 Gbit/s links `a`/`b`–`core`–`server`. `h`
+/// is multihomed (both its links lead to routers): its second interface has its own address,
+/// and the paths are disjoint up to `core`. `extra_a` is added to the `h`–`a` link's table
+/// (loss, trace), `flows` appended.
+fn two_paths(duration_s: u32, extra_a: &str, flows: &str) -> String {
+    format!(
+        r#"duration = "{duration_s}s"
+[[node]]
+name = "a"
+kind = "router"
+[[node]]
+name = "b"
+kind = "router"
+[[node]]
+name = "core"
+kind = "router"
+[[link]]
+name = "path-a"
+between = ["h", "a"]
+rate = "10Mbps"
+delay = "10ms"
+queue = "40KB"
+{extra_a}
+[[link]]
+name = "path-b"
+between = ["h", "b"]
+rate = "10Mbps"
+delay = "10ms"
+queue = "40KB"
+[[link]]
+between = ["a", "core"]
+rate = "1Gbps"
+delay = "5ms"
+[[link]]
+between = ["b", "core"]
+rate = "1Gbps"
+delay = "5ms"
+[[link]]
+between = ["core", "server"]
+rate = "1Gbps"
+delay = "1ms"
+{flows}
+"#
+    )
+}
+
+fn bulk(name: &str, extra: &str) -> String {
+    format!("[[flow]]\nname = \"{name}\"\napp = \"bulk\"\nfrom = \"h\"\nto = \"server\"\ncc = \"newreno\"\n{extra}\n")
+}
+
+/// Bytes each subflow of flow `f` carried (acknowledged at the subflow level), keyed by whether
+/// it leaves by `path-a` (the host's first address).
+fn bytes_by_path(out: &celltcp_scenario::RunOutput, f: usize) -> (u64, u64) {
+    let h = out.summary["nodes"].as_array().unwrap().iter().find(|n| n["name"] == "h").unwrap();
+    let addr_a = h["interfaces"].as_array().unwrap().iter().find(|i| i["name"] == "path-a").unwrap()["address"].as_str().unwrap().to_string();
+    let (mut a, mut b) = (0, 0);
+    for s in out.summary["flows"][f]["mptcp"]["subflows"].as_array().unwrap() {
+        let bytes = s["bytes_acked"].as_u64().unwrap();
+        if s["local"].as_str().unwrap().split(':').next() == Some(addr_a.as_str()) {
+            a += bytes;
+        } else {
+            b += bytes;
+        }
+    }
+    (a, b)
+}
+
+#[test]
+fn over_two_disjoint_paths_mptcp_aggregates_at_least_1_8_times_one_path() {
+    // RFC 6356 goal 1 in spirit (and issue 15): over two disjoint 10 Mbit/s paths a coupled
+    // MPTCP connection (fullmesh: one subflow per interface) gets at least 1.8x the goodput of
+    // one NewReno TCP over one of them alone.
+    let tcp = run_ok(&two_paths(30, "", &bulk("tcp", "bind = \"path-a\"")), 1);
+    let one = tcp.summary["flows"][0]["goodput_bps"].as_f64().unwrap();
+    assert!(one > 8.5e6 && one < 10e6, "one path: {one}");
+    for cc in ["lia", "olia", "balia"] {
+        let out = run_ok(&two_paths(30, "", &bulk("mp", &format!("mptcp = {{ cc = \"{cc}\" }}"))), 1);
+        let f = &out.summary["flows"][0];
+        let g = f["goodput_bps"].as_f64().unwrap();
+        let sub = f["mptcp"]["subflows"].as_array().unwrap();
+        assert_eq!(sub.len(), 2, "{cc}: one subflow per interface: {f}");
+        assert_ne!(sub[0]["local"].as_str().unwrap().split(':').next(), sub[1]["local"].as_str().unwrap().split(':').next(), "{f}");
+        let (a, b) = bytes_by_path(&out, 0);
+        eprintln!("{cc}: {:.2} Mbit/s = {:.2}x one path ({:.2}); path a {a} B, path b {b} B", g / 1e6, g / one, one / 1e6);
+        assert!(g >= 1.8 * one, "{cc}: {g} < 1.8 x {one}: {f}");
+    }
+}
+
+#[test]
+fn a_coupled_connection_moves_its_traffic_away_from_the_path_it_shares_with_tcp() {
+    // RFC 6356 goal 3: path a also carries a NewReno TCP flow; a coupled MPTCP connection puts
+    // most of its data on the free path b (uncoupled subflows each take a fair share of their
+    // path, so the uncoupled share on path a is the reference a coupled one must stay well below).
+    let flows = |cc: &str| bulk("tcp", "bind = \"path-a\"") + &bulk("mp", &format!("mptcp = {{ cc = \"{cc}\" }}"));
+    let share = |cc: &str| {
+        let out = run_ok(&two_paths(40, "", &flows(cc)), 2);
+        let (a, b) = bytes_by_path(&out, 1);
+        let tcp = out.summary["flows"][0]["goodput_bps"].as_f64().unwrap();
+        let mp = out.summary["flows"][1]["goodput_bps"].as_f64().unwrap();
+        eprintln!("{cc}: MPTCP share on the shared path {:.1} %, TCP {:.2} Mbit/s, MPTCP {:.2} Mbit/s", 100.0 * a as f64 / (a + b) as f64, tcp / 1e6, mp / 1e6);
+        (a as f64 / (a + b) as f64, tcp)
+    };
+    let (unc, tcp_unc) = share("uncoupled");
+    // measured (40 s, seed 2): uncoupled 31.5 % (TCP 5.3 Mbit/s); LIA 26.0 % (6.3), OLIA 23.4 %
+    // (6.8), BALIA 11.5 % (8.4). LIA is known to leave too much on the congested path (Khalili
+    // et al. 2013, the reason for OLIA); each coupled control must still do clearly better than
+    // uncoupled subflows, and leave the TCP flow more of its path.
+    let all: Vec<_> = ["lia", "olia", "balia"].into_iter().map(|cc| (cc, share(cc))).collect();
+    for (cc, (s, tcp)) in all {
+        assert!(s < 0.3 && s < unc * 0.9, "{cc}: {:.1} % of its data on the shared path (uncoupled {:.1} %)", 100.0 * s, 100.0 * unc);
+        assert!(tcp > 6e6 && tcp > tcp_unc * 1.1, "{cc}: the TCP flow got {tcp} (beside uncoupled subflows {tcp_unc})");
+    }
+}
+
+#[test]
+fn every_byte_arrives_once_with_loss_on_one_path() {
+    // Data-level conservation over two real paths, one with 1 % random loss each way.
+    let bytes = 4_000_000u64;
+    for (i, cc) in ["lia", "olia", "balia", "uncoupled"].into_iter().enumerate() {
+        let out = run_ok(&two_paths(60, "loss = 0.01", &bulk("mp", &format!("bytes = \"{bytes}B\"\nmptcp = {{ cc = \"{cc}\" }}"))), 20 + i as u64);
+        let f = &out.summary["flows"][0];
+        assert_eq!(f["bytes_delivered"].as_u64(), Some(bytes), "{cc}: {f}");
+        assert_eq!(f["completed"], true, "{cc}: {f}");
+        assert_eq!(f["mptcp"]["bytes_data_acked"].as_u64(), Some(bytes), "{cc}: {f}");
+        let (a, b) = bytes_by_path(&out, 0);
+        assert!(a > 0 && b > 0, "{cc}: both paths carry data: {a} {b}");
+        assert!(a + b >= bytes, "{cc}: {a} + {b} < {bytes}");
+    }
+}
+
+#[test]
+fn a_path_that_dies_mid_transfer_has_its_data_reinjected_and_the_transfer_completes() {
+    // Path a's data direction stops at 3 s (a Mahimahi trace with delivery opportunities for
+    // 3 s only, then none for 100 s): its subflow times out, its data not DATA_ACKed is
+    // reinjected on path b (upstream Linux's stale subflows), and the 12 MB transfer completes.
+    let dir = std::env::temp_dir().join(format!("celltcp-mptcp-dies-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let trace = dir.join("dies.trace");
+    let mut lines: Vec<String> = (1..=3000).map(|t| t.to_string()).collect();
+    lines.push("100000".into());
+    std::fs::write(&trace, lines.join("\n") + "\n").unwrap();
+    let bytes = 12_000_000u64;
+    let extra = format!("trace = \"{}\"", trace.display());
+    for cc in ["olia", "lia"] {
+        let out = run_ok(&two_paths(40, &extra, &bulk("mp", &format!("bytes = \"{bytes}B\"\nmptcp = {{ cc = \"{cc}\" }}"))), 4);
+        let f = &out.summary["flows"][0];
+        let m = &f["mptcp"];
+        assert_eq!(f["bytes_delivered"].as_u64(), Some(bytes), "{cc}: {f}");
+        assert_eq!(f["completed"], true, "{cc}: {f}");
+        assert!(m["bytes_reinjected"].as_u64().unwrap() > 0, "{cc}: data was reinjected: {m}");
+        let dead = m["subflows"].as_array().unwrap().iter().find(|s| s["timeouts"].as_u64().unwrap() > 0);
+        assert!(dead.is_some(), "{cc}: the dead path's subflow timed out: {m}");
+        // once path a is dead everything goes by path b: the completion takes about
+        // (12 MB - what path a carried) / 10 Mbit/s
+        let t = f["completion_time_s"].as_f64().unwrap();
+        eprintln!("{cc}: completed at {t:.2} s, reinjected {} B, subflows {}", m["bytes_reinjected"], m["subflows"]);
+        // (path b alone would take 12 MB / 9.6 Mbit/s = 10 s)
+        assert!(t < 10.0, "{cc}: completed at {t} s");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
