@@ -166,6 +166,10 @@ pub(crate) fn summary(w: &World, end: celltcp_engine::SimTime) -> Value {
                     m.insert("final_cwnd_bytes".into(), json!(s.cwnd_bytes));
                 }
                 if let Some(v) = mptcp_summary(w, snd, rcv, end) {
+                    // coupled subflows run the coupled control, not the flow's `cc`
+                    if v["cc"] != "uncoupled" {
+                        m.insert("cc".into(), v["cc"].clone());
+                    }
                     m.insert("mptcp".into(), v);
                 }
             }
