@@ -348,7 +348,7 @@ impl World {
                 return;
             }
             if !seg.options.mptcp.is_empty() {
-                self.mptcp_syn(now, node, l, local, remote, pkt, &seg);
+                self.mptcp_syn(now, node, l, pkt, &seg);
                 return;
             }
             let s = self.stack.accept(now, l, local.addr, remote, &seg);
@@ -381,7 +381,9 @@ impl World {
     /// MPTCP connection when the listener's flow is MPTCP, else plain TCP (the option ignored,
     /// as a host without MPTCP does).
     #[inline(never)]
-    fn mptcp_syn(&mut self, now: SimTime, node: usize, l: u32, local: SockAddr, remote: SockAddr, pkt: &Packet, seg: &TcpSegment) {
+    fn mptcp_syn(&mut self, now: SimTime, node: usize, l: u32, pkt: &Packet, seg: &TcpSegment) {
+        let local = SockAddr::new(pkt.dst, seg.dst_port);
+        let remote = SockAddr::new(pkt.src, seg.src_port);
         if let Some(Ok(MptcpOpt::JoinSyn { token, .. })) = MptcpOpt::from_segment(&seg.options.mptcp) {
             if let Some(&s) = self.stack.tokens.get(&token) {
                 let f = self.stack.socks[s as usize].flow;
