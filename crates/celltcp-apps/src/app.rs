@@ -13,6 +13,7 @@
 
 use celltcp_engine::SimTime;
 use celltcp_net::{IcmpEcho, Ipv4, UdpDatagram};
+use celltcp_mptcp::MptcpConnection;
 use celltcp_tcp::{TcpConfig, TcpEndpoint};
 
 use crate::bulk::{TcpClient, TcpServer};
@@ -125,8 +126,14 @@ pub trait SocketApi {
             _ => self.listen(port, cfg),
         }
     }
-    /// The TCP endpoint of a connection: `write`, `read`, `close` and its state.
+    /// The TCP endpoint of a connection: `write`, `read`, `close` and its state. Panics on
+    /// an MPTCP connection: apps that may be given one use [`SocketApi::stream`].
     fn tcp(&mut self, s: SockId) -> &mut TcpEndpoint;
+    /// A connection's byte stream: its TCP endpoint, or its MPTCP connection when the flow
+    /// asked for MPTCP (the stack decides at `connect` and `listen`; the app does not know).
+    fn stream(&mut self, s: SockId) -> Stream<'_> {
+        Stream::Tcp(self.tcp(s))
+    }
     /// A UDP socket bound to `port` (an ephemeral one with `None`), sending to `peer` if given.
     fn udp_bind(&mut self, port: Option<u16>, peer: Option<SockAddr>) -> Result<SockId, SocketError>;
     /// Sends one datagram of `payload_len` bytes carrying `seq` (and the send time) to the
@@ -136,6 +143,84 @@ pub trait SocketApi {
     fn echo_open(&mut self, dst: Ipv4) -> Result<SockId, SocketError>;
     /// Sends an echo request (RFC 792) with `seq` and `payload_len` bytes.
     fn echo_send(&mut self, now: SimTime, s: SockId, seq: u16, payload_len: u32);
+}
+
+/// What apps do with a connection's bytes: the calls a [`TcpEndpoint`] and an MPTCP
+/// connection (RFC 8684 §3.3: one byte stream over the subflows) both answer.
+pub trait ByteStream {
+    /// The handshake completed (for MPTCP: the keys are exchanged, a subflow carries data).
+    fn is_established(&self) -> bool;
+    fn send_buffer_free(&self) -> u64;
+    /// Writes up to `bytes`; returns how many fit in the send buffer.
+    fn write(&mut self, bytes: u64) -> u64;
+    fn readable(&self) -> u64;
+    /// Reads up to `max` in-order bytes.
+    fn read(&mut self, now: SimTime, max: u64) -> u64;
+    /// The peer closed (FIN, or DATA_FIN) and everything before it has been read.
+    fn peer_closed(&self) -> bool;
+    /// Closes our direction (FIN, or DATA_FIN after all data).
+    fn close(&mut self);
+}
+
+impl ByteStream for TcpEndpoint {
+    #[inline]
+    fn is_established(&self) -> bool {
+        TcpEndpoint::is_established(self)
+    }
+    #[inline]
+    fn send_buffer_free(&self) -> u64 {
+        TcpEndpoint::send_buffer_free(self)
+    }
+    #[inline]
+    fn write(&mut self, bytes: u64) -> u64 {
+        TcpEndpoint::write(self, bytes)
+    }
+    #[inline]
+    fn readable(&self) -> u64 {
+        TcpEndpoint::readable(self)
+    }
+    #[inline]
+    fn read(&mut self, now: SimTime, max: u64) -> u64 {
+        TcpEndpoint::read(self, now, max)
+    }
+    #[inline]
+    fn peer_closed(&self) -> bool {
+        TcpEndpoint::peer_closed(self)
+    }
+    #[inline]
+    fn close(&mut self) {
+        TcpEndpoint::close(self)
+    }
+}
+
+impl ByteStream for MptcpConnection {
+    fn is_established(&self) -> bool {
+        MptcpConnection::is_established(self)
+    }
+    fn send_buffer_free(&self) -> u64 {
+        MptcpConnection::send_buffer_free(self)
+    }
+    fn write(&mut self, bytes: u64) -> u64 {
+        MptcpConnection::write(self, bytes)
+    }
+    fn readable(&self) -> u64 {
+        MptcpConnection::readable(self)
+    }
+    fn read(&mut self, now: SimTime, max: u64) -> u64 {
+        MptcpConnection::read(self, now, max)
+    }
+    fn peer_closed(&self) -> bool {
+        MptcpConnection::peer_closed(self)
+    }
+    fn close(&mut self) {
+        MptcpConnection::close(self)
+    }
+}
+
+/// A connection as [`SocketApi::stream`] hands it out (closed-enum dispatch, STYLE.md B3).
+pub enum Stream<'a> {
+    Tcp(&'a mut TcpEndpoint),
+    Mptcp(&'a mut MptcpConnection),
 }
 
 /// An application.

@@ -8,9 +8,9 @@
 //! at a time, and [`BulkSender::next_write_at`] tells when the next chunk is due.
 
 use celltcp_engine::SimTime;
-use celltcp_tcp::{TcpConfig, TcpEndpoint};
+use celltcp_tcp::TcpConfig;
 
-use crate::app::{App, SockAddr, SockId, SocketApi, SocketError, SocketEvent};
+use crate::app::{App, ByteStream, SockAddr, SockId, SocketApi, SocketError, SocketEvent, Stream};
 
 /// The sending side of a bulk or iperf transfer.
 #[derive(Clone, Debug)]
@@ -67,7 +67,7 @@ impl BulkSender {
 
     /// Writes as much as the socket accepts, in whole chunks (the last one may be partial), and
     /// closes once done. Call after every change of the socket.
-    pub fn pump(&mut self, now: SimTime, tcp: &mut TcpEndpoint) {
+    pub fn pump<T: ByteStream + ?Sized>(&mut self, now: SimTime, tcp: &mut T) {
         if self.closed || !tcp.is_established() {
             return;
         }
@@ -124,7 +124,7 @@ impl Sink {
         Sink { expect: bytes, ..Sink::default() }
     }
 
-    pub fn pump(&mut self, now: SimTime, tcp: &mut TcpEndpoint) {
+    pub fn pump<T: ByteStream + ?Sized>(&mut self, now: SimTime, tcp: &mut T) {
         let n = tcp.read(now, u64::MAX);
         if n > 0 {
             self.received += n;
@@ -153,10 +153,19 @@ pub enum Role {
 
 impl Role {
     #[inline]
-    pub fn pump(&mut self, now: SimTime, tcp: &mut TcpEndpoint) {
+    pub fn pump<T: ByteStream + ?Sized>(&mut self, now: SimTime, tcp: &mut T) {
         match self {
             Role::Writer(w) => w.pump(now, tcp),
             Role::Sink(s) => s.pump(now, tcp),
+        }
+    }
+
+    /// [`Role::pump`] on a TCP or MPTCP connection (one branch, then monomorphic code).
+    #[inline]
+    pub fn pump_stream(&mut self, now: SimTime, stream: Stream<'_>) {
+        match stream {
+            Stream::Tcp(t) => self.pump(now, t),
+            Stream::Mptcp(m) => self.pump(now, m),
         }
     }
 
@@ -200,12 +209,12 @@ impl App for TcpClient {
     }
 
     fn on_socket<S: SocketApi>(&mut self, now: SimTime, s: SockId, _ev: SocketEvent, net: &mut S) {
-        self.role.pump(now, net.tcp(s));
+        self.role.pump_stream(now, net.stream(s));
     }
 
     fn on_timer<S: SocketApi>(&mut self, now: SimTime, net: &mut S) {
         if let Some(s) = self.sock {
-            self.role.pump(now, net.tcp(s));
+            self.role.pump_stream(now, net.stream(s));
         }
     }
 
@@ -251,14 +260,14 @@ impl App for TcpServer {
             self.conns.push((s, self.template.clone()));
         }
         if let Some(r) = self.role_of(s) {
-            r.pump(now, net.tcp(s));
+            r.pump_stream(now, net.stream(s));
         }
     }
 
     fn on_timer<S: SocketApi>(&mut self, now: SimTime, net: &mut S) {
         for (s, r) in &mut self.conns {
             if r.next_write_at().is_some_and(|t| t <= now) {
-                r.pump(now, net.tcp(*s));
+                r.pump_stream(now, net.stream(*s));
             }
         }
     }

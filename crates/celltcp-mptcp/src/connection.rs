@@ -60,6 +60,10 @@ use crate::options::{CapableKeys, Dss, Mapping, MptcpOpt, FLAG_HMAC_SHA256};
 use crate::path_manager::{AddrEntry, AnyPathManager, PathManager, PathManagerConfig};
 use crate::scheduler::{AnyScheduler, Candidate, Scheduler, SchedulerKind};
 
+mod input;
+mod output;
+mod reinject;
+
 /// Option bytes a data segment's DSS takes (26, NOP-padded to 28): the subflow MSS is the
 /// configured one less this, as Linux's `mptcp_established_options` shrinks `mss_now`.
 pub const DSS_OPTION_BYTES: u32 = 28;
@@ -75,6 +79,9 @@ pub struct MptcpConfig {
     pub cc: CoupledKind,
     pub scheduler: SchedulerKind,
     pub path_manager: PathManagerConfig,
+    /// At most this many subflows in all, the initial one included, whatever the path manager
+    /// wants (0: no limit).
+    pub max_subflows: u8,
     /// Connection-level send buffer, bytes (written and not DATA_ACKed).
     pub snd_buf: u64,
     /// Connection-level receive buffer, bytes: bounds the window of §3.3.4.
@@ -91,6 +98,7 @@ impl Default for MptcpConfig {
             cc: CoupledKind::Olia,
             scheduler: SchedulerKind::MinRtt,
             path_manager: PathManagerConfig::Fullmesh,
+            max_subflows: 0,
             snd_buf: 4 << 20,
             rcv_buf: 6 << 20,
             announce: true,
@@ -508,6 +516,16 @@ impl MptcpConnection {
                     .iter()
                     .all(|s| s.state == SubflowState::Failed || s.ep.is_closed()))
     }
+    /// The connection carries data: the keys are exchanged (MP_CAPABLE done) and a subflow is
+    /// established.
+    pub fn is_established(&self) -> bool {
+        !self.reset
+            && self.remote_key.is_some()
+            && self
+                .subflows
+                .iter()
+                .any(|s| s.state == SubflowState::Established)
+    }
     pub fn was_reset(&self) -> bool {
         self.reset
     }
@@ -579,6 +597,9 @@ impl MptcpConnection {
             .collect();
         self.pm
             .wanted(&self.local_addrs, &self.remote_addrs, &existing, &mut out);
+        if self.cfg.max_subflows > 0 {
+            out.truncate(usize::from(self.cfg.max_subflows).saturating_sub(existing.len()));
+        }
         out
     }
 
@@ -625,819 +646,6 @@ impl MptcpConnection {
             true,
         );
         Some(self.subflows.len() - 1)
-    }
-
-    // ================================================================== input
-
-    /// A segment arrived on the 4-tuple (`local`, `remote`). Returns false when it belongs to no
-    /// subflow and opens none (a SYN with a wrong token, or stray).
-    pub fn on_segment(
-        &mut self,
-        now: SimTime,
-        local: SockAddr,
-        remote: SockAddr,
-        seg: &TcpSegment,
-        ce: bool,
-    ) -> bool {
-        let opt = match MptcpOpt::from_segment(&seg.options.mptcp) {
-            Some(Ok(o)) => Some(o),
-            _ => None,
-        };
-        let i = match self.find_subflow(local, remote) {
-            Some(i) => i,
-            None => {
-                // A joining SYN (§3.2): the token must be ours.
-                let Some(MptcpOpt::JoinSyn {
-                    addr_id,
-                    token,
-                    nonce,
-                    ..
-                }) = opt
-                else {
-                    return false;
-                };
-                if !seg.flags.syn() || seg.flags.ack() || token != self.token() || self.reset {
-                    self.stats.joins_refused += 1;
-                    return false;
-                }
-                let n = self.subflows.len();
-                let iss = derive32(self.local_key, b'i', n);
-                let ep =
-                    TcpEndpoint::accept(self.subflow_tcp(), local.port, remote.port, iss, seg, now);
-                let local_id = self
-                    .local_addrs
-                    .iter()
-                    .find(|a| a.addr == local.ip)
-                    .map_or(0, |a| a.id);
-                if !self.remote_addrs.iter().any(|a| a.id == addr_id) {
-                    self.remote_addrs.push(AddrEntry {
-                        id: addr_id,
-                        addr: remote.ip,
-                        announced: false,
-                    });
-                }
-                self.push_subflow(ep, local, remote, local_id, addr_id, iss, true, false);
-                let s = &mut self.subflows[n];
-                s.nonce_remote = nonce;
-                s.irs = Some(seg.seq);
-                return true;
-            }
-        };
-        if self.subflows[i].state == SubflowState::Failed {
-            self.subflows[i].ep.on_segment(now, seg, ce);
-            return true;
-        }
-        if seg.flags.syn() {
-            self.subflows[i].irs = Some(seg.seq);
-        }
-        let mut seg = *seg;
-        if let Some(o) = opt {
-            if !self.on_option(now, i, &seg, o) {
-                return true;
-            }
-        }
-        // §3.3.4: the window is the connection's, relative to the DATA_ACK.
-        if !seg.flags.syn() {
-            if let Some(Dss {
-                data_ack: Some(_), ..
-            }) = opt.and_then(|o| {
-                if let MptcpOpt::Dss(d) = o {
-                    Some(d)
-                } else {
-                    None
-                }
-            }) {
-                let shift = self.subflows[i].ep.negotiated().snd_wscale as u32;
-                let edge = self.data_una + ((seg.window as u64) << shift);
-                self.peer_edge = self.peer_edge.max(edge);
-            }
-            seg.options.mptcp = Default::default();
-        }
-        self.couple(i);
-        self.subflows[i].ep.on_segment(now, &seg, ce);
-        if self.subflows[i].state == SubflowState::Connecting
-            && !self.subflows[i].active
-            && self.subflows[i].ep.is_established()
-        {
-            // The listener's side: the third ACK arrived (its MP_JOIN HMAC, if a join, was
-            // checked in `on_option`).
-            if !self.subflows[i].join || self.subflows[i].third_ack_sent {
-                self.subflows[i].state = SubflowState::Established;
-            }
-        }
-        self.pull_data(now, i);
-        self.check_health(i);
-        true
-    }
-
-    /// Handles the MPTCP option of a segment on subflow `i`; false if the segment must be dropped.
-    fn on_option(&mut self, now: SimTime, i: usize, seg: &TcpSegment, o: MptcpOpt) -> bool {
-        match o {
-            MptcpOpt::Capable { keys, data_len, .. } => match keys {
-                CapableKeys::One(k) if seg.flags.syn() && seg.flags.ack() => {
-                    self.remote_key = Some(k)
-                }
-                CapableKeys::Two { sender, receiver }
-                    if receiver == self.local_key && !self.subflows[i].join =>
-                {
-                    self.remote_key = Some(sender);
-                    self.subflows[i].third_ack_sent = true;
-                    if let Some(l) = data_len {
-                        // §3.1 (v1): MP_CAPABLE with data implies the mapping DSN = IDSN + 1,
-                        // SSN = 1, of `data_len` bytes.
-                        self.subflows[i]
-                            .rx_maps
-                            .insert(0, (crypto::idsn(sender).wrapping_add(1), l as u64));
-                    }
-                }
-                _ => {}
-            },
-            MptcpOpt::JoinSynAck {
-                hmac,
-                nonce,
-                addr_id,
-                ..
-            } => {
-                let s = &mut self.subflows[i];
-                s.nonce_remote = nonce;
-                let rk = self.remote_key.unwrap_or(0);
-                let want = crypto::join_hmac(rk, self.local_key, nonce, s.nonce_local);
-                if u64::from_be_bytes(want[..8].try_into().unwrap()) != hmac {
-                    self.fail(i);
-                    self.stats.joins_refused += 1;
-                    return false;
-                }
-                let _ = addr_id;
-            }
-            MptcpOpt::JoinAck { hmac } => {
-                let s = &self.subflows[i];
-                let rk = self.remote_key.unwrap_or(0);
-                let want = crypto::join_hmac(rk, self.local_key, s.nonce_remote, s.nonce_local);
-                if want[..20] != hmac {
-                    self.fail(i);
-                    self.stats.joins_refused += 1;
-                    return false;
-                }
-                self.subflows[i].third_ack_sent = true;
-            }
-            MptcpOpt::Dss(d) => {
-                if let Some(ack) = d.data_ack {
-                    let base = crypto::idsn(self.local_key).wrapping_add(1);
-                    let off = ack.wrapping_sub(base);
-                    self.on_data_ack(now, off);
-                }
-                if let Some(m) = d.mapping {
-                    let dsn = if m.dsn64 { m.dsn } else { m.dsn & 0xffff_ffff };
-                    if !(d.data_fin && m.ssn == 0) {
-                        let s = &mut self.subflows[i];
-                        let ssn_off =
-                            celltcp_tcp::seq::unwrap(0, m.ssn, s.rx_read + 1).saturating_sub(1);
-                        s.rx_maps
-                            .insert(ssn_off, (dsn, m.len as u64 - d.data_fin as u64));
-                    }
-                    if let (true, Some(rk)) = (d.data_fin, self.remote_key) {
-                        // The DATA_FIN is the mapping's last octet (§3.3.3).
-                        let off = dsn.wrapping_sub(crypto::idsn(rk).wrapping_add(1));
-                        self.peer_fin = Some(off + m.len as u64 - 1);
-                    }
-                    self.advance_fin(i);
-                }
-            }
-            MptcpOpt::AddAddr {
-                echo: false,
-                addr_id,
-                addr,
-                port,
-                hmac,
-            } => {
-                if let Some(rk) = self.remote_key {
-                    let want = crypto::add_addr_hmac(
-                        rk,
-                        self.local_key,
-                        addr_id,
-                        addr.octets(),
-                        port.unwrap_or(0),
-                    );
-                    if Some(want) == hmac {
-                        if !self.remote_addrs.iter().any(|a| a.id == addr_id) {
-                            self.remote_addrs.push(AddrEntry {
-                                id: addr_id,
-                                addr,
-                                announced: true,
-                            });
-                        }
-                        self.add_addr_echo.push((addr_id, addr));
-                        self.subflows[i].ep.send_ack_now();
-                    }
-                }
-            }
-            MptcpOpt::AddAddr {
-                echo: true,
-                addr_id,
-                ..
-            } => self.add_addr_pending.retain(|&a| a != addr_id),
-            MptcpOpt::RemoveAddr { ids, n } => {
-                for &id in &ids[..n as usize] {
-                    self.remote_addrs.retain(|a| a.id != id || id == 0);
-                    for j in 0..self.subflows.len() {
-                        if self.subflows[j].remote_id == id {
-                            self.fail(j);
-                        }
-                    }
-                }
-            }
-            MptcpOpt::FastClose { receiver_key } if receiver_key == self.local_key => {
-                self.reset = true;
-                for j in 0..self.subflows.len() {
-                    self.fail(j);
-                }
-            }
-            _ => {}
-        }
-        true
-    }
-
-    fn on_data_ack(&mut self, now: SimTime, off: u64) {
-        let fin_end = self.app_written + 1;
-        let limit = if self.app_closed && self.snd_nxt == self.app_written {
-            fin_end
-        } else {
-            self.snd_nxt
-        };
-        if off > self.data_una && off <= limit {
-            let newly = off.min(self.app_written) - self.data_una.min(self.app_written);
-            self.stats.bytes_acked += newly;
-            self.data_una = off.min(self.app_written);
-            while let Some(&(a, b)) = self.reinject.front() {
-                if b <= self.data_una {
-                    self.reinject.pop_front();
-                } else {
-                    if a < self.data_una {
-                        self.reinject[0].0 = self.data_una;
-                    }
-                    break;
-                }
-            }
-            if self.app_closed && off >= fin_end {
-                self.data_fin_acked = true;
-                self.data_fin_deadline = None;
-            }
-        }
-        let _ = now;
-        self.maybe_close_subflows();
-    }
-
-    /// Reads subflow `i`'s in-order bytes and moves them to the data level through its mappings.
-    fn pull_data(&mut self, now: SimTime, i: usize) {
-        if self.remote_key.is_none() {
-            return;
-        }
-        let n = self.subflows[i].ep.read(now, u64::MAX);
-        if n == 0 {
-            return;
-        }
-        let base = crypto::idsn(self.remote_key.unwrap_or(0)).wrapping_add(1);
-        let s = &mut self.subflows[i];
-        let (mut a, b) = (s.rx_read, s.rx_read + n);
-        s.rx_read = b;
-        s.stats.bytes_received += n;
-        let mut ranges = Vec::new();
-        while a < b {
-            // the mapping covering subflow offset `a`
-            let Some((&m_ssn, &(m_wire, m_len))) = s.rx_maps.range(..=a).next_back() else {
-                break;
-            };
-            let m_dsn = m_wire.wrapping_sub(base);
-            if a >= m_ssn + m_len {
-                // no mapping for these bytes (cannot happen: every data segment carries one)
-                debug_assert!(false, "subflow bytes {a}.. without a mapping");
-                break;
-            }
-            let end = b.min(m_ssn + m_len);
-            ranges.push((m_dsn + (a - m_ssn), m_dsn + (end - m_ssn)));
-            a = end;
-        }
-        // forget mappings wholly consumed
-        while let Some((&m_ssn, &(_, m_len))) = s.rx_maps.iter().next() {
-            if m_ssn + m_len <= s.rx_read {
-                s.rx_maps.remove(&m_ssn);
-            } else {
-                break;
-            }
-        }
-        for (x, y) in ranges {
-            self.data_arrived(x, y);
-        }
-        self.advance_fin(i);
-    }
-
-    /// Data-level reassembly of `[a, b)`.
-    fn data_arrived(&mut self, a: u64, b: u64) {
-        let a0 = a.max(self.rcv_nxt);
-        if b <= a0 {
-            self.stats.duplicate_bytes += b - a;
-            return;
-        }
-        self.stats.duplicate_bytes += a0 - a;
-        // merge [a0, b) into the out-of-order set, counting overlaps as duplicates
-        let (mut lo, mut hi) = (a0, b);
-        let overl: Vec<(u64, u64)> = self
-            .ooo
-            .range(..=hi)
-            .filter(|(&s, &e)| e >= lo && s <= hi)
-            .map(|(&s, &e)| (s, e))
-            .collect();
-        for (s, e) in overl {
-            let ov = e.min(b).saturating_sub(s.max(a0));
-            self.stats.duplicate_bytes += ov;
-            self.ooo.remove(&s);
-            self.ooo_bytes -= e - s;
-            lo = lo.min(s);
-            hi = hi.max(e);
-        }
-        self.ooo.insert(lo, hi);
-        self.ooo_bytes += hi - lo;
-        while let Some((&s, &e)) = self.ooo.iter().next() {
-            if s <= self.rcv_nxt {
-                self.ooo.remove(&s);
-                self.ooo_bytes -= e - s;
-                self.rcv_nxt = self.rcv_nxt.max(e);
-            } else {
-                break;
-            }
-        }
-    }
-
-    fn advance_fin(&mut self, i: usize) {
-        if !self.fin_rcvd && self.peer_fin.is_some_and(|f| f <= self.rcv_nxt) {
-            self.fin_rcvd = true;
-            self.subflows[i].ep.send_ack_now();
-            self.maybe_close_subflows();
-        }
-    }
-
-    fn maybe_close_subflows(&mut self) {
-        if self.data_fin_acked && self.fin_rcvd {
-            for s in &mut self.subflows {
-                if s.state != SubflowState::Failed {
-                    s.ep.close();
-                }
-            }
-        }
-    }
-
-    /// Subflow `i` failed: all its data not DATA_ACKed goes back to the reinjection queue.
-    fn fail(&mut self, i: usize) {
-        if self.subflows[i].state == SubflowState::Failed {
-            return;
-        }
-        self.subflows[i].state = SubflowState::Failed;
-        self.stats.subflows_failed += 1;
-        self.reinject_from(i, 0);
-        self.subflows[i].ep.close();
-    }
-
-    /// Queues again the data of subflow `i` at subflow offsets >= `from` (not yet DATA_ACKed).
-    fn reinject_from(&mut self, i: usize, from: u64) {
-        let una = self.data_una;
-        let mut ranges = Vec::new();
-        for m in self.subflows[i].tx_maps.iter_mut() {
-            if m.ssn_off + m.len > from && !m.reinjected && m.dsn_off + m.len > una {
-                m.reinjected = true;
-                ranges.push((m.dsn_off.max(una), m.dsn_off + m.len));
-            }
-        }
-        for (a, b) in ranges {
-            self.stats.reinjected_bytes += b - a;
-            self.reinject.push_back((a, b));
-        }
-        let mut v: Vec<_> = self.reinject.drain(..).collect();
-        v.sort_unstable();
-        self.reinject = v.into();
-    }
-
-    /// After any input or timer on subflow `i`: timeouts make it stale and reinject its
-    /// outstanding data; a reset or abort fails it.
-    fn check_health(&mut self, i: usize) {
-        let s = &mut self.subflows[i];
-        if s.state == SubflowState::Failed {
-            return;
-        }
-        let sample = s.sample();
-        let timeouts = s.ep.stats().timeouts;
-        if s.ep.was_reset() || (s.ep.is_closed() && !(self.data_fin_acked && self.fin_rcvd)) {
-            self.fail(i);
-            return;
-        }
-        // OLIA's inter-loss distances
-        let losses = s.ep.stats().fast_recoveries + timeouts;
-        if losses > s.losses_seen {
-            s.losses_seen = losses;
-            s.loss_marks = [s.loss_marks[1], sample.delivered_bytes];
-        }
-        if s.stale && sample.snd_una > s.stale_una {
-            s.stale = false;
-        }
-        if timeouts > s.timeouts_seen {
-            s.timeouts_seen = timeouts;
-            if s.state == SubflowState::Established {
-                s.stale = true;
-                s.stale_una = sample.snd_una;
-                let from = sample.snd_una.saturating_sub(1);
-                if self.subflows.iter().any(|t| t.usable() && !t.stale) {
-                    self.reinject_from(i, from);
-                }
-            }
-        }
-        let una = self.data_una;
-        // forget mappings acknowledged at both levels
-        let s = &mut self.subflows[i];
-        let acked = sample.snd_una.saturating_sub(1);
-        while let Some(m) = s.tx_maps.front() {
-            if m.ssn_off + m.len <= acked && m.dsn_off + m.len <= una {
-                s.tx_maps.pop_front();
-            } else {
-                break;
-            }
-        }
-    }
-
-    /// Sets subflow `i`'s coupled increase and decrease from every established subflow.
-    fn couple(&mut self, i: usize) {
-        if !self.cc.is_coupled() {
-            return;
-        }
-        let mut views = Vec::with_capacity(self.subflows.len());
-        let mut me = None;
-        for (j, s) in self.subflows.iter().enumerate() {
-            if !s.usable() {
-                continue;
-            }
-            let x = s.sample();
-            if x.srtt == SimDuration::ZERO {
-                continue;
-            }
-            let cwnd = if x.ca_state == CaState::Recovery {
-                x.ssthresh_bytes.min(x.cwnd_bytes)
-            } else {
-                x.cwnd_bytes
-            };
-            let l = (s.loss_marks[1] - s.loss_marks[0]).max(x.delivered_bytes - s.loss_marks[1]);
-            if j == i {
-                me = Some(views.len());
-            }
-            views.push(PathView {
-                cwnd: cwnd as f64,
-                srtt: x.srtt.as_secs_f64(),
-                mss: s.ep.mss() as f64,
-                inter_loss_bytes: l as f64,
-            });
-        }
-        let Some(r) = me else { return };
-        let c = self.cc.coupling(&views, r);
-        if let Some(cc) = self.subflows[i].ep.controller_mut().as_coupled_mut() {
-            cc.set_coupling(c);
-        }
-    }
-
-    // ================================================================== output
-
-    /// The right edge of the receive window we advertise (peer's data offsets).
-    fn adv_edge(&self) -> u64 {
-        let used = (self.rcv_nxt - self.app_read) + self.ooo_bytes;
-        self.rcv_nxt + self.cfg.rcv_buf.saturating_sub(used)
-    }
-
-    /// Hands data to subflows with window room, as the scheduler chooses.
-    fn schedule(&mut self) {
-        loop {
-            let mut cands = Vec::new();
-            for (j, s) in self.subflows.iter().enumerate() {
-                // A joined subflow once its MP_JOIN third ACK has left (client) or been checked
-                // (listener); the initial one once the keys are exchanged.
-                let ready = if s.join || s.active {
-                    s.third_ack_sent
-                } else {
-                    self.remote_key.is_some()
-                };
-                if !s.usable() || s.stale || !ready || s.unsent() > 0 {
-                    continue;
-                }
-                let x = s.sample();
-                let room = x.cwnd_bytes.saturating_sub(x.bytes_in_flight);
-                if room > 0 {
-                    cands.push(Candidate {
-                        subflow: j,
-                        srtt: x.srtt,
-                        room,
-                    });
-                }
-            }
-            if cands.is_empty() {
-                return;
-            }
-            if self.sched.kind() == SchedulerKind::Redundant && self.reinject.is_empty() {
-                // Every subflow carries all the data: each from the first offset it has not
-                // carried yet (not below the DATA_ACK), within the peer's window.
-                let end = self.app_written.min(self.peer_edge);
-                let mut any = false;
-                for c in &cands {
-                    let s = &mut self.subflows[c.subflow];
-                    let start = s.red_nxt.max(self.data_una);
-                    if start >= end {
-                        continue;
-                    }
-                    let mss = s.ep.mss() as u64;
-                    let len = (c.room.div_ceil(mss) * mss)
-                        .min(MAX_MAPPING / mss * mss)
-                        .min(end - start);
-                    let n = s.ep.write(len);
-                    if n == 0 {
-                        continue;
-                    }
-                    s.tx_maps.push_back(TxMap {
-                        ssn_off: s.written,
-                        dsn_off: start,
-                        len: n,
-                        reinjected: false,
-                    });
-                    s.written += n;
-                    s.red_nxt = start + n;
-                    s.stats.bytes_scheduled += n;
-                    s.stats.bytes_reinjected += self.snd_nxt.min(start + n).saturating_sub(start);
-                    self.snd_nxt = self.snd_nxt.max(start + n);
-                    any = true;
-                }
-                if !any {
-                    return;
-                }
-                continue;
-            }
-            // the next chunk: reinjections first, then new data within the peer's window
-            let (start, end, reinj) = if let Some(&(a, b)) = self.reinject.front() {
-                (a, b, true)
-            } else {
-                let end = self.app_written.min(self.peer_edge);
-                if self.snd_nxt >= end {
-                    return;
-                }
-                (self.snd_nxt, end, false)
-            };
-            self.scratch.clear();
-            let mut picks = std::mem::take(&mut self.scratch);
-            self.sched.pick(&cands, &mut picks);
-            if picks.is_empty() {
-                self.scratch = picks;
-                return;
-            }
-            let mut taken = 0;
-            for (k, &p) in picks.iter().enumerate() {
-                let c = cands[p];
-                let s = &mut self.subflows[c.subflow];
-                let mss = s.ep.mss() as u64;
-                let max_map = MAX_MAPPING / mss * mss;
-                let want = c.room.div_ceil(mss) * mss;
-                let len = want.min(max_map).min(end - start);
-                let n = s.ep.write(len);
-                if n == 0 {
-                    continue;
-                }
-                s.tx_maps.push_back(TxMap {
-                    ssn_off: s.written,
-                    dsn_off: start,
-                    len: n,
-                    reinjected: false,
-                });
-                s.written += n;
-                s.stats.bytes_scheduled += n;
-                if reinj || k > 0 {
-                    s.stats.bytes_reinjected += n;
-                }
-                taken = taken.max(n);
-            }
-            self.scratch = picks;
-            if taken == 0 {
-                return;
-            }
-            if reinj {
-                let f = &mut self.reinject[0];
-                f.0 += taken;
-                if f.0 >= f.1 {
-                    self.reinject.pop_front();
-                }
-            } else {
-                self.snd_nxt += taken;
-            }
-        }
-    }
-
-    /// The next segment to send, or `None`.
-    pub fn poll_transmit(&mut self, now: SimTime) -> Option<Outgoing> {
-        if self.reset {
-            return None;
-        }
-        self.schedule();
-        // DATA_FIN due: everything handed out and none waiting for reinjection.
-        if self.app_closed
-            && !self.data_fin_acked
-            && self.snd_nxt == self.app_written
-            && self.reinject.is_empty()
-        {
-            let due = self.data_fin_deadline.is_none_or(|d| now >= d);
-            if due {
-                // On the fastest subflow that is not stale; with none, when one recovers (a
-                // later call), the timer being off meanwhile.
-                self.data_fin_deadline = None;
-                if let Some(s) = self
-                    .subflows
-                    .iter_mut()
-                    .filter(|s| s.usable() && !s.stale)
-                    .min_by_key(|s| s.sample().srtt)
-                {
-                    s.ep.send_ack_now();
-                    let rto = s.sample().rto;
-                    self.data_fin_deadline = Some(now + rto.max(SimDuration::from_millis(200)));
-                }
-            }
-        }
-        let n = self.subflows.len();
-        for k in 0..n {
-            let i = (self.cursor + k) % n;
-            if let Some(mut seg) = self.subflows[i].ep.poll_transmit(now) {
-                self.cursor = (i + 1) % n;
-                self.decorate(i, &mut seg);
-                let s = &self.subflows[i];
-                return Some(Outgoing {
-                    subflow: i,
-                    local: s.local,
-                    remote: s.remote,
-                    seg,
-                });
-            }
-        }
-        None
-    }
-
-    /// Puts the MPTCP option (and the connection-level window) on a subflow's segment.
-    fn decorate(&mut self, i: usize, seg: &mut TcpSegment) {
-        let syn = seg.flags.syn();
-        let ack = seg.flags.ack();
-        let lk = self.local_key;
-        let rk = self.remote_key;
-        let s = &mut self.subflows[i];
-        let opt = if syn && !ack {
-            if s.join {
-                MptcpOpt::JoinSyn {
-                    backup: false,
-                    addr_id: s.local_id,
-                    token: crypto::token(rk.unwrap_or(0)),
-                    nonce: s.nonce_local,
-                }
-            } else {
-                MptcpOpt::Capable {
-                    flags: FLAG_HMAC_SHA256,
-                    keys: CapableKeys::None,
-                    data_len: None,
-                    checksum: None,
-                }
-            }
-        } else if syn {
-            if s.join {
-                let h = crypto::join_hmac(lk, rk.unwrap_or(0), s.nonce_local, s.nonce_remote);
-                MptcpOpt::JoinSynAck {
-                    backup: false,
-                    addr_id: s.local_id,
-                    hmac: u64::from_be_bytes(h[..8].try_into().unwrap()),
-                    nonce: s.nonce_local,
-                }
-            } else {
-                MptcpOpt::Capable {
-                    flags: FLAG_HMAC_SHA256,
-                    keys: CapableKeys::One(lk),
-                    data_len: None,
-                    checksum: None,
-                }
-            }
-        } else if s.active && !s.third_ack_sent {
-            s.third_ack_sent = true;
-            s.state = SubflowState::Established;
-            if s.join {
-                let h = crypto::join_hmac(lk, rk.unwrap_or(0), s.nonce_local, s.nonce_remote);
-                MptcpOpt::JoinAck {
-                    hmac: h[..20].try_into().unwrap(),
-                }
-            } else {
-                MptcpOpt::Capable {
-                    flags: FLAG_HMAC_SHA256,
-                    keys: CapableKeys::Two {
-                        sender: lk,
-                        receiver: rk.unwrap_or(0),
-                    },
-                    data_len: None,
-                    checksum: None,
-                }
-            }
-        } else if seg.payload_len == 0 && !self.add_addr_echo.is_empty() {
-            let (id, addr) = self.add_addr_echo.remove(0);
-            MptcpOpt::AddAddr {
-                echo: true,
-                addr_id: id,
-                addr,
-                port: None,
-                hmac: None,
-            }
-        } else if seg.payload_len == 0
-            && s.usable()
-            && !self.add_addr_pending.is_empty()
-            && rk.is_some()
-        {
-            let id = self.add_addr_pending[0];
-            let addr = self
-                .local_addrs
-                .iter()
-                .find(|a| a.id == id)
-                .map(|a| a.addr)
-                .unwrap_or_default();
-            let h = crypto::add_addr_hmac(lk, rk.unwrap_or(0), id, addr.octets(), 0);
-            MptcpOpt::AddAddr {
-                echo: false,
-                addr_id: id,
-                addr,
-                port: None,
-                hmac: Some(h),
-            }
-        } else {
-            let data_ack = rk.map(|k| {
-                crypto::idsn(k)
-                    .wrapping_add(1)
-                    .wrapping_add(self.rcv_nxt + self.fin_rcvd as u64)
-            });
-            let base = crypto::idsn(lk).wrapping_add(1);
-            let mut d = Dss {
-                data_ack,
-                ack64: true,
-                mapping: None,
-                data_fin: false,
-            };
-            let first_map = |m: &TxMap| m.ssn_off == 0 && m.dsn_off == 0;
-            let off = s.tx_off(seg.seq);
-            let cur = s
-                .tx_maps
-                .iter()
-                .find(|m| off >= m.ssn_off && off < m.ssn_off + m.len)
-                .copied();
-            if seg.payload_len > 0 && s.active && !s.join && cur.is_some_and(|m| first_map(&m)) {
-                // §3.1 (v1): the first data carries MP_CAPABLE with both keys and the length of
-                // the implied first mapping, so the listener learns our key even if the third
-                // ACK was lost.
-                let m = cur.unwrap();
-                let keys = CapableKeys::Two {
-                    sender: lk,
-                    receiver: rk.unwrap_or(0),
-                };
-                MptcpOpt::Capable {
-                    flags: FLAG_HMAC_SHA256,
-                    keys,
-                    data_len: Some(m.len as u16),
-                    checksum: None,
-                }
-            } else {
-                if seg.payload_len > 0 {
-                    if let Some(m) = cur {
-                        d.mapping = Some(Mapping {
-                            dsn: base.wrapping_add(m.dsn_off),
-                            dsn64: true,
-                            ssn: (m.ssn_off + 1) as u32,
-                            len: m.len as u16,
-                            checksum: None,
-                        });
-                    }
-                } else if self.app_closed
-                    && !self.data_fin_acked
-                    && self.snd_nxt == self.app_written
-                    && self.reinject.is_empty()
-                {
-                    d.data_fin = true;
-                    d.mapping = Some(Mapping {
-                        dsn: base.wrapping_add(self.app_written),
-                        dsn64: true,
-                        ssn: 0,
-                        len: 1,
-                        checksum: None,
-                    });
-                }
-                MptcpOpt::Dss(d)
-            }
-        };
-        seg.options.mptcp = opt.encode();
-        if !syn {
-            // §3.3.4: the connection-level window, scaled by this subflow's shift.
-            let edge = self.adv_edge();
-            self.last_adv_edge = self.last_adv_edge.max(edge);
-            let shift = self.subflows[i].ep.negotiated().rcv_wscale as u32;
-            let wnd = (edge - self.rcv_nxt) >> shift;
-            seg.window = wnd.min(65_535) as u16;
-        }
     }
 
     // ================================================================== timers
@@ -1677,6 +885,59 @@ mod tests {
         let b = b.unwrap();
         assert!(b.stats().joins_refused >= 1);
         assert_eq!(b.subflow_count(), 1);
+    }
+
+    #[test]
+    fn max_subflows_caps_what_the_path_manager_wants() {
+        // fullmesh over 3 local x 1 remote addresses wants 2 joins; a cap of 2 in all leaves 1
+        let cfg = MptcpConfig {
+            max_subflows: 2,
+            ..MptcpConfig::default()
+        };
+        let mut a = MptcpConnection::connect(
+            cfg,
+            KA,
+            &[A0, A1, Ipv4::new(10, 0, 2, 1)],
+            40_000,
+            SockAddr { ip: B0, port: 80 },
+            1,
+            SimTime::ZERO,
+        );
+        let mut b = None::<MptcpConnection>;
+        let t = SimTime::ZERO;
+        // the initial handshake, back to back
+        for _ in 0..4 {
+            while let Some(o) = a.poll_transmit(t) {
+                match b.as_mut() {
+                    None => {
+                        b = MptcpConnection::accept(
+                            MptcpConfig::default(),
+                            KB,
+                            &[B0],
+                            o.remote,
+                            o.local,
+                            &o.seg,
+                            t,
+                        )
+                    }
+                    Some(b) => {
+                        b.on_segment(t, o.remote, o.local, &o.seg, false);
+                    }
+                }
+            }
+            if let Some(b) = b.as_mut() {
+                while let Some(o) = b.poll_transmit(t) {
+                    a.on_segment(t, o.remote, o.local, &o.seg, false);
+                }
+            }
+        }
+        assert!(a.is_established());
+        assert_eq!(a.wanted_subflows(), vec![(1, 0)]);
+        let uncapped = MptcpConnection {
+            cfg: MptcpConfig::default(),
+            ..a
+        };
+        assert_eq!(uncapped.wanted_subflows(), vec![(1, 0), (2, 0)]);
     }
 
     #[test]

@@ -421,6 +421,10 @@ pub struct FlowCfg {
     /// Default CUBIC.
     #[serde(default)]
     pub cc: Option<CcConfig>,
+    /// Multipath TCP (RFC 8684) for a bulk or iperf flow: `true` (the defaults) or
+    /// `{ cc, scheduler, path_manager, subflows }` (see `docs/mptcp.md`). Default off.
+    #[serde(default)]
+    pub mptcp: Option<crate::mptcp_config::MptcpSpec>,
     /// Fixed socket buffers (both ends), like `iperf3 -w`; default: Linux-like autotuning.
     #[serde(default)]
     pub window: Option<Bytes>,

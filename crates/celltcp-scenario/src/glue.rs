@@ -16,9 +16,11 @@
 use celltcp_apps::app::{AnyApp, App, SockAddr, SockId, SocketEvent};
 use celltcp_engine::SimTime;
 use celltcp_net::{Body, IcmpEcho, Packet, TcpSegment};
+use celltcp_mptcp::options::MptcpOpt;
+use celltcp_mptcp::MptcpConnection;
 use celltcp_tcp::TcpEndpoint;
 
-use crate::stack::{NodeApi, SockKind, NO_FLOW, TCP, UDP};
+use crate::stack::{msa, NodeApi, SockKind, NO_FLOW, TCP, UDP};
 use crate::world::{Ev, World};
 
 /// An app in the arena, on its node.
@@ -122,7 +124,7 @@ impl World {
     /// marks the flow's sender for the segment trace.
     fn register_sock(&mut self, s: u32, accepted: bool) {
         let sock = &self.stack.socks[s as usize];
-        let SockKind::Tcp(_) = sock.kind else { return };
+        let (SockKind::Tcp(_) | SockKind::Mptcp(_)) = sock.kind else { return };
         let (f, iss) = (sock.flow, sock.iss);
         if f == NO_FLOW {
             return;
@@ -187,7 +189,12 @@ impl World {
     /// Sends what TCP socket `s` may send, gives its app a `Writable` when that freed send
     /// buffer, records RTT samples and re-arms the socket's timer.
     fn flush_sock(&mut self, now: SimTime, s: u32) {
-        let SockKind::Tcp(ep) = &self.stack.socks[s as usize].kind else { return };
+        let SockKind::Tcp(ep) = &self.stack.socks[s as usize].kind else {
+            if let SockKind::Mptcp(_) = self.stack.socks[s as usize].kind {
+                self.mptcp_flush(now, s);
+            }
+            return;
+        };
         let before = ep.send_buffer_free();
         self.transmit_sock(now, s);
         if self.stack.socks[s as usize].ep().send_buffer_free() != before {
@@ -221,7 +228,15 @@ impl World {
         if k.timer_at == Some(now) {
             k.timer_at = None;
         }
-        let ep = k.ep();
+        let SockKind::Tcp(ep) = &mut k.kind else {
+            if let SockKind::Mptcp(m) = &mut k.kind {
+                let was = m.is_established();
+                m.on_timeout(now);
+                let ev = classify_mptcp(was, m);
+                self.service_sock(now, s, ev);
+            }
+            return;
+        };
         let was = ep.is_established();
         ep.on_timeout(now);
         let ev = classify(was, ep);
@@ -332,6 +347,10 @@ impl World {
             if !seg.flags.syn() || seg.flags.ack() {
                 return;
             }
+            if !seg.options.mptcp.is_empty() {
+                self.mptcp_syn(now, node, l, pkt, &seg);
+                return;
+            }
             let s = self.stack.accept(now, l, local.addr, remote, &seg);
             self.register_sock(s, true);
             self.service_sock(now, s, SocketEvent::Accepted { listener: SockId(l) });
@@ -345,7 +364,10 @@ impl World {
             self.trace_ack(now, s, &seg);
         }
         let ce = pkt.ecn == celltcp_net::Ecn::Ce;
-        let ep = self.stack.socks[s as usize].ep();
+        let SockKind::Tcp(ep) = &mut self.stack.socks[s as usize].kind else {
+            self.mptcp_segment(now, s, local, remote, &seg, ce);
+            return;
+        };
         let was = ep.is_established();
         ep.on_segment(now, &seg, ce);
         let ev = classify(was, ep);
@@ -354,6 +376,89 @@ impl World {
 }
 
 impl World {
+    /// A SYN with an MPTCP option for listener `l`: MP_JOIN goes to the connection of its
+    /// token (RFC 8684 §3.2; an unknown token is ignored, as a closed port); MP_CAPABLE opens an
+    /// MPTCP connection when the listener's flow is MPTCP, else plain TCP (the option ignored,
+    /// as a host without MPTCP does).
+    #[inline(never)]
+    fn mptcp_syn(&mut self, now: SimTime, node: usize, l: u32, pkt: &Packet, seg: &TcpSegment) {
+        let local = SockAddr::new(pkt.dst, seg.dst_port);
+        let remote = SockAddr::new(pkt.src, seg.src_port);
+        if let Some(Ok(MptcpOpt::JoinSyn { token, .. })) = MptcpOpt::from_segment(&seg.options.mptcp) {
+            if let Some(&s) = self.stack.tokens.get(&token) {
+                let f = self.stack.socks[s as usize].flow;
+                if f != NO_FLOW && seg.payload_len > 0 {
+                    self.flows[f as usize].net.on_data_arrival(now, pkt.created);
+                }
+                self.mptcp_segment(now, s, local, remote, seg, pkt.ecn == celltcp_net::Ecn::Ce);
+            }
+            return;
+        }
+        // the node's other addresses, for ADD_ADDR
+        let others: Vec<celltcp_net::Ipv4> = self.ifaces.of(node).iter().map(|i| i.addr).collect();
+        let s = match self.stack.accept_mptcp(now, l, local.addr, remote, seg, &others) {
+            Some(s) => s,
+            None => self.stack.accept(now, l, local.addr, remote, seg),
+        };
+        self.register_sock(s, true);
+        self.service_sock(now, s, SocketEvent::Accepted { listener: SockId(l) });
+    }
+
+    /// A segment for MPTCP socket `s` on the subflow (`local`, `remote`).
+    #[inline(never)]
+    fn mptcp_segment(&mut self, now: SimTime, s: u32, local: SockAddr, remote: SockAddr, seg: &TcpSegment, ce: bool) {
+        let SockKind::Mptcp(m) = &mut self.stack.socks[s as usize].kind else { return };
+        let n = m.subflow_count();
+        let was = m.is_established();
+        // `false`: a join refused (wrong token or HMAC) or a stray segment; nothing to answer
+        // (no RST is sent for a closed port either)
+        let _ = m.on_segment(now, msa(local), msa(remote), seg, ce);
+        let ev = classify_mptcp(was, m);
+        if m.subflow_count() > n {
+            self.stack.register_subflows(s, n);
+        }
+        self.service_sock(now, s, ev);
+    }
+
+    /// [`World::flush_sock`] for an MPTCP socket: opens the subflows its path manager wants,
+    /// sends every segment of every subflow, gives the app a `Writable` when send buffer was
+    /// freed, and re-arms the socket's timer.
+    #[inline(never)]
+    fn mptcp_flush(&mut self, now: SimTime, s: u32) {
+        self.stack.open_wanted_subflows(now, s);
+        let k = &self.stack.socks[s as usize];
+        let (node, f) = (k.node as usize, k.flow);
+        let SockKind::Mptcp(m) = &k.kind else { return };
+        let before = m.send_buffer_free();
+        loop {
+            let SockKind::Mptcp(m) = &mut self.stack.socks[s as usize].kind else { return };
+            let Some(o) = m.poll_transmit(now) else { break };
+            if o.seg.payload_len > 0 && f != NO_FLOW {
+                self.flows[f as usize].net.data_pkts_sent += 1;
+            }
+            // from the subflow's own address: the source rules of a multihomed node send it by
+            // that address's interface (RFC 8684 §3.2)
+            let mut p = self.alloc_packet_from(now, node, o.local.ip, o.remote.ip, Body::Tcp(o.seg));
+            if o.seg.ect {
+                p.ecn = celltcp_net::Ecn::Ect0;
+            }
+            self.ip_output(now, node, p);
+        }
+        let k = &mut self.stack.socks[s as usize];
+        let SockKind::Mptcp(m) = &k.kind else { return };
+        if m.send_buffer_free() != before {
+            self.service_sock(now, s, SocketEvent::Writable);
+            return;
+        }
+        if let Some(t) = m.next_deadline() {
+            let t = t.max(now);
+            if k.timer_at.is_none_or(|old| t < old) {
+                k.timer_at = Some(t);
+                self.q.push(t, Ev::SockTimer(s));
+            }
+        }
+    }
+
     /// The UDP socket bound to `port` on `addr`, else (a multihomed node's other address) on
     /// the node's first address.
     #[inline]
@@ -363,6 +468,19 @@ impl World {
             None if addr != self.nodes[node].addr => self.stack.udp_bound.get(&(self.nodes[node].addr, port)).copied(),
             None => None,
         }
+    }
+}
+
+/// [`classify`] for an MPTCP connection.
+fn classify_mptcp(was_established: bool, m: &MptcpConnection) -> SocketEvent {
+    if m.is_closed() {
+        SocketEvent::Closed
+    } else if !was_established && m.is_established() {
+        SocketEvent::Connected
+    } else if m.readable() > 0 || m.peer_closed() {
+        SocketEvent::Readable
+    } else {
+        SocketEvent::Writable
     }
 }
 

@@ -24,6 +24,7 @@ pub mod error;
 mod glue;
 pub mod lte_config;
 mod metrics;
+pub mod mptcp_config;
 pub mod output;
 pub mod plan;
 pub mod sim;

@@ -8,9 +8,11 @@
 use celltcp_engine::{SimDuration, SimTime};
 use celltcp_metrics::StreamStats;
 use celltcp_net::TcpSegment;
-use celltcp_tcp::seq;
+use celltcp_mptcp::SubflowState;
+use celltcp_tcp::{seq, TcpSample, TcpStats};
 
 use crate::device::{Device, Medium};
+use crate::stack::SockKind;
 use crate::world::{Ev, World};
 
 /// Per-flow measurements taken in the network (one-way delay, jitter, drops).
@@ -121,9 +123,67 @@ impl World {
     /// (bytes read by the receiving application, sender retransmitted segments) of a TCP flow.
     pub(crate) fn tcp_progress(&self, f: usize) -> (u64, u64) {
         let (snd, rcv) = self.tcp_roles(f);
-        let recv = rcv.map_or(0, |c| self.ep(c).stats().bytes_delivered);
-        let retx = snd.map_or(0, |c| self.ep(c).stats().retransmitted_segments);
+        let recv = rcv.map_or(0, |c| self.conn_stats(c).bytes_delivered);
+        let retx = snd.map_or(0, |c| self.conn_stats(c).retransmitted_segments);
         (recv, retx)
+    }
+
+    /// The counters of connection `s`: its endpoint's, or for an MPTCP connection the sum over
+    /// its subflows, with the data level's bytes read as `bytes_delivered` (the goodput) and
+    /// bytes DATA_ACKed as `bytes_acked`.
+    pub(crate) fn conn_stats(&self, s: u32) -> TcpStats {
+        match &self.stack.socks[s as usize].kind {
+            SockKind::Mptcp(m) => {
+                let mut t = TcpStats::default();
+                for i in 0..m.subflow_count() {
+                    let x = m.subflow(i).stats();
+                    t.segments_sent += x.segments_sent;
+                    t.segments_received += x.segments_received;
+                    t.data_segments_sent += x.data_segments_sent;
+                    t.bytes_sent += x.bytes_sent;
+                    t.retransmitted_segments += x.retransmitted_segments;
+                    t.retransmitted_bytes += x.retransmitted_bytes;
+                    t.timeouts += x.timeouts;
+                    t.fast_recoveries += x.fast_recoveries;
+                }
+                t.bytes_delivered = m.stats().bytes_read;
+                t.bytes_acked = m.stats().bytes_acked;
+                t
+            }
+            _ => *self.ep(s).stats(),
+        }
+    }
+
+    /// A time-series snapshot of connection `s`; for an MPTCP connection the subflows' windows,
+    /// bytes in flight and delivered bytes summed (failed subflows left out), the smallest
+    /// smoothed RTT, and the first subflow's other fields.
+    pub(crate) fn conn_sample(&self, s: u32, now: SimTime) -> TcpSample {
+        match &self.stack.socks[s as usize].kind {
+            SockKind::Mptcp(m) => {
+                let mut t = m.subflow_sample(0, now);
+                let (mut cwnd, mut ssth, mut fl, mut del, mut srtt) = (0, 0u64, 0, 0, None::<SimDuration>);
+                for i in 0..m.subflow_count() {
+                    if m.subflow_state(i) == SubflowState::Failed {
+                        continue;
+                    }
+                    let x = m.subflow_sample(i, now);
+                    cwnd += x.cwnd_bytes;
+                    ssth = ssth.saturating_add(x.ssthresh_bytes);
+                    fl += x.bytes_in_flight;
+                    del += x.delivered_bytes;
+                    if x.srtt > SimDuration::ZERO {
+                        srtt = Some(srtt.map_or(x.srtt, |r| r.min(x.srtt)));
+                    }
+                }
+                t.cwnd_bytes = cwnd;
+                t.ssthresh_bytes = ssth;
+                t.bytes_in_flight = fl;
+                t.delivered_bytes = del;
+                t.srtt = srtt.unwrap_or(SimDuration::ZERO);
+                t
+            }
+            _ => self.ep(s).sample(now),
+        }
     }
 
     /// (sending socket, receiving socket) of a TCP flow.
@@ -145,7 +205,7 @@ impl World {
         for f in 0..self.flows.len() {
             let (snd, _) = self.tcp_roles(f);
             if let Some(c) = snd {
-                let s = self.ep(c).sample(now);
+                let s = self.conn_sample(c, now);
                 self.sinks
                     .tcp
                     .f64(t)
@@ -157,6 +217,9 @@ impl World {
                     .f64(s.pacing_rate.map_or(f64::NAN, |r| r * 8.0))
                     .f64(s.delivered_bytes as f64)
                     .end_row();
+                if self.sinks.mptcp_subflows.is_some() {
+                    self.sample_subflows(now, f, c);
+                }
             }
         }
         for m in &mut self.media {
@@ -170,6 +233,24 @@ impl World {
         let next = now + self.sample_interval;
         if next <= self.end {
             self.q.push(next, Ev::Sample);
+        }
+    }
+
+    /// The `mptcp_subflows` rows of flow `f` whose sending socket is `c` (nothing for plain TCP).
+    #[inline(never)]
+    fn sample_subflows(&mut self, now: SimTime, f: usize, c: u32) {
+        let SockKind::Mptcp(m) = &self.stack.socks[c as usize].kind else { return };
+        let Some(t) = self.sinks.mptcp_subflows.as_mut() else { return };
+        for i in 0..m.subflow_count() {
+            let x = m.subflow_sample(i, now);
+            t.f64(now.as_secs_f64())
+                .i64(f as i64)
+                .i64(i as i64)
+                .f64(x.cwnd_bytes as f64)
+                .f64(x.srtt.as_millis_f64())
+                .f64(x.bytes_in_flight as f64)
+                .f64(x.delivered_bytes as f64)
+                .end_row();
         }
     }
 

@@ -112,6 +112,8 @@ pub struct PlanFlow {
     pub dst: usize,
     /// The congestion control and its parameters (default CUBIC with its defaults).
     pub cc: CcConfig,
+    /// MPTCP (`mptcp = ...`), its `tcp` still the default (the run sets the flow's).
+    pub mptcp: Option<celltcp_mptcp::MptcpConfig>,
     /// The client's source address (`bind`), if it binds one.
     pub bind: Option<Ipv4>,
 }
@@ -682,6 +684,16 @@ pub fn plan(text: &str, cfg: &Config, base_dir: Option<&std::path::Path>) -> Res
                 return Err(e(k, format!("`{k}` does not apply to app {:?} (its keys: {})", f.app.name(), allowed.join(", "))));
             }
         }
+        let mut mptcp = None;
+        if let Some(spec) = &f.mptcp {
+            mptcp = spec.model().map_err(|(k, m)| e(&k, m))?;
+            if mptcp.is_some() && !matches!(f.app, AppKind::Bulk | AppKind::Iperf) {
+                return Err(e("mptcp", format!("`mptcp` applies to bulk and iperf flows, not to app {:?}", f.app.name())));
+            }
+            if mptcp.is_some() && f.trace_segments == Some(true) {
+                return Err(e("mptcp", "`trace_segments` follows one TCP connection: it does not apply to an MPTCP flow (its subflows are in the `mptcp_subflows` table)".into()));
+            }
+        }
         if let Some(m) = f.mss {
             if !(64..=65_000).contains(&m) {
                 return Err(e("mss", format!("expected a segment size between 64 and 65000 bytes, got {m}")));
@@ -769,7 +781,7 @@ pub fn plan(text: &str, cfg: &Config, base_dir: Option<&std::path::Path>) -> Res
                 return Err(e("size", format!("expected a payload between 1 and {max} bytes, got \"{s}\"")));
             }
         }
-        flows.push(PlanFlow { name, cfg: f.clone(), src, dst, cc: f.cc.unwrap_or(CcKind::Cubic.into()), bind });
+        flows.push(PlanFlow { name, cfg: f.clone(), src, dst, cc: f.cc.unwrap_or(CcKind::Cubic.into()), mptcp, bind });
     }
     Ok(Plan { nodes, links, dirs, routes, ifaces, flows, lte, wifi })
 }

@@ -11,7 +11,8 @@
 //!
 //! A table nobody asked for is not opened: `lte_ue`/`lte_cell` only with `[lte]`,
 //! `wifi_bss`/`wifi_sta` only with `[[wifi]]`,
-//! `segments`/`acks` only when a flow has `trace_segments`; `rtt` is always there but gets
+//! `segments`/`acks` only when a flow has `trace_segments`, `mptcp_subflows` only when a flow
+//! uses MPTCP; `rtt` is always there but gets
 //! rows only with `record_rtt` (or ping flows).
 
 use std::path::{Path, PathBuf};
@@ -70,6 +71,16 @@ pub const WIFI_STA: &[(&str, ColType)] = &[
 ];
 pub const SEGMENTS: &[(&str, ColType)] = &[("time_s", F64), ("flow", I64), ("seq", I64), ("len", I64), ("retransmission", I64)];
 pub const ACKS: &[(&str, ColType)] = &[("time_s", F64), ("flow", I64), ("ack", I64), ("sack", I64)];
+/// One row per subflow of an MPTCP flow's sending connection per sample.
+pub const MPTCP_SUBFLOWS: &[(&str, ColType)] = &[
+    ("time_s", F64),
+    ("flow", I64),
+    ("subflow", I64),
+    ("cwnd_bytes", F64),
+    ("srtt_ms", F64),
+    ("bytes_in_flight", F64),
+    ("delivered_bytes", F64),
+];
 pub const PING: &[(&str, ColType)] = &[("flow", I64), ("seq", I64), ("time_s", F64), ("rtt_ms", F64)];
 
 /// The sinks of one run.
@@ -86,16 +97,17 @@ pub(crate) struct Sinks {
     pub wifi_sta: Option<Sink>,
     pub segments: Option<Sink>,
     pub acks: Option<Sink>,
+    pub mptcp_subflows: Option<Sink>,
 }
 
 impl Sinks {
     /// Opens the tables of a run: files under `out_dir/timeseries` when there is an output
     /// directory, memory otherwise.
-    pub fn open(out_dir: Option<&Path>, lte: bool, wifi: bool, traced: bool) -> Result<Sinks, SinkError> {
-        Sinks::open_with(out_dir, lte, wifi, traced, ROW_GROUP_ROWS)
+    pub fn open(out_dir: Option<&Path>, lte: bool, wifi: bool, traced: bool, mptcp: bool) -> Result<Sinks, SinkError> {
+        Sinks::open_with(out_dir, lte, wifi, traced, mptcp, ROW_GROUP_ROWS)
     }
 
-    pub fn open_with(out_dir: Option<&Path>, lte: bool, wifi: bool, traced: bool, row_group_rows: usize) -> Result<Sinks, SinkError> {
+    pub fn open_with(out_dir: Option<&Path>, lte: bool, wifi: bool, traced: bool, mptcp: bool, row_group_rows: usize) -> Result<Sinks, SinkError> {
         let dir = out_dir.map(|d| d.join(TIMESERIES_DIR));
         if let Some(d) = &dir {
             std::fs::create_dir_all(d).map_err(|e| SinkError { path: d.clone(), message: e.to_string() })?;
@@ -112,6 +124,7 @@ impl Sinks {
             wifi_sta: some(wifi, "wifi_sta", WIFI_STA)?,
             segments: some(traced, "segments", SEGMENTS)?,
             acks: some(traced, "acks", ACKS)?,
+            mptcp_subflows: some(mptcp, "mptcp_subflows", MPTCP_SUBFLOWS)?,
             dir,
             row_group_rows,
         })
@@ -121,7 +134,7 @@ impl Sinks {
     /// no such rows). Returns the in-memory tables (none with an output directory) and the
     /// files written, relative to the output directory.
     pub fn finish(self, iperf: Option<Table>, ping: Option<Table>) -> Result<(Vec<Table>, Vec<String>), SinkError> {
-        let Sinks { dir, row_group_rows, tcp, queue, rtt, lte_ue, lte_cell, wifi_bss, wifi_sta, segments, acks } = self;
+        let Sinks { dir, row_group_rows, tcp, queue, rtt, lte_ue, lte_cell, wifi_bss, wifi_sta, segments, acks, mptcp_subflows } = self;
         let built = |t: Option<Table>, cols: &[(&str, ColType)]| -> Result<Option<Sink>, SinkError> {
             let Some(t) = t else { return Ok(None) };
             let mut s = open_sink(dir.as_deref(), &t.name, cols, row_group_rows)?;
@@ -131,7 +144,7 @@ impl Sinks {
         let iperf = built(iperf, IPERF)?;
         let ping = built(ping, PING)?;
         let (mut tables, mut files) = (Vec::new(), Vec::new());
-        for s in [Some(tcp), Some(queue), Some(rtt), iperf, lte_ue, lte_cell, wifi_bss, wifi_sta, segments, acks, ping].into_iter().flatten() {
+        for s in [Some(tcp), Some(queue), Some(rtt), iperf, lte_ue, lte_cell, wifi_bss, wifi_sta, segments, acks, mptcp_subflows, ping].into_iter().flatten() {
             let name = s.name().to_string();
             match s.finish()? {
                 Some(t) => tables.push(t),

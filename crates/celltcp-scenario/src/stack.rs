@@ -10,15 +10,21 @@
 //! ports never collide. When every port of the range is in use towards one remote endpoint,
 //! `connect` fails with [`SocketError::PortsExhausted`], naming both ends.
 //!
+//! An MPTCP connection (RFC 8684) is one socket ([`SockKind::Mptcp`]) whose subflows' 4-tuples
+//! all point at it in the same table; a listener of an MPTCP flow accepts an MP_CAPABLE SYN as
+//! an MPTCP connection and finds the connection of an MP_JOIN SYN by the token it carries
+//! (§3.2) in [`Stack::tokens`].
+//!
 //! The [`NodeApi`] is the [`SocketApi`] an app sees during one callback: it creates and
 //! touches sockets here and queues datagrams; the run loop (`glue.rs`) then sends what was
 //! queued and services what was touched.
 
 use std::collections::HashMap;
 
-use celltcp_apps::app::{SockAddr, SockId, SocketApi, SocketError};
+use celltcp_apps::app::{SockAddr, SockId, SocketApi, SocketError, Stream};
 use celltcp_engine::{SimRng, SimTime};
 use celltcp_net::{Body, IcmpEcho, Ipv4, TcpSegment, UdpDatagram};
+use celltcp_mptcp::{MptcpConfig, MptcpConnection};
 use celltcp_tcp::{TcpConfig, TcpEndpoint};
 use rand::Rng;
 
@@ -62,6 +68,8 @@ pub(crate) enum SockKind {
     Listener(TcpConfig),
     Udp,
     Echo { ident: u16 },
+    /// An MPTCP connection (boxed: it is large, and rare).
+    Mptcp(Box<MptcpConnection>),
 }
 
 pub(crate) struct Sock {
@@ -126,6 +134,10 @@ pub(crate) struct Stack {
     pub flow_rng: Vec<SimRng>,
     pub other_rng: Option<SimRng>,
     pub pending: Pending,
+    /// Per flow: its MPTCP configuration, `None` for plain TCP (and flows of no TCP).
+    pub flow_mptcp: Vec<Option<MptcpConfig>>,
+    /// MPTCP connections accepted by listeners, by their token (RFC 8684 §3.2).
+    pub tokens: FastMap<u32, u32>,
 }
 
 impl Stack {
@@ -187,6 +199,92 @@ impl Stack {
         let s = self.push(Sock { kind: SockKind::Tcp(ep), node, local: l, remote, app, flow, timer_at: None, traced: false, touched: false, iss });
         self.conns.insert(Tuple::new(TCP, l, remote), s);
         Ok(s)
+    }
+
+    fn mptcp_cfg(&self, flow: u32) -> Option<MptcpConfig> {
+        self.flow_mptcp.get(flow as usize).copied().flatten()
+    }
+
+    /// Active open of an MPTCP connection with `cfg` from `local` (address id 0; `others` are the
+    /// node's other addresses, ids 1, 2, ... for the path manager): its initial subflow.
+    #[allow(clippy::too_many_arguments)]
+    pub fn connect_mptcp(&mut self, now: SimTime, node: u32, app: u32, flow: u32, local: Ipv4, others: &[Ipv4], remote: SockAddr, cfg: MptcpConfig) -> Result<u32, SocketError> {
+        let port = self.ephemeral(TCP, local, remote)?;
+        let iss = self.iss(flow);
+        let key = self.key(flow);
+        let mut addrs = vec![local];
+        addrs.extend(others.iter().copied().filter(|&a| a != local));
+        let m = MptcpConnection::connect(cfg, key, &addrs, port, msa(remote), iss, now);
+        let l = SockAddr::new(local, port);
+        let s = self.push(Sock { kind: SockKind::Mptcp(Box::new(m)), node, local: l, remote, app, flow, timer_at: None, traced: false, touched: false, iss });
+        self.conns.insert(Tuple::new(TCP, l, remote), s);
+        Ok(s)
+    }
+
+    /// A 64-bit MPTCP key (RFC 8684 §3.1: random), from the flow's seeded stream.
+    fn key(&mut self, flow: u32) -> u64 {
+        match self.flow_rng.get_mut(flow as usize) {
+            Some(r) => r.gen(),
+            None => self.other_rng.as_mut().expect("stack rng").gen(),
+        }
+    }
+
+    /// Listener `lst` of an MPTCP flow and an MP_CAPABLE SYN to `to` (its address, or another
+    /// of its node's): the new MPTCP connection (its token registered; `others` are the node's
+    /// other addresses, announced with ADD_ADDR). `None`: the listener's flow is plain TCP, or the SYN has no
+    /// MP_CAPABLE (plain TCP then, as Linux falls back).
+    pub fn accept_mptcp(&mut self, now: SimTime, lst: u32, to: Ipv4, remote: SockAddr, seg: &TcpSegment, others: &[Ipv4]) -> Option<u32> {
+        let (node, app, flow, local) = {
+            let l = &self.socks[lst as usize];
+            (l.node, l.app, l.flow, SockAddr::new(to, l.local.port))
+        };
+        let cfg = self.mptcp_cfg(flow)?;
+        let key = self.key(flow);
+        let mut addrs = vec![local.addr];
+        addrs.extend(others.iter().copied().filter(|&a| a != local.addr));
+        let m = MptcpConnection::accept(cfg, key, &addrs, msa(local), msa(remote), seg, now)?;
+        let token = m.token();
+        let iss = 0; // (the segment trace, which reads it, is plain TCP only)
+        let s = self.push(Sock { kind: SockKind::Mptcp(Box::new(m)), node, local, remote, app, flow, timer_at: None, traced: false, touched: false, iss });
+        self.conns.insert(Tuple::new(TCP, local, remote), s);
+        self.tokens.insert(token, s);
+        Some(s)
+    }
+
+    /// Registers the 4-tuples of MPTCP socket `s`'s subflows from index `from` on (those it
+    /// opened or accepted since).
+    pub fn register_subflows(&mut self, s: u32, from: usize) {
+        let SockKind::Mptcp(m) = &self.socks[s as usize].kind else { return };
+        for i in from..m.subflow_count() {
+            let (l, r) = m.subflow_addrs(i);
+            self.conns.insert(Tuple::new(TCP, asa(l), asa(r)), s);
+        }
+    }
+
+    /// Opens the subflows MPTCP socket `s`'s path manager wants (each from an ephemeral port
+    /// of its local address, with an ISS from the flow's stream); returns how many.
+    pub fn open_wanted_subflows(&mut self, now: SimTime, s: u32) -> usize {
+        let SockKind::Mptcp(m) = &self.socks[s as usize].kind else { return 0 };
+        let wanted = m.wanted_subflows();
+        if wanted.is_empty() {
+            return 0;
+        }
+        let flow = self.socks[s as usize].flow;
+        let mut opened = 0;
+        for (lid, rid) in wanted {
+            let SockKind::Mptcp(m) = &self.socks[s as usize].kind else { unreachable!() };
+            let n = m.subflow_count();
+            let (Some(lip), Some(rip)) = (m.local_addr(lid), m.remote_addr(rid)) else { continue };
+            let rport = m.subflow_addrs(0).1.port;
+            let Ok(port) = self.ephemeral(TCP, lip, SockAddr::new(rip, rport)) else { continue };
+            let iss = self.iss(flow);
+            let SockKind::Mptcp(m) = &mut self.socks[s as usize].kind else { unreachable!() };
+            if m.open_subflow(now, lid, rid, port, iss).is_some() {
+                self.register_subflows(s, n);
+                opened += 1;
+            }
+        }
+        opened
     }
 
     /// A connection accepted by listener `lst` from the SYN `seg` sent by `remote` to `to` (the
@@ -255,6 +353,16 @@ impl Stack {
     }
 }
 
+/// The model's address type from the apps' one, and back.
+#[inline]
+pub(crate) fn msa(a: SockAddr) -> celltcp_mptcp::SockAddr {
+    celltcp_mptcp::SockAddr { ip: a.addr, port: a.port }
+}
+#[inline]
+pub(crate) fn asa(a: celltcp_mptcp::SockAddr) -> SockAddr {
+    SockAddr::new(a.ip, a.port)
+}
+
 /// The socket API of node `node` for app `app` during one callback.
 pub(crate) struct NodeApi<'a> {
     pub stack: &'a mut Stack,
@@ -318,7 +426,14 @@ impl SocketApi for NodeApi<'_> {
             Some(a) => self.own(a)?,
             None => self.src_for(remote.addr),
         };
-        let s = self.stack.connect(now, self.node, self.app, self.flow, local, remote, cfg)?;
+        let s = match self.stack.mptcp_cfg(self.flow) {
+            None => self.stack.connect(now, self.node, self.app, self.flow, local, remote, cfg)?,
+            Some(m) => {
+                // the path manager's other addresses: the node's other interfaces
+                let others: Vec<Ipv4> = self.ifaces.of(self.node as usize).iter().map(|i| i.addr).collect();
+                self.stack.connect_mptcp(now, self.node, self.app, self.flow, local, &others, remote, m)?
+            }
+        };
         self.stack.pending.created.push(s);
         Ok(SockId(s))
     }
@@ -340,6 +455,21 @@ impl SocketApi for NodeApi<'_> {
             self.stack.pending.touched.push(s.0);
         }
         k.ep()
+    }
+
+    #[inline]
+    fn stream(&mut self, s: SockId) -> Stream<'_> {
+        debug_assert_eq!(self.stack.socks[s.0 as usize].app, self.app);
+        let k = &mut self.stack.socks[s.0 as usize];
+        if !k.touched {
+            k.touched = true;
+            self.stack.pending.touched.push(s.0);
+        }
+        match &mut k.kind {
+            SockKind::Tcp(ep) => Stream::Tcp(ep),
+            SockKind::Mptcp(m) => Stream::Mptcp(m),
+            _ => panic!("socket {} is not a connection", s.0),
+        }
     }
 
     fn udp_bind(&mut self, port: Option<u16>, peer: Option<SockAddr>) -> Result<SockId, SocketError> {

@@ -11,6 +11,7 @@ use celltcp_apps::app::AnyApp;
 use celltcp_apps::bulk::Role;
 
 use crate::device::Medium;
+use crate::stack::SockKind;
 use crate::world::World;
 
 /// Mean, p50, p95, p99, min and max of a sample.
@@ -43,6 +44,61 @@ fn opt(x: Option<f64>) -> Value {
     x.map_or(Value::Null, r)
 }
 
+/// An MPTCP flow's `mptcp` object: its sending connection's subflows (4-tuple, state, bytes,
+/// retransmissions, srtt and cwnd at `end`) and its data-level counters; `None` for plain TCP.
+fn mptcp_summary(w: &World, snd: Option<u32>, rcv: Option<u32>, end: celltcp_engine::SimTime) -> Option<Value> {
+    let conn = |s: Option<u32>| match s.map(|s| &w.stack.socks[s as usize].kind) {
+        Some(SockKind::Mptcp(m)) => Some(&**m),
+        _ => None,
+    };
+    let (tx, rx) = (conn(snd), conn(rcv));
+    let m = tx.or(rx)?;
+    let cfg = w.stack.flow_mptcp.get(w.stack.socks[snd.or(rcv)? as usize].flow as usize).copied().flatten()?;
+    let mut subflows = Vec::new();
+    for i in 0..tx.map_or(0, |m| m.subflow_count()) {
+        let m = tx?;
+        let (l, rm) = m.subflow_addrs(i);
+        let st = m.subflow(i).stats();
+        let s = m.subflow_sample(i, end);
+        let ss = m.subflow_stats(i);
+        subflows.push(json!({
+            "local": format!("{}:{}", l.ip, l.port),
+            "remote": format!("{}:{}", rm.ip, rm.port),
+            "state": format!("{:?}", m.subflow_state(i)).to_lowercase(),
+            "bytes_sent": st.bytes_sent,
+            "bytes_acked": st.bytes_acked,
+            "bytes_scheduled": ss.bytes_scheduled,
+            "bytes_reinjected": ss.bytes_reinjected,
+            "retransmitted_segments": st.retransmitted_segments,
+            "retransmitted_bytes": st.retransmitted_bytes,
+            "timeouts": st.timeouts,
+            "srtt_ms": r(s.srtt.as_millis_f64()),
+            "final_cwnd_bytes": s.cwnd_bytes,
+        }));
+    }
+    let pm = match cfg.path_manager {
+        celltcp_mptcp::path_manager::PathManagerConfig::Fullmesh => "fullmesh",
+        celltcp_mptcp::path_manager::PathManagerConfig::Ndiffports { .. } => "ndiffports",
+        celltcp_mptcp::path_manager::PathManagerConfig::Kernel { .. } => "default",
+    };
+    let txs = tx.map(|m| *m.stats()).unwrap_or_default();
+    let rxs = rx.map(|m| *m.stats()).unwrap_or_default();
+    Some(json!({
+        "cc": cfg.cc.name(),
+        "scheduler": cfg.scheduler.name(),
+        "path_manager": pm,
+        "subflows": subflows,
+        "subflows_opened": txs.subflows_opened,
+        "subflows_failed": txs.subflows_failed,
+        "bytes_written": txs.bytes_written,
+        "bytes_data_acked": txs.bytes_acked,
+        "bytes_reinjected": txs.reinjected_bytes,
+        "bytes_read": rxs.bytes_read,
+        "duplicate_bytes_received": rxs.duplicate_bytes,
+        "established": m.is_established() || m.is_closed(),
+    }))
+}
+
 /// The summary as of `end` (the run's end after a whole run; the clock of a stepped one).
 pub(crate) fn summary(w: &World, end: celltcp_engine::SimTime) -> Value {
     let mut flows = Vec::new();
@@ -73,12 +129,12 @@ pub(crate) fn summary(w: &World, end: celltcp_engine::SimTime) -> Value {
             (AnyApp::TcpClient(_), _) => {
                 let reverse = fl.reverse;
                 let (snd, rcv) = w.tcp_roles(f);
-                let delivered = rcv.map_or(0, |c| w.ep(c).stats().bytes_delivered);
+                let delivered = rcv.map_or(0, |c| w.conn_stats(c).bytes_delivered);
                 let done = completed_at(client, server);
                 let stop = fl.stop_at.map_or(end, |s| s.min(end));
                 let active_end = done.unwrap_or(stop);
                 let active = (active_end - fl.start).as_secs_f64();
-                let st = snd.map(|c| *w.ep(c).stats());
+                let st = snd.map(|c| w.conn_stats(c));
                 let bytes_sent = st.as_ref().map_or(0, |s| s.bytes_sent);
                 m.insert("cc".into(), json!(fl.cc.name()));
                 m.insert("reverse".into(), json!(reverse));
@@ -106,8 +162,15 @@ pub(crate) fn summary(w: &World, end: celltcp_engine::SimTime) -> Value {
                 m.insert("data_packets_lost".into(), json!(fl.net.data_pkts_dropped));
                 m.insert("loss_ratio".into(), r(if sent > 0 { fl.net.data_pkts_dropped as f64 / sent as f64 } else { 0.0 }));
                 if let Some(c) = snd {
-                    let s = w.ep(c).sample(end);
+                    let s = w.conn_sample(c, end);
                     m.insert("final_cwnd_bytes".into(), json!(s.cwnd_bytes));
+                }
+                if let Some(v) = mptcp_summary(w, snd, rcv, end) {
+                    // coupled subflows run the coupled control, not the flow's `cc`
+                    if v["cc"] != "uncoupled" {
+                        m.insert("cc".into(), v["cc"].clone());
+                    }
+                    m.insert("mptcp".into(), v);
                 }
             }
             (AnyApp::Cbr(c), Some(AnyApp::UdpSink(u))) => {

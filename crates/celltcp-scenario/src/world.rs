@@ -320,6 +320,7 @@ impl World {
             apps.push(AppSlot { app: client, node: pf.src as u32, flow: i as u32, timer_at: None, bind: pf.bind });
             let client_app = (apps.len() - 1) as u32;
             stack.flow_rng.push(component_rng(seed, component_id("flow", &pf.name)));
+            stack.flow_mptcp.push(pf.mptcp.map(|m| celltcp_mptcp::MptcpConfig { tcp: tcp_config(f, pf, seed, cfg.record_rtt), ..m }));
             q.push(start, Ev::FlowStart(i as u32));
             let iperf = f.app == AppKind::Iperf;
             flows.push(Flow {
@@ -349,7 +350,8 @@ impl World {
         let traced = flows.iter().any(|f| f.seg_trace.is_some());
         let has_wifi = media.iter().any(|m| matches!(m.medium, AnyMedium::Wifi(_)));
         let has_lte = media.iter().any(|m| matches!(m.medium, AnyMedium::Lte(_)));
-        let sinks = Sinks::open(out_dir, has_lte, has_wifi, traced).map_err(|e| ScenarioError::new("", format!("cannot create output files: {e}")))?;
+        let has_mptcp = plan.flows.iter().any(|f| f.mptcp.is_some());
+        let sinks = Sinks::open(out_dir, has_lte, has_wifi, traced, has_mptcp).map_err(|e| ScenarioError::new("", format!("cannot create output files: {e}")))?;
         let mut w = World {
             q,
             nodes,

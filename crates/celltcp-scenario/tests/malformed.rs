@@ -109,6 +109,13 @@ const REFUSED: &[(&str, &[&str], &str)] = &[
     // keys that do not apply (the examples docs/scenario.md gives)
     (WIRED, &["flow.0.count=5"], "does not apply"),
     (WIRED, &["flow.0.app=\"udp\"", "flow.0.rate=\"1Mbps\"", "flow.0.mss=1000"], "does not apply"),
+    // MPTCP (docs/mptcp.md): each key names itself, its value and what was expected
+    (WIRED, &["flow.0.mptcp={cc=\"cubic\"}"], "mptcp.cc = \"cubic\": expected"),
+    (WIRED, &["flow.0.mptcp={path_manager=\"mesh\"}"], "mptcp.path_manager"),
+    (WIRED, &["flow.0.mptcp={subflows=20}"], "mptcp.subflows = 20"),
+    (WIRED, &["flow.0.mptcp={scheduler=\"x\"}"], "mptcp.scheduler"),
+    (WIRED, &["flow.0.mptcp=\"yes\""], "mptcp"),
+    (WIRED, &["flow.0.app=\"udp\"", "flow.0.mptcp=true"], "mptcp"),
     // sizes that cannot work
     (LTE, &["lte.pdcp.buffer=\"0B\""], "buffer"),
     // inputs that never finish
