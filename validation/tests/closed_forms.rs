@@ -12,12 +12,27 @@ fn window_limited_flow_gets_window_over_rtt() {
     // Expected goodput = W / RTT, where RTT includes serialising one window at 100 Mbit/s
     // (≈5.4 ms for 64 KB) only partly; allow the band [W/(RTT+ser), W/RTT].
     let w = 65536.0;
+    let text = single_link("20s", "100Mbps", "25ms", "1000p", 0.0, "cc = \"cubic\"\nwindow_exact = \"64KB\"");
+    let out = run_text(&text, 1);
+    let g = flow_f64(&out, 0, "goodput_bps");
+    let upper = w * 8.0 / 0.050;
+    let lower = w * 8.0 / (0.050 + w * 8.0 / 100e6 / PAYLOAD_SHARE);
+    assert!(g <= upper * 1.01 && g >= lower * 0.93, "goodput {g:.0} outside [{lower:.0}, {upper:.0}]");
+}
+
+#[test]
+fn iperf_w_window_is_linux_doubled_buffer_share_over_rtt() {
+    // `window` means `iperf3 -w` on Linux: SO_RCVBUF doubled (net/core/sock.c __sock_set_rcvbuf)
+    // and tcp_win_from_space's payload share advertised (scaling_ratio 160/256): 64 KB -> 80 KB,
+    // so goodput is 1.25x the `window_exact` case, W' / RTT with W' = 81920.
+    let w = 81920.0;
     let text = single_link("20s", "100Mbps", "25ms", "1000p", 0.0, "cc = \"cubic\"\nwindow = \"64KB\"");
     let out = run_text(&text, 1);
     let g = flow_f64(&out, 0, "goodput_bps");
     let upper = w * 8.0 / 0.050;
     let lower = w * 8.0 / (0.050 + w * 8.0 / 100e6 / PAYLOAD_SHARE);
     assert!(g <= upper * 1.01 && g >= lower * 0.93, "goodput {g:.0} outside [{lower:.0}, {upper:.0}]");
+    assert!(g > 65536.0 * 8.0 / 0.050 * 1.05, "goodput {g:.0} not above the exact 64 KB window's W/RTT");
 }
 
 #[test]

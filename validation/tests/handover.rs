@@ -59,7 +59,7 @@ queue = "100000p"
 }
 
 fn bulk(window: &str) -> String {
-    format!("[[flow]]\nname = \"dl\"\napp = \"bulk\"\nfrom = \"server\"\nto = \"ue\"\ncc = \"cubic\"\nmss = 1400\nwindow = \"{window}\"\n")
+    format!("[[flow]]\nname = \"dl\"\napp = \"bulk\"\nfrom = \"server\"\nto = \"ue\"\ncc = \"cubic\"\nmss = 1400\nwindow_exact = \"{window}\"\n")
 }
 
 /// The test cases' own small random source (a 64-bit LCG, Knuth's MMIX constants).
@@ -137,7 +137,7 @@ fn lossless_handover_loses_nothing_and_tcp_sees_no_loss() {
     for case in 0..6 {
         let kmh = rng.range(30.0, 60.0);
         let x0 = rng.range(250.0, 350.0);
-        let window = ["256KB", "512KB", "1MB", "2MB"][rng.range(0.0, 4.0) as usize];
+        let window_exact = ["256KB", "512KB", "1MB", "2MB"][rng.range(0.0, 4.0) as usize];
         let text = drive("20s", x0, kmh, 0.0, "forwarding = \"lossless\"\nhysteresis = \"3dB\"\ntime_to_trigger = \"256ms\"", &bulk(window));
         let out = run_text(&text, case + 1);
         let h = handovers(&out);
@@ -163,7 +163,7 @@ fn seamless_handover_loses_exactly_what_the_source_discarded() {
     for case in 0..6 {
         let kmh = rng.range(30.0, 60.0);
         let x0 = rng.range(250.0, 350.0);
-        let window = ["512KB", "1MB", "2MB", "4MB"][rng.range(0.0, 4.0) as usize];
+        let window_exact = ["512KB", "1MB", "2MB", "4MB"][rng.range(0.0, 4.0) as usize];
         let text = drive("20s", x0, kmh, 0.0, "forwarding = \"seamless\"\nhysteresis = \"3dB\"\ntime_to_trigger = \"256ms\"", &bulk(window));
         let out = run_text(&text, case + 1);
         let h = handovers(&out);
@@ -245,7 +245,7 @@ from = "server"
 to = "u*"
 cc = "cubic"
 mss = 1400
-window = "512KB"
+window_exact = "512KB"
 "#;
     let out = run_text(text, 3);
     let h = handovers(&out);
@@ -302,7 +302,7 @@ from = "server"
 to = "car"
 cc = "cubic"
 mss = 1400
-window = "256KB"
+window_exact = "256KB"
 "#;
     let out = run_text(text, 2);
     let cells = out.summary["lte"]["cells"].as_array().unwrap().len();
@@ -572,7 +572,7 @@ from = "server"
 to = "ue*"
 cc = "cubic"
 mss = 1400
-window = "1MB"
+window_exact = "1MB"
 start = "{start}s"
 "#
     );

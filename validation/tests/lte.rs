@@ -510,7 +510,7 @@ fn lossy_radio(mode: &str) -> RunOutput {
         &format!("bandwidth = \"20MHz\"\nharq_max_tx = 1\n[lte.rlc]\nmode = \"{mode}\""),
         &ue("ue", 100.0, "sinr = \"20.7dB\"\nmcs = 28"),
         "10ms",
-        &bulk("server", "ue", "cubic", "window = \"1MB\""),
+        &bulk("server", "ue", "cubic", "window_exact = \"1MB\""),
     );
     run_text(&text, 1)
 }

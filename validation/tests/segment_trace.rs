@@ -37,7 +37,7 @@ fn non_decreasing_f(v: &[f64]) -> bool {
 fn lossless_trace_is_one_mss_step_per_segment_and_matches_the_counters() {
     // A window-limited flow (64 KB) on a link whose queue holds more than the window: nothing is
     // lost, so the sender sends the stream once, in full segments: 0, mss, 2·mss, …
-    let text = single_link("5s", "10Mbps", "20ms", "1000p", 0.0, "cc = \"cubic\"\nmss = 1000\nwindow = \"64KB\"\ntrace_segments = true");
+    let text = single_link("5s", "10Mbps", "20ms", "1000p", 0.0, "cc = \"cubic\"\nmss = 1000\nwindow_exact = \"64KB\"\ntrace_segments = true");
     let out = run_text(&text, 1);
     assert_eq!(flow_f64(&out, 0, "retransmitted_segments"), 0.0);
     let seq = col_i64(&out, "segments", "seq");
@@ -113,14 +113,14 @@ queue = "1000p"
 app = "bulk"
 from = "client"
 to = "server"
-window = "64KB"
+window_exact = "64KB"
 [[flow]]
 app = "iperf"
 from = "client"
 to = "server"
 reverse = true
 mss = 1200
-window = "64KB"
+window_exact = "64KB"
 "#;
     let out = run_text(&base.replace("reverse = true", "reverse = true\ntrace_segments = true"), 1);
     assert!(col_i64(&out, "segments", "flow").iter().all(|f| *f == 1));

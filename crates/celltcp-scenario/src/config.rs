@@ -144,7 +144,8 @@ pub struct LinkCfg {
     pub mtu: u32,
     #[serde(default = "default_queue")]
     pub queue: QueueSpec,
-    /// Random loss per packet, each direction independently.
+    /// Random loss per packet, each direction independently: one model for both directions, or
+    /// `{ forward = …, reverse = … }` (forward is `between[0] → between[1]`).
     #[serde(default)]
     pub loss: LossSpec,
     /// Mahimahi trace for `between[0] → between[1]` (replaces `rate` in that direction).
@@ -279,13 +280,39 @@ impl<'de> Deserialize<'de> for QueueSpec {
 }
 
 /// Random loss: a probability (Bernoulli), or a table
-/// `{ model = "bernoulli", p = … }` / `{ model = "gilbert-elliott", p_good_to_bad, p_bad_to_good, loss_good, loss_bad }`.
+/// `{ model = "bernoulli", p = … }` / `{ model = "gilbert-elliott", p_good_to_bad, p_bad_to_good, loss_good, loss_bad }`,
+/// the same in both directions; or `{ forward = …, reverse = … }`, each one of those (a missing
+/// side has no loss).
 #[derive(Clone, Debug, PartialEq, Default)]
 pub enum LossSpec {
     #[default]
     None,
     Bernoulli(f64),
     Table(LossTable),
+    /// Per direction: `forward` (`between[0] → between[1]`) and `reverse`.
+    Directions { forward: Box<LossSpec>, reverse: Box<LossSpec> },
+}
+
+/// Every key a loss table may have, to tell a model table from a per-direction one.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawLossTable {
+    #[serde(default)]
+    model: Option<LossModelKind>,
+    #[serde(default)]
+    p: Option<f64>,
+    #[serde(default)]
+    p_good_to_bad: Option<f64>,
+    #[serde(default)]
+    p_bad_to_good: Option<f64>,
+    #[serde(default)]
+    loss_good: Option<f64>,
+    #[serde(default)]
+    loss_bad: Option<f64>,
+    #[serde(default)]
+    forward: Option<LossSpec>,
+    #[serde(default)]
+    reverse: Option<LossSpec>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -318,6 +345,13 @@ impl Serialize for LossSpec {
             LossSpec::None => s.serialize_f64(0.0),
             LossSpec::Bernoulli(p) => s.serialize_f64(*p),
             LossSpec::Table(t) => t.serialize(s),
+            LossSpec::Directions { forward, reverse } => {
+                use serde::ser::SerializeMap;
+                let mut m = s.serialize_map(Some(2))?;
+                m.serialize_entry("forward", forward.as_ref())?;
+                m.serialize_entry("reverse", reverse.as_ref())?;
+                m.end()
+            }
         }
     }
 }
@@ -340,7 +374,37 @@ impl<'de> Deserialize<'de> for LossSpec {
                 self.visit_f64(v as f64)
             }
             fn visit_map<A: de::MapAccess<'de>>(self, m: A) -> Result<LossSpec, A::Error> {
-                LossTable::deserialize(de::value::MapAccessDeserializer::new(m)).map(LossSpec::Table)
+                let r = RawLossTable::deserialize(de::value::MapAccessDeserializer::new(m))?;
+                let model_keys = r.model.is_some()
+                    || r.p.is_some()
+                    || r.p_good_to_bad.is_some()
+                    || r.p_bad_to_good.is_some()
+                    || r.loss_good.is_some()
+                    || r.loss_bad.is_some();
+                if r.forward.is_some() || r.reverse.is_some() {
+                    if model_keys {
+                        return Err(de::Error::custom("expected either a loss model (model = …) or per-direction loss (forward = …, reverse = …), not both in one table"));
+                    }
+                    let nested = |x: &Option<LossSpec>| matches!(x, Some(LossSpec::Directions { .. }));
+                    if nested(&r.forward) || nested(&r.reverse) {
+                        return Err(de::Error::custom("expected a loss probability or model table for `forward`/`reverse`, got another per-direction table"));
+                    }
+                    return Ok(LossSpec::Directions {
+                        forward: Box::new(r.forward.unwrap_or_default()),
+                        reverse: Box::new(r.reverse.unwrap_or_default()),
+                    });
+                }
+                let Some(model) = r.model else {
+                    return Err(de::Error::missing_field("model"));
+                };
+                Ok(LossSpec::Table(LossTable {
+                    model,
+                    p: r.p,
+                    p_good_to_bad: r.p_good_to_bad,
+                    p_bad_to_good: r.p_bad_to_good,
+                    loss_good: r.loss_good,
+                    loss_bad: r.loss_bad,
+                }))
             }
         }
         d.deserialize_any(V)
@@ -425,9 +489,15 @@ pub struct FlowCfg {
     /// `{ cc, scheduler, path_manager, subflows }` (see `docs/mptcp.md`). Default off.
     #[serde(default)]
     pub mptcp: Option<crate::mptcp_config::MptcpSpec>,
-    /// Fixed socket buffers (both ends), like `iperf3 -w`; default: Linux-like autotuning.
+    /// Fixed socket buffers (both ends) as `iperf3 -w` sets them on Linux: the value is doubled
+    /// and the receiver advertises only the kernel's payload share of it (`-w 64KB` advertises
+    /// 80 KB; see `BufSize::linux_sockopt`). Default: Linux-like autotuning.
     #[serde(default)]
     pub window: Option<Bytes>,
+    /// Advertise exactly this window and buffer exactly this much at the sender (both ends), for
+    /// closed-form checks (W / RTT); excludes `window`.
+    #[serde(default)]
+    pub window_exact: Option<Bytes>,
     /// TCP payload bytes per segment (default 1448: 1500 MTU − 20 IP − 20 TCP − 12 timestamps).
     #[serde(default)]
     pub mss: Option<u32>,
@@ -826,6 +896,12 @@ window = "64KB"
         assert_eq!(c.links[0].rate.unwrap().0, 10_000_000);
         assert_eq!(c.links[0].queue, QueueSpec::DropTail(QueueLimitSpec::Packets(100)));
         assert_eq!(c.links[0].loss, LossSpec::Bernoulli(0.001));
+        let per_dir = BASE.replace("loss = 0.001", "loss = { forward = 1e-3 }");
+        let c = parse(&per_dir).unwrap();
+        assert_eq!(
+            c.links[0].loss,
+            LossSpec::Directions { forward: Box::new(LossSpec::Bernoulli(1e-3)), reverse: Box::new(LossSpec::None) }
+        );
         assert_eq!(c.flows[0].window.unwrap().0, 65536);
     }
 

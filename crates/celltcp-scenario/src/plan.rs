@@ -136,24 +136,38 @@ fn check_prob(text: &str, i: usize, key: &str, v: Option<f64>, name: &str) -> Re
     Ok(v)
 }
 
-fn loss_config(text: &str, i: usize, l: &LossSpec) -> Result<LossConfig, ScenarioError> {
+/// The loss models of a link's two directions, `[forward, reverse]`.
+fn loss_config(text: &str, i: usize, l: &LossSpec) -> Result<[LossConfig; 2], ScenarioError> {
+    Ok(match l {
+        LossSpec::Directions { forward, reverse } => {
+            [loss_model(text, i, "loss.forward", forward)?, loss_model(text, i, "loss.reverse", reverse)?]
+        }
+        _ => [loss_model(text, i, "loss", l)?; 2],
+    })
+}
+
+fn loss_model(text: &str, i: usize, key: &str, l: &LossSpec) -> Result<LossConfig, ScenarioError> {
+    let k = |f: &str| format!("{key}.{f}");
     Ok(match l {
         LossSpec::None => LossConfig::None,
         LossSpec::Bernoulli(p) => {
             if !(0.0..=1.0).contains(p) || p.is_nan() {
-                return Err(err(text, Some(("link", i)), "loss", format!("expected a loss probability between 0 and 1, got {p}")));
+                return Err(err(text, Some(("link", i)), key, format!("expected a loss probability between 0 and 1, got {p}")));
             }
             LossConfig::Bernoulli { p: *p }
         }
         LossSpec::Table(t) => match t.model {
-            LossModelKind::Bernoulli => LossConfig::Bernoulli { p: check_prob(text, i, "loss.p", t.p, "p")? },
+            LossModelKind::Bernoulli => LossConfig::Bernoulli { p: check_prob(text, i, &k("p"), t.p, "p")? },
             LossModelKind::GilbertElliott => LossConfig::GilbertElliott {
-                p_good_to_bad: check_prob(text, i, "loss.p_good_to_bad", t.p_good_to_bad, "p_good_to_bad")?,
-                p_bad_to_good: check_prob(text, i, "loss.p_bad_to_good", t.p_bad_to_good, "p_bad_to_good")?,
-                loss_good: check_prob(text, i, "loss.loss_good", t.loss_good.or(Some(0.0)), "loss_good")?,
-                loss_bad: check_prob(text, i, "loss.loss_bad", t.loss_bad.or(Some(1.0)), "loss_bad")?,
+                p_good_to_bad: check_prob(text, i, &k("p_good_to_bad"), t.p_good_to_bad, "p_good_to_bad")?,
+                p_bad_to_good: check_prob(text, i, &k("p_bad_to_good"), t.p_bad_to_good, "p_bad_to_good")?,
+                loss_good: check_prob(text, i, &k("loss_good"), t.loss_good.or(Some(0.0)), "loss_good")?,
+                loss_bad: check_prob(text, i, &k("loss_bad"), t.loss_bad.or(Some(1.0)), "loss_bad")?,
             },
         },
+        LossSpec::Directions { .. } => {
+            return Err(err(text, Some(("link", i)), key, "expected a loss probability or a model table, got another per-direction table".into()));
+        }
     })
 }
 
@@ -430,7 +444,7 @@ pub fn plan(text: &str, cfg: &Config, base_dir: Option<&std::path::Path>) -> Res
         let queue = queue_config(text, i, &l.queue)?;
         let loss = loss_config(text, i, &l.loss)?;
         let d0 = dirs.len();
-        for (from, to, rate, trace) in [(ia, ib, rate_fwd, trace_fwd), (ib, ia, rate_rev, trace_rev)] {
+        for ((from, to, rate, trace), loss) in [(ia, ib, rate_fwd, trace_fwd), (ib, ia, rate_rev, trace_rev)].into_iter().zip(loss) {
             dirs.push(PlanLinkDir {
                 name: format!("{name}:{}->{}", nodes[from].name, nodes[to].name),
                 link: i,
@@ -629,6 +643,7 @@ pub fn plan(text: &str, cfg: &Config, base_dir: Option<&std::path::Path>) -> Res
         let tcp_keys = [
             ("cc", f.cc.is_some()),
             ("window", f.window.is_some()),
+            ("window_exact", f.window_exact.is_some()),
             ("mss", f.mss.is_some()),
             ("sack", f.sack.is_some()),
             ("timestamps", f.timestamps.is_some()),
@@ -699,10 +714,15 @@ pub fn plan(text: &str, cfg: &Config, base_dir: Option<&std::path::Path>) -> Res
                 return Err(e("mss", format!("expected a segment size between 64 and 65000 bytes, got {m}")));
             }
         }
-        if let Some(w) = f.window {
-            if w.0 < 2048 || w.0 > (1 << 30) {
-                return Err(e("window", format!("expected a window between 2KB and 1GB, got \"{w}\"")));
+        for (k, w) in [("window", f.window), ("window_exact", f.window_exact)] {
+            if let Some(w) = w {
+                if w.0 < 2048 || w.0 > (1 << 30) {
+                    return Err(e(k, format!("expected a window between 2KB and 1GB, got \"{w}\"")));
+                }
             }
+        }
+        if f.window.is_some() && f.window_exact.is_some() {
+            return Err(e("window_exact", "expected either `window` (iperf3 -w, Linux semantics) or `window_exact` (this advertised window), not both".into()));
         }
         if let Some(d) = f.delayed_ack_timeout {
             let ms = d.0.as_nanos() as f64 / 1e6;

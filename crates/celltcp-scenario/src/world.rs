@@ -732,6 +732,9 @@ fn tcp_config(f: &crate::config::FlowCfg, pf: &crate::plan::PlanFlow, seed: u64,
         c.mss = m;
     }
     if let Some(w) = f.window {
+        (c.snd_buf, c.rcv_buf) = BufSize::linux_sockopt(w.0);
+    }
+    if let Some(w) = f.window_exact {
         c.snd_buf = BufSize::Fixed(w.0);
         c.rcv_buf = BufSize::Fixed(w.0);
     }

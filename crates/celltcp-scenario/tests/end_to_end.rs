@@ -207,3 +207,27 @@ fn time_series_are_sampled_at_the_interval() {
     assert_eq!(t.len(), 11); // 0, 0.1, …, 1.0
     assert!((t[3] - 0.3).abs() < 1e-12);
 }
+
+#[test]
+fn per_direction_loss_drops_only_the_direction_it_names() {
+    // `loss = { forward = p }`: the data direction (between[0] -> between[1]) loses about p of
+    // its packets (Bernoulli: within 5 standard deviations), the ACK direction none.
+    let p = 0.02;
+    let text = GOOD.replace("loss = 0.001", &format!("loss = {{ forward = {p} }}"));
+    let out = run(&text, &[], &RunOptions { seed: Some(5), ..Default::default() }, &mut |_| true).unwrap();
+    let links = out.summary["links"].as_array().unwrap();
+    let (fwd, rev) = (&links[0], &links[1]);
+    assert_eq!(fwd["from"], "sender");
+    let n = fwd["tx_packets"].as_f64().unwrap();
+    let lost = fwd["lost_packets"].as_f64().unwrap();
+    let sd = (n * p * (1.0 - p)).sqrt();
+    assert!((lost - n * p).abs() < 5.0 * sd, "forward lost {lost} of {n}, expected about {}", n * p);
+    assert!(rev["tx_packets"].as_u64().unwrap() > 100);
+    assert_eq!(rev["lost_packets"].as_u64(), Some(0));
+    // and the reverse side alone
+    let text = GOOD.replace("loss = 0.001", &format!("loss = {{ reverse = {{ model = \"bernoulli\", p = {p} }} }}"));
+    let out = run(&text, &[], &RunOptions { seed: Some(5), ..Default::default() }, &mut |_| true).unwrap();
+    let links = out.summary["links"].as_array().unwrap();
+    assert_eq!(links[0]["lost_packets"].as_u64(), Some(0));
+    assert!(links[1]["lost_packets"].as_u64().unwrap() > 0);
+}

@@ -83,6 +83,10 @@ const REFUSED: &[(&str, &[&str], &str)] = &[
     (WIRED, &["link.0.queue={type=\"red\", wrong=1}"], "queue.wrong"),
     (WIRED, &["link.0.queue={type=\"codel\", target=\"5 parsecs\"}"], "queue.target"),
     (WIRED, &["link.0.loss={model=\"gilbert-elliott\", p_good_to_bad=\"x\"}"], "loss.p_good_to_bad"),
+    (WIRED, &["link.0.loss={forward=1.5}"], "loss.forward"),
+    (WIRED, &["link.0.loss={forward=0.1, p=0.1}"], "not both"),
+    (WIRED, &["link.0.loss={forward={forward=0.1}}"], "per-direction"),
+    (WIRED, &["flow.0.window=\"64KB\"", "flow.0.window_exact=\"64KB\""], "window_exact"),
     (LTE, &["lte.ue.0.position=\"x\""], "position"),
     // inside a tagged inline table the message names the inner key, not the table
     (LTE, &["lte.ue.0.mobility={model=\"constant_velocity\", start=[1.0,2.0,3.0], heading_deg=0.0, speed={dist=\"constant\", kmh=10.0}}"], "mobility.start"),

@@ -46,6 +46,41 @@ impl BufSize {
     pub fn is_auto(self) -> bool {
         matches!(self, BufSize::Auto { .. })
     }
+
+    /// The send and receive buffers Linux gives a socket on which the application set
+    /// `SO_SNDBUF` and `SO_RCVBUF` to `requested` bytes, as `iperf3 -w` does at both ends:
+    /// `(snd_buf, rcv_buf)`, in payload bytes.
+    ///
+    /// - The kernel doubles the value "to account for struct sk_buff overhead" and locks it
+    ///   (net/core/sock.c `__sock_set_sndbuf` / `__sock_set_rcvbuf`: `sk_sndbuf = sk_rcvbuf =
+    ///   2 x min(requested, net.core.[rw]mem_max)`; the sysctl cap is assumed not to bind, as on a
+    ///   host with `rmem_max` = 4 MiB; the common default 212992 caps `-w` above 208 KiB).
+    /// - Receive: the buffer is charged with `skb->truesize`, so the window the receiver
+    ///   advertises is only the payload share of it, `tcp_win_from_space(sk_rcvbuf)` =
+    ///   `sk_rcvbuf x scaling_ratio / 256` (include/net/tcp.h, Linux >= 6.5, where
+    ///   `tcp_measure_rcv_mss` sets `scaling_ratio = skb->len x 256 / skb->truesize`;
+    ///   see [`LINUX_SCALING_RATIO`]); `tcp_select_initial_window` clamps the window to
+    ///   `tcp_full_space` = that value. `-w 64K` advertises 131072 x 160 / 256 = 81920 bytes.
+    /// - Send: the write and retransmit queues are charged with `truesize` too, but of
+    ///   multi-segment (TSO) buffers whose overhead is a few percent; the payload bound is
+    ///   taken as the whole `sk_sndbuf`.
+    pub fn linux_sockopt(requested: u64) -> (BufSize, BufSize) {
+        let space = requested.saturating_mul(2);
+        (BufSize::Fixed(space), BufSize::Fixed(linux_win_from_space(space)))
+    }
+}
+
+/// Linux's `scaling_ratio` (payload bytes per 256 bytes of receive-buffer charge) for
+/// full-sized segments of a 1500-byte MTU: 1448 bytes of payload in an skb whose `truesize` is
+/// 2304 (a 2 KiB data buffer plus `struct sk_buff`) gives 1448 x 256 / 2304 = 160 (net/ipv4/
+/// tcp_input.c `tcp_measure_rcv_mss`). Kernels before 6.5 used `tcp_adv_win_scale = 1`, a
+/// ratio of 128 (half the buffer).
+pub const LINUX_SCALING_RATIO: u64 = 160;
+
+/// Linux `tcp_win_from_space`: the window a receive buffer of `space` bytes advertises
+/// (`space x scaling_ratio >> TCP_RMEM_TO_WIN_SCALE`, the shift being 8).
+pub fn linux_win_from_space(space: u64) -> u64 {
+    space.saturating_mul(LINUX_SCALING_RATIO) >> 8
 }
 
 /// The loss-recovery rules of a sender with SACK.
@@ -221,5 +256,19 @@ mod tests {
         assert_eq!(c.wscale_shift(), 0);
         c.rcv_buf = BufSize::Fixed(1 << 40);
         assert_eq!(c.wscale_shift(), 14);
+    }
+
+    #[test]
+    fn iperf_w_doubles_and_advertises_the_payload_share() {
+        // net/core/sock.c __sock_set_rcvbuf doubles; tcp_win_from_space with scaling_ratio 160
+        // (1448-byte payload in a 2304-byte truesize): -w 64K -> 131072 x 160 / 256 = 81920.
+        let (snd, rcv) = BufSize::linux_sockopt(65_536);
+        assert_eq!(snd, BufSize::Fixed(131_072));
+        assert_eq!(rcv, BufSize::Fixed(81_920));
+        assert_eq!(LINUX_SCALING_RATIO, 1448 * 256 / 2304);
+        // the pre-6.5 rule (tcp_adv_win_scale = 1) would give half the doubled buffer
+        assert_eq!(linux_win_from_space(131_072) * 128 / LINUX_SCALING_RATIO, 65_536);
+        let (_, rcv) = BufSize::linux_sockopt(262_144);
+        assert_eq!(rcv.max(), 327_680);
     }
 }

@@ -5,6 +5,7 @@ use celltcp_engine::{SimDuration, SimTime};
 use celltcp_net::packet::{TcpFlags, TcpSegment};
 
 use super::*;
+use crate::cc::CcKind;
 use crate::config::BufSize;
 
 const MSS: u64 = 1448;
