@@ -355,6 +355,28 @@ def _check_out(out: Path, overwrite: bool) -> None:
             raise FileExistsError(
                 f"{out} exists and is not a celltcp run directory; refusing to replace it"
             )
+        nested = _nested_results(out)
+        if nested:
+            shown = ", ".join(str(n) for n in nested[:3]) + (", ..." if len(nested) > 3 else "")
+            raise FileExistsError(
+                f"{out} holds other results ({shown}); refusing to overwrite it and delete them: "
+                "move them out or choose another -o"
+            )
+
+
+def _nested_results(out: Path, limit: int = 4) -> list[Path]:
+    """Runs, sweeps or studies kept inside the run directory ``out`` (such as ``out/lte`` after
+    ``-o out/`` then ``-o out/lte``), which replacing ``out`` would delete: at most ``limit``."""
+    found: list[Path] = []
+    for root, dirs, files in os.walk(out):
+        here = Path(root)
+        if here != out and (MANIFEST in files or "results.parquet" in files or "sweep.toml" in files):
+            found.append(here)
+            dirs.clear()
+            if len(found) >= limit:
+                break
+        dirs.sort()
+    return found
 
 
 def _pid_alive(pid: int) -> bool:

@@ -176,6 +176,45 @@ def test_existing_dir_needs_overwrite(small_toml: Path, tmp_path: Path) -> None:
     assert leftovers(tmp_path, "run") == ["run"]
 
 
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _readme_use_commands() -> list[list[str]]:
+    """The ``celltcp run`` lines of the README's "Use" block, split into arguments."""
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    block = text.split("## Use", 1)[1].split("```sh", 1)[1].split("```", 1)[0]
+    return [line.split("#", 1)[0].split() for line in block.splitlines()
+            if line.startswith("celltcp run ")]
+
+
+def test_readme_first_example_sets_the_bottleneck_and_overwrite_keeps_nested_runs(
+        tmp_path: Path) -> None:
+    # Issue 18 item 1: the README's first example once set link.0.rate, an access link; and
+    # `--overwrite` of out/ deleted the out/lte run the README nests inside it.
+    (tmp_path / "examples").symlink_to(REPO / "examples")
+    cmds = _readme_use_commands()
+    first, lte = cmds[0], next(c for c in cmds if "examples/lte-cell.toml" in c)
+    assert "link.bottleneck.rate=20Mbps" in first and first[first.index("-o") + 1] == "out/"
+    assert lte[lte.index("-o") + 1] == "out/lte"
+    r = cli(*first[1:], "-q", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    links = {x["name"]: x["rate_bps"] for x in
+             json.loads((tmp_path / "out" / "summary.json").read_text())["links"]}
+    bottleneck = [n for n in links if n.startswith("bottleneck:")]
+    assert bottleneck and all(links[n] == 20_000_000 for n in bottleneck), links
+    assert all(rate == 100_000_000 for n, rate in links.items() if n not in bottleneck), links
+    r = cli(*lte[1:], "-q", "--set", "duration=0.2s", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    before = (tmp_path / "out" / "manifest.json").read_text()
+    r = cli(*first[1:], "-q", "--overwrite", cwd=tmp_path)
+    assert r.returncode == 2
+    assert r.stderr.count("\n") == 1 and r.stderr.startswith("celltcp: error: out")
+    assert "out/lte" in r.stderr and "refusing to overwrite" in r.stderr
+    assert (tmp_path / "out" / "lte" / "manifest.json").is_file()
+    assert (tmp_path / "out" / "manifest.json").read_text() == before
+    assert leftovers(tmp_path, "out") == ["out"]
+
+
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_interrupted_run_leaves_no_dir(sig: signal.Signals, small_toml: Path,
                                        tmp_path: Path) -> None:
