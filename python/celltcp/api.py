@@ -545,6 +545,10 @@ def execute(
         # The core has written DIR/timeseries/*.parquet (listed in `files`) as the run went;
         # Result.timeseries() reads them when asked.
         files.append(SUMMARY)
+        from . import iperf3
+
+        # iperf3's -J JSON of each iperf/UDP test, for tools written for iperf3 (see iperf3.py)
+        files += iperf3.write(tmp, summary, config, version=_core.version())
         manifest = _make_manifest(raw, config, command, source, sorted(files), cpu)
         _write_json(tmp / SUMMARY, summary)
         _write_json(tmp / MANIFEST, manifest)

@@ -275,6 +275,7 @@ def print_flow_table(result: api.Result, stream: TextIO) -> None:
             _fmt(f.get("rtt_mean_ms"), ".1f"),
             _fmt(f.get("loss_ratio"), ".4f"),
         ])
+    rows += _sum_rows(flows)
     widths = [max(len(h), *(len(r[k]) for r in rows)) for k, h in enumerate(head)]
     left = {0, 1, 2}
 
@@ -293,6 +294,27 @@ def print_flow_table(result: api.Result, stream: TextIO) -> None:
     for note in _app_notes(result.summary):
         stream.write(note + "\n")
     stream.flush()
+
+
+def _sum_rows(flows: Sequence[dict[str, Any]]) -> list[list[str]]:
+    """iperf3's ``[SUM]`` line for each test split into streams (``parallel``, ``bidir``): one per
+    direction, after the streams."""
+    groups: dict[tuple[str, bool], list[dict[str, Any]]] = {}
+    for f in flows:
+        if f.get("stream"):
+            groups.setdefault((str(f.get("test")), bool(f.get("reverse"))), []).append(f)
+    bidir = {t for t, rev in groups if (t, not rev) in groups}
+    rows = []
+    for (test, rev), fs in groups.items():
+        if len(fs) < 2:
+            continue
+        name = f"[SUM] {test}" + ((".rx" if rev else ".tx") if test in bidir else "")
+        tcp = fs[0].get("cc") is not None
+        retx = sum(int(f.get("retransmitted_segments") or 0) for f in fs)
+        rows.append([name, str(fs[0].get("app", "-")), str(fs[0].get("cc") or "-"),
+                     _fmt(sum(float(f.get("goodput_bps") or 0.0) for f in fs), ".2f", 1e6),
+                     str(retx) if tcp else "-", "-", "-"])
+    return rows
 
 
 def _app_notes(summary: dict[str, Any]) -> list[str]:
