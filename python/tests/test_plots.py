@@ -125,6 +125,13 @@ def test_iperf_and_udp_flows(tmp_path: Path) -> None:
     written = plots.plot_run(tmp_path / "run", ["png"])
     assert tmp_path / "run" / "figures" / "iperf.png" in written
     _not_blank(tmp_path / "run" / "figures" / "iperf.png")
+    # issue 18 item 4: the UDP flow is on the goodput figure too, at its rate
+    fig = plots.run_figure(tmp_path / "run", "throughput")
+    assert fig is not None
+    lines = {ln.get_label(): ln for ln in fig.axes[0].lines}
+    assert {"bulk", "voip", "iperf"} <= set(lines)
+    y = lines["voip"].get_ydata()
+    assert np.median(y) == pytest.approx(res.summary["flows"][1]["goodput_bps"] / 1e6, rel=0.05)
 
 
 def test_seq_figure_of_a_traced_flow(tmp_path: Path) -> None:
