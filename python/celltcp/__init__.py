@@ -6,11 +6,31 @@
 >>> res.timeseries("tcp")  # cwnd, ssthresh, srtt, ... over time
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from ._core import DEMO_SCENARIO, ScenarioError
 from ._core import version as _core_version
-from .api import Result, list_cc, run, validate
+
+if TYPE_CHECKING:
+    from .api import Result, list_cc, run, validate
 
 __version__: str = _core_version()
+
+_FROM_API = ("Result", "list_cc", "run", "validate")
+
+
+def __getattr__(name: str) -> Any:
+    # `celltcp --help` imports this package: the API module (and the standard library it pulls
+    # in: tempfile, dataclasses, platform, ...) loads at the first use of one of its names
+    if name in _FROM_API:
+        from . import api
+
+        value = getattr(api, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'celltcp' has no attribute {name!r}")
 
 __all__ = [
     "DEMO_SCENARIO",

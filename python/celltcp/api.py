@@ -361,6 +361,28 @@ def _check_out(out: Path, overwrite: bool) -> None:
             raise FileExistsError(
                 f"{out} exists and is not a celltcp run directory; refusing to replace it"
             )
+        nested = _nested_results(out)
+        if nested:
+            shown = ", ".join(str(n) for n in nested[:3]) + (", ..." if len(nested) > 3 else "")
+            raise FileExistsError(
+                f"{out} holds other results ({shown}); refusing to overwrite it and delete them: "
+                "move them out or choose another -o"
+            )
+
+
+def _nested_results(out: Path, limit: int = 4) -> list[Path]:
+    """Runs, sweeps or studies kept inside the run directory ``out`` (such as ``out/lte`` after
+    ``-o out/`` then ``-o out/lte``), which replacing ``out`` would delete: at most ``limit``."""
+    found: list[Path] = []
+    for root, dirs, files in os.walk(out):
+        here = Path(root)
+        if here != out and (MANIFEST in files or "results.parquet" in files or "sweep.toml" in files):
+            found.append(here)
+            dirs.clear()
+            if len(found) >= limit:
+                break
+        dirs.sort()
+    return found
 
 
 def _pid_alive(pid: int) -> bool:
@@ -529,6 +551,10 @@ def execute(
         # The core has written DIR/timeseries/*.parquet (listed in `files`) as the run went;
         # Result.timeseries() reads them when asked.
         files.append(SUMMARY)
+        from . import iperf3
+
+        # iperf3's -J JSON of each iperf/UDP test, for tools written for iperf3 (see iperf3.py)
+        files += iperf3.write(tmp, summary, config, version=_core.version())
         manifest = _make_manifest(raw, config, command, source, sorted(files), cpu)
         _write_json(tmp / SUMMARY, summary)
         _write_json(tmp / MANIFEST, manifest)

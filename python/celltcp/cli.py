@@ -32,8 +32,17 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
-from . import __version__, api
+from typing import TYPE_CHECKING
+
+from . import __version__
 from ._core import DEMO_SCENARIO, ScenarioError
+from ._lazy import lazy
+
+if TYPE_CHECKING:
+    from . import api
+else:
+    # loaded when a command runs, not for `--help` or a usage error (see _lazy)
+    api = lazy("celltcp.api")
 
 PROG = "celltcp"
 
@@ -225,6 +234,9 @@ def _parser() -> argparse.ArgumentParser:
     st.add_argument("-o", "--out", metavar="DIR", help="study directory")
     st.add_argument("--list", action="store_true", help="list the studies and exit")
     st.add_argument("--quick", action="store_true", help="fewer points and shorter runs")
+    st.add_argument("--progress", action="store_true",
+                    help="show the progress line even when stderr is not a terminal")
+    st.add_argument("-q", "--quiet", action="store_true", help="no progress line")
     executor_opts(st)
     return p
 
@@ -271,6 +283,7 @@ def print_flow_table(result: api.Result, stream: TextIO) -> None:
             _fmt(f.get("rtt_mean_ms"), ".1f"),
             _fmt(f.get("loss_ratio"), ".4f"),
         ])
+    rows += _sum_rows(flows)
     widths = [max(len(h), *(len(r[k]) for r in rows)) for k, h in enumerate(head)]
     left = {0, 1, 2}
 
@@ -291,6 +304,27 @@ def print_flow_table(result: api.Result, stream: TextIO) -> None:
     stream.flush()
 
 
+def _sum_rows(flows: Sequence[dict[str, Any]]) -> list[list[str]]:
+    """iperf3's ``[SUM]`` line for each test split into streams (``parallel``, ``bidir``): one per
+    direction, after the streams."""
+    groups: dict[tuple[str, bool], list[dict[str, Any]]] = {}
+    for f in flows:
+        if f.get("stream"):
+            groups.setdefault((str(f.get("test")), bool(f.get("reverse"))), []).append(f)
+    bidir = {t for t, rev in groups if (t, not rev) in groups}
+    rows = []
+    for (test, rev), fs in groups.items():
+        if len(fs) < 2:
+            continue
+        name = f"[SUM] {test}" + ((".rx" if rev else ".tx") if test in bidir else "")
+        tcp = fs[0].get("cc") is not None
+        retx = sum(int(f.get("retransmitted_segments") or 0) for f in fs)
+        rows.append([name, str(fs[0].get("app", "-")), str(fs[0].get("cc") or "-"),
+                     _fmt(sum(float(f.get("goodput_bps") or 0.0) for f in fs), ".2f", 1e6),
+                     str(retx) if tcp else "-", "-", "-"])
+    return rows
+
+
 def _app_notes(summary: dict[str, Any]) -> list[str]:
     """One line per web or video flow (page times; start-up, stalls, satisfaction) and Jain's
     fairness index when two or more flows carry payload."""
@@ -309,6 +343,50 @@ def _app_notes(summary: dict[str, Any]) -> list[str]:
     payload = [f for f in summary.get("flows", []) if f.get("app") != "ping"]
     if len(payload) >= 2 and summary.get("jain_index") is not None:
         notes.append(f"Jain's fairness index (goodput, {len(payload)} flows): {_fmt(summary['jain_index'], '.3f')}")
+    return notes + _lte_notes(summary.get("lte"))
+
+
+def _span(values: Sequence[float], spec: str) -> str:
+    lo, hi = min(values), max(values)
+    return format(lo, spec) if format(lo, spec) == format(hi, spec) else f"{lo:{spec}} to {hi:{spec}}"
+
+
+def _lte_notes(lte: dict[str, Any] | None) -> list[str]:
+    """The LTE facts of a run (see docs/outputs.md, "lte"): one line for the cells (downlink PRB
+    use and throughput), one for the UEs (SINR and CQI, per-UE means), one for mobility
+    (handovers, interruption, SDUs forwarded over X2 and lost, radio link failures)."""
+    if not lte:
+        return []
+    notes = []
+    cells = lte.get("cells") or []
+    if cells:
+        notes.append(f"LTE cells ({len(cells)}): " + ", ".join(
+            f"{c.get('name', '?')} DL PRBs {_fmt(c.get('dl_prb_utilization'), '.0%')} "
+            f"{_fmt(c.get('dl_throughput_bps'), '.2f', 1e6)} Mbit/s" for c in cells[:4])
+            + (", ..." if len(cells) > 4 else ""))
+    ues = [u for u in lte.get("ues") or [] if isinstance(u.get("dl"), dict)]
+    sinr = [u["dl"]["sinr_db_mean"] for u in ues if u["dl"].get("sinr_db_mean") is not None]
+    cqi = []
+    for u in ues:
+        hist = u["dl"].get("cqi_hist") or []
+        if sum(hist):
+            cqi.append(sum(k * n for k, n in enumerate(hist)) / sum(hist))
+    if sinr:
+        notes.append(f"LTE UEs ({len(ues)}): DL SINR mean {_span(sinr, '.1f')} dB, CQI mean "
+                     f"{_span(cqi, '.1f') if cqi else '-'}" + (" (per UE)" if len(ues) > 1 else ""))
+    hos = [h for h in lte.get("handovers") or [] if h.get("kind", "handover") == "handover"]
+    mob = lte.get("mobility") or {}
+    rlf = mob.get("radio_link_failures", len(lte.get("radio_link_failures") or []))
+    if hos or rlf or mob.get("handovers"):
+        gaps = [h["interruption_ms"] for h in hos if h.get("interruption_ms") is not None]
+        fwd = sum(h.get("sdus_forwarded", 0) + h.get("sdus_forwarded_late", 0) for h in hos)
+        lost = sum(h.get("sdus_discarded", 0) for h in hos)
+        notes.append(
+            f"handovers: {len(hos)}"
+            + (f", interruption mean {sum(gaps) / len(gaps):.1f} ms (max {max(gaps):.1f})"
+               if gaps else "")
+            + f", SDUs forwarded over X2 {fwd}, lost {lost}; ping-pongs "
+            f"{mob.get('ping_pongs', 0)}, radio link failures {rlf}")
     return notes
 
 

@@ -378,6 +378,22 @@ def _capacity(run: _Run) -> tuple[float, str] | None:
     return (best[1], best[2]) if best else None
 
 
+def _udp_received(run: _Run) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    """Each UDP flow's cumulative bytes received at the ends of its interval reports (from 0
+    at the first report's start), to bin like the TCP flows' delivered bytes."""
+    ip = run.table("iperf")
+    if ip is None or "bytes" not in ip:
+        return {}
+    out = {}
+    for i, g in _groups(ip, "flow"):
+        if 0 <= i < len(run.flows) and run.flows[i].get("app") == "udp" and len(g):
+            g = g.sort_values("start_s")
+            t = np.concatenate([[float(g["start_s"].iloc[0])], g["end_s"].to_numpy(float)])
+            b = np.concatenate([[0.0], np.cumsum(g["bytes"].to_numpy(float))])
+            out[i] = (t, b)
+    return out
+
+
 def _active_until(run: _Run, i: int) -> float | None:
     """When flow ``i``'s test ended (iperf ``duration``, a finite transfer), if it did."""
     if not 0 <= i < len(run.flows):
@@ -391,22 +407,33 @@ def _active_until(run: _Run, i: int) -> float | None:
 
 
 def fig_throughput(run: _Run) -> Figure | None:
-    """Goodput per flow over time; beyond 8 flows, the flows' 10-90th percentile band with the
-    lowest, median and highest drawn, and the sum of all flows in a panel above; the capacity of
-    the busiest link as a line. A flow's line ends when its test does."""
+    """Goodput per flow over time (TCP from the delivered bytes, UDP from its interval
+    reports); beyond 8 flows, the flows' 10-90th percentile band with the lowest, median and
+    highest drawn, and the sum of all flows in a panel above; the capacity of the busiest link as
+    a line. A flow's line ends when its test does."""
     tcp = run.table("tcp")
-    if tcp is None or "delivered_bytes" not in tcp:
+    if tcp is not None and "delivered_bytes" not in tcp:
+        tcp = None
+    # UDP flows, from their interval reports: (times, cumulative bytes received)
+    udp = _udp_received(run)
+    if tcp is None and not udp:
         return None
-    span = float(tcp["time_s"].max() - tcp["time_s"].min())
+    times = [tcp["time_s"].to_numpy(float)] if tcp is not None else []
+    times += [t for t, _ in udp.values()]
+    t_all = np.concatenate(times)
+    span = float(t_all.max() - t_all.min())
     # About 100 points over the run, but never finer than the sampling interval.
-    dt = np.diff(np.unique(tcp["time_s"].to_numpy(float)))
+    dt = np.diff(np.unique(times[0]))
     sample = float(np.median(dt)) if dt.size else span
     width = _nice(max(span / 100.0, sample)) if span > 0 else 1.0
+    cumulative = [(i, g["time_s"].to_numpy(float), g["delivered_bytes"].to_numpy(float))
+                  for i, g in (_groups(tcp, "flow") if tcp is not None else [])]
+    cumulative += [(i, t, b) for i, (t, b) in udp.items()]
     series: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-    for i, g in _groups(tcp, "flow"):
+    for i, t, delivered in sorted(cumulative, key=lambda c: c[0]):
         if not run.wants(i):
             continue
-        x, y = _goodput_series(g["time_s"].to_numpy(float), g["delivered_bytes"].to_numpy(float), width)
+        x, y = _goodput_series(t, delivered, width)
         end = _active_until(run, i)
         if end is not None and x.size:
             keep = x <= end + width * (1 + 1e-9)
@@ -455,7 +482,12 @@ def fig_throughput(run: _Run) -> Figure | None:
         ax.set_title(f"Goodput ({width:g} s bins)")
     ax.set_ylim(bottom=0)
     for a in axes:
-        if a.get_legend_handles_labels()[0]:
+        handles = a.get_legend_handles_labels()[0]
+        if handles and n <= _MANY_FLOWS:
+            # below the axes, in columns: the plot keeps the figure's whole width
+            a.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=min(3, len(handles)),
+                     frameon=False)
+        elif handles:
             a.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
     return fig
 

@@ -25,6 +25,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -102,9 +103,11 @@ def _files(sweep_file: Path, prefix: str = "") -> dict[str, str]:
 
 def run_study(study: Study, out: str | Path, *, quick: bool = False, jobs: int | None = None,
               executor: str = "local", address: str | None = None,
-              progress: bool = False) -> StudyOutcome:
+              progress: bool = False, progress_stream: Any = None) -> StudyOutcome:
     """Run ``study``'s sweeps (the quick ones with ``quick``; its parts into ``out/<part>``) into
-    ``out`` and write the report."""
+    ``out`` and write the report. ``progress`` draws the progress line of each sweep (runs done,
+    failed, time left) on ``progress_stream`` (default stderr), named after the study and part,
+    then says when the figures and the report are being made."""
     from .sweep import load_sweep, run_sweep
 
     out = Path(out)
@@ -117,9 +120,12 @@ def run_study(study: Study, out: str | Path, *, quick: bool = False, jobs: int |
         sweeps.append((part, sweep_file, load_sweep(sweep_file)))
     tables, files = [], {}
     counts = {"done": 0, "skipped": 0, "failed": 0}
-    for part, sweep_file, sweep in sweeps:
+    for k, (part, sweep_file, sweep) in enumerate(sweeps, 1):
+        label = f"study {study.name}" + (f" [{part}, sweep {k}/{len(sweeps)}]"
+                                         if len(sweeps) > 1 else "")
         res = run_sweep(sweep, part_dir(out, part), jobs=jobs, executor=executor,
-                        address=address, progress=progress)
+                        address=address, progress=progress, progress_stream=progress_stream,
+                        progress_label=label)
         tables.append(res.table.assign(**{PART: part}))
         files.update(_files(sweep_file, "" if part == MAIN else f"{part}/"))
         for k in counts:
@@ -129,6 +135,11 @@ def run_study(study: Study, out: str | Path, *, quick: bool = False, jobs: int |
         table = study.enrich(table, out)
     df = study.prepare(table)
 
+    if progress:
+        stream = progress_stream if progress_stream is not None else sys.stderr
+        stream.write(f"study {study.name}: {sum(len(s.runs) for *_, s in sweeps)} runs finished, "
+                     "making the figures and the report\n")
+        stream.flush()
     figdir = out / "figures"
     figures = []
     for f in study.figures(df, out):
@@ -184,7 +195,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         outcome = run_study(study, args.out, quick=bool(args.quick), jobs=args.jobs,
                             executor=args.executor or "local", address=args.address,
-                            progress=sys.stderr.isatty())
+                            progress=not getattr(args, "quiet", False)
+                            and (getattr(args, "progress", False) or sys.stderr.isatty()))
     except (SweepError, FileNotFoundError) as e:
         return _error(e)
     yes = sum(1 for ev in outcome.evaluated if ev.verdict.agrees is True)

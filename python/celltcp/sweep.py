@@ -665,8 +665,9 @@ def _run_ray(tasks: list[dict[str, Any]], jobs: int | None, address: str | None,
 class SweepProgress:
     """One progress line on stderr: runs done / failed / total, elapsed, estimated time left."""
 
-    def __init__(self, total: int, skipped: int, stream: Any = None) -> None:
+    def __init__(self, total: int, skipped: int, stream: Any = None, label: str = "sweep") -> None:
         self.stream = stream if stream is not None else sys.stderr
+        self.label = label
         self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
         self.total = total
         self.skipped = skipped
@@ -687,7 +688,7 @@ class SweepProgress:
         finished = self.done + self.failed
         todo = self.total - self.skipped - finished
         eta = elapsed / finished * todo if finished else float("nan")
-        return (f"sweep: {self.skipped + self.done}/{self.total} done, {self.failed} failed"
+        return (f"{self.label}: {self.skipped + self.done}/{self.total} done, {self.failed} failed"
                 f"{f' ({self.skipped} skipped)' if self.skipped else ''}"
                 f"  elapsed {api._fmt_s(elapsed)}  left {api._fmt_s(eta) if todo else '00:00'}")
 
@@ -778,6 +779,7 @@ def run_sweep(
     address: str | None = None,
     progress: bool = False,
     progress_stream: Any = None,
+    progress_label: str = "sweep",
 ) -> SweepResult:
     """Run every run of a sweep that is not finished yet into ``out_dir``, then rebuild the
     results table.
@@ -785,7 +787,8 @@ def run_sweep(
     ``executor`` is ``"local"`` (a pool of ``jobs`` processes, default the number of cores) or
     ``"ray"`` (Ray tasks; ``address`` is a cluster to join, default a local Ray instance with
     ``jobs`` CPUs). A run that fails is recorded in ``DIR/failed/RUN_ID.json`` and the sweep
-    goes on; it is retried by the next invocation. Raises :class:`SweepError` for a bad sweep or
+    goes on; it is retried by the next invocation. ``progress`` draws one line on
+    ``progress_stream`` (default stderr) that starts with ``progress_label``. Raises :class:`SweepError` for a bad sweep or
     directory, before any run starts.
     """
     t0 = time.monotonic()
@@ -812,7 +815,8 @@ def run_sweep(
 
         todo = [r for r in sweep.runs if not (runs_dir / r.run_id / api.MANIFEST).is_file()]
         skipped = len(sweep.runs) - len(todo)
-        bar = SweepProgress(len(sweep.runs), skipped, progress_stream) if progress else None
+        bar = (SweepProgress(len(sweep.runs), skipped, progress_stream, progress_label)
+               if progress else None)
         if bar is not None and todo:
             bar.draw(force=True)
         counts = {"done": 0, "failed": 0}

@@ -117,10 +117,21 @@ def test_iperf_and_udp_flows(tmp_path: Path) -> None:
     assert list(res.flows["app"]) == ["bulk", "udp", "iperf"]
     ip = res.timeseries("iperf")
     assert {"flow", "start_s", "end_s", "bytes", "bits_per_second", "retransmits"} <= set(ip.columns)
-    assert set(ip["flow"]) == {2} and len(ip) >= 2
+    # UDP flows report intervals too (iperf3 -u): datagrams, losses, jitter; TCP: retransmits
+    assert set(ip["flow"]) == {1, 2} and len(ip) >= 4
+    udp, tcp = ip[ip["flow"] == 1], ip[ip["flow"] == 2]
+    assert udp["packets"].notna().all() and udp["retransmits"].isna().all()
+    assert tcp["retransmits"].notna().all() and tcp["packets"].isna().all()
     written = plots.plot_run(tmp_path / "run", ["png"])
     assert tmp_path / "run" / "figures" / "iperf.png" in written
     _not_blank(tmp_path / "run" / "figures" / "iperf.png")
+    # issue 18 item 4: the UDP flow is on the goodput figure too, at its rate
+    fig = plots.run_figure(tmp_path / "run", "throughput")
+    assert fig is not None
+    lines = {ln.get_label(): ln for ln in fig.axes[0].lines}
+    assert {"bulk", "voip", "iperf"} <= set(lines)
+    y = lines["voip"].get_ydata()
+    assert np.median(y) == pytest.approx(res.summary["flows"][1]["goodput_bps"] / 1e6, rel=0.05)
 
 
 def test_seq_figure_of_a_traced_flow(tmp_path: Path) -> None:

@@ -55,10 +55,22 @@ def iperf_quick(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int, st
     """``celltcp study iperf-lte --quick``, run once for the tests of this module: its
     directory, exit status and standard output."""
     out = tmp_path_factory.mktemp("iperf-lte") / "study"
-    buf = io.StringIO()
-    with contextlib.redirect_stdout(buf):
-        rc = main(["study", "iperf-lte", "--quick", "-o", str(out), "--jobs", "2"])
+    buf, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(err):
+        rc = main(["study", "iperf-lte", "--quick", "-o", str(out), "--jobs", "2", "--progress"])
+    (out.parent / "stderr.txt").write_text(err.getvalue())
     return out, rc, buf.getvalue()
+
+
+def test_study_progress_line_like_sweep(iperf_quick: tuple[Path, int, str]) -> None:
+    # issue 18 item 6: `celltcp study` showed no progress unless stderr was a terminal, and then
+    # only as "sweep: ..."; --progress draws the sweep's line (runs done, failed, time left)
+    lines = (iperf_quick[0].parent / "stderr.txt").read_text().splitlines()
+    runs = [line for line in lines if line.startswith("study iperf-lte: ")]
+    assert runs[0].startswith("study iperf-lte: 0/12 done, 0 failed"), lines
+    assert re.match(r"study iperf-lte: 12/12 done, 0 failed  elapsed \d\d:\d\d  left 00:00$",
+                    runs[-2]), lines
+    assert runs[-1] == "study iperf-lte: 12 runs finished, making the figures and the report"
 
 
 def test_iperf_lte_quick_end_to_end(iperf_quick: tuple[Path, int, str], tmp_path: Path,

@@ -83,6 +83,12 @@ impl UdpReceiver {
     pub fn lost(&self, sent: u64) -> u64 {
         sent.saturating_sub(self.received)
     }
+
+    /// Datagrams expected so far: the highest sequence number received plus one (iperf3's
+    /// receiver counts its losses as the gaps below it).
+    pub fn expected(&self) -> u64 {
+        self.max_seq.map_or(0, |s| s + 1)
+    }
 }
 
 /// The CBR sender as an app: a UDP socket towards `remote`, one datagram every `gap`.

@@ -548,6 +548,18 @@ pub struct FlowCfg {
     /// iperf `-R`: the server (`to`) sends to the client (`from`).
     #[serde(default)]
     pub reverse: Option<bool>,
+    /// iperf `-P`: parallel streams, each a connection of its own (1..128, default 1); with 2
+    /// or more, stream k is the flow `<name>.k` and iperf3's `[SUM]` adds them up.
+    #[serde(default)]
+    pub parallel: Option<u32>,
+    /// iperf `--bidir`: as many streams the other way at the same time (`<name>.tx` from the
+    /// client, `<name>.rx` to it).
+    #[serde(default)]
+    pub bidir: Option<bool>,
+    /// iperf `-O`: the first part of the test, left out of its totals (its intervals are marked
+    /// `omitted`); the test then runs `duration` more, as iperf3's does.
+    #[serde(default)]
+    pub omit: Option<Dur>,
     /// iperf report interval `-i` (default 1s) / ping interval (default 1s).
     #[serde(default)]
     pub interval: Option<Dur>,

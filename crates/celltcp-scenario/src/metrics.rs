@@ -6,6 +6,7 @@
 //! as iperf3's end-of-test exchange does.
 
 use celltcp_engine::{SimDuration, SimTime};
+use celltcp_apps::app::AnyApp;
 use celltcp_metrics::StreamStats;
 use celltcp_net::TcpSegment;
 use celltcp_mptcp::SubflowState;
@@ -108,13 +109,20 @@ impl SegTrace {
 }
 
 impl World {
-    /// One interval report of iperf flow `f` (its `Ev::Meter` timer).
+    /// One interval report of iperf or UDP flow `f` (its `Ev::Meter` timer).
     pub(crate) fn meter_tick(&mut self, now: SimTime, f: usize) {
-        let (recv_bytes, retx) = self.tcp_progress(f);
+        let udp = match self.flows[f].server_app.map(|a| &self.apps[a as usize].app) {
+            Some(AnyApp::UdpSink(u)) => Some((u.recv.received_bytes, u.recv.expected(), u.recv.expected().saturating_sub(u.recv.received), u.recv.jitter_ms())),
+            _ => None,
+        };
+        let (recv_bytes, retx) = if udp.is_none() { self.tcp_progress(f) } else { (0, 0) };
         let fl = &mut self.flows[f];
         let Some(m) = fl.meter.as_mut() else { return };
-        m.tick(now, recv_bytes, retx);
-        let next = now + fl.interval;
+        match udp {
+            Some((bytes, expected, lost, jitter)) => m.tick_udp(now, bytes, expected, lost, jitter),
+            None => m.tick(now, recv_bytes, retx),
+        }
+        let next = m.next_tick(now, fl.interval);
         if fl.stop_at.is_none_or(|s| next <= s + SimDuration::from_millis(1)) {
             self.q.push(next, Ev::Meter(f as u32));
         }

@@ -1,7 +1,7 @@
 //! Semantic validation: turns a type-checked [`Config`] into a [`Plan`] of resolved nodes, links
 //! and flows, or refuses it with an error naming the key, the value and what was expected.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use celltcp_engine::SimDuration;
 use celltcp_net::loss::LossConfig;
@@ -107,6 +107,10 @@ pub struct PlanLte {
 
 pub struct PlanFlow {
     pub name: String,
+    /// The `[[flow]]` this is a stream of (its own name unless `parallel`/`bidir` split it).
+    pub test: String,
+    /// The stream's number in its test (1..), or 0 for a flow that is not split.
+    pub stream: u32,
     pub cfg: FlowCfg,
     pub src: usize,
     pub dst: usize,
@@ -660,8 +664,8 @@ pub fn plan(text: &str, cfg: &Config, base_dir: Option<&std::path::Path>) -> Res
         ];
         let allowed: &[&str] = match f.app {
             AppKind::Bulk => &["bytes", "rate", "length"],
-            AppKind::Iperf => &["duration", "length", "reverse", "interval", "rate"],
-            AppKind::Udp => &["duration", "rate", "size"],
+            AppKind::Iperf => &["duration", "length", "reverse", "interval", "rate", "parallel", "bidir", "omit"],
+            AppKind::Udp => &["duration", "rate", "size", "interval", "parallel", "omit"],
             AppKind::Ping => &["interval", "count", "size"],
             AppKind::Web => &["pages", "reading_time", "reading", "pipelining", "connections", "dns_delay", "page_model", "main_size", "embedded_objects", "embedded_size"],
             AppKind::Video => &["bitrate", "length", "startup_threshold"],
@@ -671,6 +675,9 @@ pub fn plan(text: &str, cfg: &Config, base_dir: Option<&std::path::Path>) -> Res
             ("duration", f.duration.is_some()),
             ("length", f.length.is_some()),
             ("reverse", f.reverse.is_some()),
+            ("parallel", f.parallel.is_some()),
+            ("bidir", f.bidir.is_some()),
+            ("omit", f.omit.is_some()),
             ("interval", f.interval.is_some()),
             ("rate", f.rate.is_some()),
             ("size", f.size.is_some()),
@@ -801,7 +808,28 @@ pub fn plan(text: &str, cfg: &Config, base_dir: Option<&std::path::Path>) -> Res
                 return Err(e("size", format!("expected a payload between 1 and {max} bytes, got \"{s}\"")));
             }
         }
-        flows.push(PlanFlow { name, cfg: f.clone(), src, dst, cc: f.cc.unwrap_or(CcKind::Cubic.into()), mptcp, bind });
+        if let Some(p) = f.parallel {
+            if !(1..=128).contains(&p) {
+                return Err(e("parallel", format!("expected 1..128 streams (iperf3's -P limit), got {p}")));
+            }
+        }
+        if f.bidir == Some(true) && f.reverse == Some(true) {
+            return Err(e("bidir", "`bidir = true` sends both ways: it does not go with `reverse = true` (iperf3 refuses -R with --bidir)".into()));
+        }
+        if f.omit.is_some_and(|d| d.0.as_nanos() == 0) {
+            return Err(e("omit", "expected a duration greater than zero".into()));
+        }
+        let cc = f.cc.unwrap_or(CcKind::Cubic.into());
+        for (stream, suffix, reverse) in iperf_streams(f) {
+            let mut cfg = f.clone();
+            cfg.reverse = reverse.or(f.reverse);
+            let stream_name = format!("{name}{suffix}");
+            flows.push(PlanFlow { name: stream_name, cfg, src, dst, cc, test: name.clone(), stream, mptcp: mptcp.clone(), bind });
+        }
+    }
+    let mut seen = HashSet::new();
+    if let Some(dup) = flows.iter().find(|f| !seen.insert(f.name.as_str())) {
+        return Err(err(text, None, "flow", format!("two flows are named {:?} (an iperf stream `<flow>.k` or `<flow>.tx`/`.rx` takes the name of another flow)", dup.name)));
     }
     Ok(Plan { nodes, links, dirs, routes, ifaces, flows, lte, wifi })
 }
@@ -867,6 +895,25 @@ fn bind_addr(node: &PlanNode, b: &str) -> Result<Ipv4, String> {
         let list: Vec<String> = node.ifaces.iter().map(|i| format!("{} ({}, {})", i.name, i.addr, i.device)).collect();
         format!("expected an address or interface name of host {:?}, got {b:?}; its interfaces: {}", node.name, if list.is_empty() { node.addr.to_string() } else { list.join(", ") })
     })
+}
+
+/// The streams of a flow (`iperf3 -P N --bidir`): (number from 1, name suffix, `reverse`
+/// override), or the flow itself (number 0) when it is not split.
+fn iperf_streams(f: &FlowCfg) -> Vec<(u32, String, Option<bool>)> {
+    let n = f.parallel.unwrap_or(1);
+    let bidir = f.bidir == Some(true);
+    if n == 1 && !bidir {
+        return vec![(0, String::new(), None)];
+    }
+    let dirs: &[(&str, Option<bool>)] = if bidir { &[(".tx", Some(false)), (".rx", Some(true))] } else { &[("", None)] };
+    let mut out = Vec::new();
+    for &(d, reverse) in dirs {
+        for k in 1..=n {
+            let number = out.len() as u32 + 1;
+            out.push((number, if n > 1 { format!("{d}.{k}") } else { d.to_string() }, reverse));
+        }
+    }
+    out
 }
 
 /// An address pool: `n_blocks` consecutive /16s from `10.<first>.0.0`, each holding 250 hosts

@@ -36,7 +36,7 @@ pub const TCP: &[(&str, ColType)] = &[
 ];
 pub const QUEUE: &[(&str, ColType)] = &[("time_s", F64), ("link", I64), ("queue_bytes", F64), ("queue_pkts", F64)];
 pub const RTT: &[(&str, ColType)] = &[("time_s", F64), ("flow", I64), ("rtt_ms", F64)];
-pub const IPERF: &[(&str, ColType)] = &[("flow", I64), ("start_s", F64), ("end_s", F64), ("bytes", F64), ("bits_per_second", F64), ("retransmits", F64)];
+pub const IPERF: &[(&str, ColType)] = &[("flow", I64), ("start_s", F64), ("end_s", F64), ("bytes", F64), ("bits_per_second", F64), ("retransmits", F64), ("packets", F64), ("lost_packets", F64), ("jitter_ms", F64), ("omitted", I64)];
 pub const LTE_UE: &[(&str, ColType)] = &[
     ("time_s", F64),
     ("ue", I64),

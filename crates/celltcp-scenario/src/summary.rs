@@ -5,7 +5,6 @@ use serde_json::{json, Value};
 
 use celltcp_metrics::StreamStats;
 
-use crate::config::AppKind;
 use crate::output::Table;
 use celltcp_apps::app::AnyApp;
 use celltcp_apps::bulk::Role;
@@ -204,9 +203,18 @@ pub(crate) fn summary(w: &World, end: celltcp_engine::SimTime) -> Value {
             }
             _ => unreachable!("a flow's apps match its kind"),
         }
-        if fl.app == AppKind::Iperf {
-            if let Some(mt) = &fl.meter {
-                m.insert("intervals".into(), json!(mt.reports.len()));
+        if fl.stream > 0 {
+            m.insert("test".into(), json!(fl.test));
+            m.insert("stream".into(), json!(fl.stream));
+        }
+        if let Some(mt) = &fl.meter {
+            m.insert("intervals".into(), json!(mt.reports.len()));
+            if mt.omit_until > fl.start {
+                // iperf3 -O: the test's totals leave the omitted intervals out
+                let kept = mt.reports.iter().filter(|r| !r.omitted);
+                let (bytes, secs) = kept.fold((0u64, 0.0), |(b, t), r| (b + r.bytes, t + (r.end - r.start).as_secs_f64()));
+                m.insert("omit_s".into(), r((mt.omit_until - fl.start).as_secs_f64()));
+                m.insert("goodput_bps".into(), r(if secs > 0.0 { bytes as f64 * 8.0 / secs } else { 0.0 }));
             }
         }
         flows.push(o);
@@ -275,6 +283,7 @@ fn completed_at(client: &AnyApp, server: Option<&AnyApp>) -> Option<celltcp_engi
 /// `None` when the run has no such rows.
 pub(crate) fn app_tables(w: &World) -> (Option<Table>, Option<Table>) {
     let mut ip = (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut udp = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let mut pg = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for (i, f) in w.flows.iter().enumerate() {
         if let Some(m) = &f.meter {
@@ -284,7 +293,11 @@ pub(crate) fn app_tables(w: &World) -> (Option<Table>, Option<Table>) {
                 ip.2.push(rep.end.as_secs_f64());
                 ip.3.push(rep.bytes as f64);
                 ip.4.push(rep.bits_per_second);
-                ip.5.push(rep.retransmits as f64);
+                ip.5.push(if f.is_tcp() { rep.retransmits as f64 } else { f64::NAN });
+                udp.0.push(rep.packets.map_or(f64::NAN, |p| p as f64));
+                udp.1.push(rep.lost_packets.map_or(f64::NAN, |p| p as f64));
+                udp.2.push(rep.jitter_ms.unwrap_or(f64::NAN));
+                udp.3.push(i64::from(rep.omitted));
             }
         } else if let AnyApp::Ping(p) = &w.apps[f.client_app as usize].app {
             for (seq, sent, rtt) in &p.pinger.replies {
@@ -297,6 +310,7 @@ pub(crate) fn app_tables(w: &World) -> (Option<Table>, Option<Table>) {
     }
     let iperf = (!ip.0.is_empty()).then(|| {
         Table::new("iperf").i64("flow", ip.0).f64("start_s", ip.1).f64("end_s", ip.2).f64("bytes", ip.3).f64("bits_per_second", ip.4).f64("retransmits", ip.5)
+            .f64("packets", udp.0).f64("lost_packets", udp.1).f64("jitter_ms", udp.2).i64("omitted", udp.3)
     });
     let ping = (!pg.0.is_empty()).then(|| Table::new("ping").i64("flow", pg.0).i64("seq", pg.1).f64("time_s", pg.2).f64("rtt_ms", pg.3));
     (iperf, ping)

@@ -96,6 +96,9 @@ pub(crate) struct LinkDir {
 /// exist, and what is measured of it.
 pub(crate) struct Flow {
     pub name: String,
+    /// The `[[flow]]` this is a stream of, and the stream's number (0: not split; see plan.rs).
+    pub test: String,
+    pub stream: u32,
     pub app: AppKind,
     pub src: usize,
     pub dst: usize,
@@ -285,7 +288,9 @@ impl World {
             let server_port = server_port as u16;
             let dst_addr = plan.nodes[pf.dst].addr;
             let remote = SockAddr::new(dst_addr, server_port);
-            let stop_at = f.duration.map(|d| start + d.0);
+            // iperf3 -O: the omitted part comes before the `-t` test time
+            let omit = f.omit.map_or(SimDuration::ZERO, |d| d.0);
+            let stop_at = f.duration.map(|d| start + omit + d.0);
             let bytes_limit = f.bytes.map(|b| b.0);
             // web and video: the server sends
             let reverse = f.reverse.unwrap_or(false) || matches!(f.app, AppKind::Web | AppKind::Video);
@@ -301,7 +306,7 @@ impl World {
                 AppKind::Udp => {
                     let rate = f.rate.map_or(1_000_000, |r| r.0);
                     let size = f.size.map_or(1448, |s| s.0 as u32);
-                    let stop = f.duration.map_or(end, |d| start + d.0);
+                    let stop = stop_at.unwrap_or(end);
                     (AnyApp::Cbr(CbrApp::new(remote, CbrSender::new(size, rate, stop))), Some(AnyApp::UdpSink(UdpSinkApp::new(server_port))))
                 }
                 AppKind::Ping => {
@@ -322,9 +327,11 @@ impl World {
             stack.flow_rng.push(component_rng(seed, component_id("flow", &pf.name)));
             stack.flow_mptcp.push(pf.mptcp.map(|m| celltcp_mptcp::MptcpConfig { tcp: tcp_config(f, pf, seed, cfg.record_rtt), ..m }));
             q.push(start, Ev::FlowStart(i as u32));
-            let iperf = f.app == AppKind::Iperf;
+            let metered = matches!(f.app, AppKind::Iperf | AppKind::Udp);
             flows.push(Flow {
                 name: pf.name.clone(),
+                test: pf.test.clone(),
+                stream: pf.stream,
                 app: f.app,
                 src: pf.src,
                 dst: pf.dst,
@@ -334,7 +341,7 @@ impl World {
                 cc: pf.cc.kind(),
                 reverse,
                 stop_at,
-                meter: iperf.then(|| IntervalMeter::new(start)),
+                meter: metered.then(|| IntervalMeter::with_omit(start, start + omit)),
                 interval: f.interval.map_or(SimDuration::from_secs(1), |d| d.0),
                 client_app,
                 server_app,
@@ -604,8 +611,8 @@ impl World {
 
     /// Flow `f` starts: its interval meter (iperf) and its client app.
     fn flow_start(&mut self, now: SimTime, f: usize) {
-        if self.flows[f].meter.is_some() {
-            self.q.push(now + self.flows[f].interval, Ev::Meter(f as u32));
+        if let Some(m) = &self.flows[f].meter {
+            self.q.push(m.next_tick(now, self.flows[f].interval), Ev::Meter(f as u32));
         }
         self.app_start(now, self.flows[f].client_app);
     }
