@@ -15,6 +15,7 @@ from ._core import version as _core_version
 
 if TYPE_CHECKING:
     from .api import Result, list_cc, run, validate
+    from .scenario import Scenario
 
 __version__: str = _core_version()
 
@@ -24,6 +25,11 @@ _FROM_API = ("Result", "list_cc", "run", "validate")
 def __getattr__(name: str) -> Any:
     # `celltcp --help` imports this package: the API module (and the standard library it pulls
     # in: tempfile, dataclasses, platform, ...) loads at the first use of one of its names
+    if name == "Scenario":
+        from .scenario import Scenario
+
+        globals()[name] = Scenario
+        return Scenario
     if name in _FROM_API:
         from . import api
 
@@ -35,6 +41,7 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "DEMO_SCENARIO",
     "Result",
+    "Scenario",
     "ScenarioError",
     "__version__",
     "list_cc",

@@ -33,7 +33,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Union
+from typing import TYPE_CHECKING, Any, Union
 
 from . import _core, _toml
 from ._lazy import lazy
@@ -45,7 +45,10 @@ from ._core import ScenarioError
 
 __all__ = ["Result", "ScenarioError", "run", "validate", "list_cc", "load_scenario"]
 
-Scenario = Union[str, "os.PathLike[str]", Mapping[str, Any]]
+if TYPE_CHECKING:
+    from .scenario import Scenario as ScenarioObject
+
+Scenario = Union[str, "os.PathLike[str]", Mapping[str, Any], "ScenarioObject"]
 ProgressArg = Union[bool, Callable[[float], Union[bool, None]], None]
 
 MANIFEST = "manifest.json"
@@ -84,8 +87,13 @@ def load_scenario(scenario: Scenario) -> tuple[str, str | None]:
     """The TOML text of a scenario and the file it came from (None for a TOML string or dict).
 
     ``scenario`` is a path (``str`` or ``os.PathLike``) to a TOML file, a TOML string (anything
-    with a newline or an ``=``), or a dict with the same structure as the TOML file.
+    with a newline or an ``=``), a dict with the same structure as the TOML file, or a
+    ``celltcp.Scenario``.
     """
+    from .scenario import Scenario as ScenarioObject
+
+    if isinstance(scenario, ScenarioObject):
+        return scenario.text, scenario.source
     if isinstance(scenario, Mapping):
         return _toml.dumps(scenario), None
     if isinstance(scenario, os.PathLike):
@@ -315,20 +323,81 @@ class Result:
         return pd.DataFrame(self.summary.get("links", []))
 
     @property
+    def ues(self) -> pd.DataFrame:
+        """One row per LTE UE (``summary["lte"]["ues"]``; the downlink and uplink counters as
+        ``dl.*`` and ``ul.*`` columns); empty without ``[lte]``."""
+        return pd.json_normalize(self._lte("ues"))
+
+    @property
+    def cells(self) -> pd.DataFrame:
+        """One row per LTE cell (``summary["lte"]["cells"]``); empty without ``[lte]``."""
+        return pd.DataFrame(self._lte("cells"))
+
+    @property
+    def handovers(self) -> pd.DataFrame:
+        """One row per handover (``summary["lte"]["handovers"]``: times, interruption, SDUs
+        forwarded and lost); empty when no UE moved between cells."""
+        return pd.DataFrame(self._lte("handovers"))
+
+    def _lte(self, key: str) -> list[dict[str, Any]]:
+        lte = self.summary.get("lte")
+        rows = lte.get(key) if isinstance(lte, dict) else None
+        return list(rows) if isinstance(rows, list) else []
+
+    def figure(self, name: str) -> Any:
+        """One figure of this run as a matplotlib Figure (``name`` as ``celltcp plot`` names
+        them: ``throughput``, ``cwnd``, ``lte_sinr``, ...), or None when the run has no data
+        for it; works for a run kept in memory too."""
+        from . import plots
+
+        return plots.run_figure(self, name)
+
+    def plot(self, outdir: str | os.PathLike[str] | None = None, formats: Sequence[str] = ("png",),
+             **options: Any) -> list[Path]:
+        """Write this run's figures (``celltcp.plots.plot_run``'s options) to ``outdir``,
+        default ``DIR/figures``; a run kept in memory needs ``outdir``."""
+        from . import plots
+
+        if outdir is None and self.dir is None:
+            raise InputError("this run is in memory: give plot() an output directory")
+        return plots.plot_run(self, formats, outdir, **options)
+
+    @property
     def timeseries_names(self) -> list[str]:
         """The time series this run has (``tcp``, ``queue``, ``rtt``, ...)."""
         if self.dir is not None:
             return sorted(p.stem for p in (self.dir / TIMESERIES).glob("*.parquet"))
         return sorted(self._tables)
 
-    def timeseries(self, name: str) -> pd.DataFrame:
-        """One time series as a DataFrame (``flow`` / ``link`` columns index ``flows`` / ``links``)."""
+    def timeseries(self, name: str, *, names: bool = True) -> pd.DataFrame:
+        """One time series as a DataFrame. Its ``flow`` / ``link`` / ``ue`` columns index
+        ``flows`` / ``links`` / ``ues``; with ``names`` (default) a ``flow_name`` /
+        ``link_name`` / ``ue_name`` column beside each says which one by name."""
         if name not in self._tables:
             if self.dir is None or not (self.dir / TIMESERIES / f"{name}.parquet").is_file():
                 have = ", ".join(self.timeseries_names) or "none"
                 raise KeyError(f"no time series {name!r} in this run (it has: {have})")
             self._tables[name] = pd.read_parquet(self.dir / TIMESERIES / f"{name}.parquet")
-        return self._tables[name]
+        df = self._tables[name]
+        if not names:
+            return df
+        lte = self.summary.get("lte") if isinstance(self.summary.get("lte"), dict) else {}
+        lists = {"flow": self.summary.get("flows", []), "link": self.summary.get("links", []),
+                 "ue": (lte or {}).get("ues", []) if name.startswith("lte") else []}
+        added = {}
+        for col, items in lists.items():
+            if col in df.columns and f"{col}_name" not in df.columns and items:
+                labels = [str(x.get("name", k)) for k, x in enumerate(items)]
+                codes = df[col].to_numpy("int64", na_value=-1, copy=True)
+                codes[(codes < 0) | (codes >= len(labels))] = -1  # shown as missing
+                if len(set(labels)) == len(labels):
+                    added[f"{col}_name"] = pd.Categorical.from_codes(codes, categories=labels)
+        if not added:
+            return df
+        out = df.copy()
+        for k, v in added.items():
+            out.insert(list(out.columns).index(k[:-5]) + 1, k, v)
+        return out
 
     def __repr__(self) -> str:
         where = f"dir={str(self.dir)!r}" if self.dir is not None else "in memory"

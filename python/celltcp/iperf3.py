@@ -71,7 +71,7 @@ def build(test: str, summary: Mapping[str, Any], config: Mapping[str, Any],
     flows = summary.get("flows", [])
     idx = tests(summary)[test]
     first = flows[idx[0]]
-    cfg = next((c for c in config.get("flow", []) if c.get("name") == test), {})
+    cfg: Mapping[str, Any] = next((c for c in config.get("flow", []) if c.get("name") == test), {})
     udp = first.get("app") == "udp"
     sockets = {i: 5 + 2 * k for k, i in enumerate(idx)}
     # a stream "sends" when the data goes from the client, as iperf3's `sender` flag says

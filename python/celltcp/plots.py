@@ -45,6 +45,7 @@ backend (safe to call from a notebook).
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -125,11 +126,14 @@ def _style(font_scale: float = 1.0) -> Iterator[None]:
 
 
 class _Run:
-    """What the figures need from a run directory."""
+    """What the figures need from a run directory, or from a ``celltcp.Result`` (which may be
+    kept in memory)."""
 
-    def __init__(self, d: Path) -> None:
-        self.dir = d
-        summary = json.loads((d / "summary.json").read_text(encoding="utf-8"))
+    def __init__(self, d: Path | Any) -> None:
+        self.result = None if isinstance(d, Path) else d
+        self.dir = d if isinstance(d, Path) else d.dir
+        summary = (json.loads((d / "summary.json").read_text(encoding="utf-8"))
+                   if isinstance(d, Path) else d.summary)
         self.flows: list[dict[str, Any]] = list(summary.get("flows", []))
         self.links: list[dict[str, Any]] = list(summary.get("links", []))
         lte = summary.get("lte")
@@ -148,6 +152,12 @@ class _Run:
         return any(fnmatch.fnmatchcase(name, pat) for pat in self.only_flows)
 
     def table(self, name: str) -> pd.DataFrame | None:
+        if self.result is not None:
+            try:
+                df = self.result.timeseries(name, names=False)
+            except KeyError:
+                return None
+            return df if len(df) else None
         p = self.dir / "timeseries" / f"{name}.parquet"
         if not p.is_file():
             return None
@@ -1277,26 +1287,36 @@ _MAKERS = {
 }
 
 
-def run_figure(dir: str | Path, name: str) -> Figure | None:
-    """One figure of a run (``name`` as in :func:`plot_run`'s file names, e.g. ``"lte_ho_zoom"``),
-    or None when the run has no data for it -- for reports that place a run's figure among
-    others."""
-    if name not in _MAKERS:
-        raise ValueError(f"figure {name!r}: expected one of {', '.join(_MAKERS)}")
+def _run_of(dir: str | Path | Any) -> _Run:
+    """A run directory, or a ``celltcp.Result`` (in memory or not)."""
+    if hasattr(dir, "summary") and hasattr(dir, "timeseries"):
+        return _Run(dir)
     d = Path(dir)
     if not (d / "summary.json").is_file():
         raise FileNotFoundError(f"{d} is not a celltcp run directory (no summary.json)")
+    return _Run(d)
+
+
+def run_figure(dir: str | Path | Any, name: str) -> Figure | None:
+    """One figure of a run (``name`` as in :func:`plot_run`'s file names, e.g. ``"lte_ho_zoom"``),
+    or None when the run has no data for it -- for reports that place a run's figure among
+    others. ``dir`` is a run directory or a ``celltcp.Result``."""
+    if name not in _MAKERS:
+        raise ValueError(f"figure {name!r}: expected one of {', '.join(_MAKERS)}")
+    run = _run_of(dir)
     with _style():
-        return _MAKERS[name](_Run(d))
+        return _MAKERS[name](run)
 
 
 def plot_run(
-    dir: str | Path, formats: Sequence[str] = ("png", "svg"), outdir: str | Path | None = None,
+    dir: str | Path | Any, formats: Sequence[str] = ("png", "svg"),
+    outdir: str | os.PathLike[str] | None = None,
     *, only: Sequence[str] | None = None, flows: Sequence[str] | None = None,
     font_scale: float = 1.0, width: float | None = None,
 ) -> list[Path]:
     """Draw every figure the run has data for; returns the files written.
 
+    ``dir`` is a run directory or a ``celltcp.Result`` (one kept in memory needs ``outdir``).
     ``outdir`` defaults to ``DIR/figures``. ``only`` names the figures to draw (default all);
     ``flows`` the flow names or glob patterns that per-flow figures draw (default all);
     ``font_scale`` multiplies every font size; ``width`` is the width in inches of single-panel
@@ -1310,15 +1330,14 @@ def plot_run(
         raise ValueError(f"font scale {font_scale}: expected a number between 0.2 and 5")
     if width is not None and not (1.0 <= width <= 40.0):
         raise ValueError(f"width {width}: expected between 1 and 40 inches")
-    d = Path(dir)
-    if not (d / "summary.json").is_file():
-        raise FileNotFoundError(f"{d} is not a celltcp run directory (no summary.json)")
+    run = _run_of(dir)
     for fmt in formats:
         if fmt not in ("png", "svg", "pdf"):
             raise ValueError(f"figure format {fmt!r}: expected png, svg or pdf")
-    out = Path(outdir) if outdir is not None else d / "figures"
+    if outdir is None and run.dir is None:
+        raise ValueError("a run kept in memory has no directory: give plot_run an outdir")
+    out = Path(outdir) if outdir is not None else run.dir / "figures"
     out.mkdir(parents=True, exist_ok=True)
-    run = _Run(d)
     run.only_flows = list(flows) if flows is not None else None
     written: list[Path] = []
     # the figure functions size themselves from _FIGSIZE: set it for this call only

@@ -120,8 +120,8 @@ def run_study(study: Study, out: str | Path, *, quick: bool = False, jobs: int |
         sweeps.append((part, sweep_file, load_sweep(sweep_file)))
     tables, files = [], {}
     counts = {"done": 0, "skipped": 0, "failed": 0}
-    for k, (part, sweep_file, sweep) in enumerate(sweeps, 1):
-        label = f"study {study.name}" + (f" [{part}, sweep {k}/{len(sweeps)}]"
+    for n, (part, sweep_file, sweep) in enumerate(sweeps, 1):
+        label = f"study {study.name}" + (f" [{part}, sweep {n}/{len(sweeps)}]"
                                          if len(sweeps) > 1 else "")
         res = run_sweep(sweep, part_dir(out, part), jobs=jobs, executor=executor,
                         address=address, progress=progress, progress_stream=progress_stream,

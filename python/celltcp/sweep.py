@@ -85,6 +85,7 @@ __all__ = [
     "aggregate",
     "load_results",
     "load_sweep",
+    "sweep_from_dict",
     "run_sweep",
     "t_quantile",
 ]
@@ -405,6 +406,28 @@ def parse_sweep(text: str, path: Path) -> Sweep:
         raise _err(where, f"two runs make the same scenario: {_show(same[0])} and {_show(same[1])}")
     sweep.runs = runs
     return sweep
+
+
+def sweep_from_dict(d: Mapping[str, Any]) -> Sweep:
+    """A sweep given as a dict with the keys of a sweep file. ``base`` is the base scenario's
+    path (relative to the current directory) or the base scenario itself as a dict (relative
+    paths inside it, such as trace files, are then relative to no directory: make them
+    absolute). Raises :class:`SweepError` as :func:`load_sweep` does."""
+    doc = dict(d)
+    base = doc.get("base")
+    with tempfile.TemporaryDirectory(prefix="celltcp-sweep-") as tmp:
+        t = Path(tmp)
+        if isinstance(base, Mapping):
+            (t / BASE_FILE).write_text(_toml.dumps(base), encoding="utf-8")
+            doc["base"] = BASE_FILE
+        elif isinstance(base, (str, os.PathLike)):
+            doc["base"] = str(Path(base).resolve())
+        try:
+            text = _toml.dumps(doc)
+        except (TypeError, ValueError) as e:
+            raise SweepError(f"sweep dict: {e}") from None
+        (t / SWEEP_FILE).write_text(text, encoding="utf-8")
+        return parse_sweep(text, t / SWEEP_FILE)
 
 
 def load_sweep(path: str | os.PathLike[str]) -> Sweep:
@@ -771,7 +794,7 @@ def _clean_leftovers(out: Path) -> None:
 
 
 def run_sweep(
-    sweep_or_path: Sweep | str | os.PathLike[str],
+    sweep_or_path: Sweep | Mapping[str, Any] | str | os.PathLike[str],
     out_dir: str | os.PathLike[str],
     *,
     jobs: int | None = None,
@@ -782,7 +805,8 @@ def run_sweep(
     progress_label: str = "sweep",
 ) -> SweepResult:
     """Run every run of a sweep that is not finished yet into ``out_dir``, then rebuild the
-    results table.
+    results table. The sweep is a sweep file's path, a dict with its keys
+    (:func:`sweep_from_dict`) or a loaded :class:`Sweep`.
 
     ``executor`` is ``"local"`` (a pool of ``jobs`` processes, default the number of cores) or
     ``"ray"`` (Ray tasks; ``address`` is a cluster to join, default a local Ray instance with
@@ -792,7 +816,12 @@ def run_sweep(
     directory, before any run starts.
     """
     t0 = time.monotonic()
-    sweep = sweep_or_path if isinstance(sweep_or_path, Sweep) else load_sweep(sweep_or_path)
+    if isinstance(sweep_or_path, Sweep):
+        sweep = sweep_or_path
+    elif isinstance(sweep_or_path, Mapping):
+        sweep = sweep_from_dict(sweep_or_path)
+    else:
+        sweep = load_sweep(sweep_or_path)
     if executor not in ("local", "ray"):
         raise SweepError(f"executor {executor!r}: expected \"local\" or \"ray\"")
     if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
