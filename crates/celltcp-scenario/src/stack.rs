@@ -572,4 +572,40 @@ mod tests {
         assert_eq!(st.socks[s as usize].local.port, EPHEMERAL.0 + 1);
         assert!(matches!(st.listen(0, 0, NO_FLOW, SockAddr::new(me, EPHEMERAL.0), &TcpConfig::default()), Err(SocketError::AddrInUse(_))));
     }
+
+    #[test]
+    fn connect_from_binds_the_local_address_and_the_4_tuple_has_it() {
+        // node 0 is multihomed (10.45.0.1 first, 10.32.0.1 other, behind routers 1 and 2); node
+        // 3 (10.0.0.9) is a server behind both routers
+        use celltcp_apps::app::SocketApi;
+        let edges = [(0, 1, 0), (1, 0, 1), (1, 3, 2), (3, 1, 3), (2, 3, 4), (3, 2, 5), (0, 2, 6), (2, 0, 7)];
+        let routes = celltcp_net::routing::Routes::compute(4, &edges[..6]);
+        let (first, other, server) = (Ipv4::new(10, 45, 0, 1), Ipv4::new(10, 32, 0, 1), Ipv4::new(10, 0, 0, 9));
+        let mut ifaces = crate::iface::Ifaces::new([first, Ipv4::new(10, 0, 0, 1), Ipv4::new(10, 0, 0, 2), server].into_iter());
+        let i = |addr, out_dir, in_dir, peer| crate::iface::Iface { addr, out_dir, in_dir, peer };
+        ifaces.add_multihomed(4, 0, vec![i(first, 0, 1, 1), i(other, 6, 7, 2)]);
+        let mut st = stack();
+        let cfg = TcpConfig::default();
+        let remote = SockAddr::new(server, 5201);
+        let mut api = NodeApi { stack: &mut st, node: 0, addr: first, app: 0, flow: NO_FLOW, bind: None, routes: &routes, ifaces: &ifaces };
+        // an address the node does not have: EADDRNOTAVAIL, naming it
+        let e = api.connect_from(SimTime::ZERO, Some(server), remote, &cfg).unwrap_err();
+        assert_eq!(e, SocketError::AddrNotAvailable(server));
+        assert!(e.to_string().contains("10.0.0.9"));
+        assert_eq!(api.listen_on(Some(Ipv4::new(10, 9, 9, 9)), 80, &cfg).unwrap_err(), SocketError::AddrNotAvailable(Ipv4::new(10, 9, 9, 9)));
+        // unbound: the route's source (the first interface's); bound: the other address
+        let a = api.connect(SimTime::ZERO, remote, &cfg).unwrap();
+        let b = api.connect_from(SimTime::ZERO, Some(other), remote, &cfg).unwrap();
+        let (la, lb) = (st.socks[a.0 as usize].local, st.socks[b.0 as usize].local);
+        assert_eq!((la.addr, lb.addr), (first, other));
+        // the 4-tuple demultiplexes by the local address: each is found under its own
+        assert_eq!(st.lookup(TCP, la, remote), Some(a.0));
+        assert_eq!(st.lookup(TCP, lb, remote), Some(b.0));
+        assert_eq!(st.lookup(TCP, SockAddr::new(first, lb.port), remote).filter(|&s| s == b.0), None);
+        // an app bound by its flow's `bind` takes that address for every socket
+        let mut bound = NodeApi { stack: &mut st, node: 0, addr: first, app: 0, flow: NO_FLOW, bind: Some(other), routes: &routes, ifaces: &ifaces };
+        let c = bound.connect(SimTime::ZERO, remote, &cfg).unwrap();
+        let u = bound.udp_bind(None, Some(remote)).unwrap();
+        assert_eq!((st.socks[c.0 as usize].local.addr, st.socks[u.0 as usize].local.addr), (other, other));
+    }
 }
