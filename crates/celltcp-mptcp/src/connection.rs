@@ -49,7 +49,7 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use celltcp_engine::{SimDuration, SimTime};
-use celltcp_net::{Ipv4, TcpSegment};
+use celltcp_net::{Ipv4, MptcpOption, TcpSegment};
 use celltcp_tcp::cc::coupled::CoupledConfig;
 use celltcp_tcp::cc::CcConfig;
 use celltcp_tcp::{CaState, TcpConfig, TcpEndpoint, TcpSample, TcpState};
@@ -135,6 +135,9 @@ pub struct Outgoing {
     pub local: SockAddr,
     pub remote: SockAddr,
     pub seg: TcpSegment,
+    /// The segment's MPTCP option, to go beside its packet
+    /// ([`celltcp_net::MptcpSideTable::attach`]).
+    pub mptcp: MptcpOption,
 }
 
 /// Which side opened the connection.
@@ -378,8 +381,9 @@ impl MptcpConnection {
     }
 
     /// Passive side: a listener with these addresses (id 0 the one it listens on) that accepts
-    /// the connection whose SYN (with MP_CAPABLE) `syn` is. `None` when `syn` is no MP_CAPABLE
-    /// SYN (the caller then falls back to plain TCP).
+    /// the connection whose SYN (with MP_CAPABLE option `syn_opt`) `syn` is. `None` when `syn`
+    /// is no MP_CAPABLE SYN (the caller then falls back to plain TCP).
+    #[allow(clippy::too_many_arguments)]
     pub fn accept(
         cfg: MptcpConfig,
         key: u64,
@@ -387,9 +391,10 @@ impl MptcpConnection {
         local: SockAddr,
         remote: SockAddr,
         syn: &TcpSegment,
+        syn_opt: &MptcpOption,
         now: SimTime,
     ) -> Option<Self> {
-        match MptcpOpt::from_segment(&syn.options.mptcp) {
+        match MptcpOpt::from_segment(syn_opt) {
             Some(Ok(MptcpOpt::Capable { .. })) if syn.flags.syn() && !syn.flags.ack() => {}
             _ => return None,
         }
@@ -629,17 +634,19 @@ impl MptcpConnection {
 
     // ================================================================== input
 
-    /// A segment arrived on the 4-tuple (`local`, `remote`). Returns false when it belongs to no
-    /// subflow and opens none (a SYN with a wrong token, or stray).
+    /// A segment arrived on the 4-tuple (`local`, `remote`) with the MPTCP option `mptcp` (empty
+    /// if none). Returns false when it belongs to no subflow and opens none (a SYN with a wrong
+    /// token, or stray).
     pub fn on_segment(
         &mut self,
         now: SimTime,
         local: SockAddr,
         remote: SockAddr,
         seg: &TcpSegment,
+        mptcp: &MptcpOption,
         ce: bool,
     ) -> bool {
-        let opt = match MptcpOpt::from_segment(&seg.options.mptcp) {
+        let opt = match MptcpOpt::from_segment(mptcp) {
             Some(Ok(o)) => Some(o),
             _ => None,
         };
@@ -690,9 +697,8 @@ impl MptcpConnection {
         if seg.flags.syn() {
             self.subflows[i].irs = Some(seg.seq);
         }
-        let mut seg = *seg;
         if let Some(o) = opt {
-            if !self.on_option(now, i, &seg, o) {
+            if !self.on_option(now, i, seg, o) {
                 return true;
             }
         }
@@ -711,10 +717,9 @@ impl MptcpConnection {
                 let edge = self.data_una + ((seg.window as u64) << shift);
                 self.peer_edge = self.peer_edge.max(edge);
             }
-            seg.options.mptcp = Default::default();
         }
         self.couple(i);
-        self.subflows[i].ep.on_segment(now, &seg, ce);
+        self.subflows[i].ep.on_segment(now, seg, ce);
         if self.subflows[i].state == SubflowState::Connecting
             && !self.subflows[i].active
             && self.subflows[i].ep.is_established()
@@ -1265,21 +1270,22 @@ impl MptcpConnection {
             let i = (self.cursor + k) % n;
             if let Some(mut seg) = self.subflows[i].ep.poll_transmit(now) {
                 self.cursor = (i + 1) % n;
-                self.decorate(i, &mut seg);
+                let mptcp = self.decorate(i, &mut seg);
                 let s = &self.subflows[i];
                 return Some(Outgoing {
                     subflow: i,
                     local: s.local,
                     remote: s.remote,
                     seg,
+                    mptcp,
                 });
             }
         }
         None
     }
 
-    /// Puts the MPTCP option (and the connection-level window) on a subflow's segment.
-    fn decorate(&mut self, i: usize, seg: &mut TcpSegment) {
+    /// The MPTCP option for a subflow's segment; puts the connection-level window on it.
+    fn decorate(&mut self, i: usize, seg: &mut TcpSegment) -> MptcpOption {
         let syn = seg.flags.syn();
         let ack = seg.flags.ack();
         let lk = self.local_key;
@@ -1429,7 +1435,6 @@ impl MptcpConnection {
                 MptcpOpt::Dss(d)
             }
         };
-        seg.options.mptcp = opt.encode();
         if !syn {
             // §3.3.4: the connection-level window, scaled by this subflow's shift.
             let edge = self.adv_edge();
@@ -1438,6 +1443,7 @@ impl MptcpConnection {
             let wnd = (edge - self.rcv_nxt) >> shift;
             seg.window = wnd.min(65_535) as u16;
         }
+        opt.encode()
     }
 
     // ================================================================== timers
@@ -1501,11 +1507,11 @@ mod tests {
     fn pair(
         bytes: u64,
         rounds: usize,
-        mut tamper: impl FnMut(bool, &mut TcpSegment),
+        mut tamper: impl FnMut(bool, &mut Outgoing),
     ) -> (
         MptcpConnection,
         Option<MptcpConnection>,
-        Vec<(bool, TcpSegment)>,
+        Vec<(bool, Outgoing)>,
     ) {
         let cfg = MptcpConfig::default();
         let mut a = MptcpConnection::connect(
@@ -1529,23 +1535,32 @@ mod tests {
             }
             written += a.write(bytes - written);
             while let Some(mut o) = a.poll_transmit(now) {
-                tamper(true, &mut o.seg);
-                log.push((true, o.seg));
+                tamper(true, &mut o);
                 match &mut b {
                     Some(b) => {
-                        b.on_segment(now, o.remote, o.local, &o.seg, false);
+                        b.on_segment(now, o.remote, o.local, &o.seg, &o.mptcp, false);
                     }
                     None => {
-                        b = MptcpConnection::accept(cfg, KB, &[B0], o.remote, o.local, &o.seg, now)
+                        b = MptcpConnection::accept(
+                            cfg,
+                            KB,
+                            &[B0],
+                            o.remote,
+                            o.local,
+                            &o.seg,
+                            &o.mptcp,
+                            now,
+                        )
                     }
                 }
+                log.push((true, o));
             }
             if let Some(bb) = &mut b {
                 bb.read(now, u64::MAX);
                 while let Some(mut o) = bb.poll_transmit(now) {
-                    tamper(false, &mut o.seg);
-                    log.push((false, o.seg));
-                    a.on_segment(now, o.remote, o.local, &o.seg, false);
+                    tamper(false, &mut o);
+                    a.on_segment(now, o.remote, o.local, &o.seg, &o.mptcp, false);
+                    log.push((false, o));
                 }
             }
             if a.next_deadline().is_some_and(|d| d <= now) {
@@ -1560,8 +1575,8 @@ mod tests {
         (a, b, log)
     }
 
-    fn opt(s: &TcpSegment) -> Option<MptcpOpt> {
-        MptcpOpt::from_segment(&s.options.mptcp).map(|r| r.unwrap())
+    fn opt(o: &Outgoing) -> Option<MptcpOpt> {
+        MptcpOpt::from_segment(&o.mptcp).map(|r| r.unwrap())
     }
 
     #[test]
@@ -1633,7 +1648,7 @@ mod tests {
                 }),
             ) = (to_b, opt(s))
             {
-                s.options.mptcp = MptcpOpt::JoinSynAck {
+                s.mptcp = MptcpOpt::JoinSynAck {
                     backup,
                     addr_id,
                     hmac: hmac ^ 1,
@@ -1665,7 +1680,7 @@ mod tests {
                 }),
             ) = (to_b, opt(s))
             {
-                s.options.mptcp = MptcpOpt::JoinSyn {
+                s.mptcp = MptcpOpt::JoinSyn {
                     backup,
                     addr_id,
                     token: token ^ 1,
