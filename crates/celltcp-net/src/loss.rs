@@ -75,9 +75,18 @@ impl LossModel {
     }
 
     /// Decides the fate of the next packet: `true` = lost. Consumes no randomness for
-    /// [`LossConfig::None`].
+    /// [`LossConfig::None`] (the common case, inlined into the link: a call per packet was
+    /// 0.1 % of a run's instructions).
     #[inline]
     pub fn lose(&mut self, rng: &mut SimRng) -> bool {
+        if matches!(self.cfg, LossConfig::None) {
+            return false;
+        }
+        self.lose_random(rng)
+    }
+
+    #[inline(never)]
+    fn lose_random(&mut self, rng: &mut SimRng) -> bool {
         match self.cfg {
             LossConfig::None => false,
             LossConfig::Bernoulli { p } => rng.gen::<f64>() < p,
