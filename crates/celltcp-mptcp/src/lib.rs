@@ -39,8 +39,11 @@
 //!   flight) and [`SubflowStats`]; per connection, [`MptcpStats`] (bytes read = goodput).
 //! - Interface down: [`MptcpConnection::remove_local_addr`] fails its subflows and reinjects.
 //!
-//! The option bytes ride in `TcpSegment::options.mptcp` (counted in the header size, written by
-//! the pcap writer), so links, queues, fragmentation and pcap need nothing more.
+//! The option bytes ride beside the segment ([`Outgoing::mptcp`], and the `mptcp` argument of
+//! [`MptcpConnection::on_segment`]); on the network they travel in a
+//! [`celltcp_net::MptcpSideTable`] keyed by packet uid while the packet carries their length
+//! (`Packet::mptcp_len`: counted in its size, written by the pcap writer), so links, queues and
+//! fragmentation need nothing more and plain-TCP packets stay small.
 
 pub mod connection;
 pub mod coupled;

@@ -32,8 +32,8 @@ fn tshark_decodes_our_mptcp_options() {
     {
         let f = std::fs::File::create(&path).unwrap();
         let mut w = PcapWriter::new(f, Snaplen::Bytes(65_535)).unwrap();
-        for (t, pkt) in n.capture.as_ref().unwrap() {
-            w.write_packet(*t, pkt).unwrap();
+        for (t, pkt, mptcp) in n.capture.as_ref().unwrap() {
+            w.write_packet_mptcp(*t, pkt, mptcp).unwrap();
         }
         w.flush().unwrap();
     }

@@ -63,7 +63,7 @@ pub fn fragment(pkt: Packet, mtu: u32, out: &mut Vec<Packet>) -> Result<(), Frag
     }
     let (base, total, last_more) = match pkt.frag {
         Some(f) => (f.offset, f.len, f.more),
-        None => (0, pkt.body.len(), false),
+        None => (0, pkt.datagram_len(), false),
     };
     let mut off = 0;
     while off < total {
@@ -255,7 +255,7 @@ impl Reassembler {
         if p.ce {
             whole.ecn = Ecn::Ce;
         }
-        debug_assert_eq!(Some(whole.body.len()), p.total, "reassembled length differs from the body");
+        debug_assert_eq!(Some(whole.datagram_len()), p.total, "reassembled length differs from the body");
         Some(whole)
     }
 }

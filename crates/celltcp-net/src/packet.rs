@@ -7,9 +7,13 @@
 //! - TCP: 20 bytes plus options padded to a multiple of 4 (RFC 9293 §3.1), laid out as Linux does:
 //!   SYN `MSS(4) SACK_PERM(2) TS(10) NOP WS(3)` = 20 bytes; data with timestamps `NOP NOP TS(10)` =
 //!   12 bytes; SACK `NOP NOP kind len 8·n` (RFC 2018 §3), at most 4 blocks, 3 with timestamps.
-//! - MPTCP (RFC 8684 §3, option kind 30): carried as its raw bytes ([`MptcpOption`]), at most one
-//!   per segment, padded with NOPs to a multiple of 4 as Linux's `mptcp_write_options` does.
+//! - MPTCP (RFC 8684 §3, option kind 30): at most one per segment, padded with NOPs to a multiple
+//!   of 4 as Linux's `mptcp_write_options` does. Its raw bytes ([`MptcpOption`]) travel beside
+//!   the packet in an [`MptcpSideTable`] keyed by the packet's uid; the packet carries only their
+//!   length ([`Packet::mptcp_len`]), so that every packet stays small (see [`Packet`]).
 //! - UDP: 8 bytes (RFC 768). ICMP echo: 8 bytes (RFC 792).
+
+use std::collections::HashMap;
 
 use celltcp_engine::SimTime;
 
@@ -103,15 +107,14 @@ pub struct TcpOptions {
     /// SACK blocks (kind 5), first `sack_len` entries valid.
     pub sack: [SackBlock; 4],
     pub sack_len: u8,
-    /// One MPTCP option (kind 30, RFC 8684 §3) as its bytes on the wire, written by
-    /// `celltcp-mptcp`; empty on plain TCP segments.
-    pub mptcp: MptcpOption,
 }
 
 /// The bytes of one MPTCP option (RFC 8684 §3: kind 30, length, subtype, ...), kept raw so
 /// that sizes and pcap output are exact and this crate needs no MPTCP knowledge; encoding and
 /// decoding live in `celltcp-mptcp`. The largest option celltcp sends is a DSS with a 64-bit
-/// DATA_ACK, a 64-bit DSN mapping and a checksum: 28 bytes.
+/// DATA_ACK, a 64-bit DSN mapping and a checksum: 28 bytes. Not a field of [`TcpOptions`]: it
+/// rides beside its packet in an [`MptcpSideTable`] (29 more bytes on every packet cost 7 % of
+/// the instructions of a plain-TCP run: see [`Packet`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct MptcpOption {
     /// Valid bytes in `bytes` (0: no option).
@@ -180,7 +183,7 @@ impl TcpOptions {
         if self.sack_len > 0 {
             n += 4 + 8 * self.sack_len as u32;
         }
-        n + self.mptcp.padded_len()
+        n
     }
 }
 
@@ -313,6 +316,13 @@ pub struct Fragment {
 }
 
 /// An IPv4 packet.
+///
+/// Plain `Copy` data of at most 128 bytes, on purpose: every packet is moved by value through the
+/// packet slab, the event queue, link queues, PDCP and RLC, many times over its life. Up to 128
+/// bytes a move is 8 vector loads and stores inline; beyond it LLVM calls `memcpy` (x86-64). An
+/// MPTCP option slot of 29 bytes in [`TcpOptions`] made this 152 bytes and cost +6.7 % of the
+/// instructions of a plain-TCP LTE cell and +5 % of a dumbbell (docs/performance.md); a test
+/// pins the size. Keep large, rarely used fields out of line, as [`MptcpSideTable`] does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Packet {
     /// Unique id within a run (for traces); not on the wire.
@@ -331,19 +341,56 @@ pub struct Packet {
     /// Bytes of tunnel headers around this packet while it crosses a tunnel (GTP-U/UDP/IPv4 on
     /// an LTE S1-U link: 36); counted by [`Packet::size`], zero elsewhere.
     pub encap: u16,
+    /// Length of the MPTCP option (RFC 8684 §3) of this TCP segment, 0 if none: part of the TCP
+    /// header on the wire (after its other options, NOP-padded to a multiple of 4: counted by
+    /// [`Packet::size`] and [`Packet::tcp_header_len`]); its bytes are in the sender's
+    /// [`MptcpSideTable`] under this packet's `uid`.
+    pub mptcp_len: u8,
 }
 
 impl Packet {
     pub fn new(uid: u64, src: Ipv4, dst: Ipv4, ident: u16, created: SimTime, body: Body) -> Self {
-        Packet { uid, src, dst, ident, ttl: 64, ecn: Ecn::NotEct, dont_fragment: false, frag: None, created, body, encap: 0 }
+        Packet {
+            uid,
+            src,
+            dst,
+            ident,
+            ttl: 64,
+            ecn: Ecn::NotEct,
+            dont_fragment: false,
+            frag: None,
+            created,
+            body,
+            encap: 0,
+            mptcp_len: 0,
+        }
+    }
+
+    /// Bytes of the MPTCP option on the wire, with its NOP padding to a multiple of 4.
+    #[inline]
+    pub fn mptcp_padded_len(&self) -> u32 {
+        (self.mptcp_len as u32).div_ceil(4) * 4
+    }
+
+    /// The IPv4 payload length of the whole datagram: the body's length plus the padded MPTCP
+    /// option, if any (a fragment carries a share of it: [`Packet::ip_payload_len`]).
+    #[inline]
+    pub fn datagram_len(&self) -> u32 {
+        self.body.len() + self.mptcp_padded_len()
     }
 
     /// Bytes of the IPv4 payload carried by this packet (a fragment's share, or the whole body).
+    #[inline]
     pub fn ip_payload_len(&self) -> u32 {
         match self.frag {
             Some(f) => f.len,
-            None => self.body.len(),
+            None => self.datagram_len(),
         }
+    }
+
+    /// The TCP header of a segment with all its options, the MPTCP option included.
+    pub fn tcp_header_len(&self) -> Option<u32> {
+        self.tcp().map(|s| s.header_len() + self.mptcp_padded_len())
     }
 
     /// Size on the wire at the IP layer: the IPv4 total length, plus the tunnel headers while
@@ -357,6 +404,55 @@ impl Packet {
             Body::Tcp(s) => Some(s),
             _ => None,
         }
+    }
+}
+
+/// The MPTCP options of packets in flight, by packet uid: the bytes that [`Packet::mptcp_len`]
+/// counts. Whoever moves MPTCP packets (a node stack, a test network) keeps one: it attaches the
+/// option when the packet is built ([`MptcpSideTable::attach`]), hands it to the receiver on
+/// delivery ([`MptcpSideTable::take`]) and forgets the packets it drops
+/// ([`MptcpSideTable::forget`]). Fragments share their datagram's uid, so they share its entry;
+/// a copy of a packet (a pcap capture) reads it with [`MptcpSideTable::get`].
+#[derive(Clone, Debug, Default)]
+pub struct MptcpSideTable {
+    by_uid: HashMap<u64, MptcpOption>,
+}
+
+impl MptcpSideTable {
+    /// Puts `opt` on `pkt`: its length into the packet, its bytes here under the packet's uid
+    /// (nothing for an empty option).
+    pub fn attach(&mut self, pkt: &mut Packet, opt: MptcpOption) {
+        pkt.mptcp_len = opt.len;
+        if opt.is_empty() {
+            self.by_uid.remove(&pkt.uid);
+        } else {
+            self.by_uid.insert(pkt.uid, opt);
+        }
+    }
+    /// The option of `pkt` (empty when it has none).
+    pub fn get(&self, pkt: &Packet) -> MptcpOption {
+        if pkt.mptcp_len == 0 {
+            return MptcpOption::default();
+        }
+        self.by_uid.get(&pkt.uid).copied().unwrap_or_default()
+    }
+    /// The option of a delivered `pkt`, removed from the table.
+    pub fn take(&mut self, pkt: &Packet) -> MptcpOption {
+        if pkt.mptcp_len == 0 {
+            return MptcpOption::default();
+        }
+        self.by_uid.remove(&pkt.uid).unwrap_or_default()
+    }
+    /// Drops the entry of a packet that will not be delivered.
+    pub fn forget(&mut self, uid: u64) {
+        self.by_uid.remove(&uid);
+    }
+    /// Options held (packets in flight with one).
+    pub fn len(&self) -> usize {
+        self.by_uid.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.by_uid.is_empty()
     }
 }
 
@@ -402,11 +498,38 @@ mod tests {
         // A DSS with an 8-byte DATA_ACK and an 8-byte DSN mapping, no checksum: 26 bytes,
         // padded to 28 (RFC 8684 §3.3; Linux pads with NOPs).
         let m = MptcpOption::from_bytes(&[30; 26]).unwrap();
-        let o = TcpOptions { timestamps: Some((1, 2)), mptcp: m, ..Default::default() };
-        assert_eq!(o.wire_len(), 12 + 28);
-        assert_eq!(seg(o, 1420).size(), 1500);
+        let o = TcpOptions { timestamps: Some((1, 2)), ..Default::default() };
+        let mut p = seg(o, 1420);
+        let mut table = MptcpSideTable::default();
+        table.attach(&mut p, m);
+        assert_eq!(p.tcp_header_len(), Some(20 + 12 + 28));
+        assert_eq!(p.tcp().unwrap().header_len(), 20 + 12);
+        assert_eq!((p.datagram_len(), p.size()), (1480, 1500));
         assert!(MptcpOption::from_bytes(&[0; 29]).is_none());
         assert_eq!(MptcpOption::default().padded_len(), 0);
+        // The bytes travel beside the packet: read by a capture, taken once on delivery.
+        assert_eq!(table.get(&p).as_bytes(), &[30; 26][..]);
+        assert_eq!(table.take(&p), m);
+        assert!(table.is_empty() && table.get(&p).is_empty());
+        let mut q = seg(o, 100);
+        q.uid = 7;
+        table.attach(&mut q, m);
+        table.forget(7);
+        assert!(table.is_empty());
+        table.attach(&mut q, MptcpOption::default());
+        assert_eq!((q.mptcp_len, q.size()), (0, 20 + 32 + 100));
+    }
+
+    /// Every packet is moved by value many times over its life (slab, event queue, link queues,
+    /// PDCP, RLC): up to 128 bytes such a move is inline, beyond it a `memcpy` call. A 29-byte
+    /// MPTCP option slot inline made `Packet` 152 bytes and cost +6.7 % instructions on the
+    /// plain-TCP LTE cell and +5 % on the dumbbell (docs/performance.md, 2026-11-25). If this
+    /// fails, put the new field out of line (as `MptcpSideTable` does) rather than grow it.
+    #[test]
+    fn packet_stays_within_an_inline_copy() {
+        let n = std::mem::size_of::<Packet>();
+        assert!(n <= 128, "Packet is {n} bytes");
+        assert_eq!(n, 120, "Packet changed size: if it grew, measure (docs/performance.md)");
     }
 
     #[test]

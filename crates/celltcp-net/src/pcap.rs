@@ -24,7 +24,7 @@ use std::io::{self, BufWriter, Write};
 
 use celltcp_engine::SimTime;
 
-use crate::packet::{Body, Packet, TcpOptions, IPV4_HEADER, PROTO_TCP, PROTO_UDP};
+use crate::packet::{Body, MptcpOption, Packet, TcpOptions, IPV4_HEADER, PROTO_TCP, PROTO_UDP};
 
 /// Nanosecond-resolution pcap magic.
 pub const PCAP_MAGIC_NS: u32 = 0xa1b2_3c4d;
@@ -67,9 +67,10 @@ impl Csum {
     }
 }
 
-/// Writes TCP options in Linux's order and padding (`tcp_options_write`); appends exactly
-/// `o.wire_len()` bytes.
-fn write_tcp_options(o: &TcpOptions, out: &mut Vec<u8>) {
+/// Writes TCP options in Linux's order and padding (`tcp_options_write`), then the MPTCP option's
+/// bytes NOP-padded to `mptcp_padded` bytes; appends exactly `o.wire_len() + mptcp_padded` bytes.
+/// (A packet whose option bytes are not at hand gets `mptcp_padded` NOPs: the sizes stay exact.)
+fn write_tcp_options(o: &TcpOptions, mptcp: &[u8], mptcp_padded: u32, out: &mut Vec<u8>) {
     const NOP: u8 = 1;
     if let Some(mss) = o.mss {
         out.extend_from_slice(&[2, 4]);
@@ -99,10 +100,11 @@ fn write_tcp_options(o: &TcpOptions, out: &mut Vec<u8>) {
             out.extend_from_slice(&b.right.to_be_bytes());
         }
     }
-    if !o.mptcp.is_empty() {
+    if mptcp_padded > 0 {
         // RFC 8684 §3: the option's own bytes, NOP-padded after it as Linux pads.
-        out.extend_from_slice(o.mptcp.as_bytes());
-        for _ in o.mptcp.len as u32..o.mptcp.padded_len() {
+        let m = &mptcp[..mptcp.len().min(mptcp_padded as usize)];
+        out.extend_from_slice(m);
+        for _ in m.len() as u32..mptcp_padded {
             out.push(NOP);
         }
     }
@@ -118,12 +120,19 @@ fn pseudo(pkt: &Packet, proto: u8, len: u32) -> Csum {
     c
 }
 
-/// Appends the full transport header (with checksum over a zero payload) of `pkt.body`.
+/// Appends the full transport header (with checksum over a zero payload) of `pkt.body`; an
+/// MPTCP option ([`Packet::mptcp_len`]) is written as NOPs (its bytes are in a side table:
+/// [`encode_transport_header_mptcp`]).
 pub fn encode_transport_header(pkt: &Packet, out: &mut Vec<u8>) {
+    encode_transport_header_mptcp(pkt, &[], out);
+}
+
+/// [`encode_transport_header`] with the bytes of the packet's MPTCP option.
+pub fn encode_transport_header_mptcp(pkt: &Packet, mptcp: &[u8], out: &mut Vec<u8>) {
     let start = out.len();
     match &pkt.body {
         Body::Tcp(s) => {
-            let hl = s.header_len();
+            let hl = s.header_len() + pkt.mptcp_padded_len();
             out.extend_from_slice(&s.src_port.to_be_bytes());
             out.extend_from_slice(&s.dst_port.to_be_bytes());
             out.extend_from_slice(&s.seq.to_be_bytes());
@@ -132,7 +141,7 @@ pub fn encode_transport_header(pkt: &Packet, out: &mut Vec<u8>) {
             out.push(s.flags.0);
             out.extend_from_slice(&s.window.to_be_bytes());
             out.extend_from_slice(&[0, 0, 0, 0]); // checksum, urgent pointer
-            write_tcp_options(&s.options, out);
+            write_tcp_options(&s.options, mptcp, pkt.mptcp_padded_len(), out);
             debug_assert_eq!(out.len() - start, hl as usize);
             let mut c = pseudo(pkt, PROTO_TCP, hl + s.payload_len);
             c.add_bytes(&out[start..]);
@@ -197,14 +206,19 @@ pub fn encode_ipv4_header(pkt: &Packet, out: &mut Vec<u8>) {
 /// Appends the bytes of `pkt` as captured with headers only: the IPv4 header, then the part of
 /// the transport header inside this packet's byte range. Returns the number of bytes appended.
 pub fn encode_headers(pkt: &Packet, out: &mut Vec<u8>) -> usize {
+    encode_headers_mptcp(pkt, &[], out)
+}
+
+/// [`encode_headers`] with the bytes of the packet's MPTCP option.
+pub fn encode_headers_mptcp(pkt: &Packet, mptcp: &[u8], out: &mut Vec<u8>) -> usize {
     let start = out.len();
     encode_ipv4_header(pkt, out);
     let t0 = out.len();
-    encode_transport_header(pkt, out);
+    encode_transport_header_mptcp(pkt, mptcp, out);
     let th = (out.len() - t0) as u32;
     let (off, len) = match pkt.frag {
         Some(f) => (f.offset, f.len),
-        None => (0, pkt.body.len()),
+        None => (0, pkt.datagram_len()),
     };
     // Keep transport-header bytes [off, off+len) ∩ [0, th).
     let lo = off.min(th) as usize;
@@ -241,12 +255,19 @@ impl<W: Write> PcapWriter<W> {
         Ok(PcapWriter { w, snaplen, buf: Vec::with_capacity(256) })
     }
 
-    /// Writes one packet seen at simulated time `t`.
+    /// Writes one packet seen at simulated time `t` (an MPTCP option as NOPs: see
+    /// [`PcapWriter::write_packet_mptcp`]).
     pub fn write_packet(&mut self, t: SimTime, pkt: &Packet) -> io::Result<()> {
+        self.write_packet_mptcp(t, pkt, &MptcpOption::default())
+    }
+
+    /// Writes one packet seen at `t` with the bytes of its MPTCP option (from the
+    /// [`crate::MptcpSideTable`] of whoever moves it).
+    pub fn write_packet_mptcp(&mut self, t: SimTime, pkt: &Packet, mptcp: &MptcpOption) -> io::Result<()> {
         self.buf.clear();
         // Room for the 16-byte record header, filled in below.
         self.buf.extend_from_slice(&[0; 16]);
-        let hdr = encode_headers(pkt, &mut self.buf) as u32;
+        let hdr = encode_headers_mptcp(pkt, mptcp.as_bytes(), &mut self.buf) as u32;
         let orig = pkt.size();
         debug_assert!(hdr >= IPV4_HEADER && hdr <= orig);
         let caplen = match self.snaplen {
@@ -388,6 +409,25 @@ mod tests {
     }
 
     #[test]
+    fn mptcp_option_from_the_side_table_follows_the_other_options() {
+        // RFC 8684 §3: kind 30 after the other options, NOP-padded (Linux); the data offset and
+        // the IPv4 total length count it. Without its bytes the same space is NOPs.
+        let mut p = syn();
+        let opt = MptcpOption::from_bytes(&[30, 12, 0x01, 0x81, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10]).unwrap();
+        crate::MptcpSideTable::default().attach(&mut p, opt);
+        let (mut with, mut without) = (Vec::new(), Vec::new());
+        assert_eq!(encode_headers_mptcp(&p, opt.as_bytes(), &mut with), 20 + 40 + 16);
+        assert_eq!(encode_headers(&p, &mut without), 20 + 40 + 16);
+        assert_eq!(p.size(), 20 + 40 + 16);
+        assert_eq!(&with[2..4], &(76u16).to_be_bytes());
+        assert_eq!(with[20 + 12] >> 4, 14); // 56-byte TCP header
+        assert_eq!(&with[60..74], opt.as_bytes());
+        assert_eq!(&with[74..76], &[1, 1]);
+        assert_eq!(&without[60..76], &[1; 16]);
+        assert_eq!(ones_sum(&[&with[..20]]), 0xffff);
+    }
+
+    #[test]
     fn pcap_option_layouts_match_wire_len() {
         // Every combination of options encodes to exactly TcpOptions::wire_len bytes (Linux layout).
         for mss in [None, Some(1460)] {
@@ -406,7 +446,7 @@ mod tests {
                                 o.push_sack(SackBlock { left: k as u32, right: k as u32 + 1 });
                             }
                             let mut v = Vec::new();
-                            write_tcp_options(&o, &mut v);
+                            write_tcp_options(&o, &[], 0, &mut v);
                             assert_eq!(v.len() as u32, o.wire_len(), "{o:?}");
                             assert_eq!(v.len() % 4, 0);
                         }

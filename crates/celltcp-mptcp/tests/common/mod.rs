@@ -8,7 +8,8 @@
 use celltcp_engine::{EventQueue, SimDuration, SimRng, SimTime};
 use celltcp_mptcp::{MptcpConfig, MptcpConnection, SockAddr};
 use celltcp_net::{
-    AnyQueue, Body, Ipv4, Link, LinkConfig, LossModel, Packet, QueueConfig, QueueLimit, TcpSegment,
+    AnyQueue, Body, Ipv4, Link, LinkConfig, LossModel, MptcpOption, MptcpSideTable, Packet,
+    QueueConfig, QueueLimit, TcpSegment,
 };
 use celltcp_tcp::{TcpConfig, TcpEndpoint};
 use rand::{Rng, SeedableRng};
@@ -97,7 +98,9 @@ pub struct Net {
     /// (time, B bytes read) samples taken by `goodput_between`.
     pub now: SimTime,
     /// Every packet as it leaves its host, when on.
-    pub capture: Option<Vec<(SimTime, Packet)>>,
+    pub capture: Option<Vec<(SimTime, Packet, MptcpOption)>>,
+    /// The MPTCP options of the packets in flight.
+    pub opts: MptcpSideTable,
     /// A's key.
     pub a_key: u64,
 }
@@ -168,6 +171,7 @@ impl Net {
             out: Vec::new(),
             now: SimTime::ZERO,
             capture: None,
+            opts: MptcpSideTable::default(),
             a_key: key_a,
         }
     }
@@ -188,11 +192,20 @@ impl Net {
         self.q.push(start, Ev::Timer(2 + self.tcp.len() - 1));
     }
 
-    fn send(&mut self, now: SimTime, from_a: bool, src: Ipv4, dst: Ipv4, seg: TcpSegment) {
+    fn send(
+        &mut self,
+        now: SimTime,
+        from_a: bool,
+        src: Ipv4,
+        dst: Ipv4,
+        seg: TcpSegment,
+        mptcp: MptcpOption,
+    ) {
         self.uid += 1;
-        let pkt = Packet::new(self.uid, src, dst, 0, now, Body::Tcp(seg));
+        let mut pkt = Packet::new(self.uid, src, dst, 0, now, Body::Tcp(seg));
+        self.opts.attach(&mut pkt, mptcp);
         if let Some(c) = &mut self.capture {
-            c.push((now, pkt));
+            c.push((now, pkt, mptcp));
         }
         let a_addr = if from_a { src } else { dst };
         let k = (0..self.route.len())
@@ -200,17 +213,18 @@ impl Net {
             .expect("address of A");
         let p = &mut self.paths[self.route[k]];
         if p.cfg.dies_at.is_some_and(|t| now >= t) {
+            self.opts.forget(pkt.uid);
             return;
         }
         self.out.clear();
         let link = if from_a { &mut p.fwd } else { &mut p.rev };
-        link.enqueue(now, pkt, &mut self.out);
+        if let Err(dropped) = link.try_enqueue(now, pkt, &mut self.out) {
+            self.opts.forget(dropped.uid);
+        }
         let cfg = p.cfg;
         for d in std::mem::take(&mut self.out) {
-            if d.lost {
-                continue;
-            }
-            if from_a && cfg.loss > 0.0 && self.rng.gen_bool(cfg.loss) {
+            if d.lost || (from_a && cfg.loss > 0.0 && self.rng.gen_bool(cfg.loss)) {
+                self.opts.forget(d.pkt.uid);
                 continue;
             }
             let mut at = d.arrive_at;
@@ -218,6 +232,7 @@ impl Net {
                 at += SimDuration(self.rng.gen_range(0..=cfg.jitter.0));
             }
             if cfg.dies_at.is_some_and(|t| at >= t) {
+                self.opts.forget(d.pkt.uid);
                 continue;
             }
             self.q.push(
@@ -256,7 +271,7 @@ impl Net {
             self.a.close();
         }
         while let Some(o) = self.a.poll_transmit(now) {
-            self.send(now, true, o.local.ip, o.remote.ip, o.seg);
+            self.send(now, true, o.local.ip, o.remote.ip, o.seg, o.mptcp);
         }
         let dl = self.a.next_deadline();
         self.arm(T_A, dl);
@@ -273,7 +288,7 @@ impl Net {
             }
             let dl = b.next_deadline();
             for o in outs {
-                self.send(now, false, o.local.ip, o.remote.ip, o.seg);
+                self.send(now, false, o.local.ip, o.remote.ip, o.seg, o.mptcp);
             }
             self.arm(T_B, dl);
         }
@@ -303,9 +318,9 @@ impl Net {
             let addr = a_ip(f.path);
             for (from_a, s) in segs {
                 if from_a {
-                    self.send(now, true, addr, B_IP, s);
+                    self.send(now, true, addr, B_IP, s, MptcpOption::default());
                 } else {
-                    self.send(now, false, B_IP, addr, s);
+                    self.send(now, false, B_IP, addr, s, MptcpOption::default());
                 }
             }
             self.arm(2 + i, dl);
@@ -313,6 +328,7 @@ impl Net {
     }
 
     fn deliver(&mut self, now: SimTime, to_b: bool, pkt: Packet) {
+        let mptcp = self.opts.take(&pkt);
         let Body::Tcp(seg) = pkt.body else { return };
         if seg.dst_port == 81 || seg.src_port == 81 {
             let Some(f) = self
@@ -352,7 +368,7 @@ impl Net {
         if to_b {
             match &mut self.b {
                 Some(b) => {
-                    b.on_segment(now, local_b, remote_b, &seg, false);
+                    b.on_segment(now, local_b, remote_b, &seg, &mptcp, false);
                 }
                 None => {
                     let key_b = 0x0b0b_0000_0000_0000 ^ self.uid;
@@ -363,12 +379,14 @@ impl Net {
                         local_b,
                         remote_b,
                         &seg,
+                        &mptcp,
                         now,
                     );
                 }
             }
         } else {
-            self.a.on_segment(now, local_b, remote_b, &seg, false);
+            self.a
+                .on_segment(now, local_b, remote_b, &seg, &mptcp, false);
         }
     }
 
