@@ -917,17 +917,18 @@ mod tests {
                             o.remote,
                             o.local,
                             &o.seg,
+                            &o.mptcp,
                             t,
                         )
                     }
                     Some(b) => {
-                        b.on_segment(t, o.remote, o.local, &o.seg, false);
+                        b.on_segment(t, o.remote, o.local, &o.seg, &o.mptcp, false);
                     }
                 }
             }
             if let Some(b) = b.as_mut() {
                 while let Some(o) = b.poll_transmit(t) {
-                    a.on_segment(t, o.remote, o.local, &o.seg, false);
+                    a.on_segment(t, o.remote, o.local, &o.seg, &o.mptcp, false);
                 }
             }
         }

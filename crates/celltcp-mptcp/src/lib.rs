@@ -12,32 +12,28 @@
 //! - [`path_manager`]: fullmesh, ndiffports, Linux's in-kernel manager.
 //! - [`connection`]: [`MptcpConnection`], the data sequence space over the subflows.
 //!
-//! ## How it plugs into the node stack (to be done once nodes have several interfaces)
+//! ## How it plugs into the node stack (`celltcp-scenario`)
 //!
-//! The model owns its subflows' `TcpEndpoint`s, so the scenario layer needs one new socket kind
-//! and no change to the TCP path:
+//! The model owns its subflows' `TcpEndpoint`s; the scenario layer has one more socket kind and
+//! the TCP path is unchanged:
 //!
-//! - `crates/celltcp-scenario/src/stack.rs`: a `SockKind::Mptcp(Box<MptcpConnection>)` in the
-//!   socket arena (boxed: it is large). Its subflows' 4-tuples all go into the 4-tuple table,
-//!   pointing at the same socket (`register` once per [`MptcpConnection::subflow_addrs`]), so
-//!   `lookup` finds the connection for any subflow. A listener that accepts MPTCP keeps a second
-//!   map, token → socket ([`MptcpConnection::token`]), for joining SYNs (RFC 8684 §3.2), whose
-//!   4-tuple is new. `connect` with `mptcp = {...}` calls [`MptcpConnection::connect`] with the
-//!   node's addresses (id 0 the one routing picks, then the other interfaces), a key from the
-//!   socket's RNG stream and the usual ephemeral port and ISS; each `wanted_subflows()` pair gets
-//!   a port from `ephemeral(TCP, local, remote)` and an ISS the same way, then `open_subflow`.
-//!   The listener path: a SYN with MP_CAPABLE to a listener whose config enables MPTCP goes to
-//!   [`MptcpConnection::accept`] (`None`: no MP_CAPABLE, plain TCP as today).
-//! - `crates/celltcp-scenario/src/glue.rs`: `tcp_input` passes the segment with its 4-tuple to
-//!   [`MptcpConnection::on_segment`] instead of `TcpEndpoint::on_segment` (a `false` return is a
-//!   refused join: answer RST as for a closed port); `transmit_sock` drains
-//!   [`MptcpConnection::poll_transmit`], and each [`Outgoing`] leaves from `o.local` to
-//!   `o.remote` (source-address routing picks the interface); the socket timer is armed at
-//!   [`MptcpConnection::next_deadline`] and fires [`MptcpConnection::on_timeout`]. Apps keep the
-//!   same `SocketApi`: `write`, `read`, `close`, `readable`, `peer_closed` map one to one.
-//! - Metrics (`metrics.rs::sample`): per subflow, `subflow_sample(i)` (cwnd, srtt, bytes in
-//!   flight) and [`SubflowStats`]; per connection, [`MptcpStats`] (bytes read = goodput).
-//! - Interface down: [`MptcpConnection::remove_local_addr`] fails its subflows and reinjects.
+//! - `stack.rs`: `SockKind::Mptcp(Box<MptcpConnection>)`; every subflow's 4-tuple
+//!   ([`MptcpConnection::subflow_addrs`]) points at the one socket; `Stack::tokens` maps a
+//!   listener-side connection's [`MptcpConnection::token`] to it for MP_JOIN SYNs (RFC 8684
+//!   §3.2). A flow with `mptcp = ...` connects with [`MptcpConnection::connect`] (id 0 the
+//!   route's preferred source or the flow's `bind`, then the host's other interfaces; the key
+//!   from the flow's seeded stream); its listener accepts an MP_CAPABLE SYN with
+//!   [`MptcpConnection::accept`] (`None`: plain TCP). Each `wanted_subflows()` pair gets an
+//!   ephemeral port and an ISS, then `open_subflow`.
+//! - `glue.rs`: segments go to [`MptcpConnection::on_segment`] (a refused join is ignored, as a
+//!   closed port is); a flush opens wanted subflows, drains [`MptcpConnection::poll_transmit`]
+//!   (each [`Outgoing`] leaves from `o.local`: source rules pick the interface) and arms the
+//!   socket timer at [`MptcpConnection::next_deadline`]. Apps see the connection as a byte
+//!   stream (`celltcp_apps::app::ByteStream`, `SocketApi::stream`).
+//! - Metrics: per subflow `subflow_sample(i)` and [`SubflowStats`] (`mptcp_subflows` table,
+//!   `flows[].mptcp` in the summary); per connection [`MptcpStats`] (bytes read = goodput).
+//! - Not wired yet: interface down ([`MptcpConnection::remove_local_addr`] fails its subflows
+//!   and reinjects; scenarios cannot take a link down yet).
 //!
 //! The option bytes ride beside the segment ([`Outgoing::mptcp`], and the `mptcp` argument of
 //! [`MptcpConnection::on_segment`]); on the network they travel in a

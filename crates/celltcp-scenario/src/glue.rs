@@ -15,7 +15,7 @@
 
 use celltcp_apps::app::{AnyApp, App, SockAddr, SockId, SocketEvent};
 use celltcp_engine::SimTime;
-use celltcp_net::{Body, IcmpEcho, Packet, TcpSegment};
+use celltcp_net::{Body, IcmpEcho, MptcpOption, Packet, TcpSegment};
 use celltcp_mptcp::options::MptcpOpt;
 use celltcp_mptcp::MptcpConnection;
 use celltcp_tcp::TcpEndpoint;
@@ -347,7 +347,7 @@ impl World {
             if !seg.flags.syn() || seg.flags.ack() {
                 return;
             }
-            if !seg.options.mptcp.is_empty() {
+            if pkt.mptcp_len > 0 {
                 self.mptcp_syn(now, node, l, pkt, &seg);
                 return;
             }
@@ -365,7 +365,8 @@ impl World {
         }
         let ce = pkt.ecn == celltcp_net::Ecn::Ce;
         let SockKind::Tcp(ep) = &mut self.stack.socks[s as usize].kind else {
-            self.mptcp_segment(now, s, local, remote, &seg, ce);
+            let opt = self.mptcp_opts.take(pkt);
+            self.mptcp_segment(now, s, local, remote, &seg, &opt, ce);
             return;
         };
         let was = ep.is_established();
@@ -384,19 +385,20 @@ impl World {
     fn mptcp_syn(&mut self, now: SimTime, node: usize, l: u32, pkt: &Packet, seg: &TcpSegment) {
         let local = SockAddr::new(pkt.dst, seg.dst_port);
         let remote = SockAddr::new(pkt.src, seg.src_port);
-        if let Some(Ok(MptcpOpt::JoinSyn { token, .. })) = MptcpOpt::from_segment(&seg.options.mptcp) {
+        let opt = self.mptcp_opts.take(pkt);
+        if let Some(Ok(MptcpOpt::JoinSyn { token, .. })) = MptcpOpt::from_segment(&opt) {
             if let Some(&s) = self.stack.tokens.get(&token) {
                 let f = self.stack.socks[s as usize].flow;
                 if f != NO_FLOW && seg.payload_len > 0 {
                     self.flows[f as usize].net.on_data_arrival(now, pkt.created);
                 }
-                self.mptcp_segment(now, s, local, remote, seg, pkt.ecn == celltcp_net::Ecn::Ce);
+                self.mptcp_segment(now, s, local, remote, seg, &opt, pkt.ecn == celltcp_net::Ecn::Ce);
             }
             return;
         }
         // the node's other addresses, for ADD_ADDR
         let others: Vec<celltcp_net::Ipv4> = self.ifaces.of(node).iter().map(|i| i.addr).collect();
-        let s = match self.stack.accept_mptcp(now, l, local.addr, remote, seg, &others) {
+        let s = match self.stack.accept_mptcp(now, l, local.addr, remote, seg, &opt, &others) {
             Some(s) => s,
             None => self.stack.accept(now, l, local.addr, remote, seg),
         };
@@ -406,13 +408,14 @@ impl World {
 
     /// A segment for MPTCP socket `s` on the subflow (`local`, `remote`).
     #[inline(never)]
-    fn mptcp_segment(&mut self, now: SimTime, s: u32, local: SockAddr, remote: SockAddr, seg: &TcpSegment, ce: bool) {
+    #[allow(clippy::too_many_arguments)]
+    fn mptcp_segment(&mut self, now: SimTime, s: u32, local: SockAddr, remote: SockAddr, seg: &TcpSegment, opt: &MptcpOption, ce: bool) {
         let SockKind::Mptcp(m) = &mut self.stack.socks[s as usize].kind else { return };
         let n = m.subflow_count();
         let was = m.is_established();
         // `false`: a join refused (wrong token or HMAC) or a stray segment; nothing to answer
         // (no RST is sent for a closed port either)
-        let _ = m.on_segment(now, msa(local), msa(remote), seg, ce);
+        let _ = m.on_segment(now, msa(local), msa(remote), seg, opt, ce);
         let ev = classify_mptcp(was, m);
         if m.subflow_count() > n {
             self.stack.register_subflows(s, n);
@@ -439,6 +442,7 @@ impl World {
             // from the subflow's own address: the source rules of a multihomed node send it by
             // that address's interface (RFC 8684 §3.2)
             let mut p = self.alloc_packet_from(now, node, o.local.ip, o.remote.ip, Body::Tcp(o.seg));
+            self.mptcp_opts.attach(&mut p, o.mptcp);
             if o.seg.ect {
                 p.ecn = celltcp_net::Ecn::Ect0;
             }

@@ -23,7 +23,7 @@ use std::collections::HashMap;
 
 use celltcp_apps::app::{SockAddr, SockId, SocketApi, SocketError, Stream};
 use celltcp_engine::{SimRng, SimTime};
-use celltcp_net::{Body, IcmpEcho, Ipv4, TcpSegment, UdpDatagram};
+use celltcp_net::{Body, IcmpEcho, Ipv4, MptcpOption, TcpSegment, UdpDatagram};
 use celltcp_mptcp::{MptcpConfig, MptcpConnection};
 use celltcp_tcp::{TcpConfig, TcpEndpoint};
 use rand::Rng;
@@ -233,7 +233,8 @@ impl Stack {
     /// of its node's): the new MPTCP connection (its token registered; `others` are the node's
     /// other addresses, announced with ADD_ADDR). `None`: the listener's flow is plain TCP, or the SYN has no
     /// MP_CAPABLE (plain TCP then, as Linux falls back).
-    pub fn accept_mptcp(&mut self, now: SimTime, lst: u32, to: Ipv4, remote: SockAddr, seg: &TcpSegment, others: &[Ipv4]) -> Option<u32> {
+    #[allow(clippy::too_many_arguments)]
+    pub fn accept_mptcp(&mut self, now: SimTime, lst: u32, to: Ipv4, remote: SockAddr, seg: &TcpSegment, opt: &MptcpOption, others: &[Ipv4]) -> Option<u32> {
         let (node, app, flow, local) = {
             let l = &self.socks[lst as usize];
             (l.node, l.app, l.flow, SockAddr::new(to, l.local.port))
@@ -242,7 +243,7 @@ impl Stack {
         let key = self.key(flow);
         let mut addrs = vec![local.addr];
         addrs.extend(others.iter().copied().filter(|&a| a != local.addr));
-        let m = MptcpConnection::accept(cfg, key, &addrs, msa(local), msa(remote), seg, now)?;
+        let m = MptcpConnection::accept(cfg, key, &addrs, msa(local), msa(remote), seg, opt, now)?;
         let token = m.token();
         let iss = 0; // (the segment trace, which reads it, is plain TCP only)
         let s = self.push(Sock { kind: SockKind::Mptcp(Box::new(m)), node, local, remote, app, flow, timer_at: None, traced: false, touched: false, iss });

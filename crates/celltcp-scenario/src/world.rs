@@ -146,6 +146,9 @@ pub(crate) struct World {
     pub(crate) sample_interval: SimDuration,
     pub(crate) record_rtt: bool,
     next_uid: u64,
+    /// The MPTCP options of packets in flight (celltcp_net::MptcpSideTable: packets carry only
+    /// their length).
+    pub(crate) mptcp_opts: celltcp_net::MptcpSideTable,
     scratch: Vec<Delivery>,
     /// Packets in flight between links and nodes; events carry their slot, so the event queue
     /// moves 32-byte entries rather than whole packets.
@@ -374,6 +377,7 @@ impl World {
             sample_interval: cfg.sample_interval.0,
             record_rtt: cfg.record_rtt,
             next_uid: 0,
+            mptcp_opts: celltcp_net::MptcpSideTable::default(),
             scratch: Vec::new(),
             slab: Slab::default(),
             drop_scratch: Vec::new(),
@@ -523,6 +527,9 @@ impl World {
     /// Counts a data packet of a flow that will not arrive: a whole datagram once, even when
     /// several of its IP fragments are lost (`data_pkts_sent` counts datagrams too).
     pub(crate) fn count_loss(&mut self, pkt: &Packet) {
+        if pkt.mptcp_len > 0 && pkt.frag.is_none() {
+            self.mptcp_opts.forget(pkt.uid);
+        }
         if !is_data(pkt) {
             return;
         }
@@ -566,7 +573,12 @@ impl World {
                 if let Body::Raw(r) = del.pkt.body {
                     self.pcap_raw(p, del.tx_start, &del.pkt, r.key);
                 } else {
-                    let _ = self.pcaps[p].1.write_packet(del.tx_start, &del.pkt);
+                    if del.pkt.mptcp_len > 0 {
+                        let o = self.mptcp_opts.get(&del.pkt);
+                        let _ = self.pcaps[p].1.write_packet_mptcp(del.tx_start, &del.pkt, &o);
+                    } else {
+                        let _ = self.pcaps[p].1.write_packet(del.tx_start, &del.pkt);
+                    }
                 }
             }
             if del.lost {

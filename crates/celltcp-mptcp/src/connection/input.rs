@@ -6,17 +6,19 @@
 use super::*;
 
 impl MptcpConnection {
-    /// A segment arrived on the 4-tuple (`local`, `remote`). Returns false when it belongs to no
-    /// subflow and opens none (a SYN with a wrong token, or stray).
+    /// A segment arrived on the 4-tuple (`local`, `remote`) with the MPTCP option `mptcp` (empty
+    /// if none). Returns false when it belongs to no subflow and opens none (a SYN with a wrong
+    /// token, or stray).
     pub fn on_segment(
         &mut self,
         now: SimTime,
         local: SockAddr,
         remote: SockAddr,
         seg: &TcpSegment,
+        mptcp: &MptcpOption,
         ce: bool,
     ) -> bool {
-        let opt = match MptcpOpt::from_segment(&seg.options.mptcp) {
+        let opt = match MptcpOpt::from_segment(mptcp) {
             Some(Ok(o)) => Some(o),
             _ => None,
         };
@@ -67,9 +69,8 @@ impl MptcpConnection {
         if seg.flags.syn() {
             self.subflows[i].irs = Some(seg.seq);
         }
-        let mut seg = *seg;
         if let Some(o) = opt {
-            if !self.on_option(now, i, &seg, o) {
+            if !self.on_option(now, i, seg, o) {
                 return true;
             }
         }
@@ -88,10 +89,9 @@ impl MptcpConnection {
                 let edge = self.data_una + ((seg.window as u64) << shift);
                 self.peer_edge = self.peer_edge.max(edge);
             }
-            seg.options.mptcp = Default::default();
         }
         self.couple(i);
-        self.subflows[i].ep.on_segment(now, &seg, ce);
+        self.subflows[i].ep.on_segment(now, seg, ce);
         if self.subflows[i].state == SubflowState::Connecting
             && !self.subflows[i].active
             && self.subflows[i].ep.is_established()

@@ -206,21 +206,22 @@ impl MptcpConnection {
             let i = (self.cursor + k) % n;
             if let Some(mut seg) = self.subflows[i].ep.poll_transmit(now) {
                 self.cursor = (i + 1) % n;
-                self.decorate(i, &mut seg);
+                let mptcp = self.decorate(i, &mut seg);
                 let s = &self.subflows[i];
                 return Some(Outgoing {
                     subflow: i,
                     local: s.local,
                     remote: s.remote,
                     seg,
+                    mptcp,
                 });
             }
         }
         None
     }
 
-    /// Puts the MPTCP option (and the connection-level window) on a subflow's segment.
-    pub(super) fn decorate(&mut self, i: usize, seg: &mut TcpSegment) {
+    /// The MPTCP option for a subflow's segment; puts the connection-level window on it.
+    pub(super) fn decorate(&mut self, i: usize, seg: &mut TcpSegment) -> MptcpOption {
         let syn = seg.flags.syn();
         let ack = seg.flags.ack();
         let lk = self.local_key;
@@ -370,7 +371,6 @@ impl MptcpConnection {
                 MptcpOpt::Dss(d)
             }
         };
-        seg.options.mptcp = opt.encode();
         if !syn {
             // §3.3.4: the connection-level window, scaled by this subflow's shift.
             let edge = self.adv_edge();
@@ -379,5 +379,6 @@ impl MptcpConnection {
             let wnd = (edge - self.rcv_nxt) >> shift;
             seg.window = wnd.min(65_535) as u16;
         }
+        opt.encode()
     }
 }
