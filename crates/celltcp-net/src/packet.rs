@@ -331,14 +331,20 @@ pub struct Packet {
     /// Bytes of tunnel headers around this packet while it crosses a tunnel (GTP-U/UDP/IPv4 on
     /// an LTE S1-U link: 36); counted by [`Packet::size`], zero elsewhere.
     pub encap: u16,
+    /// The GTP-U TEID of the tunnel the packet is in while `encap` is non-zero (TS 29.281
+    /// §5.1; `crate::gtpu`), or last came out of (the eNB at the tunnel's end relays it to the
+    /// bearer by it); 0 (a reserved TEID, never a bearer's) when it carries no user packet of
+    /// a bearer. Not counted in any size (it is inside `encap`'s bytes).
+    pub teid: u32,
 }
 
 impl Packet {
     pub fn new(uid: u64, src: Ipv4, dst: Ipv4, ident: u16, created: SimTime, body: Body) -> Self {
-        Packet { uid, src, dst, ident, ttl: 64, ecn: Ecn::NotEct, dont_fragment: false, frag: None, created, body, encap: 0 }
+        Packet { uid, src, dst, ident, ttl: 64, ecn: Ecn::NotEct, dont_fragment: false, frag: None, created, body, encap: 0, teid: 0 }
     }
 
     /// Bytes of the IPv4 payload carried by this packet (a fragment's share, or the whole body).
+    #[inline]
     pub fn ip_payload_len(&self) -> u32 {
         match self.frag {
             Some(f) => f.len,
@@ -348,6 +354,7 @@ impl Packet {
 
     /// Size on the wire at the IP layer: the IPv4 total length, plus the tunnel headers while
     /// the packet is encapsulated.
+    #[inline]
     pub fn size(&self) -> u32 {
         IPV4_HEADER + self.ip_payload_len() + u32::from(self.encap)
     }

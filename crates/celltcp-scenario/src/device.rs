@@ -179,6 +179,10 @@ impl crate::world::World {
             match o {
                 MediumOutput::Deliver { dir, node, pkt } => {
                     self.dirs[dir as usize].delivered_pkts += 1;
+                    if let Some(p) = self.dirs[dir as usize].pcap_rx {
+                        // as the receiving node sees it (a UE's capture)
+                        self.capture_cold(p, now, &pkt);
+                    }
                     self.arrive(now, node as usize, pkt);
                 }
                 MediumOutput::Lost { dir, pkt } => {
