@@ -65,8 +65,11 @@ pub(crate) struct LteMedium {
 pub(crate) struct X2Pcap {
     dir: PathBuf,
     enb_addr: Vec<Ipv4>,
-    writers: Vec<((usize, usize), String, PcapWriter<BufWriter<File>>)>,
+    /// Per pair of cells (lower index first): its file's path in the run directory, its writer.
+    writers: Vec<((usize, usize), String, X2Writer)>,
 }
+
+type X2Writer = PcapWriter<BufWriter<File>>;
 
 impl X2Pcap {
     pub fn new(dir: PathBuf, enb_addr: Vec<Ipv4>) -> Self {

@@ -501,7 +501,7 @@ impl World {
     /// radio direction when `node` is an eNB relaying a downlink packet it took out of one of
     /// its tunnels (the routes lead to the UE through its first eNB; after a path switch the
     /// packet reaches another, which relays it to the bearer by TEID).
-    #[inline]
+    #[inline(never)]
     fn gtp_encap(&mut self, node: usize, dst: usize, src: Ipv4, teid_in: u32, d: usize) -> (usize, Option<u32>) {
         let Some(MediumSlot { medium: AnyMedium::Lte(lte), .. }) = self.media.first_mut() else { return (d, Some(0)) };
         let lte = &mut **lte;
@@ -532,12 +532,7 @@ impl World {
                 pkt.encap = encap as u16;
                 self.link_enqueue(now, d, pkt);
             }
-            Device::Attached { medium, port } => {
-                if let Some(p) = self.dirs[d].pcap {
-                    self.capture_cold(p, now, &pkt);
-                }
-                self.medium_send(now, d, medium, port, pkt)
-            }
+            Device::Attached { medium, port } => self.medium_send(now, d, medium, port, pkt),
         }
     }
 

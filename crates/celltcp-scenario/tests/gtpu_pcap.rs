@@ -63,11 +63,11 @@ fn count(file: &Path, filter: &str) -> usize {
     fields(file, filter, &["frame.number"]).len()
 }
 
-fn run_to(text: &str, name: &str) -> (PathBuf, serde_json::Value) {
+fn run_to(text: &str, overrides: &[String], name: &str) -> (PathBuf, serde_json::Value) {
     let dir = std::env::temp_dir().join(format!("celltcp-gtpu-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    let out = run(text, &[], &RunOptions { seed: Some(3), out_dir: Some(dir.clone()), ..Default::default() }, &mut |_| true).unwrap();
+    let out = run(text, overrides, &RunOptions { seed: Some(3), out_dir: Some(dir.clone()), ..Default::default() }, &mut |_| true).unwrap();
     for f in &out.files {
         if f.starts_with("pcap/") {
             assert!(dir.join(f).exists(), "{f} is listed but missing");
@@ -81,7 +81,7 @@ fn s1u_capture_is_gtpu_with_teids_per_ue_and_the_flow_inside() {
     if !have_tshark() {
         return;
     }
-    let (dir, out) = run_to(CELL, "cell");
+    let (dir, out) = run_to(CELL, &[], "cell");
     let files: Vec<&str> = out["files"].as_array().unwrap().iter().map(|f| f.as_str().unwrap()).collect();
     for f in ["pcap/s1u-enb.pcap", "pcap/ue-ue1.pcap", "pcap/ue-ue2.pcap"] {
         assert!(files.contains(&f), "{f} not in {files:?}");
@@ -168,8 +168,8 @@ fn handover_example_captures_x2_forwarding_and_the_path_switch() {
     }
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/handover.toml");
     let text = std::fs::read_to_string(root).unwrap();
-    let text = text + "\n[lte.epc]\npcap = true\n";
-    let (dir, out) = run_to(&text, "handover");
+    // as docs/outputs.md runs it: `--set lte.epc.pcap=true` (the example has no [lte.epc])
+    let (dir, out) = run_to(&text, &["lte.epc.pcap=true".to_string()], "handover");
     let ho = &out["summary"]["lte"]["handovers"];
     let ho = ho.as_array().unwrap_or_else(|| panic!("handovers: {}", out["summary"]["lte"]));
     assert_eq!(ho.len(), 1, "{ho:?}");
