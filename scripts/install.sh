@@ -19,6 +19,9 @@ command -v nsenter >/dev/null 2>&1 || missing+=(util-linux)
 command -v mptcpize >/dev/null 2>&1 || missing+=(mptcpd)
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
+    # tshark's wireshark-common asks whether non-superusers may capture; answer it (no: celltcp
+    # only reads capture files) so that the install never waits for a terminal
+    echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
   else

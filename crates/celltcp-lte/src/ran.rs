@@ -66,7 +66,7 @@ mod x2_handover;
 mod rrm;
 #[cfg(test)]
 mod tests;
-pub use x2_handover::{HandoverConfig, HandoverEvent, PdcpForwarding};
+pub use x2_handover::{HandoverConfig, HandoverEvent, PdcpForwarding, X2Sent};
 pub use rrm::{RlfRecord, MOBILITY_STEP};
 use x2_handover::HoState;
 use rrm::UeMobility;
@@ -337,6 +337,9 @@ pub struct Ran<P: Copy + std::fmt::Debug> {
     failed: Vec<bool>,
     /// Declared X2 links: (cell, cell, delay, rate).
     x2_links: Vec<(usize, usize, SimDuration, u64)>,
+    /// Every PDU sent on X2-U since the last [`Ran::take_x2_log`], when logging is on
+    /// ([`Ran::log_x2`]; for pcap).
+    x2_log: Option<Vec<X2Sent<P>>>,
 }
 
 fn ceil_tti(t: SimTime) -> SimTime {
@@ -461,6 +464,7 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
             cell_failures: Vec::new(),
             failed: Vec::new(),
             x2_links: Vec::new(),
+            x2_log: None,
         }
     }
 

@@ -49,7 +49,7 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use celltcp_engine::{SimDuration, SimTime};
-use celltcp_net::{Ipv4, TcpSegment};
+use celltcp_net::{Ipv4, MptcpOption, TcpSegment};
 use celltcp_tcp::cc::coupled::CoupledConfig;
 use celltcp_tcp::cc::CcConfig;
 use celltcp_tcp::{CaState, TcpConfig, TcpEndpoint, TcpSample, TcpState};
@@ -143,6 +143,9 @@ pub struct Outgoing {
     pub local: SockAddr,
     pub remote: SockAddr,
     pub seg: TcpSegment,
+    /// The segment's MPTCP option, to go beside its packet
+    /// ([`celltcp_net::MptcpSideTable::attach`]).
+    pub mptcp: MptcpOption,
 }
 
 /// Which side opened the connection.
@@ -386,8 +389,9 @@ impl MptcpConnection {
     }
 
     /// Passive side: a listener with these addresses (id 0 the one it listens on) that accepts
-    /// the connection whose SYN (with MP_CAPABLE) `syn` is. `None` when `syn` is no MP_CAPABLE
-    /// SYN (the caller then falls back to plain TCP).
+    /// the connection whose SYN (with MP_CAPABLE option `syn_opt`) `syn` is. `None` when `syn`
+    /// is no MP_CAPABLE SYN (the caller then falls back to plain TCP).
+    #[allow(clippy::too_many_arguments)]
     pub fn accept(
         cfg: MptcpConfig,
         key: u64,
@@ -395,9 +399,10 @@ impl MptcpConnection {
         local: SockAddr,
         remote: SockAddr,
         syn: &TcpSegment,
+        syn_opt: &MptcpOption,
         now: SimTime,
     ) -> Option<Self> {
-        match MptcpOpt::from_segment(&syn.options.mptcp) {
+        match MptcpOpt::from_segment(syn_opt) {
             Some(Ok(MptcpOpt::Capable { .. })) if syn.flags.syn() && !syn.flags.ack() => {}
             _ => return None,
         }
@@ -709,11 +714,11 @@ mod tests {
     fn pair(
         bytes: u64,
         rounds: usize,
-        mut tamper: impl FnMut(bool, &mut TcpSegment),
+        mut tamper: impl FnMut(bool, &mut Outgoing),
     ) -> (
         MptcpConnection,
         Option<MptcpConnection>,
-        Vec<(bool, TcpSegment)>,
+        Vec<(bool, Outgoing)>,
     ) {
         let cfg = MptcpConfig::default();
         let mut a = MptcpConnection::connect(
@@ -737,23 +742,32 @@ mod tests {
             }
             written += a.write(bytes - written);
             while let Some(mut o) = a.poll_transmit(now) {
-                tamper(true, &mut o.seg);
-                log.push((true, o.seg));
+                tamper(true, &mut o);
                 match &mut b {
                     Some(b) => {
-                        b.on_segment(now, o.remote, o.local, &o.seg, false);
+                        b.on_segment(now, o.remote, o.local, &o.seg, &o.mptcp, false);
                     }
                     None => {
-                        b = MptcpConnection::accept(cfg, KB, &[B0], o.remote, o.local, &o.seg, now)
+                        b = MptcpConnection::accept(
+                            cfg,
+                            KB,
+                            &[B0],
+                            o.remote,
+                            o.local,
+                            &o.seg,
+                            &o.mptcp,
+                            now,
+                        )
                     }
                 }
+                log.push((true, o));
             }
             if let Some(bb) = &mut b {
                 bb.read(now, u64::MAX);
                 while let Some(mut o) = bb.poll_transmit(now) {
-                    tamper(false, &mut o.seg);
-                    log.push((false, o.seg));
-                    a.on_segment(now, o.remote, o.local, &o.seg, false);
+                    tamper(false, &mut o);
+                    a.on_segment(now, o.remote, o.local, &o.seg, &o.mptcp, false);
+                    log.push((false, o));
                 }
             }
             if a.next_deadline().is_some_and(|d| d <= now) {
@@ -768,8 +782,8 @@ mod tests {
         (a, b, log)
     }
 
-    fn opt(s: &TcpSegment) -> Option<MptcpOpt> {
-        MptcpOpt::from_segment(&s.options.mptcp).map(|r| r.unwrap())
+    fn opt(o: &Outgoing) -> Option<MptcpOpt> {
+        MptcpOpt::from_segment(&o.mptcp).map(|r| r.unwrap())
     }
 
     #[test]
@@ -841,7 +855,7 @@ mod tests {
                 }),
             ) = (to_b, opt(s))
             {
-                s.options.mptcp = MptcpOpt::JoinSynAck {
+                s.mptcp = MptcpOpt::JoinSynAck {
                     backup,
                     addr_id,
                     hmac: hmac ^ 1,
@@ -873,7 +887,7 @@ mod tests {
                 }),
             ) = (to_b, opt(s))
             {
-                s.options.mptcp = MptcpOpt::JoinSyn {
+                s.mptcp = MptcpOpt::JoinSyn {
                     backup,
                     addr_id,
                     token: token ^ 1,

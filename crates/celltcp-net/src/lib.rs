@@ -9,6 +9,7 @@
 //! - [`link`]: point-to-point links with rate, propagation delay and MTU.
 //! - [`trace_link`]: trace-driven links in the Mahimahi format.
 //! - [`pcap`]: libpcap files with real IPv4/TCP/UDP headers.
+//! - [`gtpu`]: GTPv1-U encapsulation (TS 29.281) of S1-U and X2-U, as pcap writes it.
 //! - [`raw`]: real IPv4 packets (emulation): parsing, a bounded byte store, the wire bytes.
 //! - [`routing`]: static shortest-path routing over a small graph of hosts and routers.
 //! - [`policy`]: a node's own longest-prefix tables and source-address rules (Linux `ip rule`).
@@ -18,6 +19,7 @@
 #![allow(clippy::result_large_err)]
 
 pub mod frag;
+pub mod gtpu;
 pub mod link;
 pub mod loss;
 pub mod packet;

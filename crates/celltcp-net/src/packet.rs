@@ -346,6 +346,11 @@ pub struct Packet {
     /// [`Packet::size`] and [`Packet::tcp_header_len`]); its bytes are in the sender's
     /// [`MptcpSideTable`] under this packet's `uid`.
     pub mptcp_len: u8,
+    /// The GTP-U TEID of the tunnel the packet is in while `encap` is non-zero (TS 29.281
+    /// §5.1; `crate::gtpu`), or last came out of (the eNB at the tunnel's end relays it to the
+    /// bearer by it); 0 (a reserved TEID, never a bearer's) when it carries no user packet of
+    /// a bearer. Not counted in any size (it is inside `encap`'s bytes).
+    pub teid: u32,
 }
 
 impl Packet {
@@ -363,6 +368,7 @@ impl Packet {
             body,
             encap: 0,
             mptcp_len: 0,
+            teid: 0,
         }
     }
 
@@ -395,6 +401,7 @@ impl Packet {
 
     /// Size on the wire at the IP layer: the IPv4 total length, plus the tunnel headers while
     /// the packet is encapsulated.
+    #[inline]
     pub fn size(&self) -> u32 {
         IPV4_HEADER + self.ip_payload_len() + u32::from(self.encap)
     }

@@ -24,6 +24,7 @@ use std::io::{self, BufWriter, Write};
 
 use celltcp_engine::SimTime;
 
+use crate::gtpu::Tunnel;
 use crate::packet::{Body, MptcpOption, Packet, TcpOptions, IPV4_HEADER, PROTO_TCP, PROTO_UDP};
 
 /// Nanosecond-resolution pcap magic.
@@ -270,6 +271,57 @@ impl<W: Write> PcapWriter<W> {
         let hdr = encode_headers_mptcp(pkt, mptcp.as_bytes(), &mut self.buf) as u32;
         let orig = pkt.size();
         debug_assert!(hdr >= IPV4_HEADER && hdr <= orig);
+        self.finish_record(t, hdr, orig)
+    }
+
+    /// Writes one packet seen at `t` inside the GTP-U tunnel `tun` (`crate::gtpu`): outer
+    /// IPv4, UDP 2152, GTP-U, then `pkt` as [`PcapWriter::write_packet`] writes it (its
+    /// `encap` bytes are not counted twice: the inner packet is `pkt` without them).
+    pub fn write_tunnelled(&mut self, t: SimTime, tun: &Tunnel, pkt: &Packet) -> io::Result<()> {
+        self.write_tunnelled_mptcp(t, tun, pkt, &MptcpOption::default())
+    }
+
+    /// [`PcapWriter::write_tunnelled`] with the bytes of the inner segment's MPTCP option (as
+    /// [`PcapWriter::write_packet_mptcp`]).
+    pub fn write_tunnelled_mptcp(&mut self, t: SimTime, tun: &Tunnel, pkt: &Packet, mptcp: &MptcpOption) -> io::Result<()> {
+        let inner = crate::gtpu::inner(pkt);
+        let oh = tun.overhead() as usize;
+        self.buf.clear();
+        self.buf.resize(16 + oh, 0);
+        let ih = encode_headers_mptcp(&inner, mptcp.as_bytes(), &mut self.buf);
+        let (head, rest) = self.buf.split_at_mut(16 + oh);
+        crate::gtpu::write_outer(tun, inner.ecn.bits(), inner.size(), rest, &mut head[16..]);
+        self.finish_record(t, (oh + ih) as u32, oh as u32 + inner.size())
+    }
+
+    /// Writes one real IPv4 packet (`bytes`, as on the wire) seen at `t` inside the GTP-U
+    /// tunnel `tun`; with [`Snaplen::Headers`] the outer, inner IPv4 and transport headers are
+    /// captured.
+    pub fn write_tunnelled_bytes(&mut self, t: SimTime, tun: &Tunnel, bytes: &[u8]) -> io::Result<()> {
+        let oh = tun.overhead() as usize;
+        let orig = (oh + bytes.len()) as u32;
+        let caplen = match self.snaplen {
+            Snaplen::Headers => (oh + crate::raw::headers_len(bytes)) as u32,
+            Snaplen::Bytes(n) => n.min(orig),
+        };
+        let mut outer = [0u8; 44];
+        let ecn = bytes.get(1).copied().unwrap_or(0);
+        crate::gtpu::write_outer(tun, ecn, bytes.len() as u32, bytes, &mut outer);
+        let ns = t.as_nanos();
+        let mut h = [0u8; 16];
+        h[0..4].copy_from_slice(&((ns / 1_000_000_000) as u32).to_le_bytes());
+        h[4..8].copy_from_slice(&((ns % 1_000_000_000) as u32).to_le_bytes());
+        h[8..12].copy_from_slice(&caplen.to_le_bytes());
+        h[12..16].copy_from_slice(&orig.to_le_bytes());
+        self.w.write_all(&h)?;
+        let c = caplen as usize;
+        self.w.write_all(&outer[..oh.min(c)])?;
+        self.w.write_all(&bytes[..c.saturating_sub(oh)])
+    }
+
+    /// Completes the record in `buf` (16 bytes of room, then `hdr` bytes of headers) for a
+    /// packet of `orig` bytes: the record header, the capture, zeros up to `caplen`.
+    fn finish_record(&mut self, t: SimTime, hdr: u32, orig: u32) -> io::Result<()> {
         let caplen = match self.snaplen {
             Snaplen::Headers => hdr,
             Snaplen::Bytes(n) => n.min(orig),

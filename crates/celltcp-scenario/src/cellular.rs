@@ -7,14 +7,23 @@
 //! S1-U links between each eNB and the SGW/PGW node are ordinary links whose packets carry
 //! the 36 bytes of GTP-U/UDP/IPv4 encapsulation (3GPP TS 29.281 §5.1: 8-byte GTP-U header,
 //! plus UDP 8 and IPv4 20), so inner packets above `s1u_mtu − 36` are fragmented at the PGW.
+//! The tunnels (TEIDs per UE and direction, the path switch) are `gtpu.rs`'s [`GtpTunnels`],
+//! held here because they follow the RAN's handovers; [`X2Pcap`] captures X2-U forwarding.
+
+use std::fs::File;
+use std::io::BufWriter;
+use std::path::PathBuf;
 
 use celltcp_engine::SimTime;
-use celltcp_lte::ran::{HandoverEvent, Ran, RanOutput, RlfRecord};
+use celltcp_lte::ran::{HandoverEvent, Ran, RanOutput, RlfRecord, X2Sent};
 use celltcp_lte::Direction;
-use celltcp_net::Packet;
+use celltcp_net::gtpu::Tunnel;
+use celltcp_net::pcap::{PcapWriter, Snaplen};
+use celltcp_net::{Ipv4, Packet};
 use serde_json::{json, Value};
 
 use crate::device::{Medium, MediumOutput};
+use crate::gtpu::GtpTunnels;
 use crate::sinks::Sinks;
 
 /// GTP-U (8) + UDP (8) + IPv4 (20) bytes added on S1-U (TS 29.281 §5.1).
@@ -42,10 +51,66 @@ pub(crate) struct LteMedium {
     last_bits: Option<Vec<(u64, u64)>>,
     out: Vec<RanOutput<Packet>>,
     last_sample: Option<LastSample>,
+    /// The GTP-U tunnel endpoints of the eNBs and the SGW/PGW.
+    pub gtp: GtpTunnels,
+    /// The X2-U captures (`[lte.epc] pcap = true`).
+    pub x2_pcap: Option<X2Pcap>,
+}
+
+/// The X2-U captures: one file per pair of eNBs that forwarded data in a handover,
+/// `pcap/x2-<a>-<b>.pcap` (`a` the one declared first), both directions, opened at the first
+/// forwarded packet. Each packet is captured as its transmission on X2 starts: outer IPv4
+/// source eNB → target eNB, UDP 2152, GTP-U with the target's forwarding TEID and the PDCP SN
+/// in the PDCP PDU Number extension header (TS 36.424 §5.2; TS 29.281 §5.2.2.2), the SDU.
+pub(crate) struct X2Pcap {
+    dir: PathBuf,
+    enb_addr: Vec<Ipv4>,
+    /// Per pair of cells (lower index first): its file's path in the run directory, its writer.
+    writers: Vec<((usize, usize), String, X2Writer)>,
+}
+
+type X2Writer = PcapWriter<BufWriter<File>>;
+
+impl X2Pcap {
+    pub fn new(dir: PathBuf, enb_addr: Vec<Ipv4>) -> Self {
+        X2Pcap { dir, enb_addr, writers: Vec::new() }
+    }
+
+    /// Captures `x`, sent in the forwarding tunnel `teid`.
+    fn write(&mut self, names: &[String], x: &X2Sent<Packet>, teid: u32) {
+        let key = (x.source.min(x.target), x.source.max(x.target));
+        let i = match self.writers.iter().position(|w| w.0 == key) {
+            Some(i) => i,
+            None => {
+                let fname = crate::plan::pcap_file(&format!("x2-{}-{}", names[key.0], names[key.1]));
+                let w = std::fs::create_dir_all(&self.dir)
+                    .and_then(|_| File::create(self.dir.join(&fname)))
+                    .and_then(|f| PcapWriter::new(BufWriter::new(f), Snaplen::Headers));
+                let Ok(w) = w else { return };
+                self.writers.push((key, format!("pcap/{fname}"), w));
+                self.writers.len() - 1
+            }
+        };
+        // TS 36.424 §5.2 numbers with the PDCP SN of 7, 12 or 15 bits (longer ones need the
+        // Long PDCP PDU Number header, which is not written)
+        let tun = Tunnel { src: self.enb_addr[x.source], dst: self.enb_addr[x.target], teid, pdcp_sn: Some(x.sn as u16) };
+        let _ = self.writers[i].2.write_tunnelled(x.at, &tun, &x.sdu);
+    }
+
+    /// Flushes the files; returns their paths in the run directory.
+    pub fn flush(&mut self) -> Vec<String> {
+        self.writers
+            .iter_mut()
+            .map(|(_, f, w)| {
+                let _ = w.flush();
+                f.clone()
+            })
+            .collect()
+    }
 }
 
 impl LteMedium {
-    pub fn new(ran: Ran<Packet>, ue_node: Vec<usize>, enb_node: Vec<usize>, ue_dirs: Vec<[usize; 2]>, enbs: &[celltcp_lte::ran::EnbSpec]) -> Self {
+    pub fn new(ran: Ran<Packet>, ue_node: Vec<usize>, enb_node: Vec<usize>, ue_dirs: Vec<[usize; 2]>, enbs: &[celltcp_lte::ran::EnbSpec], gtp: GtpTunnels, x2_pcap: Option<X2Pcap>) -> Self {
         LteMedium {
             ran,
             ue_node,
@@ -56,6 +121,20 @@ impl LteMedium {
             last_bits: None,
             out: Vec::new(),
             last_sample: None,
+            gtp,
+            x2_pcap,
+        }
+    }
+
+    /// Follows the RAN's new handovers (the targets' TEIDs) and captures what it sent on X2-U.
+    #[cold]
+    fn after_ran(&mut self) {
+        if self.ran.handover_events().len() > self.gtp.fwd_teid.len() {
+            self.gtp.on_handovers(self.ran.handover_events());
+        }
+        if let Some(x2) = self.x2_pcap.as_mut() {
+            let (gtp, names) = (&self.gtp, &self.enb_names);
+            self.ran.take_x2_log(|x| x2.write(names, x, gtp.fwd_teid[x.event]));
         }
     }
 }
@@ -66,11 +145,12 @@ impl Medium for LteMedium {
     fn send(&mut self, now: SimTime, port: u32, pkt: Packet) -> Result<(), Packet> {
         let ue = (port >> 1) as usize;
         let bytes = pkt.size();
-        if port & 1 == 0 {
-            self.ran.on_downlink_sdu(now, ue, pkt, bytes)
-        } else {
-            self.ran.on_uplink_sdu(now, ue, pkt, bytes)
+        let r = if port & 1 == 0 { self.ran.on_downlink_sdu(now, ue, pkt, bytes) } else { self.ran.on_uplink_sdu(now, ue, pkt, bytes) };
+        if self.ran.has_x2_log() {
+            // a downlink SDU forwarded over X2-U during a handover
+            self.after_ran();
         }
+        r
     }
 
     /// The next TTI with work (data, a timer, a moving UE, a planned handover).
@@ -83,6 +163,9 @@ impl Medium for LteMedium {
     fn on_timer(&mut self, now: SimTime, out: &mut Vec<MediumOutput>) {
         let mut ran_out = std::mem::take(&mut self.out);
         self.ran.on_tti(now, &mut ran_out);
+        if self.ran.handover_events().len() > self.gtp.fwd_teid.len() || self.ran.has_x2_log() {
+            self.after_ran();
+        }
         for o in ran_out.drain(..) {
             out.push(match o {
                 RanOutput::ToUe { ue, sdu } => MediumOutput::Deliver { dir: self.ue_dirs[ue][0] as u32, node: self.ue_node[ue] as u32, pkt: sdu },

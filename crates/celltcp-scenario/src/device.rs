@@ -147,6 +147,10 @@ impl crate::world::World {
     /// when it next has work.
     #[inline]
     pub(crate) fn medium_send(&mut self, now: SimTime, d: usize, m: u32, port: u32, pkt: Packet) {
+        if let Some(p) = self.dirs[d].pcap {
+            // as the sending node hands it to the medium (a UE's uplink capture)
+            self.capture_cold(p, now, &pkt);
+        }
         if let Err(p) = self.media[m as usize].medium.send(now, port, pkt) {
             self.count_drop(d, &p);
             return;
@@ -179,6 +183,10 @@ impl crate::world::World {
             match o {
                 MediumOutput::Deliver { dir, node, pkt } => {
                     self.dirs[dir as usize].delivered_pkts += 1;
+                    if let Some(p) = self.dirs[dir as usize].pcap_rx {
+                        // as the receiving node sees it (a UE's capture)
+                        self.capture_cold(p, now, &pkt);
+                    }
                     self.arrive(now, node as usize, pkt);
                 }
                 MediumOutput::Lost { dir, pkt } => {

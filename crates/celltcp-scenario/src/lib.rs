@@ -22,6 +22,7 @@ pub mod config;
 pub mod edit;
 pub mod error;
 mod glue;
+mod gtpu;
 pub mod lte_config;
 mod metrics;
 pub mod mptcp_config;

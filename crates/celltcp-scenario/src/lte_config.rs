@@ -304,11 +304,15 @@ pub struct EpcCfg {
     /// Default: drop-tail, 100 packets.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub s1u_queue: Option<crate::config::QueueSpec>,
+    /// Capture S1-U (`pcap/s1u-<enb>.pcap`, both directions, outer IPv4/UDP/GTP-U around the
+    /// UE's packet) and X2-U forwarding during handovers (`pcap/x2-<a>-<b>.pcap`).
+    #[serde(default)]
+    pub pcap: bool,
 }
 
 impl Default for EpcCfg {
     fn default() -> Self {
-        EpcCfg { pgw: def_pgw(), s1u_rate: def_s1u_rate(), s1u_delay: def_s1u_delay(), s1u_mtu: def_mtu(), s1u_queue: None }
+        EpcCfg { pgw: def_pgw(), s1u_rate: def_s1u_rate(), s1u_delay: def_s1u_delay(), s1u_mtu: def_mtu(), s1u_queue: None, pcap: false }
     }
 }
 
@@ -355,6 +359,10 @@ pub struct UeCfg {
     /// A trajectory (`model = "constant_velocity" | "waypoints" | "random_waypoint" |
     /// "levy_walk" | "static"`); it gives the start position, so no `position`/`placement`.
     pub mobility: Option<MobilitySpec>,
+    /// Capture the UE's side of the radio (`pcap/ue-<name>.pcap`): IP packets as it sends them
+    /// (before its PDCP/RLC queue) and as it receives them (after PDCP delivers them).
+    #[serde(default)]
+    pub pcap: bool,
 }
 
 /// The validated LTE part: what [`celltcp_lte::ran::Ran::new`] needs, and the node names.
@@ -373,6 +381,8 @@ pub struct LtePlan {
     pub interferers: Vec<usize>,
     /// Declared X2 links: (cell, cell, delay, rate).
     pub x2: Vec<(usize, usize, SimDuration, u64)>,
+    /// Per UE, in the order of `ues`: capture its side of the radio (`[[lte.ue]] pcap`).
+    pub ue_pcap: Vec<bool>,
 }
 
 /// An error in `[lte]` or one of its tables, with the line when it can be found.
@@ -696,6 +706,7 @@ pub fn plan_lte(text: &str, cfg: &LteCfg, seed: u64) -> Result<LtePlan, Scenario
         return Err(e("ue", "expected at least one [[lte.ue]]".into()));
     }
     let mut ues: Vec<UeSpec> = Vec::new();
+    let mut ue_pcap: Vec<bool> = Vec::new();
     let mut ue_names: std::collections::HashSet<String> = std::collections::HashSet::new();
     let mut mobility: Vec<Option<MobilitySpec>> = Vec::new();
     for (i, u) in cfg.ues.iter().enumerate() {
@@ -808,6 +819,7 @@ pub fn plan_lte(text: &str, cfg: &LteCfg, seed: u64) -> Result<LtePlan, Scenario
                 return Err(ue_e("name", format!("UE name {name:?} is used twice")));
             }
             ues.push(UeSpec { name, enb, position: pos, fixed_sinr_db: u.sinr.map(|s| s.0), fixed_mcs: u.mcs });
+            ue_pcap.push(u.pcap);
             mobility.push(u.mobility.clone());
         }
     }
@@ -920,7 +932,7 @@ pub fn plan_lte(text: &str, cfg: &LteCfg, seed: u64) -> Result<LtePlan, Scenario
         }
         x2.push((ends[0], ends[1], delay, rate));
     }
-    Ok(LtePlan { ran, enbs, ues, epc, setup, manual, failures, interferers, x2 })
+    Ok(LtePlan { ran, enbs, ues, epc, setup, manual, failures, interferers, x2, ue_pcap })
 }
 
 impl LteCfg {

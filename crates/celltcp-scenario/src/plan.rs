@@ -470,7 +470,7 @@ pub fn plan(text: &str, cfg: &Config, base_dir: Option<&std::path::Path>) -> Res
         None => QueueConfig::default(),
     };
     let lte = lte.map(|(lp, ue_node, enb_node, pgw_node)| {
-        let mut push_link = |name: String, a: usize, b: usize, rate: Option<u64>, delay: SimDuration, mtu: u32, kinds: [DirKind; 2]| {
+        let mut push_link = |name: String, a: usize, b: usize, rate: Option<u64>, delay: SimDuration, mtu: u32, kinds: [DirKind; 2], pcap: bool| {
             let d0 = dirs.len();
             for ((from, to), kind) in [(a, b), (b, a)].into_iter().zip(kinds) {
                 dirs.push(PlanLinkDir {
@@ -488,19 +488,19 @@ pub fn plan(text: &str, cfg: &Config, base_dir: Option<&std::path::Path>) -> Res
                     kind,
                 });
             }
-            links.push(PlanLink { name, pcap: false, dirs: [d0, d0 + 1] });
+            links.push(PlanLink { name, pcap, dirs: [d0, d0 + 1] });
             [d0, d0 + 1]
         };
         for (k, &en) in enb_node.iter().enumerate() {
             let name = format!("s1u-{}", lp.enbs[k].name);
-            push_link(name, en, pgw_node, Some(lp.epc.s1u_rate.0), lp.epc.s1u_delay.0, lp.epc.s1u_mtu, [DirKind::S1u, DirKind::S1u]);
+            push_link(name, en, pgw_node, Some(lp.epc.s1u_rate.0), lp.epc.s1u_delay.0, lp.epc.s1u_mtu, [DirKind::S1u, DirKind::S1u], lp.epc.pcap);
         }
         let mut ue_dirs = Vec::new();
         for (k, &un) in ue_node.iter().enumerate() {
             let en = enb_node[lp.ues[k].enb];
             let name = format!("radio-{}", lp.ues[k].name);
             let kinds = [DirKind::Radio { ue: k, downlink: true }, DirKind::Radio { ue: k, downlink: false }];
-            ue_dirs.push(push_link(name, en, un, None, SimDuration::ZERO, 1500, kinds));
+            ue_dirs.push(push_link(name, en, un, None, SimDuration::ZERO, 1500, kinds, lp.ue_pcap[k]));
         }
         PlanLte { plan: lp, ue_node, enb_node, pgw_node, ue_dirs }
     });

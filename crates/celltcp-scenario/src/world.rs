@@ -24,10 +24,12 @@ use celltcp_net::loss::LossModel;
 use celltcp_net::pcap::{PcapWriter, Snaplen};
 use celltcp_net::queue::AnyQueue;
 use celltcp_net::trace_link::{TraceLink, TraceLinkConfig};
+use celltcp_net::gtpu::Tunnel;
 use celltcp_net::{Body, Ipv4, Packet};
 use celltcp_tcp::{BufSize, TcpConfig};
 
 use crate::cellular::{radio_port, LteMedium, GTPU_OVERHEAD_BYTES};
+use crate::gtpu::GtpTunnels;
 use crate::device::{AnyMedium, Device, MediumOutput, MediumSlot};
 use crate::wlan::wifi_port;
 use crate::config::{AppKind, Config};
@@ -81,7 +83,12 @@ pub(crate) struct LinkDir {
     pub from: usize,
     pub to: usize,
     pub mtu: u32,
+    /// Its capture: of a link, packets as they start on the wire; of a direction attached to
+    /// a medium, packets as its sending node hands them to the medium (a UE's uplink).
     pub pcap: Option<usize>,
+    /// Of a direction attached to a medium: the capture of packets the medium delivers at its
+    /// far end (a UE's downlink, as the UE receives it).
+    pub pcap_rx: Option<usize>,
     pub drops_pkts: u64,
     pub drops_bytes: u64,
     pub lost_pkts: u64,
@@ -186,7 +193,11 @@ impl World {
                 if l.pcap {
                     let pdir = dir.join("pcap");
                     std::fs::create_dir_all(&pdir).map_err(io)?;
-                    let fname = crate::plan::pcap_file(&l.name);
+                    // a UE's radio link is captured at the UE (`ue-<name>.pcap`)
+                    let fname = match (&plan.dirs[l.dirs[0]].kind, l.name.strip_prefix("radio-")) {
+                        (DirKind::Radio { .. }, Some(ue)) => crate::plan::pcap_file(&format!("ue-{ue}")),
+                        _ => crate::plan::pcap_file(&l.name),
+                    };
                     let w = PcapWriter::new(BufWriter::new(File::create(pdir.join(&fname)).map_err(io)?), Snaplen::Headers).map_err(io)?;
                     pcap_of_link[i] = Some(pcaps.len());
                     pcaps.push((l.name.clone(), w));
@@ -228,7 +239,9 @@ impl World {
                     from: d.from,
                     to: d.to,
                     mtu: d.mtu,
-                    pcap: pcap_of_link[d.link],
+                    // a radio link's capture is at the UE: its uplink as sent, its downlink as received
+                    pcap: if matches!(d.kind, DirKind::Radio { downlink: true, .. }) { None } else { pcap_of_link[d.link] },
+                    pcap_rx: if matches!(d.kind, DirKind::Radio { downlink: true, .. }) { pcap_of_link[d.link] } else { None },
                     drops_pkts: 0,
                     drops_bytes: 0,
                     lost_pkts: 0,
@@ -264,7 +277,20 @@ impl World {
             for &(a, b, d, r) in &pl.plan.x2 {
                 ran.set_x2(a, b, d, r);
             }
-            LteMedium::new(ran, pl.ue_node, pl.enb_node, pl.ue_dirs, &pl.plan.enbs)
+            // the GTP-U tunnels at attach, and the X2-U capture (`gtpu.rs`)
+            let s1u_dl_dir: Vec<u32> = pl.enb_node.iter().map(|&en| {
+                plan.dirs.iter().position(|d| d.kind == DirKind::S1u && d.from == pl.pgw_node && d.to == en).expect("every eNB has an S1-U link") as u32
+            }).collect();
+            let serving: Vec<usize> = pl.plan.ues.iter().map(|u| u.enb).collect();
+            let gtp = GtpTunnels::new(plan.nodes.len(), &pl.ue_node, &pl.enb_node, pl.pgw_node, &serving, s1u_dl_dir);
+            let x2_pcap = match (out_dir, pl.plan.epc.pcap) {
+                (Some(dir), true) => {
+                    ran.log_x2(true);
+                    Some(crate::cellular::X2Pcap::new(dir.join("pcap"), pl.enb_node.iter().map(|&n| plan.nodes[n].addr).collect()))
+                }
+                _ => None,
+            };
+            LteMedium::new(ran, pl.ue_node, pl.enb_node, pl.ue_dirs, &pl.plan.enbs, gtp, x2_pcap)
         });
         let mut media: Vec<MediumSlot> = lte.into_iter().map(|l| MediumSlot { medium: AnyMedium::Lte(Box::new(l)), timer_at: None }).collect();
         media.extend(wifi.map(|w| MediumSlot { medium: AnyMedium::Wifi(Box::new(w)), timer_at: None }));
@@ -454,7 +480,7 @@ impl World {
     }
 
     /// Sends `pkt` from `node` towards its destination (the IP output path).
-    pub(crate) fn ip_output(&mut self, now: SimTime, node: usize, pkt: Packet) {
+    pub(crate) fn ip_output(&mut self, now: SimTime, node: usize, mut pkt: Packet) {
         let Some((dst, ifc)) = self.ifaces.owner(pkt.dst) else { return };
         let dst = dst as usize;
         if dst == node {
@@ -464,10 +490,19 @@ impl World {
         // by address (`iface.rs`): a node's first address and a single-interface sender take
         // the network-wide route, as they always did
         let hop = if ifc == 0 && self.ifaces.plain(node) { self.routes.next_hop(node, dst) } else { self.ifaces.route(&self.routes, node, pkt.src, pkt.dst, dst, ifc) };
-        let Some(d) = hop else { return };
-        // On S1-U the GTP-U headers count against the MTU: the inner packet is fragmented to
-        // leave room for them.
-        let encap = if self.dirs[d].s1u { GTPU_OVERHEAD_BYTES } else { 0 };
+        let Some(mut d) = hop else { return };
+        // GTP-U on S1-U (`gtpu.rs`): the packet goes into a tunnel, whose headers count against
+        // the MTU, so the inner packet is fragmented to leave room for them (each fragment in
+        // the same tunnel).
+        let mut encap = 0;
+        if self.dirs[d].s1u {
+            let (dd, teid) = self.gtp_encap(node, dst, pkt.src, pkt.teid, d);
+            d = dd;
+            if let Some(teid) = teid {
+                pkt.teid = teid;
+                encap = GTPU_OVERHEAD_BYTES;
+            }
+        }
         let mtu = self.dirs[d].mtu - encap;
         if pkt.size() <= mtu {
             self.dir_send(now, d, pkt, encap);
@@ -482,6 +517,38 @@ impl World {
                 self.count_drop(d, &pkt);
             }
             self.frag_out = out;
+        }
+    }
+
+    /// GTP-U on S1-U direction `d` leaving `node` (`gtpu.rs`), for a packet from `src` that
+    /// last came out of tunnel `teid_in` (0: none). At the SGW/PGW a UE's downlink goes into
+    /// its tunnel to the eNB that holds it (the target's after a handover's path switch); at
+    /// an eNB a UE's uplink goes into its uplink tunnel. Returns the direction and the TEID
+    /// (`Some(0)`: not a UE's packet, e.g. one for the eNB itself), or `None` with the UE's
+    /// radio direction when `node` is an eNB relaying a downlink packet it took out of one of
+    /// its tunnels (the routes lead to the UE through its first eNB; after a path switch the
+    /// packet reaches another, which relays it to the bearer by TEID).
+    #[inline(never)]
+    fn gtp_encap(&mut self, node: usize, dst: usize, src: Ipv4, teid_in: u32, d: usize) -> (usize, Option<u32>) {
+        let Some(MediumSlot { medium: AnyMedium::Lte(lte), .. }) = self.media.first_mut() else { return (d, Some(0)) };
+        let lte = &mut **lte;
+        if lte.gtp.is_pgw(node) {
+            return match lte.gtp.ue_of(dst) {
+                Some(ue) => {
+                    let (d, teid) = lte.gtp.downlink(&lte.ran, ue);
+                    (d, Some(teid))
+                }
+                None => (d, Some(0)),
+            };
+        }
+        if teid_in != 0 {
+            if let Some(ue) = lte.gtp.enb_decap(node, teid_in) {
+                return (lte.ue_dirs[ue][0], None);
+            }
+        }
+        match self.ifaces.owner(src).and_then(|(s, _)| lte.gtp.ue_of(s as usize)) {
+            Some(ue) => (d, Some(lte.gtp.uplink(ue))),
+            None => (d, Some(0)),
         }
     }
 
@@ -570,16 +637,7 @@ impl World {
         // whole delivery out first).
         for del in out.iter() {
             if let Some(p) = self.dirs[d].pcap {
-                if let Body::Raw(r) = del.pkt.body {
-                    self.pcap_raw(p, del.tx_start, &del.pkt, r.key);
-                } else {
-                    if del.pkt.mptcp_len > 0 {
-                        let o = self.mptcp_opts.get(&del.pkt);
-                        let _ = self.pcaps[p].1.write_packet_mptcp(del.tx_start, &del.pkt, &o);
-                    } else {
-                        let _ = self.pcaps[p].1.write_packet(del.tx_start, &del.pkt);
-                    }
-                }
+                self.capture_link(p, d, del.tx_start, &del.pkt);
             }
             if del.lost {
                 self.dirs[d].lost_pkts += 1;
@@ -594,6 +652,8 @@ impl World {
     }
 
     pub(crate) fn arrive(&mut self, now: SimTime, node: usize, mut pkt: Packet) {
+        // the end of a GTP-U tunnel (S1-U): the packet keeps the TEID it came in (`teid`),
+        // by which an eNB relays it to the UE's bearer (`gtp_encap`)
         pkt.encap = 0;
         if self.nodes[node].external && pkt.dst == self.nodes[node].addr {
             // a real host reassembles for itself
@@ -637,14 +697,51 @@ impl World {
         a
     }
 
+    /// [`World::capture`] of a packet starting on link direction `d` at `t`: a tunnelled one
+    /// (GTP-U on S1-U) with the link's ends as the outer addresses.
+    #[cold]
+    #[inline(never)]
+    fn capture_link(&mut self, p: usize, d: usize, t: SimTime, pkt: &Packet) {
+        let dir = &self.dirs[d];
+        let tun = (pkt.encap != 0).then(|| Tunnel { src: self.nodes[dir.from].addr, dst: self.nodes[dir.to].addr, teid: pkt.teid, pdcp_sn: None });
+        self.capture(p, t, pkt, tun.as_ref());
+    }
+
+    /// [`World::capture`] of an untunnelled packet, out of the hot path.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn capture_cold(&mut self, p: usize, t: SimTime, pkt: &Packet) {
+        self.capture(p, t, pkt, None);
+    }
+
+    /// Writes `pkt` seen at `t` to capture `p`, inside GTP-U tunnel `tun` if given.
+    #[inline]
+    pub(crate) fn capture(&mut self, p: usize, t: SimTime, pkt: &Packet, tun: Option<&Tunnel>) {
+        if let Body::Raw(r) = pkt.body {
+            self.pcap_raw(p, t, pkt, r.key, tun);
+            return;
+        }
+        // an MPTCP segment's option bytes are in the side table (`MptcpSideTable`), not the packet
+        let mptcp = if pkt.mptcp_len > 0 { self.mptcp_opts.get(pkt) } else { Default::default() };
+        let w = &mut self.pcaps[p].1;
+        let _ = match tun {
+            Some(tun) => w.write_tunnelled_mptcp(t, tun, pkt, &mptcp),
+            None => w.write_packet_mptcp(t, pkt, &mptcp),
+        };
+    }
+
     /// Captures a real packet (its bytes as they are, the IPv4 header as the simulation has it).
     #[cold]
-    fn pcap_raw(&mut self, p: usize, t: SimTime, pkt: &Packet, key: u64) {
+    fn pcap_raw(&mut self, p: usize, t: SimTime, pkt: &Packet, key: u64, tun: Option<&Tunnel>) {
         let mut buf = std::mem::take(&mut self.raw_scratch);
         buf.clear();
         if let Some(orig) = self.raw.get(key) {
-            if celltcp_net::raw::wire_bytes(pkt, orig, &mut buf) {
-                let _ = self.pcaps[p].1.write_bytes(t, &buf);
+            if celltcp_net::raw::wire_bytes(&celltcp_net::gtpu::inner(pkt), orig, &mut buf) {
+                let w = &mut self.pcaps[p].1;
+                let _ = match tun {
+                    Some(tun) => w.write_tunnelled_bytes(t, tun, &buf),
+                    None => w.write_bytes(t, &buf),
+                };
             }
         }
         self.raw_scratch = buf;
@@ -653,6 +750,16 @@ impl World {
     pub(crate) fn finish(&mut self) {
         for (_, w) in &mut self.pcaps {
             let _ = w.flush();
+        }
+        // the X2-U captures, opened when a handover first forwarded data
+        if let Some(MediumSlot { medium: AnyMedium::Lte(lte), .. }) = self.media.first_mut() {
+            if let Some(x2) = lte.x2_pcap.as_mut() {
+                for f in x2.flush() {
+                    if !self.files.contains(&f) {
+                        self.files.push(f);
+                    }
+                }
+            }
         }
     }
 }

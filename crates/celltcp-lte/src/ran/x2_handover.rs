@@ -14,8 +14,8 @@
 //!
 //! Between `t_detach` and `t_switch` every new downlink SDU still reaches the source, which
 //! numbers it in PDCP and forwards it over X2 to the target; after `t_switch` it reaches the
-//! target directly. (The S-GW's path switch is modelled by this timing: in the topology the
-//! UE's downlink keeps its first eNB's S1-U link, so give every eNB the same S1-U.)
+//! target directly. (The S-GW follows [`Ran::s1_path_cell`]: the scenario's GTP-U tunnel of
+//! the UE's downlink moves to the target's S1-U at the path switch.)
 //!
 //! What happens to the data in flight at `t_detach`:
 //! - **Seamless** (no `[lte.handover] forwarding`, or `"seamless"`): the source forwards the
@@ -131,6 +131,22 @@ pub struct HandoverEvent {
     pub status_report_s: f64,
     /// Downlink transport blocks in flight (HARQ) lost at detach.
     pub harq_blocks_lost: u64,
+}
+
+/// A PDCP SDU sent on X2-U from the source to the target of a handover (data forwarding,
+/// TS 36.300 §10.1.2.1.1 step 8; TS 36.424): what a capture of X2-U shows.
+#[derive(Clone, Copy, Debug)]
+pub struct X2Sent<P> {
+    /// When its transmission on X2 starts (behind what is queued at the X2 rate).
+    pub at: SimTime,
+    pub ue: usize,
+    pub source: usize,
+    pub target: usize,
+    /// The index of the handover in [`Ran::handover_events`].
+    pub event: usize,
+    /// Its PDCP SN, carried in the GTP-U PDCP PDU Number extension header (TS 36.424 §5.2).
+    pub sn: u32,
+    pub sdu: P,
 }
 
 /// Where a UE is in the procedure.
@@ -341,9 +357,45 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         let u = &mut self.ues[ue];
         let (delay, rate) = u.enb.x2_link;
         let start = u.enb.x2_free_at.max(now);
+        if let (Some(log), Some(h)) = (self.x2_log.as_mut(), u.ho.as_ref()) {
+            let e = &self.ho_events[h.event];
+            log.push(X2Sent { at: start, ue, source: e.source, target: e.target, event: h.event, sn: pdu.sn, sdu: pdu.sdu });
+        }
         let tx = SimDuration::from_nanos((u64::from(pdu.bytes) * 8 * 1_000_000_000).div_ceil(rate.max(1)));
         u.enb.x2_free_at = start + tx;
         u.enb.x2_queue.push_back((start + tx + delay, pdu));
+    }
+
+    /// Logs every PDU sent on X2-U from now on (`on`), for [`Ran::take_x2_log`].
+    pub fn log_x2(&mut self, on: bool) {
+        self.x2_log = on.then(Vec::new);
+    }
+
+    /// Hands out the PDUs sent on X2-U since the last call, in the order they were queued.
+    pub fn take_x2_log(&mut self, mut f: impl FnMut(&X2Sent<P>)) {
+        if let Some(log) = self.x2_log.as_mut() {
+            for x in log.drain(..) {
+                f(&x);
+            }
+        }
+    }
+
+    /// Whether PDUs were sent on X2-U since the last [`Ran::take_x2_log`].
+    #[inline]
+    pub fn has_x2_log(&self) -> bool {
+        self.x2_log.as_ref().is_some_and(|l| !l.is_empty())
+    }
+
+    /// The cell whose eNB the S-GW sends UE `ue`'s downlink to: the serving cell, except during
+    /// a prepared handover from the UE's detach until the path switch (TS 23.401 §5.5.1.1.2;
+    /// TS 36.300 §10.1.2.1.1 steps 12–16), when it is still the source.
+    #[inline]
+    pub fn s1_path_cell(&self, ue: usize) -> usize {
+        let u = &self.ues[ue];
+        match &u.ho {
+            Some(h) if !matches!(h.phase, HoPhase::Preparing { .. }) => self.ho_events[h.event].source,
+            _ => u.cell,
+        }
     }
 
     /// Declares the X2 link between cells `a` and `b` with its one-way delay and rate
