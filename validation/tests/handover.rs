@@ -137,7 +137,7 @@ fn lossless_handover_loses_nothing_and_tcp_sees_no_loss() {
     for case in 0..6 {
         let kmh = rng.range(30.0, 60.0);
         let x0 = rng.range(250.0, 350.0);
-        let window_exact = ["256KB", "512KB", "1MB", "2MB"][rng.range(0.0, 4.0) as usize];
+        let window = ["256KB", "512KB", "1MB", "2MB"][rng.range(0.0, 4.0) as usize];
         let text = drive("20s", x0, kmh, 0.0, "forwarding = \"lossless\"\nhysteresis = \"3dB\"\ntime_to_trigger = \"256ms\"", &bulk(window));
         let out = run_text(&text, case + 1);
         let h = handovers(&out);
@@ -163,7 +163,7 @@ fn seamless_handover_loses_exactly_what_the_source_discarded() {
     for case in 0..6 {
         let kmh = rng.range(30.0, 60.0);
         let x0 = rng.range(250.0, 350.0);
-        let window_exact = ["512KB", "1MB", "2MB", "4MB"][rng.range(0.0, 4.0) as usize];
+        let window = ["512KB", "1MB", "2MB", "4MB"][rng.range(0.0, 4.0) as usize];
         let text = drive("20s", x0, kmh, 0.0, "forwarding = \"seamless\"\nhysteresis = \"3dB\"\ntime_to_trigger = \"256ms\"", &bulk(window));
         let out = run_text(&text, case + 1);
         let h = handovers(&out);

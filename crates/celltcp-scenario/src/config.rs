@@ -510,9 +510,13 @@ pub struct FlowCfg {
     /// The delayed-ACK timer (default 40 ms, Linux `TCP_DELACK_MIN`; 1 ms..500 ms, RFC 5681 §4.2).
     #[serde(default)]
     pub delayed_ack_timeout: Option<Dur>,
-    /// Segments ACKed at once at connection start (Linux quick-ACK mode; 0..16, default 0).
+    /// Segments ACKed at once at connection start (Linux quick-ACK mode; 0..16, default 16).
     #[serde(default)]
     pub quickack: Option<u32>,
+    /// Nagle's algorithm (Linux `tcp_nagle_check`); `false` is `TCP_NODELAY` (`iperf3 -N`).
+    /// Default on, as Linux.
+    #[serde(default)]
+    pub nagle: Option<bool>,
     #[serde(default)]
     pub pacing: Option<bool>,
     #[serde(default)]
@@ -671,6 +675,7 @@ impl Config {
                 f.delayed_ack.get_or_insert(tcp.delayed_ack);
                 f.delayed_ack_timeout.get_or_insert(Dur(tcp.delayed_ack_timeout));
                 f.quickack.get_or_insert(tcp.quickack_segments);
+                f.nagle.get_or_insert(tcp.nagle);
                 f.pacing.get_or_insert(tcp.pacing);
                 f.initial_cwnd.get_or_insert(tcp.initial_cwnd_pkts);
                 f.min_rto.get_or_insert(Dur(tcp.min_rto));

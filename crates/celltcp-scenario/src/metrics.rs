@@ -123,8 +123,14 @@ impl World {
             None => m.tick(now, recv_bytes, retx),
         }
         let next = m.next_tick(now, fl.interval);
-        if fl.stop_at.is_none_or(|s| next <= s + SimDuration::from_millis(1)) {
-            self.q.push(next, Ev::Meter(f as u32));
+        match fl.stop_at {
+            Some(s) if next > s + SimDuration::from_millis(1) => {
+                // the last, partial interval ends with the test, as iperf3 reports it
+                if now + SimDuration::from_millis(1) < s {
+                    self.q.push(s, Ev::Meter(f as u32));
+                }
+            }
+            _ => self.q.push(next, Ev::Meter(f as u32)),
         }
     }
 

@@ -654,6 +654,7 @@ pub fn plan(text: &str, cfg: &Config, base_dir: Option<&std::path::Path>) -> Res
             ("delayed_ack", f.delayed_ack.is_some()),
             ("delayed_ack_timeout", f.delayed_ack_timeout.is_some()),
             ("quickack", f.quickack.is_some()),
+            ("nagle", f.nagle.is_some()),
             ("pacing", f.pacing.is_some()),
             ("initial_cwnd", f.initial_cwnd.is_some()),
             ("min_rto", f.min_rto.is_some()),

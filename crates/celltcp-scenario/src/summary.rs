@@ -128,7 +128,14 @@ pub(crate) fn summary(w: &World, end: celltcp_engine::SimTime) -> Value {
             (AnyApp::TcpClient(_), _) => {
                 let reverse = fl.reverse;
                 let (snd, rcv) = w.tcp_roles(f);
-                let delivered = rcv.map_or(0, |c| w.conn_stats(c).bytes_delivered);
+                let mut delivered = rcv.map_or(0, |c| w.conn_stats(c).bytes_delivered);
+                // iperf counts only the test's own bytes: those read by its end (the meter's
+                // last report), not what the send buffer still delivers after it.
+                if let (Some(mt), Some(s)) = (&fl.meter, fl.stop_at) {
+                    if s <= end && mt.reports.last().is_some_and(|r| r.end >= s) {
+                        delivered = mt.reports.iter().map(|r| r.bytes).sum();
+                    }
+                }
                 let done = completed_at(client, server);
                 let stop = fl.stop_at.map_or(end, |s| s.min(end));
                 let active_end = done.unwrap_or(stop);

@@ -879,6 +879,9 @@ fn tcp_config(f: &crate::config::FlowCfg, pf: &crate::plan::PlanFlow, seed: u64,
     if let Some(v) = f.quickack {
         c.quickack_segments = v;
     }
+    if let Some(v) = f.nagle {
+        c.nagle = v;
+    }
     if let Some(v) = f.pacing {
         c.pacing = v;
     }

@@ -231,3 +231,39 @@ fn per_direction_loss_drops_only_the_direction_it_names() {
     assert_eq!(links[0]["lost_packets"].as_u64(), Some(0));
     assert!(links[1]["lost_packets"].as_u64().unwrap() > 0);
 }
+
+#[test]
+fn iperf_summary_counts_only_the_tests_own_bytes() {
+    // A 2.5 s iperf test on 10 Mbit/s with a 1000-packet queue: when the test ends the send
+    // buffer and the queue still hold data that arrives later. iperf3 counts what arrived by
+    // the end of the test, so the goodput cannot exceed the link's payload rate (closed form
+    // 10 Mbit/s x 1448/1500), and the summary's bytes equal the interval reports' sum, the last
+    // of them a partial interval ending with the test.
+    let text = r#"duration = "6s"
+[[link]]
+between = ["a", "b"]
+rate = "10Mbps"
+delay = "10ms"
+queue = "1000p"
+[[flow]]
+app = "iperf"
+from = "a"
+to = "b"
+duration = "2.5s"
+"#;
+    let out = run_ok(text, 1);
+    let f = &out.summary["flows"][0];
+    let bytes = f["bytes_delivered"].as_f64().unwrap();
+    let g = f["goodput_bps"].as_f64().unwrap();
+    assert!(g <= 10e6 * 1448.0 / 1500.0 * 1.001 && g > 7e6, "goodput {g}");
+    let t = out.timeseries.iter().find(|t| t.name == "iperf").expect("iperf table");
+    let col = |n: &str| match &t.columns.iter().find(|c| c.name == n).unwrap().data {
+        ColumnData::F64(x) => x.clone(),
+        _ => panic!("{n}"),
+    };
+    let (ends, sum) = (col("end_s"), col("bytes").iter().sum::<f64>());
+    assert_eq!(ends, vec![1.0, 2.0, 2.5]);
+    assert_eq!(sum, bytes);
+    // the sender's own count shows data still went out after the test
+    assert!(f["bytes_sent"].as_f64().unwrap() > bytes + 10_000.0, "{f}");
+}

@@ -133,9 +133,15 @@ pub struct TcpConfig {
     pub delayed_ack: bool,
     /// The delayed-ACK timer (Linux `TCP_DELACK_MIN`: 40 ms; RFC 5681 caps it at 500 ms).
     pub delayed_ack_timeout: SimDuration,
-    /// ACK this many first in-order data segments at once (Linux "quickack" mode at connection
-    /// start, `TCP_MAX_QUICKACKS` = 16, speeds up slow start). 0 (default): plain delayed ACKs.
+    /// Quick-ACK mode at connection start: at most this many first in-order data segments are
+    /// ACKed at once (Linux `tcp_event_data_recv` -> `tcp_incr_quickack(sk, TCP_MAX_QUICKACKS)`
+    /// on the first data segment: min(rcv_wnd / (2 rcv_mss), 16), at least 2). Default 16, as
+    /// Linux; 0: plain delayed ACKs from the first segment.
     pub quickack_segments: u32,
+    /// Nagle's algorithm (RFC 896) as Linux runs it (`tcp_nagle_check` with Minshall's
+    /// refinement, `tcp_minshall_check`): a partial segment waits while an earlier partial
+    /// segment is unacknowledged. Default on, as Linux; off is `TCP_NODELAY` (`iperf3 -N`).
+    pub nagle: bool,
     /// Initial window in segments (RFC 6928: 10).
     pub initial_cwnd_pkts: u32,
     /// Linux `tcp_rto_min` (`TCP_RTO_MIN`: 200 ms): with the default `rto_estimator = "linux"`
@@ -202,7 +208,8 @@ impl Default for TcpConfig {
             rcv_buf: BufSize::RCV_DEFAULT,
             delayed_ack: true,
             delayed_ack_timeout: SimDuration::from_millis(40),
-            quickack_segments: 0,
+            quickack_segments: 16,
+            nagle: true,
             initial_cwnd_pkts: 10,
             min_rto: SimDuration::from_millis(200),
             rto_estimator: RtoEstimator::Linux,

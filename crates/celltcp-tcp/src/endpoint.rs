@@ -18,9 +18,11 @@
 //! - Sender: cwnd from the [`Controller`], flow control by the peer's window, sender SWS avoidance
 //!   (RFC 9293 §3.8.6.2.1), the persist timer and zero-window probes (RFC 9293 §3.8.6.1; probes
 //!   are Linux-style: an ACK with SEG.SEQ = SND.UNA - 1 that the peer must answer).
-//! - Segmentation ("Nagle-free bulk"): full segments are sent as soon as cwnd, the peer window
-//!   and pacing allow; a partial segment only when nothing is outstanding or the application
-//!   has closed (an approximation of Linux with Nagle off plus autocorking).
+//! - Segmentation: full segments are sent as soon as cwnd, the peer window and pacing allow; a
+//!   partial segment (the last bytes the application wrote) with [`TcpConfig::nagle`] on waits
+//!   while an earlier partial segment is unacknowledged (RFC 896 with Minshall's refinement, as
+//!   Linux `tcp_nagle_check` / `tcp_minshall_check`), unless the application has closed (FIN);
+//!   with Nagle off (`TCP_NODELAY`) it goes at once. Linux's autocorking is not modelled.
 //! - Loss recovery: with SACK, RFC 6675 (IsLost with DupThresh, pipe, NextSeg rules 1-4,
 //!   RecoveryPoint, exit on its cumulative ACK); without SACK, NewReno (RFC 6582: `recover`,
 //!   fast retransmit on the third duplicate ACK, sender-side cwnd inflation by one SMSS per
@@ -298,6 +300,9 @@ pub struct TcpEndpoint {
     probe_pending: bool,
     rwnd_blocked: bool,
     time_wait_deadline: Option<SimTime>,
+    /// End of the last partial (less than one MSS) data segment sent (Linux `snd_sml`, for
+    /// Minshall's Nagle check).
+    snd_sml: u64,
     // --- receive side
     rcv: Receiver,
     peer_syn_seen: bool,
@@ -409,6 +414,7 @@ impl TcpEndpoint {
                 r.quickack = cfg.quickack_segments;
                 r
             },
+            snd_sml: 0,
             peer_syn_seen: false,
             reset: false,
             rst_pending: None,

@@ -161,6 +161,15 @@ impl Receiver {
         self.space = (10 * mss).min(self.buf);
     }
 
+    /// Quick-ACK budget for the start of the connection, at most `max` segments (0: none):
+    /// Linux `tcp_event_data_recv` calls `tcp_incr_quickack(sk, TCP_MAX_QUICKACKS)` on the first
+    /// data segment, which allows rcv_wnd / (2 rcv_mss) immediate ACKs, at least 2, at most the
+    /// maximum (16).
+    pub fn init_quickack(&mut self, max: u32) {
+        let by_window = (self.buf / (2 * self.mss.max(1))).max(2);
+        self.quickack = by_window.min(max as u64) as u32;
+    }
+
     pub fn ooo_is_empty(&self) -> bool {
         self.ooo.is_empty()
     }
@@ -542,6 +551,22 @@ mod tests {
             r.on_data(t(k), 1 + k * MSS, MSS, false);
             assert_eq!(r.ack_now, k < 2, "segment {k}");
         }
+    }
+
+    #[test]
+    fn receiver_quickack_budget_is_linux_tcp_incr_quickack() {
+        // tcp_incr_quickack(sk, TCP_MAX_QUICKACKS): min(rcv_wnd / (2 rcv_mss), 16), at least 2.
+        let mut r = established(); // 64,000-byte buffer, MSS 1000: 32 -> 16
+        r.init_quickack(16);
+        assert_eq!(r.quickack, 16);
+        r.buf = 16 * 1024; // 16384 / 2000 = 8
+        r.init_quickack(16);
+        assert_eq!(r.quickack, 8);
+        r.buf = 2000; // below one MSS: still 2
+        r.init_quickack(16);
+        assert_eq!(r.quickack, 2);
+        r.init_quickack(0); // `quickack = 0`: none
+        assert_eq!(r.quickack, 0);
     }
 
     #[test]

@@ -13,8 +13,13 @@
 //! - **RTprop** (§4.1.2): the minimum RTT over the last `RTpropFilterLen` = 10 s; a sample at or
 //!   below it, or any sample once it has expired, replaces it.
 //!
-//! and controls with `pacing_rate = pacing_gain * BtlBw` (§4.2.1) and
-//! `cwnd = cwnd_gain * BtlBw * RTprop + 3 * send_quantum` (§4.2.3.2), through four modes (§4.3):
+//! and controls with `pacing_rate = pacing_gain * BtlBw * (1 - margin)` (§4.2.1; Linux paces
+//! 1 % below, `bbr_pacing_margin_percent`) and a cwnd as Linux `bbr_set_cwnd` computes it:
+//! `ceil(cwnd_gain * BtlBw * RTprop)` segments (`bbr_bdp`) plus the ACK-aggregation allowance
+//! (`bbr_update_ack_aggregation`, `bbr_ack_aggregation_cwnd`), plus 3 send quanta
+//! (`bbr_tso_segs_goal`), rounded up to an even count, plus 2 in the 5/4 phase
+//! (`bbr_quantization_budget`) — the draft's §4.2.3.2 has only `+ 3 * send_quantum` — through
+//! four modes (§4.3):
 //! - **STARTUP** (§4.3.2.1): pacing and cwnd gain `2/ln 2`; the pipe is full (§4.3.2.2) after 3
 //!   non-app-limited rounds in which BtlBw did not grow by 25%.
 //! - **DRAIN** (§4.3.3): pacing gain `ln 2 / 2` until bytes in flight fall to the estimated BDP.
@@ -87,10 +92,12 @@ pub struct BbrConfig {
     pub probe_rtt_duration: SimDuration,
     /// The minimum cwnd in segments, >= 1 (§4.2.3.3: 4).
     pub min_pipe_cwnd_pkts: u64,
-    /// Pacing below the model by this fraction, in [0, 1). The draft has 0; Linux `tcp_bbr.c`
-    /// paces 1% below (`bbr_pacing_margin_percent`) to keep queues from building at the
-    /// bottleneck.
+    /// Pacing below the model by this fraction, in [0, 1): Linux `tcp_bbr.c` paces 1% below
+    /// (`bbr_pacing_margin_percent`, the default 0.01); the draft has 0.
     pub pacing_margin: f64,
+    /// Gain on the ACK-aggregation estimate added to the target cwnd once the pipe is full,
+    /// >= 0 (Linux `bbr_extra_acked_gain`: 1; 0 turns it off, as the draft-00 has it).
+    pub extra_acked_gain: f64,
     /// Seed of the stream that picks PROBE_BW's start phase (§4.3.4.1). Give each flow its own.
     /// Not a scenario parameter: the connection sets it from [`crate::TcpConfig::cc_seed`].
     #[serde(skip)]
@@ -106,7 +113,8 @@ impl Default for BbrConfig {
             rtprop_filter_len: RTPROP_FILTER_LEN,
             probe_rtt_duration: PROBE_RTT_DURATION,
             min_pipe_cwnd_pkts: MIN_PIPE_CWND_PKTS,
-            pacing_margin: 0.0,
+            pacing_margin: 0.01,
+            extra_acked_gain: 1.0,
             seed: 0,
         }
     }
@@ -123,7 +131,8 @@ impl BbrConfig {
         check("rtprop_filter_len", self.rtprop_filter_len, self.rtprop_filter_len > SimDuration::ZERO, "a positive duration (§4.1.2.2: \"10s\")")?;
         check("probe_rtt_duration", self.probe_rtt_duration, self.probe_rtt_duration > SimDuration::ZERO, "a positive duration (§4.3.5: \"200ms\")")?;
         check("min_pipe_cwnd_pkts", self.min_pipe_cwnd_pkts, self.min_pipe_cwnd_pkts >= 1, "at least 1 segment (§4.2.3.3: 4)")?;
-        check("pacing_margin", self.pacing_margin, (0.0..1.0).contains(&self.pacing_margin), "a fraction in [0, 1) (Linux: 0.01)")
+        check("pacing_margin", self.pacing_margin, (0.0..1.0).contains(&self.pacing_margin), "a fraction in [0, 1) (Linux: 0.01)")?;
+        check("extra_acked_gain", self.extra_acked_gain, self.extra_acked_gain >= 0.0 && self.extra_acked_gain.is_finite(), "a gain of at least 0 (Linux: 1)")
     }
 }
 
@@ -186,7 +195,21 @@ pub struct Bbr {
     pacing_rate: f64,
     send_quantum: u64,
     has_seen_rtt: bool,
+
+    // ACK aggregation (Linux `bbr_update_ack_aggregation`), in bytes.
+    ack_epoch_stamp: SimTime,
+    ack_epoch_acked: u64,
+    extra_acked: [u64; 2],
+    extra_acked_win_rtts: u32,
+    extra_acked_win_idx: usize,
 }
+
+/// Linux `bbr_extra_acked_win_rtts`: each of the two extra_acked slots covers 5 rounds.
+const EXTRA_ACKED_WIN_RTTS: u32 = 5;
+/// Linux `bbr_extra_acked_max_us`: the aggregation allowance is at most 100 ms of BtlBw.
+const EXTRA_ACKED_MAX: f64 = 0.100;
+/// Linux `bbr_ack_epoch_acked_reset_thresh` (packets; here times the MSS).
+const ACK_EPOCH_ACKED_RESET_PKTS: u64 = 1 << 20;
 
 fn splitmix64(state: &mut u64) -> u64 {
     *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
@@ -235,6 +258,11 @@ impl Bbr {
             pacing_rate: 0.0,
             send_quantum: mss,
             has_seen_rtt: false,
+            ack_epoch_stamp: now,
+            ack_epoch_acked: 0,
+            extra_acked: [0; 2],
+            extra_acked_win_rtts: 0,
+            extra_acked_win_idx: 0,
         };
         b.init_pacing_rate(SimDuration::from_millis(1));
         b
@@ -272,16 +300,72 @@ impl Bbr {
         self.send_quantum
     }
 
-    /// §4.2.3.2 BBRInflight(gain): `gain * BtlBw * RTprop + 3 * send_quantum`, or InitialCwnd
-    /// while RTprop is unknown.
+    /// §4.2.3.2 BBRInflight(gain) as Linux `bbr_inflight`: the BDP times the gain in whole
+    /// segments rounded up (`bbr_bdp`; InitialCwnd while RTprop is unknown), plus the
+    /// quantization budget (`bbr_quantization_budget`), in bytes.
     pub fn inflight(&self, gain: f64) -> u64 {
+        self.quantization_budget(self.bdp_pkts(gain)) * self.mss
+    }
+
+    /// Linux `bbr_bdp`: ceil(gain * BtlBw * RTprop) in segments, or the initial window.
+    fn bdp_pkts(&self, gain: f64) -> u64 {
         match self.rtprop {
-            None => self.initial_cwnd,
-            Some(rtprop) => {
-                let bdp = self.btlbw() * rtprop.as_secs_f64();
-                (gain * bdp) as u64 + 3 * self.send_quantum
+            None => self.initial_cwnd.div_ceil(self.mss),
+            Some(rtprop) => (gain * self.btlbw() * rtprop.as_secs_f64() / self.mss as f64).ceil() as u64,
+        }
+    }
+
+    /// Linux `bbr_quantization_budget`: 3 TSO bursts (`bbr_tso_segs_goal`, the send quantum)
+    /// for the end hosts, cwnd rounded up to an even number of segments (fewer delayed ACKs),
+    /// and 2 segments more in the 5/4 phase of PROBE_BW so that small BDPs still probe.
+    fn quantization_budget(&self, pkts: u64) -> u64 {
+        let mut c = pkts + 3 * (self.send_quantum / self.mss);
+        c = (c + 1) & !1;
+        if self.mode == BbrMode::ProbeBw && self.cycle_index == 0 {
+            c += 2;
+        }
+        c
+    }
+
+    /// Linux `bbr_ack_aggregation_cwnd`: once the pipe is full, `extra_acked_gain` times the
+    /// largest excess of data ACKed over BtlBw x time in the last 5-10 rounds, at most 100 ms of
+    /// BtlBw; in bytes.
+    pub fn ack_aggregation_cwnd(&self) -> u64 {
+        if self.cfg.extra_acked_gain <= 0.0 || !self.filled_pipe {
+            return 0;
+        }
+        let extra = self.extra_acked[0].max(self.extra_acked[1]) as f64 * self.cfg.extra_acked_gain;
+        extra.min(self.btlbw() * EXTRA_ACKED_MAX) as u64
+    }
+
+    /// Linux `bbr_update_ack_aggregation`: the data ACKed in the current epoch beyond what
+    /// BtlBw would have delivered in it, kept as a max over two alternating 5-round slots; the
+    /// epoch restarts whenever the ACKs fall behind BtlBw.
+    fn update_ack_aggregation(&mut self, now: SimTime, ack: &Ack, rs: &RateSample) {
+        if ack.acked_bytes == 0 || rs.interval == SimDuration::ZERO {
+            return;
+        }
+        if self.round_start {
+            self.extra_acked_win_rtts = (self.extra_acked_win_rtts + 1).min(0x1F);
+            if self.extra_acked_win_rtts >= EXTRA_ACKED_WIN_RTTS {
+                self.extra_acked_win_rtts = 0;
+                self.extra_acked_win_idx ^= 1;
+                self.extra_acked[self.extra_acked_win_idx] = 0;
             }
         }
+        let epoch = (now - self.ack_epoch_stamp).as_secs_f64();
+        let mut expected = (self.btlbw() * epoch) as u64;
+        if self.ack_epoch_acked <= expected
+            || self.ack_epoch_acked + ack.acked_bytes >= ACK_EPOCH_ACKED_RESET_PKTS * self.mss
+        {
+            self.ack_epoch_acked = 0;
+            self.ack_epoch_stamp = now;
+            expected = 0;
+        }
+        self.ack_epoch_acked += ack.acked_bytes;
+        let extra = (self.ack_epoch_acked - expected).min(self.cwnd);
+        let slot = &mut self.extra_acked[self.extra_acked_win_idx];
+        *slot = (*slot).max(extra);
     }
 
     fn min_pipe_cwnd(&self) -> u64 {
@@ -490,21 +574,22 @@ impl Bbr {
         }
     }
 
-    /// §4.2.2 BBRSetSendQuantum: 1 segment below 1.2 Mbit/s, 2 below 24 Mbit/s, else 1 ms of
-    /// data capped at 64 KB.
+    /// §4.2.2 BBRSetSendQuantum as Linux `bbr_tso_segs_goal`: the whole segments in
+    /// pacing_rate >> 10 bytes (about 1 ms; `sk_pacing_shift` = 10), capped at a 64 KB GSO
+    /// burst less headers, at least 1 segment below 1.2 Mbit/s (`bbr_min_tso_rate`) and 2
+    /// above, at most 127.
     fn set_send_quantum(&mut self) {
-        self.send_quantum = if self.pacing_rate < 1.2e6 / 8.0 {
-            self.mss
-        } else if self.pacing_rate < 24e6 / 8.0 {
-            2 * self.mss
-        } else {
-            ((self.pacing_rate * 1e-3) as u64).min(64 * 1024)
-        };
+        let min_segs = if self.pacing_rate < 1.2e6 / 8.0 { 1 } else { 2 };
+        let bytes = ((self.pacing_rate / 1024.0) as u64).min(65_536 - 1 - 320);
+        let segs = (bytes / self.mss).max(min_segs).min(127);
+        self.send_quantum = segs * self.mss;
     }
 
     /// §4.2.3 BBRSetCwnd with §4.2.3.4 (recovery) and §4.2.3.5 (PROBE_RTT).
     fn set_cwnd(&mut self, ack: &Ack, newly_lost: u64) {
-        let target = self.inflight(self.cwnd_gain);
+        // Linux bbr_set_cwnd: bdp + ack-aggregation allowance, then the quantization budget.
+        let aggr = self.ack_aggregation_cwnd().div_ceil(self.mss);
+        let target = self.quantization_budget(self.bdp_pkts(self.cwnd_gain) + aggr) * self.mss;
         let delivered = ack.acked_bytes;
         if newly_lost > 0 {
             self.cwnd = self.cwnd.saturating_sub(newly_lost).max(self.mss);
@@ -526,10 +611,13 @@ impl Bbr {
 }
 
 impl Controller for Bbr {
-    fn on_sent(&mut self, _now: SimTime, bytes: u64, bytes_in_flight: u64) {
+    fn on_sent(&mut self, now: SimTime, bytes: u64, bytes_in_flight: u64) {
         // §4.3.4.4 idle restart: sending with nothing else in flight (outside loss recovery).
         if bytes_in_flight <= bytes && !self.in_recovery && self.round_count > 0 {
             self.idle_restart = true;
+            // Linux bbr_cwnd_event(CA_EVENT_TX_START): a new ACK-aggregation epoch.
+            self.ack_epoch_stamp = now;
+            self.ack_epoch_acked = 0;
             if self.mode == BbrMode::ProbeBw {
                 // Pace at BtlBw right away rather than at the gain of a stale phase.
                 let rate = self.btlbw() * (1.0 - self.cfg.pacing_margin);
@@ -562,6 +650,7 @@ impl Controller for Bbr {
             Some(rs) => {
                 self.update_round(&rs);
                 self.update_btlbw(&rs);
+                self.update_ack_aggregation(now, ack, &rs);
             }
             None => self.round_start = false,
         }
@@ -930,15 +1019,58 @@ mod tests {
     }
 
     #[test]
-    fn bbr_cwnd_is_gain_times_bdp_plus_quanta() {
-        // §4.2.3.2: in steady PROBE_BW, cwnd reaches cwnd_gain * BtlBw * RTprop + 3 send_quantum
-        // (2 segments each below 24 Mbit/s, §4.2.2).
+    fn bbr_cwnd_is_linux_target_cwnd() {
+        // Linux bbr_set_cwnd: in steady PROBE_BW cwnd reaches bbr_bdp (ceil(2 BtlBw RTprop) in
+        // segments) + the ACK-aggregation allowance, then bbr_quantization_budget: + 3 TSO
+        // bursts (bbr_tso_segs_goal: 2 segments at 10 Mbit/s), rounded up to an even count, + 2
+        // in the 5/4 phase.
         let mut s = path(5);
         s.run_for(SimDuration::from_secs(4));
         let b = &s.cc.bbr;
-        assert_eq!(b.send_quantum(), 2 * MSS as u64);
-        let want = (2.0 * b.btlbw() * b.rtprop().unwrap().as_secs_f64()) as u64 + 6 * MSS as u64;
-        assert_eq!(b.window(), want);
+        let mss = MSS as u64;
+        assert_eq!(b.send_quantum(), 2 * mss);
+        let bdp = (2.0 * b.btlbw() * b.rtprop().unwrap().as_secs_f64() / mss as f64).ceil() as u64;
+        let aggr = b.ack_aggregation_cwnd().div_ceil(mss);
+        let mut want = bdp + aggr + 6;
+        want += want % 2;
+        if b.cycle_index() == 0 {
+            want += 2;
+        }
+        assert_eq!(b.window(), want * mss);
+        assert_eq!(b.window() / mss % 2, 0, "an even number of segments");
+    }
+
+    #[test]
+    fn bbr_ack_aggregation_is_linux_extra_acked() {
+        // Linux bbr_update_ack_aggregation / bbr_ack_aggregation_cwnd: data ACKed in an epoch
+        // beyond BtlBw x epoch is added to the target cwnd (gain 1), at most 100 ms of BtlBw;
+        // gain 0 (the draft) adds nothing.
+        let mut s = path(5);
+        s.run_for(SimDuration::from_secs(4));
+        let mut b = s.cc.bbr.clone();
+        assert!(b.filled_pipe());
+        let mss = MSS as u64;
+        let t0 = SimTime::from_secs(5);
+        b.extra_acked = [0; 2];
+        b.round_start = false;
+        b.ack_epoch_stamp = t0;
+        b.ack_epoch_acked = 3 * mss; // more than BtlBw x 2 ms (2,500 B): the epoch goes on
+        let burst = 20 * mss;
+        let ack = Ack { acked_bytes: burst, ..Ack::default() };
+        let rs = RateSample { interval: SimDuration::from_millis(1), ..RateSample::default() };
+        let dt = SimDuration::from_millis(2);
+        b.update_ack_aggregation(t0 + dt, &ack, &rs);
+        let expected = (b.btlbw() * dt.as_secs_f64()) as u64;
+        assert!(expected < 3 * mss);
+        let extra = (3 * mss + burst - expected).min(b.window());
+        assert_eq!(b.ack_aggregation_cwnd(), extra.min((b.btlbw() * 0.1) as u64));
+        assert!(b.ack_aggregation_cwnd() > 10 * mss);
+        // an ACK rate below BtlBw starts a new epoch and adds nothing new
+        b.extra_acked = [0; 2];
+        b.update_ack_aggregation(t0 + SimDuration::from_secs(1), &Ack { acked_bytes: mss, ..Ack::default() }, &rs);
+        assert_eq!(b.ack_aggregation_cwnd(), mss);
+        b.cfg.extra_acked_gain = 0.0;
+        assert_eq!(b.ack_aggregation_cwnd(), 0);
     }
 
     #[test]

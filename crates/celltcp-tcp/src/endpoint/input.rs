@@ -32,6 +32,7 @@ impl TcpEndpoint {
         self.mss = self.cfg.mss.min(peer_mss.saturating_sub(overhead)).max(1);
         self.rcv.on_syn(syn.seq, now);
         self.rcv.set_mss(self.mss as u64);
+        self.rcv.init_quickack(self.cfg.quickack_segments);
         self.rcv.dsack_enabled = self.sack_ok && self.cfg.dsack;
         if let Some((tsval, _)) = o.timestamps {
             self.rcv.ts_recent = tsval;

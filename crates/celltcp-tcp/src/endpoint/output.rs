@@ -161,6 +161,17 @@ impl TcpEndpoint {
 
     /// New data that may be sent now: `(payload, fin)`. Applies the peer's window with sender
     /// SWS avoidance (RFC 9293 §3.8.6.2.1) and the partial-segment rule (module doc).
+    /// Nagle's rule as Linux applies it (`tcp_nagle_check`): with Nagle on, a partial segment
+    /// is held while data is in flight and the last partial segment sent is not yet
+    /// acknowledged (`tcp_minshall_check`: SND.UNA < snd_sml <= SND.NXT; RFC 896 holds it while
+    /// anything at all is unacknowledged, Minshall's refinement only behind a small segment).
+    fn nagle_holds(&self) -> bool {
+        self.cfg.nagle
+            && self.sb.outstanding() > 0
+            && self.snd_sml > self.snd_una
+            && self.snd_sml <= self.snd_nxt
+    }
+
     fn new_data(&mut self) -> Option<(u64, bool)> {
         let data_end = 1 + self.written;
         let avail = data_end.saturating_sub(self.snd_nxt);
@@ -182,8 +193,8 @@ impl TcpEndpoint {
                 return None;
             }
         }
-        if len < mss && len == avail && !self.fin_queued && self.sb.outstanding() > 0 {
-            return None; // wait for more data or for the flight to drain (Nagle / autocork)
+        if len < mss && len == avail && !self.fin_queued && self.nagle_holds() {
+            return None; // Nagle: wait for more data or for the small segment's ACK
         }
         let fin = self.fin_queued && self.snd_nxt + len == data_end;
         if len > 0 {
@@ -325,6 +336,9 @@ impl TcpEndpoint {
             Pick::New(l, fin) => {
                 let start = self.snd_nxt;
                 let end = start + l + fin as u64;
+                if l < self.mss as u64 {
+                    self.snd_sml = end; // Linux tcp_minshall_update
+                }
                 self.sb.push(SentSeg {
                     start,
                     end,

@@ -244,29 +244,29 @@ fn established_write_bounded_by_send_buffer() {
 }
 
 #[test]
-fn established_partial_segment_only_when_nothing_in_flight() {
-    // module doc: Nagle-like rule for sub-MSS tails.
+fn nagle_holds_a_partial_segment_only_behind_an_unacked_partial_one() {
+    // Linux tcp_nagle_check with tcp_minshall_check (RFC 896 with Minshall's refinement): the
+    // first partial segment goes at once even with a full one in flight; a second partial one
+    // waits until the first is acknowledged.
+    let payloads = |v: &[TcpSegment]| v.iter().filter(|s| s.payload_len > 0).map(|s| s.payload_len).collect::<Vec<_>>();
     let mut p = established(cfg());
     p.a.write(MSS + 100);
     let segs = drain(&mut p.a, p.now);
-    assert_eq!(
-        segs.iter().map(|s| s.payload_len).collect::<Vec<_>>(),
-        vec![MSS as u32]
-    );
-    // once the full segment is acknowledged the 100-byte tail goes
+    assert_eq!(payloads(&segs), vec![MSS as u32, 100]);
+    p.a.write(200);
+    assert_eq!(payloads(&drain(&mut p.a, p.now)), Vec::<u32>::new(), "held behind the 100-byte segment");
     for s in &segs {
         p.b.on_segment(p.now, s, false);
     }
-    p.advance(SimDuration::from_millis(40)); // B's delayed ACK
     let (from_a, _) = p.exchange();
-    assert_eq!(
-        from_a
-            .iter()
-            .filter(|s| s.payload_len > 0)
-            .map(|s| s.payload_len)
-            .collect::<Vec<_>>(),
-        vec![100]
-    );
+    assert_eq!(payloads(&from_a), vec![200], "released by the ACK of the small segment");
+    // TCP_NODELAY (iperf3 -N): every partial segment goes at once
+    let mut p = established(TcpConfig { nagle: false, ..cfg() });
+    p.a.write(MSS + 100);
+    let segs = drain(&mut p.a, p.now);
+    p.a.write(200);
+    let more = drain(&mut p.a, p.now);
+    assert_eq!((payloads(&segs), payloads(&more)), (vec![MSS as u32, 100], vec![200]));
 }
 
 #[test]
@@ -575,6 +575,7 @@ fn dctcp_receiver_echoes_ce_state_of_acknowledged_segments() {
     let c = TcpConfig {
         cc: CcKind::Dctcp.into(),
         delayed_ack: true,
+        quickack_segments: 0,
         ..ecn_cfg()
     };
     // DCTCP turns ECN on by itself
