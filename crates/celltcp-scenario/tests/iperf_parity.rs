@@ -76,10 +76,14 @@ fn bidir_sends_both_ways_at_once_over_a_full_duplex_link() {
     assert_eq!(f[0]["name"], "t.tx");
     assert_eq!(f[1]["name"], "t.rx");
     assert_eq!((f[0]["reverse"].as_bool(), f[1]["reverse"].as_bool()), (Some(false), Some(true)));
-    // each direction has the link's rate to itself (ACKs take a little of the other)
-    for x in f {
-        assert!(x["goodput_bps"].as_f64().unwrap() > 0.75 * PAYLOAD_BPS, "{x}");
-    }
+    // each direction has the link's rate to itself, but each queue also holds the other
+    // direction's ACKs behind its data: two-way traffic through drop-tail queues loses some of
+    // the capacity to ACK compression (Zhang, Shenker & Clark, SIGCOMM 1991), and how the loss
+    // splits between the two directions depends on the ACK policy (16.2 + 14.8 Mbit/s with
+    // delayed ACKs from the start, 18.0 + 13.0 with Linux's 16 quick ACKs; 31.0 either way)
+    let g: Vec<f64> = f.iter().map(|x| x["goodput_bps"].as_f64().unwrap()).collect();
+    assert!(g.iter().all(|&x| x > 0.6 * PAYLOAD_BPS), "{g:?}");
+    assert!(g[0] + g[1] > 1.5 * PAYLOAD_BPS, "{g:?}");
 }
 
 #[test]
