@@ -81,13 +81,13 @@ fn recovery_key_selects_rfc6675_and_refuses_unknown_values() {
 
 #[test]
 fn ack_policy_keys_are_checked_and_written_out() {
-    let cfg = validate(APPS, &["flow.flow0.delayed_ack_timeout=\"200ms\"".into(), "flow.flow0.quickack=0".into(), "flow.flow0.nagle=false".into()], None).unwrap();
+    let cfg = validate(APPS, &["flow.flow0.delayed_ack_timeout=\"200ms\"".into(), "flow.flow0.quickack=16".into(), "flow.flow0.nagle=false".into()], None).unwrap();
     assert_eq!(cfg["flow"][0]["delayed_ack_timeout"], "200ms");
-    assert_eq!(cfg["flow"][0]["quickack"], 0);
+    assert_eq!(cfg["flow"][0]["quickack"], 16);
     assert_eq!(cfg["flow"][0]["nagle"], false);
-    // Linux's defaults: 40 ms timer, quick-ACK start of 16 segments, Nagle on
+    // defaults: 40 ms timer, no quick-ACK start (Linux's 16 is opt-in, see TcpConfig), Nagle on
     assert_eq!(cfg["flow"][1]["delayed_ack_timeout"], "40ms");
-    assert_eq!(cfg["flow"][1]["quickack"], 16);
+    assert_eq!(cfg["flow"][1]["quickack"], 0);
     assert_eq!(cfg["flow"][1]["nagle"], true);
     let e = validate(APPS, &["flow.flow0.delayed_ack_timeout=\"2s\"".into()], None).unwrap_err().to_string();
     assert!(e.contains("delayed_ack_timeout") && e.contains("2s") && e.contains("500ms"), "{e}");

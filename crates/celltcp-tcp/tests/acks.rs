@@ -10,7 +10,7 @@ use common::*;
 #[test]
 fn delayed_ack_one_ack_per_two_full_segments() {
     // RFC 5681 §4.2: "an ACK SHOULD be generated for at least every second full-sized segment".
-    let cfg = TcpConfig::default();
+    let cfg = TcpConfig { quickack_segments: 16, ..TcpConfig::default() };
     let mut w = Wire::new(cfg, cfg, 1, 2, ms(10));
     w.rate_bps = 10_000_000; // segments arrive spaced by their transmission time
     w.to_write = 1_448 * 200;
