@@ -147,7 +147,7 @@ def test_malformed_input_is_refused_with_one_line_and_leaves_nothing(
     assert r.returncode == 2, (r.returncode, err[-2000:])
     assert "Traceback" not in err, err[-2000:]
     assert len(err.splitlines()) == 1, err[:2000]
-    assert len(err) < 700, err[:2000]
+    assert len(err) < 1000, err[:2000]  # (the file path, then a message the core keeps under 600)
     assert word in err, err
     assert sorted(os.listdir(tmp_path)) == ["s.toml"], os.listdir(tmp_path)
 
