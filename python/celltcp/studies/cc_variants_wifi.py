@@ -35,7 +35,7 @@ import pandas as pd
 from .. import sweep_plots as sp
 from ..report import Finding, Verdict
 from . import MAIN, PART, Study, StudyFigure
-from .cc_variants_lte import ALL_CCS, OTHER_CCS, _find, _fmt, _group
+from .cc_variants_lte import _TITLES, BETTER_TOL, _cc_order, _find, _fmt, _group, _mean
 
 WIFI = "802.11ac"
 LTE = "LTE (AM)"
@@ -46,7 +46,6 @@ CONFIG_COLORS = {f"{WIFI}, 1000 B": "#009E73", f"{WIFI}, 3000 B": "#7FD1B9",
                  f"{LTE}, 1000 B": "#0072B2", f"{LTE}, 3000 B": "#56B4E9"}
 METRICS = ["goodput_bps", "owd_mean_ms", "jitter_ms", "loss_ratio"]
 
-BETTER_TOL = 0.01          # "better": more than 1 % higher throughput, or within 1 % and lower delay
 
 
 def prepare(df: pd.DataFrame) -> pd.DataFrame:
@@ -96,16 +95,6 @@ def per_run_all(df: pd.DataFrame) -> pd.DataFrame:
     if not parts:
         raise ValueError("no 'rate' or 'bulk' flows")
     return pd.concat(parts, ignore_index=True)
-
-
-def _mean(r: pd.DataFrame, metric: str, **eq: Any) -> float:
-    sel = r
-    for k, v in eq.items():
-        sel = sel[sel[k].isin(v) if isinstance(v, (list, tuple)) else sel[k] == v]
-    v = sel[metric].dropna()
-    if v.empty:
-        raise ValueError(f"no runs with {eq}")
-    return float(v.mean())
 
 
 def _size_effect(df: pd.DataFrame, metric: str) -> tuple[float, float, str]:
@@ -226,14 +215,6 @@ FINDINGS = [
             f"for each of them, mean goodput per flow over LTE AM > over 802.11ac by more than "
             f"{BETTER_TOL * 100:g} % (the lte/ part)"),
 ]
-
-_TITLES = {"goodput_bps": "Throughput", "owd_mean_ms": "End-to-end delay",
-           "jitter_ms": "Jitter", "loss_ratio": "Loss ratio"}
-
-
-def _cc_order(ccs: set[str]) -> list[str]:
-    known = ALL_CCS + OTHER_CCS
-    return [c for c in known if c in ccs] + sorted(ccs - set(known))
 
 
 def figures(df: pd.DataFrame, sweep_dir: Path) -> list[StudyFigure]:
