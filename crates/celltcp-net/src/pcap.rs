@@ -27,6 +27,18 @@ use celltcp_engine::SimTime;
 use crate::gtpu::Tunnel;
 use crate::packet::{Body, MptcpOption, Packet, TcpOptions, IPV4_HEADER, PROTO_TCP, PROTO_UDP};
 
+/// A record's 16-byte header: seconds and nanoseconds of `t`, the captured and the original
+/// length (little-endian, as the file header's magic says).
+fn record_header(t: SimTime, caplen: u32, orig: u32) -> [u8; 16] {
+    let ns = t.as_nanos();
+    let mut h = [0u8; 16];
+    h[0..4].copy_from_slice(&((ns / 1_000_000_000) as u32).to_le_bytes());
+    h[4..8].copy_from_slice(&((ns % 1_000_000_000) as u32).to_le_bytes());
+    h[8..12].copy_from_slice(&caplen.to_le_bytes());
+    h[12..16].copy_from_slice(&orig.to_le_bytes());
+    h
+}
+
 /// Nanosecond-resolution pcap magic.
 pub const PCAP_MAGIC_NS: u32 = 0xa1b2_3c4d;
 /// `LINKTYPE_RAW`: raw IPv4/IPv6 with no link-layer header.
@@ -307,13 +319,7 @@ impl<W: Write> PcapWriter<W> {
         let mut outer = [0u8; 44];
         let ecn = bytes.get(1).copied().unwrap_or(0);
         crate::gtpu::write_outer(tun, ecn, bytes.len() as u32, bytes, &mut outer);
-        let ns = t.as_nanos();
-        let mut h = [0u8; 16];
-        h[0..4].copy_from_slice(&((ns / 1_000_000_000) as u32).to_le_bytes());
-        h[4..8].copy_from_slice(&((ns % 1_000_000_000) as u32).to_le_bytes());
-        h[8..12].copy_from_slice(&caplen.to_le_bytes());
-        h[12..16].copy_from_slice(&orig.to_le_bytes());
-        self.w.write_all(&h)?;
+        self.w.write_all(&record_header(t, caplen, orig))?;
         let c = caplen as usize;
         self.w.write_all(&outer[..oh.min(c)])?;
         self.w.write_all(&bytes[..c.saturating_sub(oh)])
@@ -327,11 +333,7 @@ impl<W: Write> PcapWriter<W> {
             Snaplen::Bytes(n) => n.min(orig),
         };
         self.buf.truncate(16 + caplen.min(hdr) as usize);
-        let ns = t.as_nanos();
-        self.buf[0..4].copy_from_slice(&((ns / 1_000_000_000) as u32).to_le_bytes());
-        self.buf[4..8].copy_from_slice(&((ns % 1_000_000_000) as u32).to_le_bytes());
-        self.buf[8..12].copy_from_slice(&caplen.to_le_bytes());
-        self.buf[12..16].copy_from_slice(&orig.to_le_bytes());
+        self.buf[..16].copy_from_slice(&record_header(t, caplen, orig));
         self.w.write_all(&self.buf)?;
         // Zero payload up to caplen.
         static ZEROS: [u8; 4096] = [0; 4096];
@@ -353,13 +355,7 @@ impl<W: Write> PcapWriter<W> {
             Snaplen::Headers => crate::raw::headers_len(bytes) as u32,
             Snaplen::Bytes(n) => n.min(orig),
         };
-        let ns = t.as_nanos();
-        let mut h = [0u8; 16];
-        h[0..4].copy_from_slice(&((ns / 1_000_000_000) as u32).to_le_bytes());
-        h[4..8].copy_from_slice(&((ns % 1_000_000_000) as u32).to_le_bytes());
-        h[8..12].copy_from_slice(&caplen.to_le_bytes());
-        h[12..16].copy_from_slice(&orig.to_le_bytes());
-        self.w.write_all(&h)?;
+        self.w.write_all(&record_header(t, caplen, orig))?;
         self.w.write_all(&bytes[..caplen as usize])
     }
 
