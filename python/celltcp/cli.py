@@ -229,6 +229,27 @@ def _parser() -> argparse.ArgumentParser:
                    help="let the SQL read and write files (COPY, read_csv, ...): off by default, "
                         "so a query cannot change the sweep's tables or other files")
 
+    rp = sub.add_parser("report", help="write report.html (figures, aggregated table) of a sweep",
+                        description="Draw a sweep's figures and write its report.html, in the "
+                                    "layout of a study's report. See docs/sweeps.md.")
+    rp.add_argument("dir", metavar="SWEEP_DIR", help="sweep directory (from `celltcp sweep`)")
+    rp.add_argument("-o", "--out", metavar="FILE",
+                    help="report file (default SWEEP_DIR/report.html)")
+    rp.add_argument("--metrics", type=_names, metavar="NAMES",
+                    help="comma-separated result columns to draw and tabulate (default: "
+                         "goodput_bps, rtt_mean_ms, retransmitted_segments, loss_ratio: those "
+                         "the results have)")
+    rp.add_argument("--flows", type=_names, metavar="NAMES",
+                    help="comma-separated flow names (default: all)")
+    rp.add_argument("--x", metavar="PARAM",
+                    help="swept parameter on the x axis (default: the first that varies)")
+    rp.add_argument("--group", metavar="PARAM",
+                    help="one line per value of PARAM (a swept parameter, or flow)")
+    rp.add_argument("--format", type=_formats, default=["png", "svg"],
+                    help="figure formats: png, svg, pdf (default png,svg)")
+    rp.add_argument("--no-traces", action="store_true",
+                    help="leave out the cwnd/goodput time traces of a few runs")
+
     st = sub.add_parser("study", help="run a study (its sweep, figures and report.html)")
     st.add_argument("name", nargs="?", metavar="NAME", help="study name (see --list)")
     st.add_argument("-o", "--out", metavar="DIR", help="study directory")
@@ -560,6 +581,10 @@ def _dispatch(args: argparse.Namespace, argv: Sequence[str], cmd: list[str] | No
         return _query(args)
     if args.command == "study":
         return _study(args)
+    if args.command == "report":
+        from . import sweep_report
+
+        return sweep_report.run(args)
     if args.command == "list":
         ccs = api.list_cc()
         width = max((len(n) for n, _ in ccs), default=0)

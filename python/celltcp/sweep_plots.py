@@ -282,14 +282,19 @@ def lines(df: pd.DataFrame, x: str, metric: str, group: str | None = None, *,
           where: Mapping[str, Any] | None = None, confidence: float = 0.95, band: bool = False,
           x_order: Sequence[Any] | None = None, group_order: Sequence[Any] | None = None,
           colors: Mapping[Any, Any] | None = None, logx: bool = False,
-          title: str | None = None, ylim0: bool = True) -> Figure:
+          title: str | None = None, ylim0: bool = True, ax: Axes | None = None) -> Figure:
     """Mean of ``metric`` against ``x``, one line per ``group`` value, with t-interval error
     bars (``band=True``: a shaded band). ``where`` keeps the rows whose columns equal the given
     values (a list: any of them). Categorical x (strings) are evenly spaced in natural order,
-    and the groups are dodged sideways so that their bars do not hide each other."""
+    and the groups are dodged sideways so that their bars do not hide each other. ``ax``: draw
+    into this axes of an existing figure (a panel of small multiples) instead of a new one."""
     with _style():
         p = _Plan(df, x, metric, group, where, x_order, group_order, colors)
-        fig, ax = _figure()
+        own = ax is None
+        if ax is None:
+            fig, ax = _figure()
+        else:
+            fig = cast(Figure, ax.figure)
         k = len(p.groups)
         for j, g in enumerate(p.groups):
             s = ci_table(p.rows(g), [x], metric, confidence).set_index(x)
@@ -326,7 +331,8 @@ def lines(df: pd.DataFrame, x: str, metric: str, group: str | None = None, *,
             ax.set_ylim(bottom=0)
         p.legend(ax)
         _title(ax, title or _ci_note(confidence))
-        fig.tight_layout()
+        if own:
+            fig.tight_layout()
     return fig
 
 
@@ -595,11 +601,13 @@ def traces(runs: Mapping[str, PathLike], flows: Sequence[str | int] | None = Non
                        if np.isfinite(np.asarray(line.get_ydata(), float)).any()), default=1.0)
             axes[r, 0].set_ylim(0, top * 1.05 if top > 0 else 1.0)
         handles, labels = axes[0, 0].get_legend_handles_labels()
-        if len(names) > 1 and handles:
-            fig.legend(handles, labels, loc="upper right", ncol=min(len(names), 4))
+        legend = len(names) > 1 and bool(handles)
+        if legend:  # below the panels, where it hides no title or curve
+            fig.legend(handles, labels, loc="lower center", ncol=min(len(names), 6),
+                       frameon=False)
         if title:
             fig.suptitle(title)
-        fig.tight_layout()
+        fig.tight_layout(rect=(0, 0.4 / fig.get_figheight() if legend else 0, 1, 1))
     return fig
 
 
