@@ -1300,6 +1300,12 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         &self.cells[c].stats
     }
 
+    /// Where cell `c`'s antenna is (metres) and its sector boresight (degrees counter-clockwise
+    /// from +x; `None`: omnidirectional), for maps of the run.
+    pub fn cell_site(&self, c: usize) -> ((f64, f64), Option<f64>) {
+        (self.cells[c].position, self.cells[c].boresight_deg)
+    }
+
     /// Queue occupancy of UE `ue` now.
     pub fn ue_queues(&self, ue: usize) -> UeQueues {
         let u = &self.ues[ue];

@@ -329,8 +329,12 @@ fn lte_summary(lte: &LteMedium, secs: f64) -> Option<Value> {
     let cells: Vec<Value> = (0..ran.n_cells())
         .map(|c| {
             let s = ran.cell_stats(c);
+            let ((x, y), boresight) = ran.cell_site(c);
             json!({
                 "name": lte.enb_names[c],
+                "x_m": x,
+                "y_m": y,
+                "boresight_deg": boresight,
                 "dl_prb_utilization": r3(s.dl_prbs_used as f64 / (ttis * f64::from(ran.config().dl_prbs))),
                 "ul_prb_utilization": r3(s.ul_prbs_used as f64 / (ttis * f64::from(ran.config().ul_prbs))),
                 "dl_throughput_bps": r3(s.dl_bits as f64 / secs),
