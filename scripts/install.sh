@@ -5,11 +5,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# tshark (pcap checks), chromium (the study reports' rendering check) and the emulator's tools,
+# tshark (pcap checks), chromium and chromedriver (the study reports' rendering check, the
+# browser viewer's test) and the emulator's tools,
 # from Debian.
 missing=()
 command -v tshark >/dev/null 2>&1 || missing+=(tshark)
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+# `celltcp view`'s test drives chromium through chromedriver (Selenium)
+command -v chromedriver >/dev/null 2>&1 || missing+=(chromium-driver)
 # celltcp emu (docs/emulation.md): programs run in the emulated hosts, and the tools it calls
 command -v iperf3 >/dev/null 2>&1 || missing+=(iperf3)
 command -v ping >/dev/null 2>&1 || missing+=(iputils-ping)

@@ -250,6 +250,20 @@ def _parser() -> argparse.ArgumentParser:
     rp.add_argument("--no-traces", action="store_true",
                     help="leave out the cwnd/goodput time traces of a few runs")
 
+    vw = sub.add_parser("view", help="a run, sweep or study in the browser (linked plots, map)",
+                        description="Write a self-contained page of DIR (a run, a sweep or a "
+                                    "study) with linked, zoomable time series, a map of the "
+                                    "cells and UE tracks, and a table of a sweep's runs, and "
+                                    "open it. See docs/outputs.md.")
+    vw.add_argument("dir", metavar="DIR", help="run, sweep or study directory")
+    vw.add_argument("--export", metavar="FILE.html",
+                    help="write the page to FILE.html instead of DIR/view.html, and do not open it")
+    vw.add_argument("--no-open", action="store_true", help="write the page, do not open a browser")
+    vw.add_argument("--max-points", type=int, default=2000, metavar="N",
+                    help="at most N samples per series (default 2000)")
+    vw.add_argument("--max-runs", type=int, default=200, metavar="N",
+                    help="embed the time series of at most N runs of a sweep (default 200)")
+
     st = sub.add_parser("study", help="run a study (its sweep, figures and report.html)")
     st.add_argument("name", nargs="?", metavar="NAME", help="study name (see --list)")
     st.add_argument("-o", "--out", metavar="DIR", help="study directory")
@@ -581,6 +595,10 @@ def _dispatch(args: argparse.Namespace, argv: Sequence[str], cmd: list[str] | No
         return _query(args)
     if args.command == "study":
         return _study(args)
+    if args.command == "view":
+        from . import viewer
+
+        return viewer.run(args)
     if args.command == "report":
         from . import sweep_report
 
