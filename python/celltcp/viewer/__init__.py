@@ -244,7 +244,8 @@ def collect(dir: str | Path, *, max_points: int = MAX_POINTS, max_runs: int = MA
     if not sweeps:
         raise ViewerError(f"DIR {str(d)!r}: not a run, sweep or study directory (no summary.json "
                           "or runs.parquet)")
-    rows, data = [], {}
+    rows: list[dict[str, Any]] = []
+    data: dict[str, Any] = {}
     all_params: list[str] = []
     for part, sd in sweeps:
         runs = pd.read_parquet(sd / "runs.parquet")
