@@ -81,6 +81,8 @@ pub(crate) struct EnbUeContext<P: Copy + std::fmt::Debug> {
     pub(crate) ul_cqi: CqiReport,
     /// Uplink outer-loop offset, dB (0..=OLLA_MAX_DB).
     pub(crate) ul_olla_db: f64,
+    /// Downlink outer-loop offset, dB (0..=OLLA_MAX_DB), applied to the reported CQI.
+    pub(crate) dl_olla_db: f64,
     /// Target eNB (lossless handover): forwarded SDUs wait for the UE's status report; the
     /// handover's index in `Ran::ho_events`.
     pub(crate) awaiting_status_report: Option<usize>,
@@ -103,6 +105,7 @@ impl<P: Copy + std::fmt::Debug> EnbUeContext<P> {
             dl_cqi: CqiReport::NONE,
             ul_cqi: CqiReport::NONE,
             ul_olla_db: 0.0,
+            dl_olla_db: 0.0,
             awaiting_status_report: None,
             x2_queue: VecDeque::new(),
             x2_free_at: SimTime::ZERO,

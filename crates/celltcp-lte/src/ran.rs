@@ -130,6 +130,10 @@ pub struct RanConfig {
     /// Uplink outer-loop link adaptation (see [`OLLA_STEP_UP_DB`]); `false`: the MCS follows
     /// the measured SINR alone.
     pub ul_olla: bool,
+    /// Downlink outer-loop link adaptation: the same loop on the UE's HARQ ACK/NACK of first
+    /// transmissions, backing off the SINR the reported CQI stands for (see [`Ran::mcs_for`]);
+    /// `false`: the MCS follows the CQI alone, as in ns-3's LTE module.
+    pub dl_olla: bool,
     pub rlc: RlcConfig,
     pub pdcp: PdcpConfig,
     pub radio: RadioConfig,
@@ -735,9 +739,10 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
                     Direction::Uplink => u.stats.ul_tb_first_errors += 1,
                 }
             }
-            if f.first_tx && f.dir == Direction::Uplink && self.cfg.ul_olla {
+            if f.first_tx && (if f.dir == Direction::Uplink { self.cfg.ul_olla } else { self.cfg.dl_olla }) {
                 let step = if f.decoded { -OLLA_STEP_UP_DB * OLLA_BLER_TARGET / (1.0 - OLLA_BLER_TARGET) } else { OLLA_STEP_UP_DB };
-                u.enb.ul_olla_db = (u.enb.ul_olla_db + step).clamp(0.0, OLLA_MAX_DB);
+                let offset = if f.dir == Direction::Uplink { &mut u.enb.ul_olla_db } else { &mut u.enb.dl_olla_db };
+                *offset = (*offset + step).clamp(0.0, OLLA_MAX_DB);
             }
             match harq.on_feedback(f.pid, f.decoded, next_tx_at) {
                 // The process holds the block; the downlink scheduler or the synchronous uplink
@@ -935,6 +940,15 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         let olla = self.ues[ue].enb.ul_olla_db;
         if dir == Direction::Uplink && olla > 0.0 {
             cqi = amc::ul_mcs_for_sinr_db(eff - olla).map_or(0, |m| m + 1);
+        }
+        let dl_olla = self.ues[ue].enb.dl_olla_db;
+        if dir == Direction::Downlink && dl_olla > 0.0 && cqi > 0 {
+            // The eNB knows the CQI, not the SINR behind it: take the SINR that CQI's MCS needs
+            // for the BLER target (its threshold), back it off by the offset, and report the
+            // CQI that SINR would have given. Never above the reported CQI.
+            let cfi = self.cfg.cfi;
+            let est = amc::sinr_db_for_mcs(amc::mcs_from_cqi(cqi), cfi) - dl_olla;
+            cqi = amc::cqi_from_sinr_db(est, cfi).min(cqi);
         }
         let (cqi, mcs) = match dir {
             Direction::Downlink => (cqi, if cqi == 0 { 0 } else { amc::mcs_from_cqi(cqi) }),

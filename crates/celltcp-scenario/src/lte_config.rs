@@ -41,6 +41,7 @@ default_fn!(def_pf_window, Dur, Dur(SimDuration::from_millis(100)));
 default_fn!(def_cfi, u8, 2);
 default_fn!(def_harq, u8, 4);
 default_fn!(def_ul_olla, bool, true);
+default_fn!(def_dl_olla, bool, false);
 default_fn!(def_cqi_period, Dur, Dur(SimDuration::from_millis(5)));
 default_fn!(def_cqi_delay, Dur, Dur(SimDuration::from_millis(6)));
 default_fn!(def_sr_period, Dur, Dur(SimDuration::from_millis(10)));
@@ -104,6 +105,9 @@ pub struct LteCfg {
     /// Uplink outer-loop link adaptation (OLLA) towards a 10 % first-transmission BLER.
     #[serde(default = "def_ul_olla")]
     pub ul_olla: bool,
+    /// Downlink outer-loop link adaptation on the UE's HARQ feedback (off: as ns-3).
+    #[serde(default = "def_dl_olla")]
+    pub dl_olla: bool,
     #[serde(default = "def_carrier")]
     pub carrier: Hertz,
     #[serde(default = "def_pathloss")]
@@ -836,6 +840,7 @@ pub fn plan_lte(text: &str, cfg: &LteCfg, seed: u64) -> Result<LtePlan, Scenario
         cqi_delay,
         sr_period,
         ul_olla: cfg.ul_olla,
+        dl_olla: cfg.dl_olla,
         handover: handover_config(text, cfg)?,
         rlc,
         pdcp,

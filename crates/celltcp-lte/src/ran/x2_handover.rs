@@ -581,6 +581,7 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         u.enb.dl_cqi = crate::phy::cqi::CqiReport::NONE;
         u.enb.ul_cqi = crate::phy::cqi::CqiReport::NONE;
         u.enb.ul_olla_db = 0.0;
+        u.enb.dl_olla_db = 0.0;
         let mut resent = 0u64;
         if forwarding == Some(PdcpForwarding::Lossless) {
             // Downlink: at PDCP re-establishment the UE compiles a status report (TS 36.323
@@ -697,6 +698,7 @@ mod tests {
         RanConfig {
             dl_scheduler: SchedulerKind::ProportionalFair,
             ul_olla: true,
+            dl_olla: false,
             rlc: RlcConfig::Am(AmConfig { tx_buffer_bytes: 1 << 26, ..AmConfig::default() }),
             pdcp: PdcpConfig { tx_buffer_bytes: 1 << 26, ..PdcpConfig::default() },
             handover: h,
