@@ -844,7 +844,20 @@ def fig_lte_sinr(run: _Run) -> Figure | None:
     ax.set_xlabel("distance to serving eNB (m)")
     ax.set_ylabel("effective SINR (dB)")
     ax.set_xlim(left=0)
-    if drawn:  # beside the axes: with many UEs no corner is free; downlink first
+    if drawn and len(cells) > 1:
+        # one entry per cell (its colour) and one per direction (its marker), not cells x
+        # directions: seven cells would make a legend taller than the plot
+        from matplotlib.lines import Line2D
+
+        handles = [Line2D([], [], color=_color(k), marker="s", linestyle="none", markersize=6)
+                   for k in range(len(cells))]
+        handles += [Line2D([], [], color="0.2", marker="o", markersize=4, linestyle="none"),
+                    Line2D([], [], color="0.2", marker="^", markersize=4.5, markerfacecolor="none",
+                           linestyle="none")]
+        names = [*cells, "downlink: mean,\nmin–max", "uplink: mean"]
+        ax.legend(handles, names, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize="small",
+                  ncols=1 if len(cells) <= 10 else 2)
+    elif drawn:  # beside the axes: with many UEs no corner is free; downlink first
         handles, names = ax.get_legend_handles_labels()
         order = sorted(range(len(names)), key=lambda k: ("uplink" in names[k], k))
         ax.legend([handles[k] for k in order], [names[k] for k in order], loc="upper left",
