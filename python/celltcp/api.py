@@ -33,7 +33,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Any, NamedTuple, Union
 
 from . import _core, _toml
 from ._lazy import lazy
@@ -532,6 +532,38 @@ class EmuArgs:
     shell: str | None = None
 
 
+class IntervalLine(NamedTuple):
+    """One iperf interval report of a flow (times in seconds since its test started; UDP
+    fields None for TCP)."""
+
+    flow: str
+    start_s: float
+    end_s: float
+    bytes: int
+    bits_per_second: float
+    retransmits: int
+    packets: int | None
+    lost_packets: int | None
+    jitter_ms: float | None
+    omitted: bool
+
+
+def format_interval(r: IntervalLine) -> str:
+    """An iperf3-style line: ``[dl]   0.00-1.00   sec  1.17 MBytes  9.80 Mbits/sec    0``
+    (TCP: retransmissions; UDP: jitter and lost/total datagrams), ``(omitted)`` within -O."""
+    mb = r.bytes / 2**20
+    transfer = f"{mb:.2f} MBytes" if mb >= 1 else f"{r.bytes / 1024:.1f} KBytes"
+    rate = f"{r.bits_per_second / 1e6:.2f} Mbits/sec"
+    head = f"[{r.flow}] {r.start_s:6.2f}-{r.end_s:<6.2f} sec  {transfer:>13}  {rate:>16}"
+    if r.packets is not None:
+        lost = r.lost_packets or 0
+        pct = 100.0 * lost / r.packets if r.packets else 0.0
+        tail = f"  {r.jitter_ms or 0.0:.3f} ms  {lost}/{r.packets} ({pct:.2g}%)"
+    else:
+        tail = f"  {r.retransmits:4d}"
+    return head + tail + ("  (omitted)" if r.omitted else "")
+
+
 def execute(
     scenario: Scenario,
     *,
@@ -543,8 +575,12 @@ def execute(
     command: Sequence[str] | None = None,
     finish: Callable[[Path], object] | None = None,
     emu: EmuArgs | None = None,
+    intervals: Callable[[list[IntervalLine]], object] | None = None,
 ) -> Result:
     """Run a scenario; the engine behind :func:`run` and the CLI.
+
+    ``intervals`` gets, while the run goes on, the iperf interval reports completed since its
+    last call (a list of :class:`IntervalLine`), as iperf3 prints its lines.
 
     ``finish(tmpdir)`` is called after the results are written and before the directory is
     committed (the CLI draws figures there), so it is part of the atomic write too.
@@ -598,6 +634,8 @@ def execute(
                     out_dir=str(tmp) if tmp is not None else None,
                     base_dir=str(Path(source).resolve().parent) if source is not None else None,
                     progress=callback,
+                    intervals=(None if intervals is None else
+                               lambda rows: intervals([IntervalLine(*r) for r in rows])),
                 )
             completed = True
             cpu = time.process_time() - cpu0
@@ -648,6 +686,7 @@ def run(
     overwrite: bool = False,
     progress: ProgressArg = False,
     set: Sequence[str] = (),
+    intervals: Callable[[list[IntervalLine]], object] | None = None,
     **overrides: Any,
 ) -> Result:
     """Run one scenario and return its :class:`Result`.
@@ -660,6 +699,8 @@ def run(
     ``out`` is refused unless ``overwrite=True``, and then replaced only if it holds an
     earlier run. ``progress=True`` shows a progress bar on stderr for runs longer than ~2 s;
     a callable gets the fraction of simulated time done and may return False to abort.
+    ``intervals`` gets the iperf interval reports as they complete during the run (lists of
+    :class:`IntervalLine`; :func:`format_interval` prints one as iperf3 does).
 
     Raises :class:`ScenarioError` (a ``ValueError``) for an invalid scenario; the message
     names the key, the value, what was expected and the line.
@@ -671,4 +712,5 @@ def run(
         overwrite=overwrite,
         progress=progress,
         overrides=overrides_list(set, overrides),
+        intervals=intervals,
     )

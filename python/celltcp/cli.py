@@ -145,6 +145,12 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--plot", action="store_true", help="also draw the figures into DIR/figures")
     r.add_argument("--format", type=_formats, default=["png", "svg"], help="figure formats (png,svg)")
     r.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no result table")
+    iv = r.add_mutually_exclusive_group()
+    iv.add_argument("--intervals", dest="intervals", action="store_true", default=None,
+                    help="print each iperf flow's interval lines as they complete, as iperf3 "
+                         "does (the default when stdout is a terminal)")
+    iv.add_argument("--no-intervals", dest="intervals", action="store_false",
+                    help="no live interval lines (the progress bar instead)")
 
     em = sub.add_parser(
         "emu",
@@ -440,14 +446,28 @@ def _run(args: argparse.Namespace, scenario: api.Scenario, argv: Sequence[str]) 
 
     out = Path(args.out)
     plot = args.command == "demo" or args.plot
+    # iperf3's lines as the intervals complete: asked for, or by default on a terminal
+    live = not args.quiet and (getattr(args, "intervals", False) or
+                               (getattr(args, "intervals", None) is None and sys.stdout.isatty()))
+    shown = [False]
+
+    def print_intervals(rows: list[api.IntervalLine]) -> None:
+        if not shown[0]:
+            print("iperf intervals (as they complete):")
+            shown[0] = True
+        for r in rows:
+            print(api.format_interval(r))
+        sys.stdout.flush()
+
     result = api.execute(
         scenario,
         seed=args.seed,
         out=out,
         overwrite=args.overwrite,
-        progress=not args.quiet,
+        progress=not args.quiet and not live,  # the bar would cut through the lines
         overrides=api.overrides_list(args.sets),
         command=[PROG, *argv],
+        intervals=print_intervals if live else None,
     )
     # Figures are drawn once the run is committed: a figure that fails loses no result.
     if plot:

@@ -194,3 +194,66 @@ def test_run_table_has_iperf3s_sum_line(tmp_path: Path) -> None:
     assert int(cells[5]) == flows["par.1"]["retransmitted_segments"] + flows["par.2"]["retransmitted_segments"]
     # bidir with one stream each way: no [SUM], as iperf3 prints none without -P
     assert not any(x.startswith("[SUM] bi") for x in r.stdout.splitlines())
+
+
+def test_interval_reports_arrive_live_and_equal_the_files(tmp_path: Path) -> None:
+    # A 40 s run (~145,000 events): the core reports every 65,536 events, so the first
+    # intervals must arrive while the run goes on, before the final report.
+    scen = SCENARIO.replace('duration = "5s"', 'duration = "40s"').replace(
+        'duration = "3s"', 'duration = "30s"')
+    log: list[tuple[str, Any]] = []
+    got: list[celltcp.api.IntervalLine] = []
+
+    def intervals(rows: list[celltcp.api.IntervalLine]) -> None:
+        got.extend(rows)
+        log.append(("i", len(rows)))
+
+    def progress(f: float) -> None:
+        log.append(("p", f))
+
+    res = celltcp.run(scen, out=tmp_path / "run", seed=4, intervals=intervals, progress=progress)
+    first = next(k for k, e in enumerate(log) if e[0] == "i")
+    assert any(e[0] == "p" and e[1] < 1.0 for e in log[first:]), "intervals came only at the end"
+    assert log[first][1] < len(got), "the first batch held every interval"
+    # every interval once, equal to what the iperf3 JSON files hold
+    for test, streams in (("par", ["par.1", "par.2"]), ("u", ["u"])):
+        d = _load(tmp_path / "run", test)
+        for k, name in enumerate(streams):
+            mine = [r for r in got if r.flow == name]
+            theirs = [i["streams"][k] for i in d["intervals"]]
+            assert len(mine) == len(theirs) > 3
+            for r, j in zip(mine, theirs):
+                assert r.bytes == j["bytes"] and r.omitted == j["omitted"]
+                assert r.bits_per_second == pytest.approx(j["bits_per_second"])
+                if test == "u":
+                    assert r.packets == j["packets"] and r.lost_packets == j["lost_packets"]
+    assert res.flows.shape[0] >= 4
+    line = celltcp.api.format_interval(next(r for r in got if r.flow == "par.1" and not r.omitted))
+    assert line.startswith("[par.1]   0.00-1.00   sec") and "Mbits/sec" in line
+
+
+def test_cli_prints_iperf3_style_lines_as_they_complete(tmp_path: Path) -> None:
+    from conftest import cli
+
+    scenario = tmp_path / "p.toml"
+    scenario.write_text(SCENARIO)
+    r = cli("run", scenario, "-o", tmp_path / "run", "--seed", "4", "--intervals")
+    assert r.returncode == 0, r.stderr
+    lines = [x for x in r.stdout.splitlines() if x.startswith("[")]
+    d = _load(tmp_path / "run", "par")
+    par1 = [x for x in lines if x.startswith("[par.1] ")]
+    assert len(par1) == len(d["intervals"]) == 4
+    # the omitted first second, then 0-1, 1-2, 2-3 as iperf3 -O restarts its clock
+    assert par1[0].endswith("(omitted)") and " 0.00-1.00 " in par1[0]
+    cells = par1[1].split()
+    assert cells[1] == "0.00-1.00" and cells[2] == "sec" and cells[6] == "Mbits/sec"
+    mbps = d["intervals"][1]["streams"][0]["bits_per_second"] / 1e6
+    assert float(cells[5]) == pytest.approx(mbps, abs=0.006)
+    assert int(cells[7]) == d["intervals"][1]["streams"][0]["retransmits"]
+    udp = [x for x in lines if x.startswith("[u] ")]
+    assert udp and all(" ms " in x and "%)" in x for x in udp)
+    # the interval lines come before the final table; -q and --no-intervals print none
+    assert r.stdout.index("iperf intervals") < r.stdout.index("goodput Mbit/s")
+    for flag in ("-q", "--no-intervals"):
+        q = cli("run", scenario, "-o", tmp_path / f"run{flag}", "--seed", "4", flag)
+        assert q.returncode == 0 and not any(x.startswith("[par.1] ") for x in q.stdout.splitlines())

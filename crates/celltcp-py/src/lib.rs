@@ -127,7 +127,8 @@ fn prepare(out: RunOutput) -> (RunOutput, Tables, String, String) {
 /// little-endian bytes, `"b1"` with one byte (0 or 1) per value, or `"str"` with data as a list
 /// of str; empty with `out_dir` (the tables are files, listed in `files`).
 #[pyfunction]
-#[pyo3(signature = (scenario, *, seed=None, overrides=Vec::new(), out_dir=None, base_dir=None, progress=None))]
+#[pyo3(signature = (scenario, *, seed=None, overrides=Vec::new(), out_dir=None, base_dir=None, progress=None, intervals=None))]
+#[allow(clippy::too_many_arguments)]
 fn run(
     py: Python<'_>,
     scenario: &str,
@@ -136,6 +137,7 @@ fn run(
     out_dir: Option<PathBuf>,
     base_dir: Option<PathBuf>,
     progress: Option<PyObject>,
+    intervals: Option<PyObject>,
 ) -> PyResult<PyObject> {
     let opts = RunOptions {
         seed,
@@ -149,9 +151,24 @@ fn run(
     let scenario = scenario.to_string();
     let (result, py_err) = interruptible(py, &cancel, move || {
         let mut py_err: Option<PyErr> = None;
-        let mut report = |fraction: f64| -> bool {
+        let mut report = |fraction: f64, live: Vec<celltcp_scenario::sim::LiveInterval>| -> bool {
             if stop.load(Ordering::Relaxed) {
                 return false;
+            }
+            if let (Some(cb), false) = (&intervals, live.is_empty()) {
+                // (flow, start_s, end_s, bytes, bits_per_second, retransmits, packets,
+                // lost_packets, jitter_ms, omitted) per report, in the order they completed
+                let sent = Python::with_gil(|py| {
+                    let rows: Vec<_> = live
+                        .into_iter()
+                        .map(|r| (r.flow, r.start_s, r.end_s, r.bytes, r.bits_per_second, r.retransmits, r.packets, r.lost_packets, r.jitter_ms, r.omitted))
+                        .collect();
+                    cb.call1(py, (rows,)).map(|_| ())
+                });
+                if let Err(e) = sent {
+                    py_err = Some(e);
+                    return false;
+                }
             }
             let Some(cb) = &progress else { return true };
             Python::with_gil(|py| {
@@ -169,7 +186,7 @@ fn run(
                 })
             })
         };
-        let r = celltcp_scenario::run(&scenario, &overrides, &opts, &mut report).map(prepare);
+        let r = celltcp_scenario::run_live(&scenario, &overrides, &opts, &mut report).map(prepare);
         (r, py_err)
     })?;
     if let Some(e) = py_err {

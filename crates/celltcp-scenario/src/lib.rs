@@ -97,6 +97,17 @@ pub fn run(text: &str, overrides: &[String], opts: &RunOptions, progress: &mut d
     sim.into_output()
 }
 
+/// [`run`], with the iperf interval reports that completed since the last call handed to
+/// `progress(fraction, intervals)` (for live iperf3-style lines during a long run).
+pub fn run_live(text: &str, overrides: &[String], opts: &RunOptions, progress: &mut dyn FnMut(f64, Vec<sim::LiveInterval>) -> bool) -> Result<RunOutput, ScenarioError> {
+    let mut sim = Simulation::from_text(text, overrides, opts)?;
+    let mut cursors = Vec::new();
+    if !sim.run_with(&mut |f, s| progress(f, s.new_intervals(&mut cursors))) {
+        return Err(ScenarioError::new("", "run interrupted"));
+    }
+    sim.into_output()
+}
+
 /// The congestion controls, `(name, one-line description)`.
 pub fn list_cc() -> Vec<(&'static str, &'static str)> {
     celltcp_tcp::cc::CcKind::ALL.iter().map(|k| (k.name(), k.describe())).collect()

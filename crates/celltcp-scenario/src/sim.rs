@@ -50,6 +50,21 @@ pub struct AppId(pub u32);
 pub struct NodeId(pub usize);
 
 /// A simulation that can be run to its end or stepped.
+/// One iperf interval report of a flow, as [`Simulation::new_intervals`] hands it out.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LiveInterval {
+    pub flow: String,
+    pub start_s: f64,
+    pub end_s: f64,
+    pub bytes: u64,
+    pub bits_per_second: f64,
+    pub retransmits: u64,
+    pub packets: Option<u64>,
+    pub lost_packets: Option<u64>,
+    pub jitter_ms: Option<f64>,
+    pub omitted: bool,
+}
+
 pub struct Simulation {
     world: World,
     config: serde_json::Value,
@@ -126,6 +141,62 @@ impl Simulation {
     /// Runs for `d` of simulated time from now.
     pub fn step(&mut self, d: SimDuration) -> u64 {
         self.step_until(self.now + d)
+    }
+
+    /// The iperf interval reports completed since `cursors` (one position per flow, grown as
+    /// needed and advanced past what is returned): what `iperf3` prints as it goes, for live
+    /// output while a long run proceeds. Times are seconds since the flow's test started, or
+    /// since its omitted part (`omit`, iperf3 -O) ended for the intervals after it.
+    pub fn new_intervals(&self, cursors: &mut Vec<usize>) -> Vec<LiveInterval> {
+        let flows = &self.world.flows;
+        cursors.resize(flows.len(), 0);
+        let mut out = Vec::new();
+        for (i, fl) in flows.iter().enumerate() {
+            let Some(mt) = &fl.meter else { continue };
+            for r in &mt.reports[cursors[i].min(mt.reports.len())..] {
+                // as iperf3 -O: the clock restarts at 0 when the omitted part ends
+                let base = if r.omitted { fl.start } else { mt.omit_until.max(fl.start) };
+                out.push(LiveInterval {
+                    flow: fl.name.clone(),
+                    start_s: (r.start - base).as_secs_f64(),
+                    end_s: (r.end - base).as_secs_f64(),
+                    bytes: r.bytes,
+                    bits_per_second: r.bits_per_second,
+                    retransmits: r.retransmits,
+                    packets: r.packets,
+                    lost_packets: r.lost_packets,
+                    jitter_ms: r.jitter_ms,
+                    omitted: r.omitted,
+                });
+            }
+            cursors[i] = mt.reports.len();
+        }
+        out
+    }
+
+    /// [`Simulation::run`], handing `progress` the simulation too (e.g. for
+    /// [`Simulation::new_intervals`]).
+    pub fn run_with(&mut self, progress: &mut dyn FnMut(f64, &Simulation) -> bool) -> bool {
+        let end = self.world.end;
+        let end_ns = end.as_nanos().max(1) as f64;
+        let t0 = Instant::now();
+        while let Some(at) = self.world.q.peek_time() {
+            if at > end {
+                break;
+            }
+            let (now, ev) = self.world.q.pop().unwrap();
+            self.now = now;
+            self.world.dispatch(now, ev);
+            if self.world.events_processed() & 0xFFFF == 0 && !progress(now.as_nanos() as f64 / end_ns, self) {
+                self.wall_s += t0.elapsed().as_secs_f64();
+                return false;
+            }
+        }
+        self.now = end;
+        self.wall_s += t0.elapsed().as_secs_f64();
+        self.finish();
+        progress(1.0, self);
+        true
     }
 
     /// Runs to the end and finishes. `progress(fraction)` is called every 65536 events and may
