@@ -265,10 +265,11 @@ def _parser() -> argparse.ArgumentParser:
     vw.add_argument("--export", metavar="FILE.html",
                     help="write the page to FILE.html instead of DIR/view.html, and do not open it")
     vw.add_argument("--no-open", action="store_true", help="write the page, do not open a browser")
-    vw.add_argument("--max-points", type=int, default=2000, metavar="N",
-                    help="at most N samples per series (default 2000)")
-    vw.add_argument("--max-runs", type=int, default=200, metavar="N",
-                    help="embed the time series of at most N runs of a sweep (default 200)")
+    vw.add_argument("--max-points", type=int, default=None, metavar="N",
+                    help="at most N samples per series (default 2000 for a run, 300 per run of "
+                         "a sweep)")
+    vw.add_argument("--max-runs", type=int, default=100, metavar="N",
+                    help="embed the time series of at most N runs of a sweep (default 100)")
 
     st = sub.add_parser("study", help="run a study (its sweep, figures and report.html)")
     st.add_argument("name", nargs="?", metavar="NAME", help="study name (see --list)")

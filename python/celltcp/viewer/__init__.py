@@ -43,10 +43,12 @@ import pandas as pd
 __all__ = ["ViewerError", "collect", "write_page", "run"]
 
 HERE = Path(__file__).resolve().parent
-#: default cap on samples per series (per run)
+#: default cap on samples per series: one run, and each run of a sweep (many runs' series make
+#: the page heavy: a 90-run study with 2000 points per series was 45 MB)
 MAX_POINTS = 2000
+SWEEP_MAX_POINTS = 300
 #: default cap on the runs of a sweep whose series are embedded
-MAX_RUNS = 200
+MAX_RUNS = 100
 #: goodput is drawn in at most this many bins per run
 GOODPUT_BINS = 200
 
@@ -230,16 +232,17 @@ def _label(params: dict[str, Any], names: Sequence[str]) -> str:
     return sweep_report.run_label(params, list(names))
 
 
-def collect(dir: str | Path, *, max_points: int = MAX_POINTS, max_runs: int = MAX_RUNS
+def collect(dir: str | Path, *, max_points: int | None = None, max_runs: int = MAX_RUNS
             ) -> dict[str, Any]:
-    """Everything the page shows of a run, sweep or study directory."""
+    """Everything the page shows of a run, sweep or study directory (``max_points`` per
+    series: default :data:`MAX_POINTS` for a run, :data:`SWEEP_MAX_POINTS` per run of a sweep)."""
     d = Path(dir)
     if not d.is_dir():
         raise ViewerError(f"DIR {str(d)!r}: not a directory")
     if _is_run(d):
         return {"kind": "run", "title": d.resolve().name, "columns": [],
                 "runs": [{"id": "run", "label": d.resolve().name, "cells": {}, "embedded": True}],
-                "data": {"run": run_data(d, max_points)}}
+                "data": {"run": run_data(d, max_points or MAX_POINTS)}}
     sweeps = _sweep_dirs(d)
     if not sweeps:
         raise ViewerError(f"DIR {str(d)!r}: not a run, sweep or study directory (no summary.json "
@@ -260,7 +263,7 @@ def collect(dir: str | Path, *, max_points: int = MAX_POINTS, max_runs: int = MA
             cells: dict[str, Any] = {p: _clean(rec.get(p)) for p in params}
             cells["seed"] = _clean(rec.get("seed"))
             cells["status"] = rec.get("status")
-            if part != "main":
+            if len(sweeps) > 1:
                 cells["part"] = part
             if len(sel):
                 cells["goodput (Mbit/s)"] = _clean(round(float(sel["goodput_bps"].fillna(0).sum()) / 1e6, 3)) \
@@ -273,7 +276,7 @@ def collect(dir: str | Path, *, max_points: int = MAX_POINTS, max_runs: int = MA
             run_dir = sd / "runs" / rid
             embedded = rec.get("status") == "done" and _is_run(run_dir) and len(data) < max_runs
             if embedded:
-                data[key] = run_data(run_dir, max_points)
+                data[key] = run_data(run_dir, max_points or SWEEP_MAX_POINTS)
             label = _label({p: rec.get(p) for p in params}, params) + f", seed {rec.get('seed')}"
             rows.append({"id": key, "label": (f"[{part}] " if part != "main" else "") + label,
                          "cells": cells, "embedded": embedded})
@@ -291,7 +294,7 @@ def collect(dir: str | Path, *, max_points: int = MAX_POINTS, max_runs: int = MA
             "data": data, "findings": findings, "max_runs": max_runs}
 
 
-def write_page(dir: str | Path, out: str | Path | None = None, *, max_points: int = MAX_POINTS,
+def write_page(dir: str | Path, out: str | Path | None = None, *, max_points: int | None = None,
                max_runs: int = MAX_RUNS) -> Path:
     """Write the self-contained page of ``dir`` (default ``DIR/view.html``); returns its path."""
     info = collect(dir, max_points=max_points, max_runs=max_runs)
@@ -316,7 +319,7 @@ def write_page(dir: str | Path, out: str | Path | None = None, *, max_points: in
 def run(args: Any) -> int:
     """``celltcp view``."""
     try:
-        if args.max_points < 10:
+        if args.max_points is not None and args.max_points < 10:
             raise ViewerError(f"--max-points {args.max_points}: expected at least 10")
         if args.max_runs < 1:
             raise ViewerError(f"--max-runs {args.max_runs}: expected at least 1")
