@@ -272,7 +272,7 @@ th { background: #f3f3f3; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 .yes { background: #e3f4e3; color: #145214; font-weight: 600; }
 .dir { background: #fdf3d7; color: #6b4e00; font-weight: 600; }
-table.nums { margin: 0; font-size: 0.95em; } table.nums th { font-weight: normal; }
+div.q { font-size: 0.9em; } span.num { font-variant-numeric: tabular-nums; font-weight: 600; }
 .no { background: #fbe3e1; color: #7d1a12; font-weight: 600; }
 .na { background: #f1f1f1; color: #555; font-weight: 600; }
 .rule { color: #666; font-size: 0.88em; }
@@ -295,17 +295,18 @@ def _verdict_cell(v: Verdict, tolerance: str = "") -> str:
 
 
 def _numbers_html(numbers: Sequence[Quantity]) -> str:
+    """One line per quantity: its name, then paper / celltcp / ns-3 3.37 (no nested table, so
+    each finding stays one ``<tr>`` of the agreement table)."""
     if not numbers:
         return "–"
     ns3 = any(q.ns3 is not None for q in numbers)
-    head = "<tr><th></th><th>paper</th><th>celltcp</th>" + ("<th>ns-3 3.37</th>" if ns3 else "")
-    rows = []
+    lines = []
     for q in numbers:
-        cells = [q.paper, q.celltcp] + ([q.ns3] if ns3 else [])
         unit = f" ({_e(q.unit)})" if q.unit else ""
-        rows.append(f"<tr><th>{_e(q.name)}{unit}</th>"
-                    + "".join(f'<td class="num">{_e(fmt_number(c))}</td>' for c in cells) + "</tr>")
-    return f'<table class="nums">{head}</tr>{"".join(rows)}</table>'
+        cells = [("paper", q.paper), ("celltcp", q.celltcp)] + ([("ns-3 3.37", q.ns3)] if ns3 else [])
+        vals = " · ".join(f'{who} <span class="num">{_e(fmt_number(v))}</span>' for who, v in cells)
+        lines.append(f'<div class="q">{_e(q.name)}{unit}: {vals}</div>')
+    return "".join(lines)
 
 
 def _score(evaluated: Sequence[Evaluated]) -> str:

@@ -174,18 +174,27 @@ def test_cc_variants_lte_quick_end_to_end(tmp_path: Path, capsys: pytest.Capture
     assert len(figures) >= 5
     assert html.count('src="data:image/png;base64,') == len(figures)
     verdicts = _agreement(html)
-    assert len(verdicts) == 10
+    # ten findings in the paper's setting, nine again in the loaded cell (the bulk part)
+    assert len(verdicts) == 19 and list(verdicts) == [f.key for f in ccv.FINDINGS]
+    assert sum(k.endswith(ccv.LOADED_SUFFIX) for k in verdicts) == 9
     # every finding that only needs the RLC modes and the two sizes is evaluated; those that
-    # compare named variants are, whenever the quick sweep has those variants
+    # compare named variants are, whenever the quick sweep has those variants (both sweeps run
+    # the same seven controls)
     ccs = set(ccv.prepare(pd.read_parquet(out / "results.parquet"))["cc"])
     need = {"am-westwood-veno-beat-vegas": {"westwood", "veno", "vegas"},
             "um-yeah-beats-illinois": {"yeah", "illinois"}}
     for key, verdict in verdicts.items():
-        if key not in need or need[key] <= ccs:
+        if need.get(key.removesuffix(ccv.LOADED_SUFFIX), set()) <= ccs:
             assert verdict != "not evaluated", (key, verdicts)
+    # each finding states the setting its verdict rests on, in the report and findings.json
+    records = json.loads((out / "findings.json").read_text())
+    for rec in records:
+        want = "loaded cell" if rec["key"].endswith(ccv.LOADED_SUFFIX) else "1 Mbit/s"
+        assert want in rec["setting"], rec
+    assert html.count("setting: ") >= 19
     # the bulk part: its own sweep directory, one saturating flow per UE, its figures and rows
-    # in the aggregated table, and no finding of its own
-    assert "runs done 40, skipped 0, failed 0" in text  # 28 at 1 Mbit/s + 12 bulk
+    # in the aggregated table, and the loaded-cell findings
+    assert "runs done 56, skipped 0, failed 0" in text  # 28 at 1 Mbit/s + 28 bulk
     bulk = pd.read_parquet(out / "bulk" / "results.parquet")
     assert sorted(set(bulk["flow"])) == sorted(f"bulk-ue{i}" for i in range(1, 15))
     assert "rate" not in set(bulk["flow.bulk.cc"])
