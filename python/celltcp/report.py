@@ -275,7 +275,7 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; }
 div.q { font-size: 0.9em; } span.num { font-variant-numeric: tabular-nums; font-weight: 600; }
 .no { background: #fbe3e1; color: #7d1a12; font-weight: 600; }
 .na { background: #f1f1f1; color: #555; font-weight: 600; }
-.rule { color: #666; font-size: 0.88em; }
+.rule { color: #666; font-size: 0.88em; font-weight: normal; }
 figure { margin: 1.2em 0; } figure img { width: 100%; max-width: 820px; height: auto; border: 1px solid #eee; }
 figcaption { color: #444; font-size: 0.92em; }
 pre { background: #f7f7f7; border: 1px solid #e2e2e2; padding: 0.8em; overflow-x: auto;

@@ -697,3 +697,17 @@ def test_report_renders_in_chromium(tmp_path: Path) -> None:
     report = write_report(tmp_path / "report.html", title="render test",
                           evaluated=evaluate(iperf_lte.FINDINGS, df), figures=figs)
     check_figures_render(report, tmp_path, 2)
+
+
+def test_log_axis_tick_labels_are_plain_text() -> None:
+    """The figures' style turns mathtext off (flow names are text), so a log axis needs plain
+    tick labels: matplotlib's default ones are mathtext and were printed literally
+    ("$\\mathdefault{10^{2}}$") on the iperf-lte RTT CDF."""
+    df = pd.DataFrame({"x": [100.0, 200.0, 400.0, 100.0, 200.0, 400.0],
+                       "goodput_bps": [1e6, 2e6, 3e6, 1.1e6, 2.1e6, 3.1e6], "seed": [1, 1, 1, 2, 2, 2]})
+    fig = sp.lines(df, "x", "goodput_bps", logx=True)
+    fig.canvas.draw()
+    ax = fig.axes[0]
+    labels = [t.get_text() for t in ax.get_xticklabels() + ax.get_xticklabels(minor=True)]
+    assert labels and not any("$" in t or "mathdefault" in t for t in labels), labels
+    assert "100" in labels and "200" in labels
