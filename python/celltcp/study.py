@@ -8,7 +8,8 @@ write ``DIR/report.html``.
 
 ``DIR`` is the sweep directory (``DIR/runs/<run_id>/``, ``DIR/results.parquet``; a study's
 further parts, e.g. a second scenario of the paper, are sweeps in ``DIR/<part>/``) and receives
-``DIR/figures/*.png|svg``, ``DIR/report.html`` and ``DIR/findings.json``. Running the same
+``DIR/figures/*.png|svg``, ``DIR/report.html``, ``DIR/findings.json`` (and ``findings.md``) and
+``DIR/study.json`` (the study's name, quick or full, the run counts and the versions). Running the same
 command again resumes the sweep (finished runs are not run again) and redraws the report.
 The studies themselves live in :mod:`celltcp.studies`.
 
@@ -20,20 +21,22 @@ report is still written, from the runs that finished, and says how many failed);
 from __future__ import annotations
 
 import argparse
-import sys
+import json
 import re
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
+from html import unescape as html_unescape
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from . import sweep_plots
-from .report import Evaluated, Figure, evaluate, write_report
+from .report import Evaluated, Figure, Grade, _score, evaluate, fmt_number, write_report
 from .studies import MAIN, PART, Study, UnknownStudy, get, part_dir, registry
 
-__all__ = ["run", "run_study", "StudyOutcome", "list_studies"]
+__all__ = ["run", "run_study", "StudyOutcome", "list_studies", "summary_text", "score"]
 
 PROG = "celltcp study"
 
@@ -166,7 +169,48 @@ def run_study(study: Study, out: str | Path, *, quick: bool = False, jobs: int |
                     "failed": counts["failed"]},
         notes=notes,
     )
+    # what the findings came from, for scripts that quote them (celltcp.studies.docnumbers)
+    meta = {"study": study.name, "paper_id": study.paper_id, "quick": bool(quick),
+            "runs": dict(counts), "versions": _report_versions(report)}
+    (out / "study.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
     return StudyOutcome(report, evaluated, counts["done"], counts["skipped"], counts["failed"])
+
+
+def _report_versions(report: Path) -> dict[str, str]:
+    """The versions table of a written report (so study.json and report.html agree)."""
+    html = report.read_text(encoding="utf-8")
+    sec = html.split('<h2 id="versions">', 1)[-1]
+    return {html_unescape(k): html_unescape(v)
+            for k, v in re.findall(r"<tr><th>(.*?)</th><td>(.*?)</td></tr>", sec)}
+
+
+def summary_text(evaluated: Sequence[Evaluated]) -> str:
+    """The terminal summary of the findings: per finding its grade (shouted when it does not
+    agree), the paper's claim, the numbers side by side (paper / celltcp / ns-3 3.37), the
+    tolerance, the setting and celltcp's result sentence."""
+    lines = []
+    for k, ev in enumerate(evaluated, 1):
+        v = ev.verdict
+        assert v.grade is not None
+        mark = v.grade.value.upper() if v.grade is Grade.DISAGREES else v.grade.value
+        lines.append(f"{k}. [{mark}] {ev.finding.paper}")
+        for q in v.numbers:
+            side = [f"paper {fmt_number(q.paper)}", f"celltcp {fmt_number(q.celltcp)}"]
+            if q.ns3 is not None:
+                side.append(f"ns-3 {fmt_number(q.ns3)}")
+            lines.append(f"   {q.name}{f' ({q.unit})' if q.unit else ''}: " + ", ".join(side))
+        tol = v.tolerance or ev.finding.tolerance
+        if tol:
+            lines.append(f"   tolerance: {tol}")
+        if v.setting:
+            lines.append(f"   setting: {v.setting}")
+        lines.append(f"   celltcp: {v.result}")
+    return "\n".join(lines)
+
+
+def score(evaluated: Sequence[Evaluated]) -> str:
+    """"N of M findings agree in magnitude, K in direction only, ..."."""
+    return _score(evaluated)
 
 
 def _error(msg: object) -> int:
@@ -199,11 +243,8 @@ def run(args: argparse.Namespace) -> int:
                             and (getattr(args, "progress", False) or sys.stderr.isatty()))
     except (SweepError, FileNotFoundError) as e:
         return _error(e)
-    yes = sum(1 for ev in outcome.evaluated if ev.verdict.agrees is True)
-    for k, ev in enumerate(outcome.evaluated, 1):
-        mark = {True: "agrees", False: "DOES NOT AGREE", None: "not evaluated"}[ev.verdict.agrees]
-        print(f"{k}. [{mark}] {ev.finding.paper}\n   celltcp: {ev.verdict.result}")
-    print(f"{yes} of {len(outcome.evaluated)} findings agree; runs done {outcome.done}, "
+    print(summary_text(outcome.evaluated))
+    print(f"{score(outcome.evaluated)}; runs done {outcome.done}, "
           f"skipped {outcome.skipped}, failed {outcome.failed}")
     print(f"report: {outcome.report}")
     return 1 if outcome.failed else 0

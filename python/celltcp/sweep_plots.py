@@ -117,6 +117,24 @@ PARAMS: dict[str, str] = {
 }
 
 
+def _log_x(ax: Axes) -> None:
+    """A log x axis with plain tick labels ("100", "200"): the style turns mathtext off (names
+    are text), and matplotlib's default log labels are mathtext ("$\\mathdefault{10^{2}}$"),
+    which would then be printed literally. Minor ticks are labelled at 2, 3 and 5 x 10^k."""
+    from matplotlib.ticker import FuncFormatter
+
+    ax.set_xscale("log")
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
+
+    def minor(v: float, _pos: int) -> str:
+        if v <= 0:
+            return ""
+        lead = v / 10 ** math.floor(math.log10(v) + 1e-9)
+        return f"{v:g}" if min(abs(lead - k) for k in (2, 3, 5)) < 1e-6 else ""
+
+    ax.xaxis.set_minor_formatter(FuncFormatter(minor))
+
+
 def metric_label(metric: str) -> tuple[str, float]:
     """Axis label with its unit, and the factor that turns stored values into that unit."""
     if metric in METRICS:
@@ -322,7 +340,7 @@ def lines(df: pd.DataFrame, x: str, metric: str, group: str | None = None, *,
                             label=p.label(g))
         if p.numeric_x:
             if logx:
-                ax.set_xscale("log")
+                _log_x(ax)
         else:
             p.categorical_ticks(ax)
         ax.set_xlabel(p.xlabel())
@@ -509,7 +527,7 @@ def sample_cdf(curves: Mapping[str, CurveSpec], series: str = "rtt", column: str
                 ax.plot(x, y, drawstyle="steps-post", color=cols.get(label, "#444444"),
                         label=f"{label} (n = {int(np.isfinite(t.loc[t['flow'] == i, column]).sum())})")
         if logx:
-            ax.set_xscale("log")
+            _log_x(ax)
         ax.set_xlabel(xlabel or metric_label(column)[0])
         ax.set_ylabel("CDF")
         ax.set_ylim(0, 1.02)

@@ -31,8 +31,9 @@ def _study(name: str, out: Path, capsys: pytest.CaptureFixture[str]) -> tuple[in
 
 def _agreement(html: str) -> dict[str, str]:
     rows = re.findall(r'<tr data-finding="([^"]+)">(.*?)</tr>', html, re.S)
-    verdict = {"yes": "agrees", "no": "does not agree", "na": "not evaluated"}
-    return {k: verdict[re.findall(r'<td class="(yes|no|na)">', row)[0]] for k, row in rows}
+    # both grades of agreement (in magnitude, in direction only) read "agrees" here
+    verdict = {"yes": "agrees", "dir": "agrees", "no": "does not agree", "na": "not evaluated"}
+    return {k: verdict[re.findall(r'<td class="(yes|dir|no|na)">', row)[0]] for k, row in rows}
 
 
 def test_study_list(capsys: pytest.CaptureFixture[str]) -> None:
@@ -122,6 +123,32 @@ def test_iperf_lte_quick_end_to_end(iperf_quick: tuple[Path, int, str], tmp_path
     assert first.pop("uplink-slower") == "agrees"
 
 
+def test_iperf_lte_quick_feeds_docnumbers(iperf_quick: tuple[Path, int, str],
+                                          tmp_path: Path) -> None:
+    """The real study directory: study.json says what ran, and the docs block of iperf-lte is
+    rewritten from its findings (on a copy of docs/studies.md), the rest of the file unchanged."""
+    from celltcp.studies import docnumbers as dn
+
+    out = iperf_quick[0]
+    meta = json.loads((out / "study.json").read_text())
+    assert meta["study"] == "iperf-lte" and meta["quick"] is True
+    assert meta["runs"]["done"] + meta["runs"]["skipped"] == 12 and meta["versions"]["celltcp"]
+    doc = tmp_path / "studies.md"
+    original = dn.DEFAULT_DOC.read_text(encoding="utf-8")
+    doc.write_text(original, encoding="utf-8")
+    assert dn.main(["--doc", str(doc), str(out)]) == 0
+    new = doc.read_text(encoding="utf-8")
+    a, b = dn.blocks(new)["iperf-lte"]
+    block = new[a:b]
+    findings = json.loads((out / "findings.json").read_text())
+    assert "the `--quick` run of `celltcp study iperf-lte`" in block
+    for k, f in enumerate(findings, 1):
+        assert f"{k}. `{f['key']}`: " in block and f["grade"] in block
+    oa, ob = dn.blocks(original)["iperf-lte"]
+    assert new[:a] == original[:oa] and new[b:] == original[ob:]
+    assert dn.main(["--doc", str(doc), "--check", str(out)]) == 0
+
+
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (Debian package "
                     "'chromium'; scripts/install.sh installs it)")
 def test_iperf_lte_quick_report_renders_in_chromium(iperf_quick: tuple[Path, int, str],
@@ -147,18 +174,27 @@ def test_cc_variants_lte_quick_end_to_end(tmp_path: Path, capsys: pytest.Capture
     assert len(figures) >= 5
     assert html.count('src="data:image/png;base64,') == len(figures)
     verdicts = _agreement(html)
-    assert len(verdicts) == 10
+    # ten findings in the paper's setting, nine again in the loaded cell (the bulk part)
+    assert len(verdicts) == 19 and list(verdicts) == [f.key for f in ccv.FINDINGS]
+    assert sum(k.endswith(ccv.LOADED_SUFFIX) for k in verdicts) == 9
     # every finding that only needs the RLC modes and the two sizes is evaluated; those that
-    # compare named variants are, whenever the quick sweep has those variants
+    # compare named variants are, whenever the quick sweep has those variants (both sweeps run
+    # the same seven controls)
     ccs = set(ccv.prepare(pd.read_parquet(out / "results.parquet"))["cc"])
     need = {"am-westwood-veno-beat-vegas": {"westwood", "veno", "vegas"},
             "um-yeah-beats-illinois": {"yeah", "illinois"}}
     for key, verdict in verdicts.items():
-        if key not in need or need[key] <= ccs:
+        if need.get(key.removesuffix(ccv.LOADED_SUFFIX), set()) <= ccs:
             assert verdict != "not evaluated", (key, verdicts)
+    # each finding states the setting its verdict rests on, in the report and findings.json
+    records = json.loads((out / "findings.json").read_text())
+    for rec in records:
+        want = "loaded cell" if rec["key"].endswith(ccv.LOADED_SUFFIX) else "1 Mbit/s"
+        assert want in rec["setting"], rec
+    assert html.count("setting: ") >= 19
     # the bulk part: its own sweep directory, one saturating flow per UE, its figures and rows
-    # in the aggregated table, and no finding of its own
-    assert "runs done 40, skipped 0, failed 0" in text  # 28 at 1 Mbit/s + 12 bulk
+    # in the aggregated table, and the loaded-cell findings
+    assert "runs done 56, skipped 0, failed 0" in text  # 28 at 1 Mbit/s + 28 bulk
     bulk = pd.read_parquet(out / "bulk" / "results.parquet")
     assert sorted(set(bulk["flow"])) == sorted(f"bulk-ue{i}" for i in range(1, 15))
     assert "rate" not in set(bulk["flow.bulk.cc"])

@@ -19,7 +19,9 @@ name                  paper  what it reproduces
                              ``failure``: neighbour cells fail, their UEs move to the survivor
 ``cc-variants-lte``   003    eleven congestion controls (and four more) × RLC AM/UM ×
                              1000/3000-byte segments, 14 UEs with 1 Mbit/s flows: throughput,
-                             delay, jitter, loss; part ``bulk``: the same with saturating flows
+                             delay, jitter, loss; part ``bulk``: the loaded cell (saturating
+                             flows, 10 KiB RLC buffer), every finding checked again there;
+                             ns-3 3.37's numbers beside celltcp's (``ns3.json``)
 ====================  =====  ===================================================================
 """
 

@@ -26,21 +26,26 @@ the 1 Mbit/s group (:func:`primary_group`). Metrics are first averaged over the 
 then over the seeds, so the intervals are over independent runs.
 
 Part ``bulk`` (``cc-variants-lte/bulk/``): the same cell and grid with saturating flows (the
-scenario without the application rate; flows ``bulk-<ue>``). The paper runs 1 Mbit/s flows only
-and states no finding about saturated ones, so the bulk results are figures and rows of the
-aggregated table, without a verdict.
+scenario without the application rate; flows ``bulk-<ue>``): the loaded cell, where ns-3's
+10 KiB RLC buffer (set in both scenarios, as the paper's ns-3 had it) overflows. Every finding
+but the 1 Mbit/s one is checked a second time there (key ``<key>@loaded``), and every verdict
+states the setting it rests on. ns-3 3.37's runs of both settings (``bench/ns3/ccv.cc``, driven
+by ``validation/ns3_ccv.py``, cached in ``cc-variants-lte/ns3.json``) are measured by the same
+functions and shown beside celltcp's numbers.
 """
 
 from __future__ import annotations
 
+import html
 import re
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from .. import sweep_plots as sp
-from ..report import Finding, Verdict
+from ..report import Finding, Quantity, Verdict, graded
 from . import MAIN, PART, Study, StudyFigure
 
 #: The paper's variants, by category (§II), in celltcp's names.
@@ -183,15 +188,116 @@ def _fmt(metric: str, v: float) -> str:
     return f"{v:.1f} ms"
 
 
-def _size_effect(df: pd.DataFrame, rlc: str, metric: str) -> tuple[float, float, str]:
-    r = per_run(df)
+#: The settings a finding is checked in: the paper's (the main sweep's 1 Mbit/s flows) and a
+#: loaded cell (part ``bulk``: saturating flows, where the congestion control sets the rate).
+PAPER_SETTING = "paper"
+LOADED_SETTING = "loaded"
+_SETTING_TEXT = {
+    PAPER_SETTING: "the paper's: 14 UEs, 1 Mbit/s TCP flows, 20 MHz cell (celltcp: main sweep; "
+                   "ns-3 3.37: OnOff 1 Mbit/s, its default 10 KiB RLC buffer)",
+    LOADED_SETTING: "a loaded cell: 14 saturating TCP downloads (celltcp: part bulk, RLC buffer "
+                    "of bulk/scenario.toml; ns-3 3.37: BulkSend, its default 10 KiB RLC buffer)",
+}
+#: ns-3 3.37's runs of the same grid (validation/ns3_ccv.py writes it; bench/ns3/ccv.cc).
+NS3_FILE = Path(__file__).resolve().parent / "cc-variants-lte" / "ns3.json"
+_NS3_SETTING = {PAPER_SETTING: "paper", LOADED_SETTING: "bulk"}
+NO_PAPER_NUMBER = "the paper gives no number for it (bar charts only): direction only"
+
+
+def ns3_results(path: Path | None = None) -> pd.DataFrame | None:
+    """ns-3 3.37's cached runs as :func:`per_run` rows (``cc``, ``rlc``, ``size``, the four
+    metrics in celltcp's units) with a ``setting`` column (``paper``/``bulk``); None without
+    the file (default :data:`NS3_FILE`)."""
+    path = NS3_FILE if path is None else path
+    if not path.is_file():
+        return None
+    import json
+
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    rows = []
+    for run in doc.get("runs", []):
+        res = run.get("result")
+        if not res:
+            continue
+        rows.append({"setting": run["setting"], "cc": run["cc"], "rlc": run["rlc"].upper(),
+                     "size": int(run["packet_size"]), "seed": res.get("seed", 1),
+                     "goodput_bps": res["goodput_mbps"] * 1e6, "owd_mean_ms": res["delay_ms"],
+                     "jitter_ms": res["jitter_ms"], "loss_ratio": res["loss_ratio"],
+                     "rlc_tx_drops": res.get("rlc_tx_drops", 0)})
+    if not rows:
+        return None
+    out = pd.DataFrame(rows)
+    out["config"] = out["rlc"] + ", " + out["size"].astype(str) + " B"
+    return out
+
+
+def ns3_summary(path: Path | None = None) -> str:
+    """One sentence per setting of ns-3 3.37's cached runs: the range of each metric over every
+    control, RLC mode and packet size, and whether the goodput is the same for all of them
+    (within ±2 %). Empty without the file."""
+    ns = ns3_results(path)
+    if ns is None:
+        return ""
+    out = []
+    for setting, label in (("paper", "in the paper's setting (OnOff 1 Mbit/s)"),
+                           ("bulk", "in the loaded cell (BulkSend)")):
+        r = ns[ns["setting"] == setting]
+        if r.empty:
+            continue
+        g = r["goodput_bps"] / 1e6
+        same = g.max() <= g.min() * 1.02 + 1e-12
+        by_cfg = r.groupby("config")["goodput_bps"].mean() / 1e6
+        out.append(
+            f"ns-3 3.37 {label}, {len(r)} runs ({r['cc'].nunique()} controls × "
+            f"{r['rlc'].nunique()} RLC modes × {r['size'].nunique()} sizes): goodput per flow "
+            f"{g.min():.3f}–{g.max():.3f} Mbit/s"
+            + (" — the same figure for every control and configuration" if same else
+               " (by configuration: " + ", ".join(f"{c} {v:.2f}" for c, v in by_cfg.items()) + ")")
+            + f"; loss ratio {r['loss_ratio'].min() * 100:.2f}–{r['loss_ratio'].max() * 100:.2f} %"
+            f"; end-to-end delay {r['owd_mean_ms'].min():.1f}–{r['owd_mean_ms'].max():.1f} ms"
+            f"; RLC buffer drops {int(r['rlc_tx_drops'].min())}–{int(r['rlc_tx_drops'].max())} per run.")
+    return " ".join(out)
+
+
+def _ns3_rows(setting: str) -> pd.DataFrame | None:
+    ns = ns3_results()
+    if ns is None:
+        return None
+    sel = ns[ns["setting"] == _NS3_SETTING[setting]]
+    return sel if len(sel) else None
+
+
+def _rows(df: pd.DataFrame, setting: str) -> pd.DataFrame:
+    """celltcp's per-run rows of a setting: the 1 Mbit/s flows, or the bulk part's flows."""
+    d = prepare(df) if "group" not in df.columns else df
+    if setting == PAPER_SETTING:
+        return per_run(d)
+    if PART in d.columns:
+        d = d[d[PART].fillna(MAIN) == BULK]
+    if d.empty or BULK not in set(d["group"]):
+        raise ValueError("no rows of the bulk part (the loaded cell)")
+    return per_run(d, BULK)
+
+
+def _size_effect(r: pd.DataFrame, rlc: str, metric: str) -> tuple[float, float, str]:
     small, large = _sizes(r)
     a, b = _mean(r, metric, rlc=rlc, size=small), _mean(r, metric, rlc=rlc, size=large)
     return a, b, f"{rlc} {metric}: {_fmt(metric, a)} at {small} B, {_fmt(metric, b)} at {large} B"
 
 
-def check_am_full_rate(df: pd.DataFrame) -> Verdict:
-    r = per_run(df)
+def _pct(a: float, b: float) -> float:
+    """(b / a − 1) in per cent; 0 for 0 → 0 (no loss either way)."""
+    if a == 0:
+        return 0.0 if b == 0 else float("inf")
+    return (b / a - 1) * 100
+
+
+#: A measure reads per-run rows and returns its quantities (name, value, unit), whether the
+#: paper's direction holds, and a sentence with the numbers.
+Measure = Callable[[pd.DataFrame], tuple[list[tuple[str, float, str]], bool, str]]
+
+
+def m_am_full_rate(r: pd.DataFrame) -> tuple[list[tuple[str, float, str]], bool, str]:
     am = r[r["rlc"] == "AM"]
     if am.empty:
         raise ValueError("no AM runs")
@@ -201,54 +307,57 @@ def check_am_full_rate(df: pd.DataFrame) -> Verdict:
             f"{per_cc.min() / 1e6:.3f}..{per_cc.max() / 1e6:.3f} Mbit/s")
     if len(low):
         text += f"; below {FULL_RATE_BPS / 1e6:g} Mbit/s: " + ", ".join(f"{c} {v / 1e6:.3f}" for c, v in low.items())
-    return Verdict(text, low.empty)
+    return [("AM goodput per flow, lowest variant", float(per_cc.min()) / 1e6, "Mbit/s")], low.empty, text
 
 
-def check_am_beats_um(df: pd.DataFrame) -> Verdict:
-    r = per_run(df)
+def m_am_beats_um(r: pd.DataFrame) -> tuple[list[tuple[str, float, str]], bool, str]:
     am, um = _mean(r, "goodput_bps", rlc="AM"), _mean(r, "goodput_bps", rlc="UM")
-    return Verdict(f"mean goodput per flow AM {_fmt('goodput_bps', am)}, UM "
-                   f"{_fmt('goodput_bps', um)} ({(am / um - 1) * 100:+.2f} %)",
-                   am > um * (1 + BETTER_TOL))
+    return ([("AM / UM goodput", am / um, "")], am > um * (1 + BETTER_TOL),
+            f"mean goodput per flow AM {_fmt('goodput_bps', am)}, UM {_fmt('goodput_bps', um)} "
+            f"({(am / um - 1) * 100:+.2f} %)")
 
 
-def check_am_size_same_throughput(df: pd.DataFrame) -> Verdict:
-    a, b, text = _size_effect(df, "AM", "goodput_bps")
-    return Verdict(text + f" ({(b / a - 1) * 100:+.2f} %)", abs(b / a - 1) <= SAME_TOL)
+def m_am_size_same_throughput(r: pd.DataFrame) -> tuple[list[tuple[str, float, str]], bool, str]:
+    a, b, text = _size_effect(r, "AM", "goodput_bps")
+    return ([("AM goodput 3000 B vs 1000 B", _pct(a, b), "%")], abs(b / a - 1) <= SAME_TOL,
+            text + f" ({_pct(a, b):+.2f} %)")
 
 
-def check_am_size_lower_loss(df: pd.DataFrame) -> Verdict:
-    a, b, text = _size_effect(df, "AM", "loss_ratio")
-    return Verdict(text, b < a)
+def m_am_size_lower_loss(r: pd.DataFrame) -> tuple[list[tuple[str, float, str]], bool, str]:
+    a, b, text = _size_effect(r, "AM", "loss_ratio")
+    return [("AM loss ratio at 1000 B", a * 100, "%"), ("AM loss ratio at 3000 B", b * 100, "%")], b < a, text
 
 
-def check_am_size_higher_delay(df: pd.DataFrame) -> Verdict:
-    a, b, text = _size_effect(df, "AM", "owd_mean_ms")
-    return Verdict(text, b > a)
+def m_am_size_higher_delay(r: pd.DataFrame) -> tuple[list[tuple[str, float, str]], bool, str]:
+    a, b, text = _size_effect(r, "AM", "owd_mean_ms")
+    return [("AM delay at 1000 B", a, "ms"), ("AM delay at 3000 B", b, "ms")], b > a, text
 
 
-def check_um_size_higher_throughput(df: pd.DataFrame) -> Verdict:
-    a, b, text = _size_effect(df, "UM", "goodput_bps")
-    return Verdict(text + f" ({(b / a - 1) * 100:+.2f} %)", b > a * (1 + BETTER_TOL))
+def m_um_size_higher_throughput(r: pd.DataFrame) -> tuple[list[tuple[str, float, str]], bool, str]:
+    a, b, text = _size_effect(r, "UM", "goodput_bps")
+    return ([("UM goodput 3000 B vs 1000 B", _pct(a, b), "%")], b > a * (1 + BETTER_TOL),
+            text + f" ({_pct(a, b):+.2f} %)")
 
 
-def check_um_size_higher_delay_loss(df: pd.DataFrame) -> Verdict:
-    a, b, t1 = _size_effect(df, "UM", "owd_mean_ms")
-    c, d, t2 = _size_effect(df, "UM", "loss_ratio")
-    return Verdict(f"{t1}; {t2}", b > a and d > c)
+def m_um_size_higher_delay_loss(r: pd.DataFrame) -> tuple[list[tuple[str, float, str]], bool, str]:
+    a, b, t1 = _size_effect(r, "UM", "owd_mean_ms")
+    c, d, t2 = _size_effect(r, "UM", "loss_ratio")
+    return ([("UM delay at 1000 B", a, "ms"), ("UM delay at 3000 B", b, "ms"),
+             ("UM loss ratio at 1000 B", c * 100, "%"), ("UM loss ratio at 3000 B", d * 100, "%")],
+            b > a and d > c, f"{t1}; {t2}")
 
 
-def check_am_loss_based_alike(df: pd.DataFrame) -> Verdict:
-    r = per_run(df)
+def m_am_loss_based_alike(r: pd.DataFrame) -> tuple[list[tuple[str, float, str]], bool, str]:
     am = r[(r["rlc"] == "AM") & r["cc"].isin(LOSS_BASED + LOSS_DELAY_BASED)]
     if am["cc"].nunique() < 2:
         raise ValueError("needs at least two loss-based or loss-delay-based variants in AM")
     per_cc = am.groupby("cc")["goodput_bps"].mean()
     mean = float(per_cc.mean())
     dev = float((per_cc / mean - 1).abs().max())
-    return Verdict(f"AM goodput of {per_cc.size} loss-based/loss-delay-based variants "
-                   f"{per_cc.min() / 1e6:.3f}..{per_cc.max() / 1e6:.3f} Mbit/s, at most "
-                   f"{dev * 100:.2f} % from their mean", dev <= SAME_TOL)
+    return ([("largest deviation from their mean goodput", dev * 100, "%")], dev <= SAME_TOL,
+            f"AM goodput of {per_cc.size} loss-based/loss-delay-based variants "
+            f"{per_cc.min() / 1e6:.3f}..{per_cc.max() / 1e6:.3f} Mbit/s, at most "
+            f"{dev * 100:.2f} % from their mean")
 
 
 def _better(r: pd.DataFrame, rlc: str, a: str, b: str) -> tuple[bool, str]:
@@ -266,59 +375,126 @@ def _better(r: pd.DataFrame, rlc: str, a: str, b: str) -> tuple[bool, str]:
                 f"{db:.1f} ms")
 
 
-def check_am_westwood_veno_beat_vegas(df: pd.DataFrame) -> Verdict:
-    r = per_run(df)
+def _goodput_ratio(r: pd.DataFrame, rlc: str, a: str, b: str) -> float:
+    return _mean(r, "goodput_bps", rlc=rlc, cc=a) / _mean(r, "goodput_bps", rlc=rlc, cc=b)
+
+
+def m_am_westwood_veno_beat_vegas(r: pd.DataFrame) -> tuple[list[tuple[str, float, str]], bool, str]:
     ok1, t1 = _better(r, "AM", "westwood", "vegas")
     ok2, t2 = _better(r, "AM", "veno", "vegas")
-    return Verdict(f"AM: {t1}; {t2}", ok1 and ok2)
+    return ([("Westwood / Vegas goodput (AM)", _goodput_ratio(r, "AM", "westwood", "vegas"), ""),
+             ("Veno / Vegas goodput (AM)", _goodput_ratio(r, "AM", "veno", "vegas"), "")],
+            ok1 and ok2, f"AM: {t1}; {t2}")
 
 
-def check_um_yeah_beats_illinois(df: pd.DataFrame) -> Verdict:
-    r = per_run(df)
+def m_um_yeah_beats_illinois(r: pd.DataFrame) -> tuple[list[tuple[str, float, str]], bool, str]:
     ok, t = _better(r, "UM", "yeah", "illinois")
-    return Verdict(f"UM: {t}", ok)
+    return ([("YeAH / Illinois goodput (UM)", _goodput_ratio(r, "UM", "yeah", "illinois"), "")],
+            ok, f"UM: {t}")
+
+
+def _check(measure: Measure, setting: str, paper: Sequence[float | None] = (),
+           magnitude_from_direction: bool = False, tolerance: str = NO_PAPER_NUMBER
+           ) -> Callable[[pd.DataFrame], Verdict]:
+    """A check of ``measure`` on celltcp's rows of ``setting``, with ns-3 3.37's rows of the
+    same setting beside it. ``paper``: the paper's number for each quantity (None: none).
+    ``magnitude_from_direction``: the rule already tests the paper's number (e.g. "reaches the
+    1 Mbit/s"), so a verdict that holds agrees in magnitude."""
+
+    def check(df: pd.DataFrame) -> Verdict:
+        qs, ok, text = measure(_rows(df, setting))
+        ns = _ns3_rows(setting)
+        ns_vals: list[float | None] = [None] * len(qs)
+        if ns is not None:
+            try:
+                nqs, nok, ntext = measure(ns)
+                ns_vals = [v for _, v, _ in nqs]
+                text += (f". ns-3 3.37, same setting: {ntext} (the paper's direction "
+                         f"{'holds' if nok else 'does not hold'} there)")
+            except (KeyError, ValueError, ZeroDivisionError) as e:
+                text += f". ns-3 3.37: not evaluated ({e})"
+        numbers = tuple(Quantity(name, v, paper[i] if i < len(paper) else None, ns_vals[i], unit)
+                        for i, (name, v, unit) in enumerate(qs))
+        return Verdict(text, grade=graded(ok, ok if magnitude_from_direction else None),
+                       numbers=numbers, tolerance=tolerance, setting=_SETTING_TEXT[setting])
+
+    return check
 
 
 _BETTER_RULE = (f"'better': more than {BETTER_TOL * 100:g} % more goodput, or goodput within "
                 f"{BETTER_TOL * 100:g} % and a lower mean one-way delay")
 
-FINDINGS = [
-    Finding("am-full-rate",
-            "With RLC AM, the throughput reaches full link utilisation, the 1 Mbit/s of the "
-            "flows (§IV-A).", check_am_full_rate,
-            "mean goodput per flow ≥ 0.9 Mbit/s (90 % of the flows' rate) for every variant in AM"),
-    Finding("am-beats-um",
-            "In LTE, RLC AM gives better throughput than RLC UM (§IV-A, §V).", check_am_beats_um,
-            f"mean goodput per flow, AM > UM by more than {BETTER_TOL * 100:g} %"),
-    Finding("am-size-same-throughput",
-            "In RLC AM, larger packets (3000 B) give the same throughput as 1000 B ones (§V).",
-            check_am_size_same_throughput,
-            f"AM mean goodput at 3000 B within ±{SAME_TOL * 100:g} % of 1000 B"),
-    Finding("am-size-lower-loss",
-            "In RLC AM, larger packets give a lower loss ratio (§V).", check_am_size_lower_loss,
-            "AM mean loss ratio at 3000 B < at 1000 B"),
-    Finding("am-size-higher-delay",
-            "In RLC AM, larger packets cause a higher delay (§V).", check_am_size_higher_delay,
-            "AM mean one-way delay at 3000 B > at 1000 B"),
-    Finding("um-size-higher-throughput",
-            "In RLC UM, larger packets give a higher throughput (§V).",
-            check_um_size_higher_throughput,
-            f"UM mean goodput at 3000 B > 1000 B by more than {BETTER_TOL * 100:g} %"),
-    Finding("um-size-higher-delay-loss",
-            "In RLC UM, larger packets give a higher delay and a higher loss ratio (§V).",
-            check_um_size_higher_delay_loss,
-            "UM mean one-way delay and mean loss ratio both higher at 3000 B than at 1000 B"),
-    Finding("am-loss-based-alike",
-            "In RLC AM, the loss-based and loss-delay-based variants all perform similarly (§V).",
-            check_am_loss_based_alike,
-            f"AM mean goodput of each of them within ±{SAME_TOL * 100:g} % of their mean"),
-    Finding("am-westwood-veno-beat-vegas",
-            "In RLC AM, among the delay-based variants Westwood and Veno perform better than "
-            "Vegas (§V).", check_am_westwood_veno_beat_vegas, _BETTER_RULE),
-    Finding("um-yeah-beats-illinois",
-            "In RLC UM, YeAH performs better than Illinois (§V).", check_um_yeah_beats_illinois,
-            _BETTER_RULE),
+#: (key, the paper's finding, measure, rule, the paper's numbers, magnitude from direction)
+_SPECS: list[tuple[str, str, Measure, str, tuple[float | None, ...], bool]] = [
+    ("am-full-rate",
+     "With RLC AM, the throughput reaches full link utilisation, the 1 Mbit/s of the flows (§IV-A).",
+     m_am_full_rate,
+     "mean goodput per flow ≥ 0.9 Mbit/s (90 % of the flows' rate) for every variant in AM",
+     (1.0,), True),
+    ("am-beats-um",
+     "In LTE, RLC AM gives better throughput than RLC UM (§IV-A, §V).", m_am_beats_um,
+     f"mean goodput per flow, AM > UM by more than {BETTER_TOL * 100:g} %", (), False),
+    ("am-size-same-throughput",
+     "In RLC AM, larger packets (3000 B) give the same throughput as 1000 B ones (§V).",
+     m_am_size_same_throughput,
+     f"AM mean goodput at 3000 B within ±{SAME_TOL * 100:g} % of 1000 B", (), False),
+    ("am-size-lower-loss",
+     "In RLC AM, larger packets give a lower loss ratio (§V).", m_am_size_lower_loss,
+     "AM mean loss ratio at 3000 B < at 1000 B", (), False),
+    ("am-size-higher-delay",
+     "In RLC AM, larger packets cause a higher delay (§V).", m_am_size_higher_delay,
+     "AM mean one-way delay at 3000 B > at 1000 B", (), False),
+    ("um-size-higher-throughput",
+     "In RLC UM, larger packets give a higher throughput (§V).", m_um_size_higher_throughput,
+     f"UM mean goodput at 3000 B > 1000 B by more than {BETTER_TOL * 100:g} %", (), False),
+    ("um-size-higher-delay-loss",
+     "In RLC UM, larger packets give a higher delay and a higher loss ratio (§V).",
+     m_um_size_higher_delay_loss,
+     "UM mean one-way delay and mean loss ratio both higher at 3000 B than at 1000 B", (), False),
+    ("am-loss-based-alike",
+     "In RLC AM, the loss-based and loss-delay-based variants all perform similarly (§V).",
+     m_am_loss_based_alike,
+     f"AM mean goodput of each of them within ±{SAME_TOL * 100:g} % of their mean", (), False),
+    ("am-westwood-veno-beat-vegas",
+     "In RLC AM, among the delay-based variants Westwood and Veno perform better than Vegas (§V).",
+     m_am_westwood_veno_beat_vegas, _BETTER_RULE, (), False),
+    ("um-yeah-beats-illinois",
+     "In RLC UM, YeAH performs better than Illinois (§V).", m_um_yeah_beats_illinois,
+     _BETTER_RULE, (), False),
 ]
+#: Findings that make no sense with saturating flows (their rule names the 1 Mbit/s rate).
+_PAPER_ONLY = {"am-full-rate"}
+LOADED_SUFFIX = "@loaded"
+
+
+def _finding(key: str, paper: str, measure: Measure, rule: str, numbers: tuple[float | None, ...],
+             from_direction: bool, setting: str) -> Finding:
+    tol = ("the rule tests the paper's 1 Mbit/s itself" if from_direction else NO_PAPER_NUMBER)
+    if setting == LOADED_SETTING:
+        key, paper = key + LOADED_SUFFIX, paper + " Checked in a loaded cell (saturating flows)."
+    return Finding(key, paper, _check(measure, setting, numbers, from_direction, tol), rule,
+                   tolerance=tol)
+
+
+FINDINGS = ([_finding(*spec, PAPER_SETTING) for spec in _SPECS]
+            + [_finding(*spec, LOADED_SETTING) for spec in _SPECS if spec[0] not in _PAPER_ONLY])
+
+
+# The checks by name, on the paper's setting (kept for callers and tests).
+def _paper_check(key: str) -> Callable[[pd.DataFrame], Verdict]:
+    return next(f.check for f in FINDINGS if f.key == key)
+
+
+check_am_full_rate = _paper_check("am-full-rate")
+check_am_beats_um = _paper_check("am-beats-um")
+check_am_size_same_throughput = _paper_check("am-size-same-throughput")
+check_am_size_lower_loss = _paper_check("am-size-lower-loss")
+check_am_size_higher_delay = _paper_check("am-size-higher-delay")
+check_um_size_higher_throughput = _paper_check("um-size-higher-throughput")
+check_um_size_higher_delay_loss = _paper_check("um-size-higher-delay-loss")
+check_am_loss_based_alike = _paper_check("am-loss-based-alike")
+check_am_westwood_veno_beat_vegas = _paper_check("am-westwood-veno-beat-vegas")
+check_um_yeah_beats_illinois = _paper_check("um-yeah-beats-illinois")
 
 _TITLES = {"goodput_bps": "Throughput", "owd_mean_ms": "End-to-end delay",
            "jitter_ms": "Jitter", "loss_ratio": "Loss ratio"}
@@ -386,9 +562,28 @@ STUDY = Study(
         "&ldquo;+&rdquo; and TCP-LP to the grid (DCTCP is left out: it needs ECN marks, and no "
         "LTE queue marks).</p>"
         "<p>A second sweep (<code>bulk/</code>) runs the same cell and grid with saturating "
-        "flows (no application rate), where the congestion control sets the rate. The paper has "
-        "no bulk flows and states nothing about them, so these results are shown as figures and "
-        "in the aggregated table (group <code>bulk</code>) without a verdict.</p>"),
+        "flows (no application rate), where the congestion control sets the rate and the "
+        "10 KiB RLC buffer (ns-3's default, which the paper's runs had) overflows: the loaded "
+        "cell. Every finding is checked twice, in the paper's setting and in the loaded cell "
+        "(keys ending <code>@loaded</code>); each verdict says which setting it rests on. "
+        "Beside celltcp's numbers are ns-3 3.37's in the same two settings "
+        "(<code>bench/ns3/ccv.cc</code>, run by <code>validation/ns3_ccv.py</code>, cached in "
+        "<code>cc-variants-lte/ns3.json</code> with the command of every run).</p>"
+        "<p><b>What celltcp reproduces, what not, and why.</b> In the paper's setting fourteen "
+        "1 Mbit/s flows load the 20 MHz cell to a seventh: no queue builds, nothing is lost, "
+        "and every control, RLC mode and packet size delivers the flows' 1 Mbit/s. ns-3 3.37 "
+        "run in the same setting agrees with celltcp, not with the paper: the same goodput for "
+        "every control and configuration, no loss, and the paper's throughput and loss "
+        "differences absent (the numbers are in each row). So the full rate and the "
+        "&ldquo;alike&rdquo; findings are reproduced, and the differences between controls, "
+        "modes and sizes are not, by either simulator: they cannot come from this load. In "
+        "the loaded cell the 10 KiB buffer drops and the packet size matters (3000-byte "
+        "segments lose a whole segment with any of their three fragments); which of the "
+        "paper's differences appear there, in celltcp and in ns-3, is in the <code>@loaded</code> "
+        "rows. The paper gives no numbers for them (bar charts only), so an agreement is "
+        "graded <i>direction only</i>, except the 1 Mbit/s itself.</p>"
+        + (f"<p>{html.escape(ns3_summary())} (computed from <code>cc-variants-lte/ns3.json"
+           "</code>)</p>" if ns3_summary() else "")),
     findings=FINDINGS,
     figures=figures,
     prepare=prepare,
