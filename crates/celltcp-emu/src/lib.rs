@@ -126,7 +126,11 @@ pub fn emulate(text: &str, opts: &EmuOptions) -> Result<RunOutput, String> {
     let hosts: Vec<serde_json::Value> = eplan
         .hosts
         .iter()
-        .map(|h| serde_json::json!({"node": h.name, "addr": h.addr.to_string(), "mtu": h.mtu, "cc": h.cc, "device": h.tun}))
+        .map(|h| {
+            let ifaces: Vec<serde_json::Value> =
+                h.tuns.iter().map(|t| serde_json::json!({"iface": t.iface, "addr": t.addr.to_string(), "mtu": t.mtu, "device": t.dev})).collect();
+            serde_json::json!({"node": h.name, "addr": h.addr.to_string(), "mtu": h.mtu, "cc": h.cc, "device": h.tun, "devices": ifaces})
+        })
         .collect();
     let emu = serde_json::json!({
         "run_id": eplan.run_id,
@@ -178,7 +182,7 @@ fn run_loop(
     pending.sort_by_key(|e| (e.start, e.index));
     pending.reverse(); // pop() gives the next
     let has_foreground = eplan.execs.iter().any(|e| !e.background);
-    let fds: Vec<_> = ns.hosts.iter().map(|h| h.tun.as_raw_fd()).collect();
+    let fds: Vec<_> = ns.hosts.iter().flat_map(|h| h.tuns.iter().map(|t| t.as_raw_fd())).collect();
     let mut ready = Vec::with_capacity(fds.len());
     let mut buf = vec![0u8; 65_536];
     let busy = Duration::from_nanos(eplan.busy_poll.as_nanos());
@@ -199,7 +203,14 @@ fn run_loop(
         let hosts = &mut ns.hosts;
         st.expired += sim.drain_external(|t, node, bytes| {
             let h = &mut hosts[host_of_node[node.0]];
-            match h.tun.write(bytes) {
+            // a multihomed host: the device of the interface whose address the packet is for
+            let k = if h.tuns.len() == 1 || bytes.len() < 20 {
+                0
+            } else {
+                let dst = celltcp_net::Ipv4::new(bytes[16], bytes[17], bytes[18], bytes[19]);
+                h.spec.tuns.iter().position(|t| t.addr == dst).unwrap_or(0)
+            };
+            match h.tuns[k].write(bytes) {
                 Ok(_) => {
                     st.pkts_out += 1;
                     st.bytes_out += bytes.len() as u64;
@@ -210,23 +221,25 @@ fn run_loop(
         });
         let mut got = false;
         for h in ns.hosts.iter_mut() {
-            // bounded per turn, so that one busy device cannot starve the clock
-            for _ in 0..64 {
-                match h.tun.read(&mut buf) {
-                    Ok(n) => {
-                        let at = clock(&t0).max(sim.now());
-                        match sim.inject_raw(NodeId(h.spec.node), &buf[..n], at) {
-                            Ok(()) => {
-                                st.pkts_in += 1;
-                                st.bytes_in += n as u64;
-                                got = true;
+            for k in 0..h.tuns.len() {
+                // bounded per turn, so that one busy device cannot starve the clock
+                for _ in 0..64 {
+                    match h.tuns[k].read(&mut buf) {
+                        Ok(n) => {
+                            let at = clock(&t0).max(sim.now());
+                            match sim.inject_raw(NodeId(h.spec.node), &buf[..n], at) {
+                                Ok(()) => {
+                                    st.pkts_in += 1;
+                                    st.bytes_in += n as u64;
+                                    got = true;
+                                }
+                                Err(_) => st.refused += 1,
                             }
-                            Err(_) => st.refused += 1,
                         }
+                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                        Err(e) => return Err(format!("reading {}: {e}", h.spec.tuns[k].dev)),
                     }
-                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                    Err(e) => return Err(format!("reading {}: {e}", h.spec.tun)),
                 }
             }
         }
