@@ -8,6 +8,7 @@
 //!
 //! - [`setup`] (sans-IO): which hosts are real, names, MTUs, kernel settings, the commands.
 //! - [`lateness`] (sans-IO): the loop's lateness histogram.
+//! - [`gso`] (sans-IO): the TUN devices' segmentation offload, super-packets cut into MSS-sized ones.
 //! - [`netns`]: namespaces, TUN devices and programs, and cleanup after any exit.
 //! - [`os`]: the system calls (the only unsafe code).
 //! - [`emulate`] (here): the real-time loop.
@@ -24,6 +25,7 @@
 //! `SCHED_FIFO` when it may (`os::set_realtime`; programs it starts do not inherit it); then the programs get SIGTERM, one
 //! second, and the namespaces are killed.
 
+pub mod gso;
 pub mod lateness;
 pub mod netns;
 pub mod os;
@@ -76,6 +78,7 @@ pub fn emulate(text: &str, opts: &EmuOptions) -> Result<RunOutput, String> {
     std::fs::create_dir_all(&exec_dir).map_err(|e| format!("{}: {e}", exec_dir.display()))?;
     let signals = os::StopSignals::install(opts.shell.is_some());
     let mut ns = netns::Namespaces::create(&eplan).map_err(|e| e.to_string())?;
+    let offload = ns.hosts.first().is_some_and(|h| h.vnet);
     let mut host_of_node = vec![usize::MAX; eplan.hosts.iter().map(|h| h.node + 1).max().unwrap_or(0)];
     for (i, h) in eplan.hosts.iter().enumerate() {
         sim.set_external(NodeId(h.node));
@@ -145,6 +148,8 @@ pub fn emulate(text: &str, opts: &EmuOptions) -> Result<RunOutput, String> {
         "packets_refused": stats.refused,
         "packets_expired": stats.expired,
         "write_errors": stats.write_errors,
+        "offload": offload,
+        "reads": stats.reads,
         "hosts": hosts,
         "exec": procs,
     });
@@ -166,6 +171,8 @@ struct LoopStats {
     refused: u64,
     expired: u64,
     write_errors: u64,
+    /// Reads of devices with offload (each one packet or a super-packet).
+    reads: u64,
     ended_by: &'static str,
 }
 
@@ -184,7 +191,10 @@ fn run_loop(
     let has_foreground = eplan.execs.iter().any(|e| !e.background);
     let fds: Vec<_> = ns.hosts.iter().flat_map(|h| h.tuns.iter().map(|t| t.as_raw_fd())).collect();
     let mut ready = Vec::with_capacity(fds.len());
-    let mut buf = vec![0u8; 65_536];
+    // a read of a device with offload holds a virtio_net_hdr and up to 64 KB of super-packet
+    let mut buf = vec![0u8; 65_536 + gso::VNET_HDR_LEN + 256];
+    let mut seg = Vec::with_capacity(65_536);
+    let mut wbuf = Vec::with_capacity(65_536 + gso::VNET_HDR_LEN);
     let busy = Duration::from_nanos(eplan.busy_poll.as_nanos());
     let end = sim.end();
     let t0 = Instant::now();
@@ -210,7 +220,15 @@ fn run_loop(
                 let dst = celltcp_net::Ipv4::new(bytes[16], bytes[17], bytes[18], bytes[19]);
                 h.spec.tuns.iter().position(|t| t.addr == dst).unwrap_or(0)
             };
-            match h.tuns[k].write(bytes) {
+            let r = if h.vnet {
+                wbuf.clear();
+                wbuf.extend_from_slice(&gso::PLAIN_HDR);
+                wbuf.extend_from_slice(bytes);
+                h.tuns[k].write(&wbuf)
+            } else {
+                h.tuns[k].write(bytes)
+            };
+            match r {
                 Ok(_) => {
                     st.pkts_out += 1;
                     st.bytes_out += bytes.len() as u64;
@@ -227,14 +245,24 @@ fn run_loop(
                     match h.tuns[k].read(&mut buf) {
                         Ok(n) => {
                             let at = clock(&t0).max(sim.now());
-                            match sim.inject_raw(NodeId(h.spec.node), &buf[..n], at) {
+                            let node = NodeId(h.spec.node);
+                            st.reads += u64::from(h.vnet);
+                            let mut inject = |p: &[u8]| match sim.inject_raw(node, p, at) {
                                 Ok(()) => {
                                     st.pkts_in += 1;
-                                    st.bytes_in += n as u64;
-                                    got = true;
+                                    st.bytes_in += p.len() as u64;
                                 }
                                 Err(_) => st.refused += 1,
+                            };
+                            if h.vnet {
+                                // a super-packet: cut into the packets the link carries
+                                if gso::split(&mut buf[..n], &mut seg, &mut inject).is_err() {
+                                    st.refused += 1;
+                                }
+                            } else {
+                                inject(&buf[..n]);
                             }
+                            got = true;
                         }
                         Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
                         Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,

@@ -24,6 +24,8 @@ use crate::setup::{EmuPlan, ExecSpec, HostSpec, NAME_PREFIX};
 pub struct Host {
     pub spec: HostSpec,
     pub tuns: Vec<File>,
+    /// Whether its devices carry a `virtio_net_hdr` (segmentation offload, `gso.rs`).
+    pub vnet: bool,
     holder: Child,
     /// The host-side pid of the namespace's PID 1 (`nsenter -t` target).
     pub ns_pid: u32,
@@ -83,9 +85,13 @@ impl Namespaces {
             };
             // the TUN devices are created here and moved in; their files stay with the emulator
             let mut tuns = Vec::with_capacity(h.tuns.len());
+            let mut vnet = plan.offload;
             for t in &h.tuns {
-                match os::open_tun(&t.dev) {
-                    Ok(f) => tuns.push(f),
+                match os::open_tun(&t.dev, vnet) {
+                    Ok((f, v)) => {
+                        vnet = v;
+                        tuns.push(f);
+                    }
                     Err(e) => {
                         let _ = holder.kill();
                         let _ = holder.wait();
@@ -93,7 +99,7 @@ impl Namespaces {
                     }
                 }
             }
-            let host = Host { spec: h.clone(), tuns, holder, ns_pid };
+            let host = Host { spec: h.clone(), tuns, vnet, holder, ns_pid };
             ns.hosts.push(host);
             let mut script = String::from(
                 "ip link set lo up\n\

@@ -131,6 +131,8 @@ pub struct EmuPlan {
     pub tcp_rmem: Option<String>,
     pub tcp_wmem: Option<String>,
     pub busy_poll: SimDuration,
+    /// TUN devices with segmentation offload (`emu.offload`, default true; `gso.rs`).
+    pub offload: bool,
 }
 
 /// Plans an emulation run of `cfg`/`plan`. `pid` is the emulator's process id (it goes into
@@ -255,6 +257,7 @@ pub fn plan_emu(cfg: &Config, plan: &Plan, extra: &[ExtraExec], shell: Option<&s
         tcp_rmem: emu.tcp_rmem,
         tcp_wmem: emu.tcp_wmem,
         busy_poll: emu.busy_poll.map_or(SimDuration::from_micros(50), |d| d.0),
+        offload: emu.offload.unwrap_or(true),
     })
 }
 
