@@ -8,6 +8,7 @@
 //!
 //! - [`setup`] (sans-IO): which hosts are real, names, MTUs, kernel settings, the commands.
 //! - [`lateness`] (sans-IO): the loop's lateness histogram.
+//! - [`gso`] (sans-IO): the TUN devices' segmentation offload, super-packets cut into MSS-sized ones.
 //! - [`netns`]: namespaces, TUN devices and programs, and cleanup after any exit.
 //! - [`os`]: the system calls (the only unsafe code).
 //! - [`emulate`] (here): the real-time loop.
@@ -24,6 +25,7 @@
 //! `SCHED_FIFO` when it may (`os::set_realtime`; programs it starts do not inherit it); then the programs get SIGTERM, one
 //! second, and the namespaces are killed.
 
+pub mod gso;
 pub mod lateness;
 pub mod netns;
 pub mod os;
@@ -76,6 +78,7 @@ pub fn emulate(text: &str, opts: &EmuOptions) -> Result<RunOutput, String> {
     std::fs::create_dir_all(&exec_dir).map_err(|e| format!("{}: {e}", exec_dir.display()))?;
     let signals = os::StopSignals::install(opts.shell.is_some());
     let mut ns = netns::Namespaces::create(&eplan).map_err(|e| e.to_string())?;
+    let offload = ns.hosts.first().is_some_and(|h| h.vnet);
     let mut host_of_node = vec![usize::MAX; eplan.hosts.iter().map(|h| h.node + 1).max().unwrap_or(0)];
     for (i, h) in eplan.hosts.iter().enumerate() {
         sim.set_external(NodeId(h.node));
@@ -126,7 +129,11 @@ pub fn emulate(text: &str, opts: &EmuOptions) -> Result<RunOutput, String> {
     let hosts: Vec<serde_json::Value> = eplan
         .hosts
         .iter()
-        .map(|h| serde_json::json!({"node": h.name, "addr": h.addr.to_string(), "mtu": h.mtu, "cc": h.cc, "device": h.tun}))
+        .map(|h| {
+            let ifaces: Vec<serde_json::Value> =
+                h.tuns.iter().map(|t| serde_json::json!({"iface": t.iface, "addr": t.addr.to_string(), "mtu": t.mtu, "device": t.dev})).collect();
+            serde_json::json!({"node": h.name, "addr": h.addr.to_string(), "mtu": h.mtu, "cc": h.cc, "device": h.tun, "devices": ifaces})
+        })
         .collect();
     let emu = serde_json::json!({
         "run_id": eplan.run_id,
@@ -141,6 +148,8 @@ pub fn emulate(text: &str, opts: &EmuOptions) -> Result<RunOutput, String> {
         "packets_refused": stats.refused,
         "packets_expired": stats.expired,
         "write_errors": stats.write_errors,
+        "offload": offload,
+        "reads": stats.reads,
         "hosts": hosts,
         "exec": procs,
     });
@@ -162,6 +171,8 @@ struct LoopStats {
     refused: u64,
     expired: u64,
     write_errors: u64,
+    /// Reads of devices with offload (each one packet or a super-packet).
+    reads: u64,
     ended_by: &'static str,
 }
 
@@ -178,9 +189,12 @@ fn run_loop(
     pending.sort_by_key(|e| (e.start, e.index));
     pending.reverse(); // pop() gives the next
     let has_foreground = eplan.execs.iter().any(|e| !e.background);
-    let fds: Vec<_> = ns.hosts.iter().map(|h| h.tun.as_raw_fd()).collect();
+    let fds: Vec<_> = ns.hosts.iter().flat_map(|h| h.tuns.iter().map(|t| t.as_raw_fd())).collect();
     let mut ready = Vec::with_capacity(fds.len());
-    let mut buf = vec![0u8; 65_536];
+    // a read of a device with offload holds a virtio_net_hdr and up to 64 KB of super-packet
+    let mut buf = vec![0u8; 65_536 + gso::VNET_HDR_LEN + 256];
+    let mut seg = Vec::with_capacity(65_536);
+    let mut wbuf = Vec::with_capacity(65_536 + gso::VNET_HDR_LEN);
     let busy = Duration::from_nanos(eplan.busy_poll.as_nanos());
     let end = sim.end();
     let t0 = Instant::now();
@@ -199,7 +213,22 @@ fn run_loop(
         let hosts = &mut ns.hosts;
         st.expired += sim.drain_external(|t, node, bytes| {
             let h = &mut hosts[host_of_node[node.0]];
-            match h.tun.write(bytes) {
+            // a multihomed host: the device of the interface whose address the packet is for
+            let k = if h.tuns.len() == 1 || bytes.len() < 20 {
+                0
+            } else {
+                let dst = celltcp_net::Ipv4::new(bytes[16], bytes[17], bytes[18], bytes[19]);
+                h.spec.tuns.iter().position(|t| t.addr == dst).unwrap_or(0)
+            };
+            let r = if h.vnet {
+                wbuf.clear();
+                wbuf.extend_from_slice(&gso::PLAIN_HDR);
+                wbuf.extend_from_slice(bytes);
+                h.tuns[k].write(&wbuf)
+            } else {
+                h.tuns[k].write(bytes)
+            };
+            match r {
                 Ok(_) => {
                     st.pkts_out += 1;
                     st.bytes_out += bytes.len() as u64;
@@ -210,23 +239,35 @@ fn run_loop(
         });
         let mut got = false;
         for h in ns.hosts.iter_mut() {
-            // bounded per turn, so that one busy device cannot starve the clock
-            for _ in 0..64 {
-                match h.tun.read(&mut buf) {
-                    Ok(n) => {
-                        let at = clock(&t0).max(sim.now());
-                        match sim.inject_raw(NodeId(h.spec.node), &buf[..n], at) {
-                            Ok(()) => {
-                                st.pkts_in += 1;
-                                st.bytes_in += n as u64;
-                                got = true;
+            for k in 0..h.tuns.len() {
+                // bounded per turn, so that one busy device cannot starve the clock
+                for _ in 0..64 {
+                    match h.tuns[k].read(&mut buf) {
+                        Ok(n) => {
+                            let at = clock(&t0).max(sim.now());
+                            let node = NodeId(h.spec.node);
+                            st.reads += u64::from(h.vnet);
+                            let mut inject = |p: &[u8]| match sim.inject_raw(node, p, at) {
+                                Ok(()) => {
+                                    st.pkts_in += 1;
+                                    st.bytes_in += p.len() as u64;
+                                }
+                                Err(_) => st.refused += 1,
+                            };
+                            if h.vnet {
+                                // a super-packet: cut into the packets the link carries
+                                if gso::split(&mut buf[..n], &mut seg, &mut inject).is_err() {
+                                    st.refused += 1;
+                                }
+                            } else {
+                                inject(&buf[..n]);
                             }
-                            Err(_) => st.refused += 1,
+                            got = true;
                         }
+                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                        Err(e) => return Err(format!("reading {}: {e}", h.spec.tuns[k].dev)),
                     }
-                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                    Err(e) => return Err(format!("reading {}: {e}", h.spec.tun)),
                 }
             }
         }

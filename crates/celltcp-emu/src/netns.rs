@@ -20,10 +20,12 @@ use std::time::{Duration, Instant};
 use crate::os;
 use crate::setup::{EmuPlan, ExecSpec, HostSpec, NAME_PREFIX};
 
-/// A real host: its namespace's holder and its TUN device.
+/// A real host: its namespace's holder and its TUN devices (`spec.tuns`' order).
 pub struct Host {
     pub spec: HostSpec,
-    pub tun: File,
+    pub tuns: Vec<File>,
+    /// Whether its devices carry a `virtio_net_hdr` (segmentation offload, `gso.rs`).
+    pub vnet: bool,
     holder: Child,
     /// The host-side pid of the namespace's PID 1 (`nsenter -t` target).
     pub ns_pid: u32,
@@ -81,15 +83,31 @@ impl Namespaces {
                     return Err(e);
                 }
             };
-            // the TUN device is created here and moved in; its file stays with the emulator
-            let tun = os::open_tun(&h.tun).map_err(|e| io::Error::new(e.kind(), format!("cannot create TUN device {}: {e}", h.tun)))?;
-            let host = Host { spec: h.clone(), tun, holder, ns_pid };
+            // the TUN devices are created here and moved in; their files stay with the emulator
+            let mut tuns = Vec::with_capacity(h.tuns.len());
+            let mut vnet = plan.offload;
+            for t in &h.tuns {
+                match os::open_tun(&t.dev, vnet) {
+                    Ok((f, v)) => {
+                        vnet = v;
+                        tuns.push(f);
+                    }
+                    Err(e) => {
+                        let _ = holder.kill();
+                        let _ = holder.wait();
+                        return Err(io::Error::new(e.kind(), format!("cannot create TUN device {}: {e}", t.dev)));
+                    }
+                }
+            }
+            let host = Host { spec: h.clone(), tuns, vnet, holder, ns_pid };
             ns.hosts.push(host);
             let mut script = String::from(
                 "ip link set lo up\n\
                  echo 1 > /proc/sys/net/ipv6/conf/all/disable_ipv6\n\
                  echo 1 > /proc/sys/net/ipv6/conf/default/disable_ipv6\n\
-                 echo 1 > /proc/sys/net/ipv4/tcp_no_metrics_save\n",
+                 echo 1 > /proc/sys/net/ipv4/tcp_no_metrics_save\n\
+                 echo 0 > /proc/sys/net/ipv4/conf/all/rp_filter\n\
+                 echo 0 > /proc/sys/net/ipv4/conf/default/rp_filter\n",
             );
             script.push_str(&format!(
                 "echo {cc} > /proc/sys/net/ipv4/tcp_congestion_control || {{ echo \"emu.cc: {cc:?} is not a congestion control of this kernel (expected one of: $(cat /proc/sys/net/ipv4/tcp_available_congestion_control))\" >&2; exit 1; }}\n",
@@ -103,14 +121,10 @@ impl Namespaces {
                 script.push_str(&format!("echo '{v}' > /proc/sys/net/ipv4/tcp_wmem\n"));
             }
             run_checked(&mut in_ns(ns_pid, &script), &format!("setting up the namespace of {}", h.name))?;
-            run_checked(Command::new("ip").args(["link", "set", "dev", &h.tun, "netns", &ns_pid.to_string()]), &format!("moving {} into its namespace", h.tun))?;
-            let script = format!(
-                "ip link set dev {t} mtu {m} up\nip addr add {a}/32 dev {t}\nip route add default dev {t}\n",
-                t = h.tun,
-                m = h.mtu,
-                a = h.addr
-            );
-            run_checked(&mut in_ns(ns_pid, &script), &format!("addressing {}", h.name))?;
+            for t in &h.tuns {
+                run_checked(Command::new("ip").args(["link", "set", "dev", &t.dev, "netns", &ns_pid.to_string()]), &format!("moving {} into its namespace", t.dev))?;
+            }
+            run_checked(&mut in_ns(ns_pid, &h.address_script()), &format!("addressing {}", h.name))?;
         }
         Ok(ns)
     }

@@ -1,6 +1,7 @@
 //! The system calls of the emulator, and the only unsafe code of celltcp: TUN devices
 //! (`Documentation/networking/tuntap.rst`: `open("/dev/net/tun")` + `ioctl(TUNSETIFF)` with
-//! `IFF_TUN | IFF_NO_PI`, so each read or write is one bare IP packet), `ppoll(2)` with a
+//! `IFF_TUN | IFF_NO_PI`, so each read or write is one bare IP packet, and `IFF_VNET_HDR` with
+//! `TUNSETOFFLOAD` for segmentation offload, `gso.rs`), `ppoll(2)` with a
 //! nanosecond timeout, `prctl(PR_SET_PDEATHSIG)` so that children die with the emulator even on
 //! `kill -9` (prctl(2)), `setsid(2)`, `kill(2)` and `sigaction(2)` for SIGINT/SIGTERM.
 #![allow(unsafe_code)]
@@ -16,12 +17,21 @@ use std::time::Duration;
 
 /// `_IOW('T', 202, int)` (linux/if_tun.h).
 const TUNSETIFF: libc::c_ulong = 0x4004_54ca;
+/// `_IOW('T', 208, unsigned int)`.
+const TUNSETOFFLOAD: libc::c_ulong = 0x4004_54d0;
 const IFF_TUN: libc::c_short = 0x0001;
 const IFF_NO_PI: libc::c_short = 0x1000;
+const IFF_VNET_HDR: libc::c_short = 0x4000;
+const TUN_F_CSUM: libc::c_uint = 0x01;
+const TUN_F_TSO4: libc::c_uint = 0x02;
+const TUN_F_TSO_ECN: libc::c_uint = 0x08;
 
 /// Creates the TUN device `name` in the caller's namespace and returns its (non-blocking,
-/// close-on-exec) file: the device lives as long as the file is open.
-pub fn open_tun(name: &str) -> io::Result<File> {
+/// close-on-exec) file: the device lives as long as the file is open. With `offload`, the
+/// device has `IFF_VNET_HDR` and takes checksum and TCPv4 segmentation offload
+/// (`TUNSETOFFLOAD`, `TUN_F_CSUM | TUN_F_TSO4 | TUN_F_TSO_ECN`): every read and write then
+/// starts with a `struct virtio_net_hdr` (`gso.rs`). Returns whether it does.
+pub fn open_tun(name: &str, offload: bool) -> io::Result<(File, bool)> {
     if name.len() > 15 {
         return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("device name {name:?} longer than 15 bytes")));
     }
@@ -29,13 +39,22 @@ pub fn open_tun(name: &str) -> io::Result<File> {
     // struct ifreq: ifr_name[16], then the union whose first member here is ifr_flags (short)
     let mut ifr = [0u8; 40];
     ifr[..name.len()].copy_from_slice(name.as_bytes());
-    ifr[16..18].copy_from_slice(&(IFF_TUN | IFF_NO_PI).to_ne_bytes());
+    let flags = IFF_TUN | IFF_NO_PI | if offload { IFF_VNET_HDR } else { 0 };
+    ifr[16..18].copy_from_slice(&flags.to_ne_bytes());
     // SAFETY: `ifr` is a valid, writable `struct ifreq`-sized buffer for the duration of the call.
     let r = unsafe { libc::ioctl(f.as_raw_fd(), TUNSETIFF as _, ifr.as_mut_ptr()) };
     if r < 0 {
         return Err(io::Error::last_os_error());
     }
-    Ok(f)
+    if offload {
+        // SAFETY: TUNSETOFFLOAD takes its argument by value (an unsigned int of TUN_F_* bits).
+        let r = unsafe { libc::ioctl(f.as_raw_fd(), TUNSETOFFLOAD as _, (TUN_F_CSUM | TUN_F_TSO4 | TUN_F_TSO_ECN) as libc::c_ulong) };
+        if r < 0 {
+            // the header stays (every read and write carries it) without offloads: still correct
+            return Ok((f, true));
+        }
+    }
+    Ok((f, offload))
 }
 
 /// Waits until one of `fds` is readable or `timeout` passes (`None`: do not wait). Returns the

@@ -21,20 +21,82 @@ pub const NAME_PREFIX: &str = "ctemu";
 /// comes back from the simulation).
 const GTPU_OVERHEAD: u32 = 36;
 
-/// A real host: a network namespace with one TUN device.
+/// A real host: a network namespace with one TUN device per interface.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HostSpec {
     /// The node's index in the plan.
     pub node: usize,
     pub name: String,
+    /// Its first interface's address.
     pub addr: Ipv4,
+    /// The first TUN device's MTU.
     pub mtu: u32,
     /// `net.ipv4.tcp_congestion_control` in its namespace.
     pub cc: String,
-    /// The TUN device's name (at most 15 bytes, IFNAMSIZ - 1).
+    /// The first TUN device's name (at most 15 bytes, IFNAMSIZ - 1).
     pub tun: String,
     /// The holder process's argv[0] (`ctemu-<run>-<emulator pid>-<node>`).
     pub label: String,
+    /// Its TUN devices, one per interface: one for a host with one address; for a multihomed
+    /// host (docs/scenario.md "Interfaces and addresses") one per interface, the first the
+    /// default route, each other one with its source-address rule and an MPTCP endpoint.
+    pub tuns: Vec<TunSpec>,
+}
+
+/// One TUN device of a real host: an interface of the scenario's node.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TunSpec {
+    /// The device's name (at most 15 bytes): `ctemu<run><host>` for the first, then a letter
+    /// per further interface (`b`, `c`, ...).
+    pub dev: String,
+    /// The interface's address (/32 on the device).
+    pub addr: Ipv4,
+    pub mtu: u32,
+    /// The interface's name in the scenario (`wire`, `radio-ue`, a `[[link]]`'s name), for the
+    /// summary; empty for a host with one address.
+    pub iface: String,
+    /// The routing table of its source-address rule (`ip rule add from ADDR lookup TABLE`);
+    /// 0 for the first device (the main table's default route).
+    pub table: u32,
+}
+
+impl HostSpec {
+    /// The shell commands that address and route the TUN devices in the namespace (after they
+    /// were moved there): each device up with its MTU and /32 address; the main table's default
+    /// route by the first; for each other interface `k` the rule and table of the Linux Advanced
+    /// Routing HOWTO §4.2 that the simulated multihomed host holds (`iface.rs`): `ip rule add
+    /// from ADDR_k lookup TABLE_k`, `ip route add default dev TUN_k src ADDR_k table TABLE_k`;
+    /// and, for kernel MPTCP (Documentation/networking/mptcp.rst, ip-mptcp(8)), an endpoint
+    /// `ip mptcp endpoint add ADDR_k dev TUN_k subflow signal` (a client opens a subflow from
+    /// it, a server announces it) and limits that allow them (`ip mptcp limits set subflows 8
+    /// add_addr_accepted 8`, the kernel's maximum; set on every host so that a server accepts
+    /// the joins and a client the announced addresses).
+    pub fn address_script(&self) -> String {
+        let mut s = String::new();
+        for t in &self.tuns {
+            s.push_str(&format!(
+                "ip link set dev {d} mtu {m} up\nip addr add {a}/32 dev {d}\necho 0 > /proc/sys/net/ipv4/conf/{d}/rp_filter\n",
+                d = t.dev,
+                m = t.mtu,
+                a = t.addr
+            ));
+        }
+        s.push_str(&format!("ip route add default dev {}\n", self.tuns[0].dev));
+        for t in &self.tuns[1..] {
+            s.push_str(&format!(
+                "ip route add default dev {d} src {a} table {n}\nip rule add from {a} lookup {n}\n",
+                d = t.dev,
+                a = t.addr,
+                n = t.table
+            ));
+        }
+        s.push_str("if ip mptcp limits show >/dev/null 2>&1; then\nip mptcp limits set subflows 8 add_addr_accepted 8\n");
+        for t in &self.tuns[1..] {
+            s.push_str(&format!("ip mptcp endpoint add {a} dev {d} subflow signal\n", a = t.addr, d = t.dev));
+        }
+        s.push_str("fi\n");
+        s
+    }
 }
 
 /// A command to run in a host's namespace.
@@ -69,6 +131,8 @@ pub struct EmuPlan {
     pub tcp_rmem: Option<String>,
     pub tcp_wmem: Option<String>,
     pub busy_poll: SimDuration,
+    /// TUN devices with segmentation offload (`emu.offload`, default true; `gso.rs`).
+    pub offload: bool,
 }
 
 /// Plans an emulation run of `cfg`/`plan`. `pid` is the emulator's process id (it goes into
@@ -140,10 +204,27 @@ pub fn plan_emu(cfg: &Config, plan: &Plan, extra: &[ExtraExec], shell: Option<&s
         }
         host_of[i] = hosts.len();
         let tun = format!("{NAME_PREFIX}{run_id}{}", hosts.len());
-        if tun.len() > 15 {
+        let mut tuns = vec![TunSpec { dev: tun.clone(), addr: n.addr, mtu, iface: String::new(), table: 0 }];
+        if !plan.ifaces.of(i).is_empty() {
+            // multihomed: a device per interface, in the plan's order (the first carries the
+            // node's address); GTP-U's room only on the LTE radio (the other paths do not
+            // cross S1-U)
+            tuns.clear();
+            for (k, pi) in n.ifaces.iter().enumerate() {
+                if k >= 26 {
+                    return Err(format!("node {:?}: more than 26 interfaces (expected at most 26 for TUN device names)", n.name));
+                }
+                let m = plan.dirs[pi.out_dir].mtu;
+                let m = if pi.device == "lte" { m.saturating_sub(GTPU_OVERHEAD) } else { m };
+                let dev = if k == 0 { tun.clone() } else { format!("{tun}{}", (b'a' + k as u8) as char) };
+                tuns.push(TunSpec { dev, addr: pi.addr, mtu: m, iface: pi.name.clone(), table: if k == 0 { 0 } else { 100 + k as u32 } });
+            }
+        }
+        if tuns.iter().any(|t| t.dev.len() > 15) {
             return Err(format!("too many real hosts ({}): device names would pass 15 bytes", hosts.len() + 1));
         }
-        hosts.push(HostSpec { node: i, name: n.name.clone(), addr: n.addr, mtu, cc, tun, label: format!("{NAME_PREFIX}-{run_id}-{pid}-{}", n.name) });
+        let (mtu, addr) = (tuns[0].mtu, tuns[0].addr);
+        hosts.push(HostSpec { node: i, name: n.name.clone(), addr, mtu, cc, tun, label: format!("{NAME_PREFIX}-{run_id}-{pid}-{}", n.name), tuns });
     }
     for (i, f) in plan.flows.iter().enumerate() {
         for (end, n) in [("from", f.src), ("to", f.dst)] {
@@ -176,6 +257,7 @@ pub fn plan_emu(cfg: &Config, plan: &Plan, extra: &[ExtraExec], shell: Option<&s
         tcp_rmem: emu.tcp_rmem,
         tcp_wmem: emu.tcp_wmem,
         busy_poll: emu.busy_poll.map_or(SimDuration::from_micros(50), |d| d.0),
+        offload: emu.offload.unwrap_or(true),
     })
 }
 
@@ -294,5 +376,77 @@ node_cc = { server = "cubic" }
         let (cfg, plan) = load(&text);
         let e = plan_emu(&cfg, &plan, &[], None, "x", 1).unwrap_err();
         assert!(e.starts_with("flow[0].from: \"client\" is a real host"), "{e}");
+    }
+
+    /// Two paths of 10 and 20 Mbit/s from a phone to a server, as examples/emu-mptcp.toml.
+    const TWO_PATHS: &str = r#"
+duration = "5s"
+[[node]]
+name = "ap"
+kind = "router"
+[[node]]
+name = "cell"
+kind = "router"
+[[node]]
+name = "core"
+kind = "router"
+[[link]]
+name = "wifi"
+between = ["phone", "ap"]
+rate = "20Mbps"
+delay = "5ms"
+mtu = 1400
+[[link]]
+name = "lte"
+between = ["phone", "cell"]
+rate = "10Mbps"
+delay = "20ms"
+[[link]]
+between = ["ap", "core"]
+rate = "1Gbps"
+delay = "1ms"
+[[link]]
+between = ["cell", "core"]
+rate = "1Gbps"
+delay = "1ms"
+[[link]]
+between = ["core", "server"]
+rate = "1Gbps"
+delay = "1ms"
+[[exec]]
+node = "phone"
+cmd = "mptcpize run iperf3 -c {addr:server}"
+"#;
+
+    #[test]
+    fn emu_plan_multihomed_host_gets_a_device_per_interface_with_its_rules() {
+        let (cfg, plan) = load(TWO_PATHS);
+        let p = plan_emu(&cfg, &plan, &[], None, "a1b2c3", 1).unwrap();
+        let phone = plan.nodes.iter().position(|n| n.name == "phone").unwrap();
+        let h = p.hosts.iter().find(|h| h.name == "phone").unwrap();
+        // the plan's interfaces, in its order: the first carries the node's address
+        let want: Vec<(Ipv4, &str)> = plan.nodes[phone].ifaces.iter().map(|i| (i.addr, i.name.as_str())).collect();
+        let got: Vec<(Ipv4, &str)> = h.tuns.iter().map(|t| (t.addr, t.iface.as_str())).collect();
+        assert_eq!(got, want);
+        assert_eq!(h.tuns.len(), 2);
+        assert_eq!(h.tuns[0].addr, plan.nodes[phone].addr);
+        assert_ne!(h.tuns[1].addr, h.tuns[0].addr, "each interface has its own address");
+        assert_eq!((h.tuns[0].dev.as_str(), h.tuns[1].dev.as_str()), ("ctemua1b2c30", "ctemua1b2c30b"));
+        let mtu_of = |name: &str| if name == "wifi" { 1400 } else { 1500 };
+        assert!(h.tuns.iter().all(|t| t.mtu == mtu_of(&t.iface)), "{:?}", h.tuns);
+        // the rules of the simulated host (iface.rs): from ADDR_k lookup k, default dev k
+        let s = h.address_script();
+        let t = &h.tuns[1];
+        assert!(s.contains(&format!("ip route add default dev {}\n", h.tuns[0].dev)), "{s}");
+        assert!(s.contains(&format!("ip route add default dev {} src {} table {}\n", t.dev, t.addr, t.table)), "{s}");
+        assert!(s.contains(&format!("ip rule add from {} lookup {}\n", t.addr, t.table)), "{s}");
+        assert!(s.contains(&format!("ip mptcp endpoint add {} dev {} subflow signal\n", t.addr, t.dev)), "{s}");
+        assert!(!s.contains(&format!("endpoint add {} ", h.tuns[0].addr)), "no endpoint for the first address: {s}");
+        // a host with one address keeps one device, no rule, no endpoint
+        let srv = p.hosts.iter().find(|h| h.name == "server").unwrap();
+        assert_eq!(srv.tuns.len(), 1);
+        assert_eq!((srv.tuns[0].addr, srv.tuns[0].table), (srv.addr, 0));
+        let s = srv.address_script();
+        assert!(!s.contains("ip rule") && !s.contains("endpoint add") && s.contains("limits set subflows 8"), "{s}");
     }
 }

@@ -100,6 +100,10 @@ pub struct EmuCfg {
     /// Spin instead of sleeping when the next event is closer than this (default 50us).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub busy_poll: Option<Dur>,
+    /// Segmentation offload on the TUN devices (`IFF_VNET_HDR`, TSO: the kernel hands up to
+    /// 64 KB per read, the emulator cuts it into MSS-sized packets); default true.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offload: Option<bool>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

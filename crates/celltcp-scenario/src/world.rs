@@ -655,8 +655,9 @@ impl World {
         // the end of a GTP-U tunnel (S1-U): the packet keeps the TEID it came in (`teid`),
         // by which an eNB relays it to the UE's bearer (`gtp_encap`)
         pkt.encap = 0;
-        if self.nodes[node].external && pkt.dst == self.nodes[node].addr {
-            // a real host reassembles for itself
+        if self.nodes[node].external && (pkt.dst == self.nodes[node].addr || self.ifaces.is_other_addr_of(node, pkt.dst)) {
+            // a real host reassembles for itself (any of its addresses: a multihomed host has
+            // one TUN device per interface)
             self.external_out.push((now, node as u32, pkt));
             return;
         }
