@@ -20,6 +20,10 @@ name                  paper  what it reproduces
 ``cc-variants-lte``   003    eleven congestion controls (and four more) × RLC AM/UM ×
                              1000/3000-byte segments, 14 UEs with 1 Mbit/s flows: throughput,
                              delay, jitter, loss; part ``bulk``: the same with saturating flows
+``split-tcp-proxy``   004    a split-connection TCP proxy at the SAE-GW of a loaded 7-cell LTE
+                             network: FTP (users per cell, NewReno/CUBIC, Internet delay); parts
+                             ``web``/``web-idle`` and ``video``/``video-idle``: browsing and video
+                             with and without background FTP
 ====================  =====  ===================================================================
 """
 
@@ -123,8 +127,10 @@ class UnknownStudy(KeyError):
 def registry() -> dict[str, Study]:
     """Every study, by name, in the order of the papers."""
     from . import cc_variants_lte, cc_variants_wifi, handover, iperf_lte
+    from . import split_tcp_proxy
 
     studies = [iperf_lte.STUDY, handover.STUDY, cc_variants_lte.STUDY, cc_variants_wifi.STUDY]
+    studies.append(split_tcp_proxy.STUDY)
     return {s.name: s for s in sorted(studies, key=lambda s: s.paper_id)}
 
 
