@@ -259,20 +259,20 @@ GAIN_TOL = 0.05
 def check_ftp_gain_uncongested(df: pd.DataFrame) -> Verdict:
     gains = _ftp_gains(df, UNCONGESTED, 50.0)
     ok = all(g > GAIN_UNCONGESTED for *_, g in gains)
-    return Verdict(f"paper: > +60 %; celltcp: {_gain_text(gains, 50)}", ok)
+    return Verdict(f"paper: > +60 %; celltcp: {_gain_text(gains, 50)}", bool(ok))
 
 
 def check_ftp_gain_moderate(df: pd.DataFrame) -> Verdict:
     gains = _ftp_gains(df, MODERATE, 50.0)
     lo, hi = GAIN_MODERATE
     ok = all(lo - GAIN_TOL <= g <= hi + GAIN_TOL for *_, g in gains)
-    return Verdict(f"paper: +2 to +17 %; celltcp: {_gain_text(gains, 50)}", ok)
+    return Verdict(f"paper: +2 to +17 %; celltcp: {_gain_text(gains, 50)}", bool(ok))
 
 
 def check_ftp_gain_congested(df: pd.DataFrame) -> Verdict:
     gains = _ftp_gains(df, CONGESTED, 50.0)
     ok = all(-GAIN_TOL <= g <= GAIN_CONGESTED_MAX + GAIN_TOL for *_, g in gains)
-    return Verdict(f"paper: a few per cent; celltcp: {_gain_text(gains, 50)}", ok)
+    return Verdict(f"paper: a few per cent; celltcp: {_gain_text(gains, 50)}", bool(ok))
 
 
 #: "the TCP variant had minimal impact on the achievable throughput": CUBIC within this of NewReno
@@ -293,7 +293,7 @@ def check_ftp_cc_minimal(df: pd.DataFrame) -> Verdict:
     return Verdict(f"paper: minimal; celltcp: CUBIC/NewReno per-user throughput "
                    f"{min(q for *_, q in ratios):.3f}..{max(q for *_, q in ratios):.3f} over "
                    f"{len(ratios)} points (furthest: {worst[2]}/cell, {worst[1]:g} ms, {worst[0]}: "
-                   f"{worst[3]:.3f})", ok)
+                   f"{worst[3]:.3f})", bool(ok))
 
 
 #: "the Jain's Fairness Index was above 0.96 in all cases"
@@ -319,7 +319,7 @@ def check_ftp_jain_lower_with_proxy(df: pd.DataFrame) -> Verdict:
     ok = lower > len(pts) / 2 and pts[WITH].mean() < pts[WITHOUT].mean()
     return Verdict(f"paper: a bit lower with the proxy; celltcp: lower with the proxy at {lower} of "
                    f"{len(pts)} points, mean {pts[WITHOUT].mean():.3f} without, "
-                   f"{pts[WITH].mean():.3f} with", ok)
+                   f"{pts[WITH].mean():.3f} with", bool(ok))
 
 
 def _mean_gain(df: pd.DataFrame, users: Sequence[int], delay: float) -> float:
@@ -330,14 +330,14 @@ def check_ftp_uncongested_gain_falls_with_delay(df: pd.DataFrame) -> Verdict:
     g = {d: _mean_gain(df, UNCONGESTED, d) for d in (50.0, 75.0, 125.0)}
     ok = g[75.0] < g[50.0] and g[125.0] < g[50.0]
     return Verdict("2 users/cell, gain over both CCs: " +
-                   ", ".join(f"{d:g} ms {_pct(v)}" for d, v in g.items()), ok)
+                   ", ".join(f"{d:g} ms {_pct(v)}" for d, v in g.items()), bool(ok))
 
 
 def check_ftp_moderate_gain_grows_with_delay(df: pd.DataFrame) -> Verdict:
     g = {d: _mean_gain(df, MODERATE, d) for d in (50.0, 75.0, 125.0)}
     ok = g[75.0] > g[50.0] and g[125.0] > g[50.0]
     return Verdict("4 and 6 users/cell, gain over both CCs: " +
-                   ", ".join(f"{d:g} ms {_pct(v)}" for d, v in g.items()), ok)
+                   ", ".join(f"{d:g} ms {_pct(v)}" for d, v in g.items()), bool(ok))
 
 
 def _web_points(df: pd.DataFrame) -> pd.DataFrame:
@@ -370,7 +370,7 @@ def check_web_congestion_slower(df: pd.DataFrame) -> Verdict:
         rows.append(f"{d:g} ms, {p}: " + ", ".join(f"bg {b} {v:.2f} s" for b, v in zip(levels, vals)))
     if not rows:
         raise ValueError("needs web runs at two background levels")
-    return Verdict("mean page time " + "; ".join(rows), ok)
+    return Verdict("mean page time " + "; ".join(rows), bool(ok))
 
 
 def check_web_delay_slower(df: pd.DataFrame) -> Verdict:
@@ -387,7 +387,7 @@ def check_web_delay_slower(df: pd.DataFrame) -> Verdict:
                 continue
             ok &= all(y > x for (_, x), (_, y) in zip(vals, vals[1:]))
             rows.append(f"bg {b}, {p}: " + ", ".join(f"{d:g} ms {v:.2f} s" for d, v in vals))
-    return Verdict("mean page time " + "; ".join(rows), ok)
+    return Verdict("mean page time " + "; ".join(rows), bool(ok))
 
 
 def check_web_relative_gain_falls_with_delay(df: pd.DataFrame) -> Verdict:
@@ -405,7 +405,7 @@ def check_web_relative_gain_falls_with_delay(df: pd.DataFrame) -> Verdict:
             continue
         ok &= sav[-1][2] < sav[0][2]
         rows.append(f"bg {b}: " + ", ".join(f"{d:g} ms −{s:.2f} s ({rel * 100:.0f} %)" for d, s, rel in sav))
-    return Verdict("page time saved by the proxy " + "; ".join(rows), ok)
+    return Verdict("page time saved by the proxy " + "; ".join(rows), bool(ok))
 
 
 def _video_points(df: pd.DataFrame) -> pd.DataFrame:
@@ -422,7 +422,7 @@ def check_video_proxy_more_satisfied(df: pd.DataFrame) -> Verdict:
     ok = bool((pts[WITH] >= pts[WITHOUT]).all() and (pts[WITH] > pts[WITHOUT]).any())
     text = "; ".join(f"{d:g} ms, bg {b}: {w * 100:.0f} → {p * 100:.0f} %" for (d, b), w, p
                      in zip(pts.index, pts[WITHOUT], pts[WITH]))
-    return Verdict(f"paper: higher in every case; celltcp: satisfied {text}", ok)
+    return Verdict(f"paper: higher in every case; celltcp: satisfied {text}", bool(ok))
 
 
 def check_video_gain_grows(df: pd.DataFrame) -> Verdict:
