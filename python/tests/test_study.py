@@ -17,6 +17,7 @@ import pytest
 
 import celltcp.sweep
 from celltcp.cli import main
+from celltcp.report import Grade
 from celltcp.studies import cc_variants_lte as ccv
 from celltcp.studies import cc_variants_wifi as ccw
 from celltcp.studies import handover as ho
@@ -456,6 +457,17 @@ def test_split_tcp_proxy_checks_decide_from_the_numbers() -> None:
     verdicts = {f.key: f.check(df) for f in stp.FINDINGS}
     assert all(v.agrees is True for v in verdicts.values()), {k: v for k, v in verdicts.items() if not v.agrees}
     assert "+70 %" in verdicts["ftp-gain-uncongested"].result and "paper: > +60 %" in verdicts["ftp-gain-uncongested"].result
+    for key in ("ftp-gain-uncongested", "ftp-gain-moderate", "ftp-gain-congested", "ftp-cc-minimal",
+                "ftp-jain-high", "ftp-jain-lower-with-proxy", "web-relative-gain-falls-with-delay"):
+        assert verdicts[key].grade is Grade.MAGNITUDE, (key, verdicts[key])
+    (q,) = verdicts["ftp-gain-uncongested"].numbers
+    assert (q.paper, q.celltcp, q.unit) == ("> 60", pytest.approx(70.0), "%")
+    # a proxy that helps, but by far less than the paper's: direction only
+    small = _stp_table({2: 0.2, 4: 0.3, 6: 0.3, 8: 0.12, 10: 0.12}, page, sat, {stp.WITHOUT: 0.05, stp.WITH: 0.3})
+    assert stp.check_ftp_gain_uncongested(small).grade is Grade.DIRECTION
+    assert stp.check_ftp_gain_moderate(small).grade is Grade.DIRECTION
+    assert stp.check_ftp_gain_congested(small).grade is Grade.DIRECTION
+    assert stp.check_ftp_jain_lower_with_proxy(small).grade is Grade.DIRECTION  # 0.998 -> 0.917
     # the opposite world: the proxy costs throughput, page time and satisfaction; unfair users
     flat_gain = {u: -0.2 for u in (2, 4, 6, 8, 10)}
     page_bad = {k: v + (0.6 if k[2] == stp.WITH else 0) for k, v in page.items()}
