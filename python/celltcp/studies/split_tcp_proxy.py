@@ -190,8 +190,14 @@ def per_run(df: pd.DataFrame) -> pd.DataFrame:
         except ValueError:
             pass
     out = pd.concat(tables, ignore_index=True, sort=False)
-    # the grouping columns as text, empty where a part has no such parameter (users: FTP only)
-    out["users"] = [str(int(u)) if pd.notna(u) else "" for u in out["users"]]
+    # in the paper's order (the table lists values in order of appearance when some are empty),
+    # then the grouping columns as text, empty where a part has no such parameter (users: FTP only)
+    rank = {p: i for i, p in enumerate((MAIN, *PARTS))}
+    out = out.assign(_p=out[PART].map(rank), _x=out["proxy"].map(PROXY_ORDER.index),
+                     _u=pd.to_numeric(out["users"], errors="coerce"))
+    out = out.sort_values(["_p", "_x", "cc", "delay_ms", "_u", "background"]).drop(columns=["_p", "_x", "_u"])
+    # (right-aligned: the aggregation groups text in lexical order, " 8" < "10")
+    out["users"] = [str(int(u)).rjust(2) if pd.notna(u) else "" for u in out["users"]]
     out["delay_ms"] = [f"{d:g}" for d in out["delay_ms"]]
     return out
 
@@ -622,7 +628,7 @@ def _ci(v: np.ndarray) -> tuple[float, float]:
 def _panels(rows: pd.DataFrame, x: str, metric: str, scale: float, ylabel: str, *,
             series: Callable[[pd.DataFrame], list[tuple[str, pd.DataFrame, dict[str, Any]]]],
             xlabel: str, bars: bool = False, ylim: tuple[float, float] | None = None,
-            hline: float | None = None) -> Figure:
+            hline: float | None = None, hline_label: str = "") -> Figure:
     """One panel per Internet delay (the paper's (a), (b), (c)), ``metric`` against ``x``: lines
     with 95 % t-interval bars over the seeds, or grouped bars with t-interval whiskers."""
     delays = sorted(set(rows["delay_ms"]))
@@ -653,7 +659,8 @@ def _panels(rows: pd.DataFrame, x: str, metric: str, scale: float, ylabel: str, 
             else:
                 ax.set_xticks(np.arange(len(xs)), [str(v) for v in xs])
             if hline is not None:
-                ax.axhline(hline, color="grey", linewidth=0.8, linestyle=":")
+                ax.axhline(hline, color="grey", linewidth=0.8, linestyle=":",
+                           label=hline_label if k == len(delays) - 1 else None)
             ax.set_title(f"({'abcdefgh'[k]}) Internet delay {d:g} ms", fontsize=9)
             ax.set_xlabel(xlabel)
             if ylim is not None:
@@ -706,7 +713,8 @@ def figures(df: pd.DataFrame, sweep_dir: Path) -> list[StudyFigure]:
             "Jain's index of the FTP users' throughputs in a run, against the users per cell; the "
             "dotted line is the paper's lower bound, 0.96 (paper: Figs. 4-6, right)." + note,
             _panels(f, "users", "jain", 1.0, "Jain's fairness index", series=_ftp_series,
-                    xlabel="FTP users per cell", ylim=(0, 1.02), hline=JAIN_MIN)))
+                    xlabel="FTP users per cell", ylim=(0, 1.02), hline=JAIN_MIN,
+                    hline_label=f"paper: > {JAIN_MIN}")))
         if proxied:
             gains = []
             for (cc, d, u), g in f.groupby(["cc", "delay_ms", "users"]):
