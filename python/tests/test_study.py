@@ -32,10 +32,11 @@ def _study(name: str, out: Path, capsys: pytest.CaptureFixture[str]) -> tuple[in
 
 
 def _agreement(html: str) -> dict[str, str]:
-    rows = re.findall(r'<tr data-finding="([^"]+)">(.*?)</tr>', html, re.S)
+    # up to the row's verdict cell (the numbers cell before it is a table with rows of its own)
+    rows = re.findall(r'<tr data-finding="([^"]+)">.*?<td class="(yes|dir|no|na)">', html, re.S)
     # both grades of agreement (in magnitude, in direction only) read "agrees" here
     verdict = {"yes": "agrees", "dir": "agrees", "no": "does not agree", "na": "not evaluated"}
-    return {k: verdict[re.findall(r'<td class="(yes|dir|no|na)">', row)[0]] for k, row in rows}
+    return {k: verdict[v] for k, v in rows}
 
 
 def test_study_list(capsys: pytest.CaptureFixture[str]) -> None:
