@@ -633,6 +633,8 @@ def _panels(rows: pd.DataFrame, x: str, metric: str, scale: float, ylabel: str, 
     with 95 % t-interval bars over the seeds, or grouped bars with t-interval whiskers."""
     delays = sorted(set(rows["delay_ms"]))
     xs = list(sp.ordered(rows[x]))
+    if x == "background":
+        xs = [b for b in BACKGROUND if b in xs]
     numeric = not bars and all(isinstance(v, (int, np.integer)) for v in xs)
     with sp._style():
         fig = Figure(figsize=(3.6 * len(delays) + 0.6, 3.4))
@@ -663,10 +665,11 @@ def _panels(rows: pd.DataFrame, x: str, metric: str, scale: float, ylabel: str, 
                            label=hline_label if k == len(delays) - 1 else None)
             ax.set_title(f"({'abcdefgh'[k]}) Internet delay {d:g} ms", fontsize=9)
             ax.set_xlabel(xlabel)
-            if ylim is not None:
-                ax.set_ylim(*ylim)
-            else:
-                ax.set_ylim(bottom=0)
+        # once every panel is drawn: the shared y axis then covers them all
+        if ylim is not None:
+            axes[0].set_ylim(*ylim)
+        else:
+            axes[0].set_ylim(bottom=0)
         axes[0].set_ylabel(ylabel)
         axes[-1].legend(fontsize=7, loc="best")
         fig.tight_layout()
@@ -743,7 +746,8 @@ def figures(df: pd.DataFrame, sweep_dir: Path) -> list[StudyFigure]:
                 f"CDF of each FTP user's throughput over the run (all seeds, both variants), with "
                 f"the fewest and the most users per cell, {min(df['delay_ms']):g} ms: the spread "
                 "behind Jain's index (cell edge against cell centre).",
-                sp.metric_cdf(d, "goodput_bps", "point")))
+                sp.metric_cdf(d, "goodput_bps", "point",
+                              title=f"throughput of each of {len(d)} FTP users (all runs)")))
     try:
         w = web_runs(df)
     except ValueError:
