@@ -17,9 +17,11 @@ import pytest
 
 import celltcp.sweep
 from celltcp.cli import main
+from celltcp.report import Grade
 from celltcp.studies import cc_variants_lte as ccv
 from celltcp.studies import cc_variants_wifi as ccw
 from celltcp.studies import handover as ho
+from celltcp.studies import split_tcp_proxy as stp
 from celltcp.studies import registry
 from test_report import CHROMIUM, check_figures_render
 
@@ -30,10 +32,11 @@ def _study(name: str, out: Path, capsys: pytest.CaptureFixture[str]) -> tuple[in
 
 
 def _agreement(html: str) -> dict[str, str]:
-    rows = re.findall(r'<tr data-finding="([^"]+)">(.*?)</tr>', html, re.S)
+    # up to the row's verdict cell (the numbers cell before it is a table with rows of its own)
+    rows = re.findall(r'<tr data-finding="([^"]+)">.*?<td class="(yes|dir|no|na)">', html, re.S)
     # both grades of agreement (in magnitude, in direction only) read "agrees" here
     verdict = {"yes": "agrees", "dir": "agrees", "no": "does not agree", "na": "not evaluated"}
-    return {k: verdict[re.findall(r'<td class="(yes|dir|no|na)">', row)[0]] for k, row in rows}
+    return {k: verdict[v] for k, v in rows}
 
 
 def test_study_list(capsys: pytest.CaptureFixture[str]) -> None:
@@ -383,3 +386,182 @@ def test_handover_quick_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture
     m = ho.window_metrics(tcp[tcp["flow"] == 0], 10.0, 10.0)
     assert (f"20 moved: {m['goodput_before_bps'] / 1e6:.2f} → {m['goodput_after_bps'] / 1e6:.2f} "
             "Mbit/s") in findings["failure-bandwidth-drops"]["result"]
+
+
+# --- split-tcp-proxy (paper 004) ------------------------------------------------------------------
+
+STP_DIR = Path(celltcp.studies.__file__).parent / "split-tcp-proxy"
+
+
+def test_split_tcp_proxy_quick_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "stp"
+    rc, text = _study("split-tcp-proxy", out, capsys)
+    assert rc == 0, text
+    df = stp.prepare(pd.concat(
+        [pd.read_parquet(out / p / "results.parquet").assign(part=p or "main")
+         for p in ("", *stp.PARTS)], ignore_index=True))
+    proxied = (df["proxy"] == stp.WITH).any()
+    n = 8 * (2 if proxied else 1)  # FTP 2, 6, 10 users NewReno + 2 CUBIC; one run per other part
+    assert f"runs done {n}, skipped 0, failed 0" in text
+    html = (out / "report.html").read_text()
+    verdicts = _agreement(html)
+    assert list(verdicts) == [f.key for f in stp.FINDINGS]
+    # what the quick grid can decide without the proxy is decided; the rest says why not
+    assert verdicts["ftp-cc-minimal"] != "not evaluated" and verdicts["web-congestion-slower"] != "not evaluated"
+    assert verdicts["web-delay-slower"] == "not evaluated"  # one delay in the quick sweep
+    findings = {f["key"]: f for f in json.loads((out / "findings.json").read_text())}
+    if not proxied:
+        for key in ("ftp-gain-uncongested", "web-proxy-faster", "video-proxy-more-satisfied"):
+            assert verdicts[key] == "not evaluated" and "proxy branch" in findings[key]["result"]
+    figures = {p.stem for p in (out / "figures").glob("*.png")}
+    assert {"ftp_throughput", "ftp_jain", "ftp_user_cdf", "web_page_time", "video_satisfaction"} <= figures
+    assert html.count('src="data:image/png;base64,') == len(figures)
+    # every FTP user of the 7 serving cells has a flow; the interferer ring's cells are kept busy
+    ftp = df[df["app"] == "ftp"]
+    for (rid, users), g in ftp.groupby(["run_id", "users"]):
+        assert len(g) == 7 * users
+    runs = stp.ftp_runs(df)
+    assert sorted(set(runs["users"])) == [2, 6, 10]
+    # the study's Jain's index is the run summary's index of the bulk (FTP) flows
+    for rid, j in zip(runs["run_id"], runs["jain"]):
+        assert j == pytest.approx(float(ftp[ftp["run_id"] == rid]["jain_index"].iloc[0]), rel=1e-9)
+    one = runs[runs["users"] == 2]["run_id"].iloc[0]
+    summary = json.loads((out / "runs" / one / "summary.json").read_text())
+    busy = {c["name"]: c for c in summary["lte"]["cells"]}
+    assert all(busy[f"site{k}"]["dl_prb_utilization"] > 0.5 for k in range(7, 19)), busy
+    # more users per cell, less throughput each (the cells are shared)
+    per_user = runs[runs["cc"] == "newreno"].set_index("users")["goodput_bps"]
+    assert per_user[2] > per_user[6] > per_user[10] > 0
+    # web pages and video playbacks happened in every web and video part
+    assert (df[df["app"] == "web"]["pages"] > 0).all()
+    videos = stp.video_runs(df)
+    assert set(videos[stp.PART]) == {stp.VIDEO, stp.VIDEO_IDLE} and (videos["videos"] == 14).all()
+
+
+def _stp_table(ftp_gain: dict[int, float], page: dict[tuple[float, str, str], float],
+               satisfied: dict[tuple[float, str, str], float], jain_spread: dict[str, float]) -> pd.DataFrame:
+    """A raw results table of the study's shape: FTP runs (7 cells × users, two variants, three
+    delays, with/without proxy: goodput `base(users) × (1 + gain)`), web and video runs."""
+    rows: list[dict[str, Any]] = []
+
+    def common(part: str, proxy: str, delay: float, bg: int | None) -> dict[str, Any]:
+        r: dict[str, Any] = {"part": part, "seed": 1, "link.internet.delay": f"{delay:g}ms",
+                             "proxy": '[{"node": "pgw"}]' if proxy == stp.WITH else "[]"}
+        if bg is not None:
+            r |= {f"lte.ue.b{i}u.count": bg for i in range(7)}
+        return r
+
+    for proxy in stp.PROXY_ORDER:
+        for delay in (50.0, 75.0, 125.0):
+            for cc in ("newreno", "cubic"):
+                for users in (2, 4, 6, 8, 10):
+                    rid = f"ftp{proxy}{delay}{cc}{users}"
+                    g = 20e6 / users * (1 + (ftp_gain[users] * (1.0 if delay == 50 else 0.5 if users == 2 else 1.5)
+                                             if proxy == stp.WITH else 0.0))
+                    for k in range(7 * users):
+                        spread = 1 + jain_spread[proxy] * (1 if k % 2 else -1)
+                        rows.append(common("main", proxy, delay, None) | {
+                            "run_id": rid, "flow": f"ftp-c{k % 7}u{k // 7 + 1}", "flow.ftp.cc": cc,
+                            **{f"lte.ue.c{i}u.count": users for i in range(7)}, "goodput_bps": g * spread})
+    for (delay, bg, proxy), t in page.items():
+        part = stp.WEB_IDLE if bg == "0" else stp.WEB
+        for w in range(3):
+            rows.append(common(part, proxy, delay, None if bg == "0" else {"2-4": 3, "6-8": 7}[bg]) | {
+                "run_id": f"web{delay}{bg}{proxy}", "flow": f"web-w0u{w + 1}", "pages": 4,
+                "page_time_mean_s": t})
+    for (delay, bg, proxy), s in satisfied.items():
+        part = stp.VIDEO_IDLE if bg == "0" else stp.VIDEO
+        for v in range(10):
+            rows.append(common(part, proxy, delay, None if bg == "0" else {"2-4": 3, "6-8": 7}[bg]) | {
+                "run_id": f"vid{delay}{bg}{proxy}", "flow": f"clip-v0u{v + 1}",
+                "video_satisfied": v < round(s * 10)})
+    return stp.prepare(pd.DataFrame(rows))
+
+
+def test_split_tcp_proxy_checks_decide_from_the_numbers() -> None:
+    delays = (50.0, 75.0, 125.0)
+    # the paper's world: +70 % at 2 users, +10 % at 4-6, +2 % at 8-10 (50 ms); the uncongested gain
+    # halves and the moderate one grows at longer delays; fairness 0.99 without, 0.98 with; the
+    # proxy saves 0.3 s of page time at every delay; video satisfaction gains more with delay and load
+    paper_gain = {2: 0.70, 4: 0.10, 6: 0.10, 8: 0.02, 10: 0.02}
+    page = {(d, b, p): 1.0 + d / 100 + {"0": 0, "2-4": 0.5, "6-8": 1.0}[b] - (0.3 if p == stp.WITH else 0)
+            for d in delays for b in stp.BACKGROUND for p in stp.PROXY_ORDER}
+    sat = {(d, b, p): 0.9 - d / 1000 - {"0": 0, "2-4": 0.1, "6-8": 0.3}[b]
+           + (d / 1000 + {"0": 0, "2-4": 0.1, "6-8": 0.2}[b] if p == stp.WITH else 0)
+           for d in delays for b in stp.BACKGROUND for p in stp.PROXY_ORDER}
+    df = _stp_table(paper_gain, page, sat, {stp.WITHOUT: 0.05, stp.WITH: 0.10})
+    verdicts = {f.key: f.check(df) for f in stp.FINDINGS}
+    assert all(v.agrees is True for v in verdicts.values()), {k: v for k, v in verdicts.items() if not v.agrees}
+    assert "+70 %" in verdicts["ftp-gain-uncongested"].result and "paper: > +60 %" in verdicts["ftp-gain-uncongested"].result
+    for key in ("ftp-gain-uncongested", "ftp-gain-moderate", "ftp-gain-congested", "ftp-cc-minimal",
+                "ftp-jain-high", "ftp-jain-lower-with-proxy", "web-relative-gain-falls-with-delay"):
+        assert verdicts[key].grade is Grade.MAGNITUDE, (key, verdicts[key])
+    (q,) = verdicts["ftp-gain-uncongested"].numbers
+    assert (q.paper, q.celltcp, q.unit) == ("> 60", pytest.approx(70.0), "%")
+    # a proxy that helps, but by far less than the paper's: direction only
+    small = _stp_table({2: 0.2, 4: 0.3, 6: 0.3, 8: 0.12, 10: 0.12}, page, sat, {stp.WITHOUT: 0.05, stp.WITH: 0.3})
+    assert stp.check_ftp_gain_uncongested(small).grade is Grade.DIRECTION
+    assert stp.check_ftp_gain_moderate(small).grade is Grade.DIRECTION
+    assert stp.check_ftp_gain_congested(small).grade is Grade.DIRECTION
+    assert stp.check_ftp_jain_lower_with_proxy(small).grade is Grade.DIRECTION  # 0.998 -> 0.917
+    # the opposite world: the proxy costs throughput, page time and satisfaction; unfair users
+    flat_gain = {u: -0.2 for u in (2, 4, 6, 8, 10)}
+    page_bad = {k: v + (0.6 if k[2] == stp.WITH else 0) for k, v in page.items()}
+    sat_bad = {k: 0.5 if k[2] == stp.WITH else 0.8 for k in sat}
+    bad = _stp_table(flat_gain, {k: 1.0 for k in page}, sat_bad, {stp.WITHOUT: 0.6, stp.WITH: 0.3})
+    results = {f.key: f.check(bad).agrees for f in stp.FINDINGS}
+    assert results == {
+        "ftp-gain-uncongested": False, "ftp-gain-moderate": False, "ftp-gain-congested": False,
+        "ftp-cc-minimal": True,  # both variants alike in the synthetic table
+        "ftp-jain-high": False, "ftp-jain-lower-with-proxy": False,
+        # -20 % everywhere at 50 ms, -10 % (2 users) and -30 % (moderate) at 75 and 125 ms
+        "ftp-uncongested-gain-falls-with-delay": False, "ftp-moderate-gain-grows-with-delay": False,
+        "web-proxy-faster": False, "web-congestion-slower": False, "web-delay-slower": False,
+        "web-relative-gain-falls-with-delay": False,
+        "video-proxy-more-satisfied": False, "video-gain-grows": False}
+    assert stp.check_web_proxy_faster(_stp_table(paper_gain, page_bad, sat, {stp.WITHOUT: 0, stp.WITH: 0})).agrees is False
+    # without runs with the proxy the comparisons are not evaluated, and say why
+    ref = df[df["proxy"] == stp.WITHOUT]
+    with pytest.raises(ValueError, match="proxy branch"):
+        stp.check_ftp_gain_uncongested(ref)
+    assert stp.check_ftp_jain_high(ref).agrees is True and stp.check_web_delay_slower(ref).agrees is True
+
+
+def test_split_tcp_proxy_jain_and_proxy_state() -> None:
+    # Jain's index: equal shares 1, one flow taking everything 1/n, (1+2+3)^2 / (3*14)
+    assert stp.jain([5.0, 5.0, 5.0]) == 1.0
+    assert stp.jain([7.0, 0.0, 0.0, 0.0]) == 0.25
+    assert stp.jain([1.0, 2.0, 3.0]) == pytest.approx(36 / 42)
+    for v in (None, float("nan"), "[]", "", "none", False):
+        assert stp.proxy_state(v) == stp.WITHOUT, v
+    for v in ('[{"node": "pgw"}]', "pgw", True):
+        assert stp.proxy_state(v) == stp.WITH, v
+
+
+def test_split_tcp_proxy_parts_share_the_network() -> None:
+    """Every part runs on the FTP part's network; the idle parts are their background parts
+    without the background UEs and downloads."""
+    from celltcp.sweep import tomllib
+
+    main_sc = tomllib.loads((STP_DIR / "scenario.toml").read_text())
+
+    def network(sc: dict[str, Any]) -> dict[str, Any]:
+        lte = {k: v for k, v in sc["lte"].items() if k != "ue"}
+        interferers = [u for u in sc["lte"]["ue"] if u["name"].startswith("x")]
+        load = [f for f in sc["flow"] if f["name"] == "load"]
+        return {"lte": lte, "x": interferers, "link": sc["link"], "load": load}
+
+    assert main_sc["lte"]["layout"] == {"type": "hex", "rings": 1, "interferer_rings": 1, "isd": "500m", "sectors": 1}
+    assert main_sc["lte"]["epc"]["s1u_queue"]["type"] == "red" and main_sc["lte"]["penetration_loss"] != "0dB"
+    assert len(network(main_sc)["x"]) == 12
+    walkers = [u for u in main_sc["lte"]["ue"] if u["name"].startswith("c")]
+    assert len(walkers) == 7 and all(u["mobility"]["model"] == "random_waypoint" for u in walkers)
+    for app in ("web", "video"):
+        busy = tomllib.loads((STP_DIR / app / "scenario.toml").read_text())
+        idle = tomllib.loads((STP_DIR / f"{app}-idle" / "scenario.toml").read_text())
+        assert network(busy) == network(main_sc) == network(idle)
+        bg = [u for u in busy["lte"]["ue"] if u["name"].startswith("b")]
+        assert [u["count"] for u in bg] == [2, 3, 4, 2, 3, 4, 3]
+        busy["lte"]["ue"] = [u for u in busy["lte"]["ue"] if not u["name"].startswith("b")]
+        busy["flow"] = [f for f in busy["flow"] if f["name"] != "bg"]
+        assert busy == idle

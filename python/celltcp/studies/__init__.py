@@ -22,6 +22,10 @@ name                  paper  what it reproduces
                              delay, jitter, loss; part ``bulk``: the loaded cell (saturating
                              flows, 10 KiB RLC buffer), every finding checked again there;
                              ns-3 3.37's numbers beside celltcp's (``ns3.json``)
+``split-tcp-proxy``   004    a split-connection TCP proxy at the SAE-GW of a loaded 7-cell LTE
+                             network: FTP (users per cell, NewReno/CUBIC, Internet delay); parts
+                             ``web``/``web-idle`` and ``video``/``video-idle``: browsing and video
+                             with and without background FTP
 ====================  =====  ===================================================================
 """
 
@@ -125,8 +129,10 @@ class UnknownStudy(KeyError):
 def registry() -> dict[str, Study]:
     """Every study, by name, in the order of the papers."""
     from . import cc_variants_lte, cc_variants_wifi, handover, iperf_lte
+    from . import split_tcp_proxy
 
     studies = [iperf_lte.STUDY, handover.STUDY, cc_variants_lte.STUDY, cc_variants_wifi.STUDY]
+    studies.append(split_tcp_proxy.STUDY)
     return {s.name: s for s in sorted(studies, key=lambda s: s.paper_id)}
 
 
