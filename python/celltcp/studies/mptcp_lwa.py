@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import matplotlib as mpl
 import numpy as np
@@ -40,7 +40,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from .. import sweep_plots as sp
-from ..report import Finding, Verdict
+from ..report import Finding, Quantity, Verdict, graded, within
 from . import MAIN, PART, Study, StudyFigure, part_dir
 
 #: the part with Wi-Fi contention (§5.2, §5.3)
@@ -60,6 +60,8 @@ PAPER_RATIO = {LWA: 1 / 4, MPTCP: 1 / 27}
 #: a contention level counts as "high" from this many stations on
 HIGH = 4
 DL = "dl"
+#: the summary figures' style (sweep_plots')
+_STYLE = cast(Any, sp._STYLE)
 
 
 def _missing(v: Any) -> bool:
@@ -91,7 +93,7 @@ def _loss(v: Any) -> float:
     except ValueError:
         return float(s)
     if isinstance(d, dict):
-        f = d.get("forward", d.get("p", 0.0))
+        f: Any = d.get("forward", d.get("p", 0.0))
         return float(f["p"] if isinstance(f, dict) else f)
     return float(d)
 
@@ -228,7 +230,10 @@ def check_mptcp_best_under_congestion(df: pd.DataFrame) -> Verdict:
     best = max(others.values())
     text = (f"throughput at loss {loss:g}, mean over file sizes and seeds (Mbit/s): "
             + ", ".join(f"{k} {_mbit(m[k])}" for k in PAPER_MODES))
-    return Verdict(text, bool(m[MPTCP] >= best * (1 - TOL)))
+    return Verdict(text, grade=graded(bool(m[MPTCP] >= best * (1 - TOL))),
+                   numbers=(Quantity("MPTCP / best of LWA, MLWA throughput", m[MPTCP] / best,
+                                     paper="> 1 (Fig. 4)"),),
+                   setting=f"no contention, loss {loss:g}, all file sizes")
 
 
 def check_lwa_fails_under_congestion(df: pd.DataFrame) -> Verdict:
@@ -241,7 +246,10 @@ def check_lwa_fails_under_congestion(df: pd.DataFrame) -> Verdict:
     best = max(m[LTE], m[WIFI])
     text = (f"throughput at loss {loss:g} (Mbit/s): LWA {_mbit(m[LWA])}, LTE only {_mbit(m[LTE])}, "
             f"Wi-Fi only {_mbit(m[WIFI])} (LWA / best single path {m[LWA] / best:.2f})")
-    return Verdict(text, bool(m[LWA] <= best * (1 + TOL)))
+    return Verdict(text, grade=graded(bool(m[LWA] <= best * (1 + TOL))),
+                   numbers=(Quantity("LWA / best single-path throughput", m[LWA] / best,
+                                     paper="≈ 1 (Fig. 4)"),),
+                   setting=f"no contention, loss {loss:g}, all file sizes")
 
 
 def check_lwa_small_files(df: pd.DataFrame) -> Verdict:
@@ -257,7 +265,10 @@ def check_lwa_small_files(df: pd.DataFrame) -> Verdict:
         ratios.append(m[MPTCP] / m[LWA])
     text = ("download time MPTCP / LWA without loss: "
             + ", ".join(f"{s} MB {r:.2f}" for s, r in zip(sizes, ratios)))
-    return Verdict(text, bool(ratios[0] > 1 and ratios[0] >= ratios[-1]))
+    return Verdict(text, grade=graded(bool(ratios[0] > 1 and ratios[0] >= ratios[-1])),
+                   numbers=(Quantity(f"MPTCP / LWA download time, {sizes[0]} MB", ratios[0],
+                                     paper="> 1 (Fig. 6a)"),),
+                   setting="no contention, no loss")
 
 
 def check_lwa_relieves_contention(df: pd.DataFrame) -> Verdict:
@@ -269,7 +280,10 @@ def check_lwa_relieves_contention(df: pd.DataFrame) -> Verdict:
     text = (f"high contention ({HIGH} stations), no loss, mean over file sizes: download LWA "
             f"{t[LWA]:.1f} s vs MPTCP {t[MPTCP]:.1f} s; channel busy {b[LWA] * 100:.0f} % vs "
             f"{b[MPTCP] * 100:.0f} %")
-    return Verdict(text, bool(t[LWA] < t[MPTCP] and b[LWA] < b[MPTCP]))
+    return Verdict(text, grade=graded(bool(t[LWA] < t[MPTCP] and b[LWA] < b[MPTCP])),
+                   numbers=(Quantity("LWA / MPTCP download time", t[LWA] / t[MPTCP], paper="< 1 (Fig. 6b)"),
+                            Quantity("LWA / MPTCP channel busy time", b[LWA] / b[MPTCP], paper="< 1 (Fig. 7b)")),
+                   setting=f"{HIGH} stations × 1.5 Mbit/s UDP up, no loss")
 
 
 def check_mlwa_robust(df: pd.DataFrame) -> Verdict:
@@ -282,7 +296,11 @@ def check_mlwa_robust(df: pd.DataFrame) -> Verdict:
     m = _means(d, "download_s", loss=loss)
     text = (f"high contention, loss {loss:g}, download time (s): "
             + ", ".join(f"{k} {m[k]:.1f}" for k in PAPER_MODES))
-    return Verdict(text, bool(m[MLWA] <= min(m[LWA], m[MPTCP]) * (1 + TOL)))
+    best = min(m[LWA], m[MPTCP])
+    return Verdict(text, grade=graded(bool(m[MLWA] <= best * (1 + TOL))),
+                   numbers=(Quantity("MLWA / best of LWA, MPTCP download time", m[MLWA] / best,
+                                     paper="< 1 (Fig. 8a)"),),
+                   setting=f"{HIGH} stations, loss {loss:g}")
 
 
 def _ratio_text(r: float) -> str:
@@ -305,8 +323,11 @@ def check_mptcp_packet_ratio(df: pd.DataFrame) -> Verdict:
     paper = PAPER_RATIO[MPTCP]
     text = (f"MPTCP, {size} MB at loss {loss:g}: LTE:Wi-Fi {_ratio_text(r)} (paper 1:27); "
             f"LTE share {lte / (lte + wifi) * 100:.0f} % (paper {paper / (1 + paper) * 100:.1f} %)")
-    # in magnitude: within a factor of 2 of the paper's ratio
-    return Verdict(text, bool(paper / 2 <= r <= paper * 2))
+    # direction: more skewed to Wi-Fi than the paper's LWA (1:4); magnitude: within ×2 of 1:27
+    return Verdict(text, grade=graded(bool(r < PAPER_RATIO[LWA]), within(r, paper, 2) if r > 0 else False),
+                   numbers=(Quantity("MPTCP LTE:Wi-Fi data ratio", r, paper=paper),),
+                   tolerance="ratio within ×2 of the paper's 1:27 (0.037)",
+                   setting=f"no contention, {size} MB, loss {loss:g}")
 
 
 def check_modes_converge(df: pd.DataFrame) -> Verdict:
@@ -323,7 +344,9 @@ def check_modes_converge(df: pd.DataFrame) -> Verdict:
         spread.append(m.max() / m.min())
     text = (f"spread (max/min mean throughput) of {', '.join(modes)}: {spread[0]:.2f} at loss "
             f"{lo:g}, {spread[1]:.2f} at {hi:g}")
-    return Verdict(text, bool(spread[1] < spread[0]))
+    return Verdict(text, grade=graded(bool(spread[1] < spread[0])),
+                   numbers=(Quantity(f"max/min throughput at {hi:g}", spread[1], paper="≈ 1 (Fig. 4)"),),
+                   setting="no contention, all file sizes")
 
 
 def check_mptcp_suffers_contention(df: pd.DataFrame) -> Verdict:
@@ -342,7 +365,10 @@ def check_mptcp_suffers_contention(df: pd.DataFrame) -> Verdict:
     text = (f"mean download time (s) with {lo} → {hi} contending stations, no loss: "
             + ", ".join(f"{m} {a:.1f} → {b:.1f} ({(b / a - 1) * 100:+.0f} %)" for m, a, b in rows))
     _, a, b = rows[0]
-    return Verdict(text, bool(b > a * (1 + TOL)))
+    return Verdict(text, grade=graded(bool(b > a * (1 + TOL))),
+                   numbers=(Quantity(f"MPTCP download time, {hi} / {lo} stations", b / a,
+                                     paper="> 1 (Figs. 6a, 6b)"),),
+                   setting="no loss, all file sizes")
 
 
 FINDINGS = [
@@ -375,8 +401,9 @@ FINDINGS = [
     Finding("mptcp-packet-ratio",
             "MPTCP sends almost everything over Wi-Fi: LTE:Wi-Fi packet ratio 1:27 (LWA 1:4) for "
             "the 64 MB download at 10⁻⁴ (§5.1.2, Fig. 5).", check_mptcp_packet_ratio,
-            "MPTCP's LTE:Wi-Fi ratio of data bytes sent, largest file at the lowest non-zero "
-            "loss, within a factor of 2 of 1:27"),
+            "direction: MPTCP's LTE:Wi-Fi ratio of data bytes sent (largest file, lowest non-zero "
+            "loss) more skewed to Wi-Fi than the paper's LWA ratio 1:4; magnitude: within ×2 of "
+            "1:27"),
     Finding("mptcp-suffers-contention",
             "MPTCP does well under low Wi-Fi contention and poorly under high contention: its "
             "TCP ACKs go up over the contended Wi-Fi (§5.2.1, Fig. 6).",
@@ -431,7 +458,7 @@ def fig_throughput_loss(d: pd.DataFrame) -> Figure | None:
         return None
     sizes = sorted(set(m["size_mb"]))
     losses = sorted(set(m["loss"]))
-    with mpl.rc_context(sp._STYLE):
+    with mpl.rc_context(_STYLE):
         fig, axes = _panels(len(sizes))
         for i, (ax, s) in enumerate(zip(axes, sizes)):
             _bars(ax, m[m["size_mb"] == s], "loss", "throughput_bps", losses, 1e-6, i == 0)
@@ -450,7 +477,7 @@ def fig_download_contention(d: pd.DataFrame) -> Figure | None:
         return None
     levels = sorted(set(c["contention"]))
     sizes = sorted(set(c["size_mb"]))
-    with mpl.rc_context(sp._STYLE):
+    with mpl.rc_context(_STYLE):
         fig, axes = _panels(len(levels))
         for i, (ax, n) in enumerate(zip(axes, levels)):
             _bars(ax, c[c["contention"] == n], "size_mb", "download_s", sizes, 1.0, i == 0)
@@ -470,7 +497,7 @@ def fig_busy(d: pd.DataFrame) -> Figure | None:
     size = 32 if 32 in set(c["size_mb"]) else max(c["size_mb"])
     c = c[c["size_mb"] == size]
     levels = sorted(set(c["contention"]))
-    with mpl.rc_context(sp._STYLE):
+    with mpl.rc_context(_STYLE):
         fig, axes = _panels(1, 4.5)
         _bars(axes[0], c, "contention", "busy", levels, 100.0, True)
         axes[0].set_xticklabels([f"{n} stations" for n in levels])
@@ -489,7 +516,7 @@ def fig_mixed(d: pd.DataFrame) -> Figure | None:
     size = 32 if 32 in set(c["size_mb"]) else max(c["size_mb"])
     c = c[c["size_mb"] == size]
     losses = sorted(set(c["loss"]))
-    with mpl.rc_context(sp._STYLE):
+    with mpl.rc_context(_STYLE):
         fig = Figure(figsize=(7.4, 3.0))
         FigureCanvasAgg(fig)
         a, b = fig.subplots(1, 2, squeeze=True)
@@ -535,7 +562,7 @@ def fig_cwnd(d: pd.DataFrame, out: Path, **where: Any) -> Figure | None:
         return None
     modes = _modes(sel)
     colors = {"TCP": "#444444", "LTE subflow": MODE_COLORS[LTE], "Wi-Fi subflow": MODE_COLORS[WIFI]}
-    with mpl.rc_context(sp._STYLE):
+    with mpl.rc_context(_STYLE):
         fig, axes = _panels(len(modes), 3.0, 2.8)
         for ax, mode in zip(axes, modes):
             row = sel[sel["mode"] == mode].sort_values("seed").iloc[0]
@@ -561,15 +588,15 @@ def fig_ratio(d: pd.DataFrame) -> Figure | None:
         return None
     m = m.assign(lte_share=m["lte_bytes"] / (m["lte_bytes"] + m["wifi_bytes"]))
     losses = sorted(set(m["loss"]))
-    with mpl.rc_context(sp._STYLE):
+    with mpl.rc_context(_STYLE):
         fig, axes = _panels(1, 5.0)
         ax = axes[0]
         _bars(ax, m, "loss", "lte_share", losses, 100.0, True)
         ax.set_xticklabels([f"{v:g}" for v in losses])
         for mode, r in PAPER_RATIO.items():
-            ax.axhline(r / (1 + r) * 100, color=MODE_COLORS[mode], linestyle="--", linewidth=1)
-            ax.annotate(f"paper {mode} 1:{round(1 / r)}", (len(losses) - 0.5, r / (1 + r) * 100),
-                        ha="right", va="bottom", fontsize=7, color=MODE_COLORS[mode])
+            ax.axhline(r / (1 + r) * 100, color=MODE_COLORS[mode], linestyle="--", linewidth=1.2,
+                       label=f"paper: {mode} 1:{round(1 / r)}")
+        ax.legend(fontsize=8, loc="upper right")
         ax.set_xlabel("loss rate at the server")
         ax.set_ylabel("share of data sent over LTE (%)")
         ax.set_title("LTE:Wi-Fi split, all file sizes")
