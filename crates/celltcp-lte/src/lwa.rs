@@ -21,9 +21,10 @@
 //! **Probes.** The paper's probes are small ICMP packets sent by the LWA node's PDCP on each leg
 //! every 3 ms, whose responses come back over the LTE uplink. Here a probe rides on a data PDU:
 //! the first PDU steered to a leg once that leg's probe is due is marked, and its one-way delay
-//! over the leg (eNB PDCP → UE PDCP) is the LRTT sample. The response's way back (LTE uplink,
-//! the same for both legs in the paper) is not simulated, so LRTT here is the forward leg delay;
-//! the steering compares legs, so a common return delay would not change it. The dynamic steering
+//! over the leg (eNB PDCP → UE PDCP) plus `probe_return`, the response's way back over the LTE
+//! uplink (the same for both legs in the paper, not simulated packet by packet: the caller sets
+//! it from the uplink's access delay, e.g. the scenario's mean SR wait + grant delay), is the
+//! LRTT sample. The dynamic steering
 //! forces a PDU onto a leg whose probe is due, so a leg with a small share is still measured.
 //!
 //! The model is sans-IO: the caller (the RAN) carries WLAN-leg PDUs ([`LwaTx::take_wlan`]) and
@@ -92,6 +93,9 @@ pub struct LwaConfig {
     pub t_reordering_initial: SimDuration,
     /// A fixed t-Reordering instead of 2·max(LRTT) (`None`: the paper's rule).
     pub t_reordering_fixed: Option<SimDuration>,
+    /// The probe response's return time over the LTE uplink, added to each probe's forward
+    /// delay to make its LRTT sample.
+    pub probe_return: SimDuration,
 }
 
 impl Default for LwaConfig {
@@ -101,6 +105,7 @@ impl Default for LwaConfig {
             probe_interval: PAPER_PROBE_INTERVAL,
             t_reordering_initial: SimDuration::from_millis(50),
             t_reordering_fixed: None,
+            probe_return: SimDuration::ZERO,
         }
     }
 }
@@ -297,6 +302,7 @@ impl<P: Copy> LwaTx<P> {
             self.stats.delay_max_s[i] = self.stats.delay_max_s[i].max(ds);
             if s.probe {
                 self.stats.probes[i] += 1;
+                let d = d + self.cfg.probe_return;
                 // paper §3.2: SLRTT = (1 − α)·LRTT + α·SLRTT, α = 1/Pᵢ
                 self.legs.slrtt[i] = Some(match self.legs.slrtt[i] {
                     None => d,
