@@ -147,3 +147,44 @@ fn lwa_example_runs() {
     assert_eq!(out.summary["flows"][0]["completed"], true);
 }
 
+
+// MLWA (paper 002 §3; issue 15 item 3): one MPTCP connection with a subflow from the UE's LTE
+// address, whose downlink rides the LWA split bearer, and one from its Wi-Fi address, straight
+// through the AP. It runs, conserves bytes at the data level, and each subflow carries data.
+#[test]
+fn mlwa_runs_and_conserves_bytes() {
+    let flow = "duration = \"6s\"\nmptcp = { cc = \"olia\", scheduler = \"minrtt\", path_manager = \"fullmesh\", subflows = 2 }";
+    // the phone connects (fullmesh opens a subflow from each of its addresses); the server sends
+    // for 6 s (iperf3 -R), and the run goes on until everything is acknowledged
+    let text = scenario(&lwa_static(0.5), flow, "15s")
+        .replace("app = \"bulk\"\nfrom = \"server\"\nto = \"phone\"", "app = \"iperf\"\nfrom = \"phone\"\nto = \"server\"\nreverse = true");
+    let out = run_ok(&text, 3);
+    let f = &out.summary["flows"][0];
+    // data-level conservation (RFC 8684 §3.3): every byte the server wrote is DATA_ACKed and
+    // read by the phone once (iperf's bytes_delivered counts only the 6 s test window)
+    let m = &f["mptcp"];
+    let bytes = m["bytes_written"].as_u64().unwrap();
+    assert!(bytes > 5_000_000, "{f}");
+    assert_eq!(m["bytes_data_acked"].as_u64(), Some(bytes), "{f}");
+    assert_eq!(m["bytes_read"].as_u64(), Some(bytes), "{f}");
+    assert_eq!(m["duplicate_bytes_received"].as_u64(), Some(0), "{f}");
+    let sub = f["mptcp"]["subflows"].as_array().unwrap_or_else(|| panic!("no mptcp.subflows: {f}"));
+    assert_eq!(sub.len(), 2, "{f}");
+    // the server's view: the phone's end of each subflow
+    let phone: Vec<&str> = sub.iter().map(|s| s["remote"].as_str().unwrap()).collect();
+    assert!(phone.iter().any(|l| l.starts_with("10.45.")), "a subflow from the LTE address: {phone:?}");
+    assert!(phone.iter().any(|l| !l.starts_with("10.45.")), "a subflow from the Wi-Fi address: {phone:?}");
+    for s in sub {
+        assert!(s["bytes_acked"].as_u64().unwrap() > bytes / 20, "each subflow carries data: {f}");
+    }
+    let acked: u64 = sub.iter().map(|s| s["bytes_acked"].as_u64().unwrap()).sum();
+    assert!(acked >= bytes, "{acked} < {bytes}");
+    // the LTE subflow's downlink went over both legs of the split bearer
+    let l = lwa_block(&out);
+    assert!(l["lte"]["pdus"].as_u64().unwrap() > 100 && l["wifi"]["pdus"].as_u64().unwrap() > 100, "{l}");
+    // the Wi-Fi subflow's ACKs go up the WLAN, the LTE subflow's up LTE: the station's uplink
+    // carries only the Wi-Fi subflow's packets (fewer than its downlink data)
+    let up = wifi_uplink_pkts(&out);
+    let down = out.summary["wifi"][0]["stations"][0]["down"]["delivered_packets"].as_u64().unwrap();
+    assert!(up > 0 && up < down, "{up} {down}");
+}
