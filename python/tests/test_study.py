@@ -360,17 +360,20 @@ def test_mptcp_lwa_quick_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixtur
     from celltcp.report import Grade
     from celltcp.studies import mptcp_lwa as ml
 
-    assert "mptcp-lwa" in registry() and registry()["mptcp-lwa"].parts == (ml.CONTENTION,)
+    assert "mptcp-lwa" in registry() and registry()["mptcp-lwa"].parts == (
+        ml.CONTENTION, ml.LWA_PART, ml.LWA_CONTENTION)
     out = tmp_path / "lwa"
     rc, text = _study("mptcp-lwa", out, capsys)
     assert rc == 0, text
-    # main: LTE only, Wi-Fi only, MPTCP x 2 losses; contention: 3 modes x 2 levels + 3 with loss
-    assert "runs done 15, skipped 0, failed 0" in text
+    # main: LTE only, Wi-Fi only, MPTCP x 2 losses; contention: 3 modes x 2 levels + 3 with
+    # loss; lwa: LWA, MLWA x 2 losses; lwa-contention: 2 modes x 2 levels + 2 with loss
+    assert "runs done 25, skipped 0, failed 0" in text
     html = (out / "report.html").read_text()
     verdicts = _agreement(html)
     assert list(verdicts) == [f.key for f in ml.FINDINGS]
     table = pd.concat([pd.read_parquet(out / p / "results.parquet").assign(part=p or "main")
-                       for p in ("", ml.CONTENTION)], ignore_index=True)
+                       for p in ("", ml.CONTENTION, ml.LWA_PART, ml.LWA_CONTENTION)],
+                      ignore_index=True)
     df = ml.prepare(ml.enrich(table, out))
     modes = set(df["mode"])
     if not {ml.LWA, ml.MLWA} <= modes:
@@ -382,13 +385,17 @@ def test_mptcp_lwa_quick_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixtur
     # the findings that need only MPTCP are evaluated on the quick sweep
     assert verdicts["mptcp-packet-ratio"] != "not evaluated"
     assert verdicts["mptcp-suffers-contention"] != "not evaluated"
-    assert {ml.LTE, ml.WIFI, ml.MPTCP} <= modes
+    assert modes == {ml.LTE, ml.WIFI, ml.MPTCP, ml.LWA, ml.MLWA}
+    # LWA steers PDUs to both legs; MLWA's data goes over LTE, the LWA WLAN leg and Wi-Fi
+    for mode in (ml.LWA, ml.MLWA):
+        sel = df[df["mode"] == mode]
+        assert (sel["lte_bytes"] > 0).all() and (sel["wifi_bytes"] > 0).all(), (mode, sel)
     assert sorted(set(df["contention"])) == [0, 2, 4]
     assert set(df["loss"]) == {0.0, 1e-3, 1e-2}
     # every 2 MB download finishes in the 20 s runs, and the loss slows each mode down
     assert df["download_s"].notna().all(), df[["mode", "loss", "download_s"]]
     main_df = df[df["contention"] == 0]
-    for mode in (ml.LTE, ml.WIFI, ml.MPTCP):
+    for mode in (ml.LTE, ml.WIFI, ml.MPTCP, ml.LWA, ml.MLWA):
         t = main_df[main_df["mode"] == mode].set_index("loss")["download_s"]
         assert t[1e-2] > 2 * t[0.0], (mode, t)
     # enrich: the split of the data by interface and the channel's busy fraction
@@ -496,6 +503,12 @@ def test_mptcp_lwa_parts_stay_in_step() -> None:
     bss2.pop("distances"), bss.pop("distances")
     assert bss == bss2 and bss["standard"] == "802.11g"
     assert main_sc == cont_sc
+    # the LWA parts are these two with the UE's bearer split to the AP, nothing else
+    for plain, name in (("scenario.toml", ml.LWA_PART), (f"{ml.CONTENTION}/scenario.toml", ml.LWA_CONTENTION)):
+        a = tomllib.loads((folder / plain).read_text())
+        b = tomllib.loads((folder / name / "scenario.toml").read_text())
+        lwa = b["lte"]["ue"][0].pop("lwa")
+        assert a == b and lwa["ap"] == "ap" and lwa["steering"] == "dynamic"
     # the paper's cell and backhaul
     assert (main_sc["lte"]["bandwidth"], main_sc["lte"]["scheduler"]) == ("5MHz", "rr")
     (backhaul,) = [lk for lk in main_sc["link"] if lk.get("name") == "backhaul"]

@@ -18,8 +18,9 @@ name                  paper  what it reproduces
                              part ``surge``: a sudden load increase in a cell; part
                              ``failure``: neighbour cells fail, their UEs move to the survivor
 ``mptcp-lwa``         002    16/32/64 MB downloads over LTE (5 MHz) and 802.11g: LTE only, Wi-Fi
-                             only, MPTCP (OLIA), LWA and MLWA once built, under server loss 0 to
-                             1e-2; part ``contention``: 2 or 4 Wi-Fi stations sending UDP uplink
+                             only, MPTCP (OLIA) under server loss 0 to 1e-2; part ``contention``:
+                             2 or 4 Wi-Fi stations sending UDP uplink; parts ``lwa`` and
+                             ``lwa-contention``: the same with an LWA split bearer (LWA, MLWA)
 ``cc-variants-lte``   003    eleven congestion controls (and four more) × RLC AM/UM ×
                              1000/3000-byte segments, 14 UEs with 1 Mbit/s flows: throughput,
                              delay, jitter, loss; part ``bulk``: the same with saturating flows

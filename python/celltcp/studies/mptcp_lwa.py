@@ -43,8 +43,10 @@ from .. import sweep_plots as sp
 from ..report import Finding, Quantity, Verdict, graded, within
 from . import MAIN, PART, Study, StudyFigure, part_dir
 
-#: the part with Wi-Fi contention (§5.2, §5.3)
+#: the part with Wi-Fi contention (§5.2, §5.3), and the two with the UE's bearer split by LWA
 CONTENTION = "contention"
+LWA_PART = "lwa"
+LWA_CONTENTION = "lwa-contention"
 LTE, WIFI, LWA, MPTCP, MLWA = "LTE only", "Wi-Fi only", "LWA", "MPTCP", "MLWA"
 MODES = [LTE, WIFI, LWA, MPTCP, MLWA]
 MODE_COLORS = {LTE: "#0072B2", WIFI: "#009E73", LWA: "#E69F00", MPTCP: "#D55E00", MLWA: "#CC79A7"}
@@ -74,10 +76,13 @@ def _missing(v: Any) -> bool:
 
 def _mode(row: pd.Series) -> str:
     to = str(row.get("flow.dl.to", "ue"))
+    lwa = row.get(PART) in (LWA_PART, LWA_CONTENTION)
     mp = row.get("flow.dl.mptcp", False)
     mptcp = not (_missing(mp) or mp is False or str(mp).lower() in ("false", "none", ""))
-    if to != "ue":
+    if to not in ("ue", "nan", "None", "<NA>"):
         return WIFI
+    if lwa:
+        return MLWA if mptcp else LWA
     return MPTCP if mptcp else LTE
 
 
@@ -171,13 +176,20 @@ def enrich(table: pd.DataFrame, out: Path) -> pd.DataFrame:
             continue
         lte = wifi = 0.0
         subs = (flow.get("mptcp") or {}).get("subflows")
+        legs = next((u.get("lwa") for u in (summary.get("lte") or {}).get("ues", [])
+                     if u.get("lwa")), None)
         if subs:
             for s in subs:
                 dev = devices.get(str(s["remote"]).split(":")[0])
-                if dev == "lte":
+                if dev == "lte" and legs:  # MLWA: the LTE subflow over the split bearer
+                    lte += float(legs["lte"]["bytes"])
+                    wifi += float(legs["wifi"]["bytes"])
+                elif dev == "lte":
                     lte += float(s["bytes_sent"])
                 elif dev == "wifi":
                     wifi += float(s["bytes_sent"])
+        elif legs:  # LWA: the PDCP PDUs steered to each leg
+            lte, wifi = float(legs["lte"]["bytes"]), float(legs["wifi"]["bytes"])
         else:
             dev = "wifi" if str(row.get("flow.dl.to", "ue")) != "ue" else "lte"
             lte, wifi = (float(flow["bytes_sent"]), 0.0) if dev == "lte" else (0.0, float(flow["bytes_sent"]))
@@ -323,9 +335,16 @@ def check_mptcp_packet_ratio(df: pd.DataFrame) -> Verdict:
     paper = PAPER_RATIO[MPTCP]
     text = (f"MPTCP, {size} MB at loss {loss:g}: LTE:Wi-Fi {_ratio_text(r)} (paper 1:27); "
             f"LTE share {lte / (lte + wifi) * 100:.0f} % (paper {paper / (1 + paper) * 100:.1f} %)")
+    numbers = [Quantity("MPTCP LTE:Wi-Fi data ratio", r, paper=paper)]
+    lwa = _main(df)
+    lwa = lwa[(lwa["mode"] == LWA) & (lwa["loss"] == loss) & (lwa["size_mb"] == size)]
+    if not lwa.empty and lwa["wifi_bytes"].sum() > 0:
+        rl = lwa["lte_bytes"].sum() / lwa["wifi_bytes"].sum()
+        numbers.append(Quantity("LWA LTE:Wi-Fi PDU bytes ratio", rl, paper=PAPER_RATIO[LWA]))
+        text += f"; LWA {_ratio_text(rl)} (paper 1:4)"
     # direction: more skewed to Wi-Fi than the paper's LWA (1:4); magnitude: within ×2 of 1:27
     return Verdict(text, grade=graded(bool(r < PAPER_RATIO[LWA]), within(r, paper, 2) if r > 0 else False),
-                   numbers=(Quantity("MPTCP LTE:Wi-Fi data ratio", r, paper=paper),),
+                   numbers=tuple(numbers),
                    tolerance="ratio within ×2 of the paper's 1:27 (0.037)",
                    setting=f"no contention, {size} MB, loss {loss:g}")
 
@@ -661,9 +680,8 @@ def table_rows(df: pd.DataFrame) -> pd.DataFrame:
 STUDY = Study(
     name="mptcp-lwa",
     paper_id="002",
-    summary="LTE 5 MHz + 802.11g: 16/32/64 MB downloads over LTE, Wi-Fi, MPTCP (OLIA) and, once "
-            "built, LWA and MLWA, under server loss 0..1e-2 and 0/2/4 contending Wi-Fi stations "
-            "(paper 002)",
+    summary="LTE 5 MHz + 802.11g: 16/32/64 MB downloads over LTE, Wi-Fi, MPTCP (OLIA), LWA and "
+            "MLWA, under server loss 0..1e-2 and 0/2/4 contending Wi-Fi stations (paper 002)",
     paper="T. V. Pasca, N. Sen, V. Reddy, B. R. Tamma, A. Franklin, \"A Framework for Integrating "
           "MPTCP over LWA — A Testbed Evaluation\", WiNTECH '18",
     intro_html=(
@@ -675,10 +693,11 @@ STUDY = Study(
         "(MPTCP with its LTE subflow over LWA).</p>"
         "<p>celltcp runs the same downloads over its LTE and 802.11g models with LTE only, Wi-Fi "
         "only and MPTCP; the main sweep has no contention (§5.1), the part "
-        "<code>contention/</code> adds 2 or 4 UDP stations (§5.2) and, with 4, loss (§5.3). "
-        f"LWA and MLWA appear once the LWA bearer is built; until then the findings about them "
-        f"say <em>not evaluated</em>. The paper gives its results in figures; the only numbers in "
-        "its text are the LTE:Wi-Fi packet ratios 1:4 (LWA) and 1:27 (MPTCP).</p>"),
+        "<code>contention/</code> adds 2 or 4 UDP stations (§5.2) and, with 4, loss (§5.3). The "
+        "parts <code>lwa/</code> and <code>lwa-contention/</code> repeat both with the UE's "
+        "bearer split at PDCP to the AP (dynamic steering): LWA (TCP) and MLWA (MPTCP). The "
+        "paper gives its results in figures; the only numbers in its text are the LTE:Wi-Fi "
+        "packet ratios 1:4 (LWA) and 1:27 (MPTCP).</p>"),
     findings=FINDINGS,
     figures=figures,
     prepare=prepare,
@@ -686,5 +705,5 @@ STUDY = Study(
     aggregate_by=(PART, "mode", "contention", "loss", "size_mb"),
     metrics=("download_s", "throughput_bps", "busy", "lte_share"),
     table_rows=table_rows,
-    parts=(CONTENTION,),
+    parts=(CONTENTION, LWA_PART, LWA_CONTENTION),
 )
