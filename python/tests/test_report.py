@@ -174,8 +174,8 @@ def test_versions_lists_what_ran() -> None:
 
 
 def test_registry_and_unknown_study() -> None:
-    assert list(registry()) == ["iperf-lte", "handover", "cc-variants-lte", "cc-variants-wifi",
-                                "split-tcp-proxy"]
+    assert list(registry()) == ["iperf-lte", "handover", "mptcp-lwa", "cc-variants-lte",
+                                "cc-variants-wifi", "split-tcp-proxy"]
     assert get("iperf-lte").scenario_file().is_file()
     with pytest.raises(UnknownStudy, match="no study named 'nope'.*iperf-lte"):
         get("nope")

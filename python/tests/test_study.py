@@ -565,3 +565,171 @@ def test_split_tcp_proxy_parts_share_the_network() -> None:
         busy["lte"]["ue"] = [u for u in busy["lte"]["ue"] if not u["name"].startswith("b")]
         busy["flow"] = [f for f in busy["flow"] if f["name"] != "bg"]
         assert busy == idle
+# ---------------------------------------------------------------------------------------------
+# mptcp-lwa (paper 002)
+
+
+def test_mptcp_lwa_quick_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from celltcp.report import Grade
+    from celltcp.studies import mptcp_lwa as ml
+
+    assert "mptcp-lwa" in registry() and registry()["mptcp-lwa"].parts == (
+        ml.CONTENTION, ml.LWA_PART, ml.LWA_CONTENTION)
+    out = tmp_path / "lwa"
+    rc, text = _study("mptcp-lwa", out, capsys)
+    assert rc == 0, text
+    # main: LTE only, Wi-Fi only, MPTCP x 2 losses; contention: 3 modes x 2 levels + 3 with
+    # loss; lwa: LWA, MLWA x 2 losses; lwa-contention: 2 modes x 2 levels + 2 with loss
+    assert "runs done 25, skipped 0, failed 0" in text
+    html = (out / "report.html").read_text()
+    verdicts = _agreement(html)
+    assert list(verdicts) == [f.key for f in ml.FINDINGS]
+    table = pd.concat([pd.read_parquet(out / p / "results.parquet").assign(part=p or "main")
+                       for p in ("", ml.CONTENTION, ml.LWA_PART, ml.LWA_CONTENTION)],
+                      ignore_index=True)
+    df = ml.prepare(ml.enrich(table, out))
+    modes = set(df["mode"])
+    if not {ml.LWA, ml.MLWA} <= modes:
+        # the findings about LWA/MLWA say why they are not evaluated
+        for key in ("mptcp-best-under-congestion", "lwa-fails-under-congestion", "lwa-small-files",
+                    "lwa-relieves-contention", "mlwa-robust"):
+            assert verdicts[key] == "not evaluated", key
+        assert "has not landed" in html
+    # the findings that need only MPTCP are evaluated on the quick sweep
+    assert verdicts["mptcp-packet-ratio"] != "not evaluated"
+    assert verdicts["mptcp-suffers-contention"] != "not evaluated"
+    assert modes == {ml.LTE, ml.WIFI, ml.MPTCP, ml.LWA, ml.MLWA}
+    # LWA steers PDUs to both legs; MLWA's data goes over LTE, the LWA WLAN leg and Wi-Fi
+    for mode in (ml.LWA, ml.MLWA):
+        sel = df[df["mode"] == mode]
+        assert (sel["lte_bytes"] > 0).all() and (sel["wifi_bytes"] > 0).all(), (mode, sel)
+    assert sorted(set(df["contention"])) == [0, 2, 4]
+    assert set(df["loss"]) == {0.0, 1e-3, 1e-2}
+    # every 2 MB download finishes in the 20 s runs, and the loss slows each mode down
+    assert df["download_s"].notna().all(), df[["mode", "loss", "download_s"]]
+    main_df = df[df["contention"] == 0]
+    for mode in (ml.LTE, ml.WIFI, ml.MPTCP, ml.LWA, ml.MLWA):
+        t = main_df[main_df["mode"] == mode].set_index("loss")["download_s"]
+        assert t[1e-2] > 2 * t[0.0], (mode, t)
+    # enrich: the split of the data by interface and the channel's busy fraction
+    mp = df[df["mode"] == ml.MPTCP]
+    assert (mp["lte_bytes"] > 0).all() and (mp["wifi_bytes"] > 0).all()
+    assert (df[df["mode"] == ml.LTE]["wifi_bytes"] == 0).all()
+    assert (df[df["mode"] == ml.WIFI]["lte_bytes"] == 0).all()
+    assert df["busy"].between(0, 1).all()
+    # contention keeps the channel busier for an LTE-only download (whose Wi-Fi is idle)
+    lte = df[df["mode"] == ml.LTE].groupby("contention")["busy"].mean()
+    assert lte[0] < 0.01 < lte[2] < lte[4]
+    names = {p.stem for p in (out / "figures").glob("*.png")}
+    assert {"throughput_loss", "cwnd_congestion", "download_contention", "busy", "mixed",
+            "cwnd_mixed", "lte_wifi_ratio"} <= names
+    findings = {f["key"]: f for f in json.loads((out / "findings.json").read_text())}
+    ratio = findings["mptcp-packet-ratio"]
+    assert ratio["numbers"][0]["paper"] == pytest.approx(1 / 27)
+    assert Grade.parse(ratio["grade"]) != Grade.NOT_EVALUATED
+
+
+def _lwa_table(download: dict[tuple[str, int, float, int], float], busy: float = 0.5,
+               ratio: float = 1 / 27) -> pd.DataFrame:
+    """A results table as the study's sweeps and enrich() give it: one download row per run;
+    ``download`` maps (mode, contention, loss, size in MB) to the download time in seconds."""
+    from celltcp.studies import mptcp_lwa as ml
+
+    rows = []
+    for n, ((mode, cont, loss, size), t) in enumerate(download.items()):
+        size_b = size * 1024 ** 2
+        lte = (size_b * ratio / (1 + ratio) if mode in (ml.MPTCP, ml.MLWA, ml.LWA)
+               else (size_b if mode == ml.LTE else 0.0))
+        rows.append({"run_id": f"r{n}", "seed": 1, "flow": "dl", "mode": mode, "part": "main",
+                     "contention": cont, "loss": loss, "size_mb": size, "download_s": t,
+                     "throughput_bps": size_b * 8 / t,
+                     "busy": busy * (0.5 if mode == ml.LWA else 1.0) + 0.1 * cont,
+                     "lte_bytes": lte, "wifi_bytes": size_b - lte})
+    return pd.DataFrame(rows)
+
+
+def test_mptcp_lwa_checks_decide_from_the_numbers() -> None:
+    from celltcp.report import Grade
+    from celltcp.studies import mptcp_lwa as ml
+
+    modes = [ml.LTE, ml.WIFI, ml.LWA, ml.MPTCP, ml.MLWA]
+    # the paper's world: without loss LWA fastest for small files, MPTCP for large ones; with
+    # much loss MPTCP best and the rest alike; under high contention LWA beats MPTCP; MLWA the
+    # most robust with contention and loss; MPTCP 1:27 on LTE:Wi-Fi
+    base = {ml.LTE: 1.0, ml.WIFI: 0.9, ml.LWA: 0.4, ml.MPTCP: 0.6, ml.MLWA: 0.55}
+    paper: dict[tuple[str, int, float, int], float] = {}
+    for m in modes:
+        for size in (16, 32, 64):
+            big = {ml.LWA: 0.7, ml.MPTCP: 0.5}.get(m, base[m]) if size == 64 else base[m]
+            paper[(m, 0, 0.0, size)] = big * size
+            paper[(m, 0, 1e-2, size)] = (9.0 if m == ml.MPTCP else 10.0) * size
+            paper[(m, 2, 0.0, size)] = base[m] * size
+            paper[(m, 4, 0.0, size)] = {ml.MPTCP: 0.8, ml.LWA: 0.6}.get(m, base[m]) * size
+        paper[(m, 4, 1e-3, 32)] = {ml.MLWA: 30.0, ml.LWA: 40.0, ml.MPTCP: 40.0}.get(m, 50.0)
+    df = _lwa_table(paper)
+    for f in ml.FINDINGS:
+        v = f.check(df)
+        assert v.agrees is True, (f.key, v)
+    ratio = ml.check_mptcp_packet_ratio(df)
+    assert ratio.grade == Grade.MAGNITUDE and ratio.numbers[0].celltcp == pytest.approx(1 / 27)
+    # the opposite world: LWA and MLWA ahead of MPTCP under loss (LWA far ahead of the single
+    # paths, the modes further apart than without loss), LWA slow for small files and under
+    # contention, MPTCP's split even, MLWA slowest with contention and loss, MPTCP unaffected
+    # by contention
+    other = dict(paper)
+    for size in (16, 32, 64):
+        other[(ml.LWA, 0, 1e-2, size)] = 4.0 * size
+        other[(ml.MLWA, 0, 1e-2, size)] = 4.0 * size
+        other[(ml.LWA, 0, 0.0, size)] = 2.0 * size
+        other[(ml.MPTCP, 4, 0.0, size)] = other[(ml.MPTCP, 2, 0.0, size)]
+        other[(ml.LWA, 4, 0.0, size)] = 2.0 * size
+        for m in modes:
+            other[(m, 0, 1e-2, size)] = {ml.LWA: 4.0, ml.MLWA: 1.0, ml.MPTCP: 8.0}.get(m, 10.0) * size
+    other[(ml.MLWA, 4, 1e-3, 32)] = 60.0
+    flipped = _lwa_table(other, ratio=1.0)
+    results = {f.key: f.check(flipped).grade for f in ml.FINDINGS}
+    assert all(g == Grade.DISAGREES for g in results.values()), results
+    # without the LWA and MLWA modes the findings about them cannot be decided
+    no_lwa = df[~df["mode"].isin([ml.LWA, ml.MLWA])]
+    for check in (ml.check_mptcp_best_under_congestion, ml.check_lwa_fails_under_congestion,
+                  ml.check_lwa_small_files, ml.check_lwa_relieves_contention,
+                  ml.check_mlwa_robust, ml.check_modes_converge):
+        with pytest.raises(ValueError, match="LWA"):
+            check(no_lwa)
+    assert ml.check_mptcp_packet_ratio(no_lwa).agrees is True
+
+
+def test_mptcp_lwa_parts_stay_in_step() -> None:
+    """``contention/scenario.toml`` is the main scenario plus the contending stations and their
+    UDP flow; the sweeps share the modes."""
+    from celltcp.studies import mptcp_lwa as ml
+    from celltcp.sweep import tomllib
+
+    folder = Path(celltcp.studies.__file__).parent / "mptcp-lwa"
+    main_sc = tomllib.loads((folder / "scenario.toml").read_text())
+    cont_sc = tomllib.loads((folder / ml.CONTENTION / "scenario.toml").read_text())
+    (dl,) = main_sc.pop("flow")
+    dl2, cont = cont_sc.pop("flow")
+    assert dl == dl2 and cont["app"] == "udp" and cont["rate"] == "1.5Mbps" and cont["from"] == "c*"
+    (bss,), (bss2,) = main_sc.pop("wifi"), cont_sc.pop("wifi")
+    assert bss2.pop("stations") == bss.pop("stations") + ["c1", "c2", "c3", "c4"]
+    bss2.pop("distances"), bss.pop("distances")
+    assert bss == bss2 and bss["standard"] == "802.11g"
+    assert main_sc == cont_sc
+    # the LWA parts are these two with the UE's bearer split to the AP, nothing else
+    for plain, name in (("scenario.toml", ml.LWA_PART), (f"{ml.CONTENTION}/scenario.toml", ml.LWA_CONTENTION)):
+        a = tomllib.loads((folder / plain).read_text())
+        b = tomllib.loads((folder / name / "scenario.toml").read_text())
+        lwa = b["lte"]["ue"][0].pop("lwa")
+        assert a == b and lwa["ap"] == "ap" and lwa["steering"] == "dynamic"
+    # the paper's cell and backhaul
+    assert (main_sc["lte"]["bandwidth"], main_sc["lte"]["scheduler"]) == ("5MHz", "rr")
+    (backhaul,) = [lk for lk in main_sc["link"] if lk.get("name") == "backhaul"]
+    assert backhaul["delay"] == "80ms"
+    for quick in (False, True):
+        name = "sweep-quick.toml" if quick else "sweep.toml"
+        g1 = tomllib.loads((folder / name).read_text())["grid"]
+        g2 = tomllib.loads((folder / ml.CONTENTION / name).read_text())["grid"]
+        assert g1["flow.dl.to"] == g2["flow.dl.to"] and g1["flow.dl.mptcp"] == g2["flow.dl.mptcp"]
+    full = tomllib.loads((folder / "sweep.toml").read_text())["grid"]
+    assert full["flow.dl.bytes"] == ["16MB", "32MB", "64MB"] and len(full["link.backhaul.loss"]) == 4

@@ -8,13 +8,15 @@
 //! in-order delivery, and the leg's confirmations of what this end sent release PDCP's held
 //! SDUs.
 //!
-//! The leg is a closed enum with one variant today, [`LowerLeg::Lte`]: an RLC entity that the
-//! LTE MAC serves. **LWA adds the WLAN leg here**, as a second variant (an 802.11 station or AP
-//! queue carrying PDCP PDUs in LWAAP, TS 36.360), and a split bearer steers each PDU to one
-//! leg; nothing above PDCP changes.
+//! The leg is a closed enum: [`LowerLeg::Lte`], an RLC entity that the LTE MAC serves, or a
+//! split LWA bearer (`lwa.rs`): [`LowerLeg::LwaEnb`] at the eNB, where each downlink PDU is
+//! steered to RLC or to the WLAN leg (LWAAP over Xw and the BSS, TS 36.360, carried by the
+//! caller), and [`LowerLeg::LwaUe`] at the UE, where the PDUs of both legs meet in PDCP's
+//! reordering (TS 36.323 §5.1.2.1.4). The uplink stays on RLC. Nothing above PDCP changes.
 
 use celltcp_engine::SimTime;
 
+use crate::lwa::{LwaLeg, LwaRx, LwaTx};
 use crate::pdcp::{PdcpConfig, PdcpPdu, PdcpRx, PdcpTx};
 use crate::rlc::{RlcConfig, RlcEntity, RlcPdu};
 
@@ -23,20 +25,24 @@ use crate::rlc::{RlcConfig, RlcEntity, RlcPdu};
 pub enum LowerLeg<P: Copy + std::fmt::Debug> {
     /// RLC (TM, UM or AM) over the LTE MAC.
     Lte(RlcEntity<PdcpPdu<P>>),
+    /// The eNB end of a split LWA bearer: RLC, and the steering to the WLAN leg.
+    LwaEnb(RlcEntity<PdcpPdu<P>>, Box<LwaTx<P>>),
+    /// The UE end of a split LWA bearer: RLC, and the reordering across both legs.
+    LwaUe(RlcEntity<PdcpPdu<P>>, Box<LwaRx<P>>),
 }
 
 impl<P: Copy + std::fmt::Debug> LowerLeg<P> {
     /// The leg's RLC entity.
     pub fn rlc(&self) -> &RlcEntity<PdcpPdu<P>> {
         match self {
-            LowerLeg::Lte(r) => r,
+            LowerLeg::Lte(r) | LowerLeg::LwaEnb(r, _) | LowerLeg::LwaUe(r, _) => r,
         }
     }
 
     /// The leg's RLC entity, mutably (the MAC's transmission opportunities and receptions).
     pub fn rlc_mut(&mut self) -> &mut RlcEntity<PdcpPdu<P>> {
         match self {
-            LowerLeg::Lte(r) => r,
+            LowerLeg::Lte(r) | LowerLeg::LwaEnb(r, _) | LowerLeg::LwaUe(r, _) => r,
         }
     }
 
@@ -54,7 +60,15 @@ impl<P: Copy + std::fmt::Debug> LowerLeg<P> {
     /// one is returned with what it held.
     pub fn re_establish(&mut self, cfg: &RlcConfig) -> RlcEntity<PdcpPdu<P>> {
         match self {
-            LowerLeg::Lte(r) => std::mem::replace(r, RlcEntity::new(cfg)),
+            LowerLeg::Lte(r) | LowerLeg::LwaEnb(r, _) | LowerLeg::LwaUe(r, _) => std::mem::replace(r, RlcEntity::new(cfg)),
+        }
+    }
+
+    /// The UE end's reordering timer (t-Reordering), if this is one and it runs.
+    pub fn lwa_deadline(&self) -> Option<SimTime> {
+        match self {
+            LowerLeg::LwaUe(_, rx) => rx.next_deadline(),
+            _ => None,
         }
     }
 }
@@ -85,7 +99,15 @@ impl<P: Copy + std::fmt::Debug> Bearer<P> {
     }
 
     /// A numbered PDU to the leg. `Err(sdu)`: the leg's buffer is full; PDCP forgets it.
+    /// On a split LWA bearer's eNB end, a PDU steered to the WLAN is released by PDCP (nothing
+    /// confirms it) and queued for the caller (`LwaTx::take_wlan`).
     pub fn submit(&mut self, now: SimTime, pdu: PdcpPdu<P>) -> Result<(), P> {
+        if let LowerLeg::LwaEnb(_, lwa) = &mut self.leg {
+            if lwa.steer(now, pdu) == LwaLeg::Wlan {
+                self.pdcp_tx.on_transmitted(pdu.sn);
+                return Ok(());
+            }
+        }
         match self.leg.rlc_mut().on_sdu(now, pdu, pdu.bytes) {
             Ok(()) => Ok(()),
             Err(p) => {
@@ -109,9 +131,7 @@ impl<P: Copy + std::fmt::Debug> Bearer<P> {
         for pdu in pdus {
             rlc.on_rx_pdu(now, pdu, scratch);
         }
-        for p in scratch.drain(..) {
-            self.pdcp_rx.on_pdu(now, p, up);
-        }
+        self.up(now, scratch, up);
         self.leg.rlc_mut().take_delivered(scratch);
         for p in scratch.drain(..) {
             self.pdcp_tx.on_lower_layer_ack(p.sn);
@@ -122,8 +142,26 @@ impl<P: Copy + std::fmt::Debug> Bearer<P> {
     /// deliver go to `up`.
     pub fn on_leg_timeout(&mut self, now: SimTime, scratch: &mut Vec<PdcpPdu<P>>, up: &mut Vec<P>) {
         self.leg.rlc_mut().on_timeout(now, scratch);
-        for p in scratch.drain(..) {
-            self.pdcp_rx.on_pdu(now, p, up);
+        self.up(now, scratch, up);
+        if let LowerLeg::LwaUe(_, rx) = &mut self.leg {
+            rx.on_timeout(now, up);
+        }
+    }
+
+    /// PDUs RLC delivered, to PDCP's receiver (or, at a split LWA bearer's UE end, to its
+    /// reordering across both legs).
+    fn up(&mut self, now: SimTime, scratch: &mut Vec<PdcpPdu<P>>, up: &mut Vec<P>) {
+        match &mut self.leg {
+            LowerLeg::LwaUe(_, rx) => {
+                for p in scratch.drain(..) {
+                    rx.on_pdu(now, LwaLeg::Lte, p, up);
+                }
+            }
+            _ => {
+                for p in scratch.drain(..) {
+                    self.pdcp_rx.on_pdu(now, p, up);
+                }
+            }
         }
     }
 
@@ -144,7 +182,7 @@ impl<P: Copy + std::fmt::Debug> Bearer<P> {
 
     /// The earliest timer of PDCP's transmitter and the leg.
     pub fn next_deadline(&self) -> Option<SimTime> {
-        [self.leg.rlc().next_deadline(), self.pdcp_tx.next_deadline()].into_iter().flatten().min()
+        [self.leg.rlc().next_deadline(), self.pdcp_tx.next_deadline(), self.leg.lwa_deadline()].into_iter().flatten().min()
     }
 }
 

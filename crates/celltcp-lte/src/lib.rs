@@ -9,6 +9,8 @@
 //! - [`rlc`]: TM, UM and AM entities (TS 36.322).
 //! - [`pdcp`]: PDCP sequence numbering, in-order delivery, discard timer, status report
 //!   (TS 36.323).
+//! - [`lwa`]: LTE–WLAN aggregation: a split bearer's steering to an LTE or a WLAN leg, link-RTT
+//!   probes, and the UE's reordering across the legs (TS 36.300 §22A, TS 36.360).
 //!
 //! Every protocol entity is sans-IO: methods take `now` and return or push their outputs.
 
@@ -16,6 +18,7 @@ pub mod bearer;
 mod enb;
 pub mod handover;
 pub mod layout;
+pub mod lwa;
 pub mod mac;
 pub mod mobility;
 pub mod pdcp;

@@ -53,13 +53,15 @@ use crate::mac::harq_timing::HarqTiming;
 use crate::mac::sr_bsr::{UlGrant, BSR_BYTES};
 use crate::mac::sched_pf::PfConfig;
 use crate::mac::{rbg_prb_mask, AnyScheduler, Grant, SchedUe, Scheduler, SchedulerKind};
+use crate::bearer::LowerLeg;
+use crate::lwa::{LwaConfig, LwaLeg, LwaRx, LwaTx, LwaTxStats, ReorderStats};
 use crate::pdcp::{PdcpConfig, PdcpPdu};
 use crate::phy::channel::{self, PathLoss};
 use crate::phy::fading::{FadingChannel, FadingProfile};
 use crate::phy::cqi::{self, CqiReport};
 use crate::phy::tdd::Duplex;
 use crate::phy::{amc, tbs};
-use crate::rlc::{RlcConfig, RlcPdu};
+use crate::rlc::{RlcConfig, RlcEntity, RlcPdu};
 use crate::Direction;
 
 mod x2_handover;
@@ -583,6 +585,7 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
             u.ue.bearer.leg.rlc_mut().next_deadline(),
             u.enb.bearer.pdcp_tx.next_deadline(),
             u.ue.bearer.pdcp_tx.next_deadline(),
+            u.ue.bearer.leg.lwa_deadline(),
             u.ho.as_ref().map(|h| h.next_at()),
             u.enb.x2_queue.front().filter(|_| u.enb.awaiting_status_report.is_none()).map(|x| x.0),
             mob_next,
@@ -714,6 +717,14 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         for p in lost.drain(..) {
             out.push(RanOutput::Dropped { ue, dir: Direction::Uplink, sdu: p.sdu });
         }
+        if let LowerLeg::LwaUe(_, rx) = &mut u.ue.bearer.leg {
+            // duplicates and PDUs that came after t-Reordering gave up on them
+            let mut gone = Vec::new();
+            rx.take_discarded(&mut gone);
+            for sdu in gone {
+                out.push(RanOutput::Dropped { ue, dir: Direction::Downlink, sdu });
+            }
+        }
     }
 
     /// Handles the transport blocks sent in the previous TTI.
@@ -799,6 +810,9 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
                         });
                     }
                     Self::collect_lost(u, ue, out);
+                    if dir == Direction::Downlink {
+                        Self::lwa_feedback(u, now);
+                    }
                 }
             }
             self.refresh(now, ue);
@@ -1297,6 +1311,62 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
             self.cells[c].ul_active = ul;
         }
         let _ = now;
+    }
+
+    /// Makes UE `ue`'s bearer a split LWA bearer (TS 36.300 §22A.1): the eNB steers its
+    /// downlink PDUs to RLC or to the WLAN leg, the UE reorders across both. Call before traffic.
+    pub fn enable_lwa(&mut self, ue: usize, cfg: LwaConfig) {
+        let u = &mut self.ues[ue];
+        let take = |leg: &mut LowerLeg<P>| std::mem::replace(leg.rlc_mut(), RlcEntity::new(&self.cfg.rlc));
+        let rlc = take(&mut u.enb.bearer.leg);
+        u.enb.bearer.leg = LowerLeg::LwaEnb(rlc, Box::new(LwaTx::new(cfg)));
+        let rlc = take(&mut u.ue.bearer.leg);
+        u.ue.bearer.leg = LowerLeg::LwaUe(rlc, Box::new(LwaRx::new(cfg.t_reordering_fixed.unwrap_or(cfg.t_reordering_initial))));
+    }
+
+    /// The downlink PDUs UE `ue`'s eNB steered to the WLAN leg since the last call (to be
+    /// carried in LWAAP over Xw and the BSS, then handed to [`Ran::on_wlan_pdu`]).
+    pub fn take_wlan(&mut self, ue: usize, out: &mut Vec<PdcpPdu<P>>) {
+        if let LowerLeg::LwaEnb(_, tx) = &mut self.ues[ue].enb.bearer.leg {
+            tx.take_wlan(out);
+        }
+    }
+
+    /// A downlink PDU reached UE `ue` over the WLAN leg: into PDCP's reordering; SDUs it lets go
+    /// up are `RanOutput::ToUe`.
+    pub fn on_wlan_pdu(&mut self, now: SimTime, ue: usize, pdu: PdcpPdu<P>, out: &mut Vec<RanOutput<P>>) {
+        let u = &mut self.ues[ue];
+        let LowerLeg::LwaUe(_, rx) = &mut u.ue.bearer.leg else {
+            out.push(RanOutput::Dropped { ue, dir: Direction::Downlink, sdu: pdu.sdu });
+            return;
+        };
+        rx.on_pdu(now, LwaLeg::Wlan, pdu, &mut self.delivered_pdcp);
+        for sdu in self.delivered_pdcp.drain(..) {
+            out.push(RanOutput::ToUe { ue, sdu });
+        }
+        Self::collect_lost(u, ue, out);
+        Self::lwa_feedback(u, now);
+        self.refresh(now, ue);
+    }
+
+    /// The UE's arrivals go to the eNB's LRTT and loss estimates (the probe responses, paper
+    /// §3.2), and t-Reordering follows 2·max(SLRTT).
+    fn lwa_feedback(u: &mut Ue<P>, now: SimTime) {
+        if let (LowerLeg::LwaUe(_, rx), LowerLeg::LwaEnb(_, tx)) = (&mut u.ue.bearer.leg, &mut u.enb.bearer.leg) {
+            for (leg, count) in rx.drain_feedback() {
+                tx.on_arrival(now, leg, count);
+            }
+            rx.set_t_reordering(tx.t_reordering());
+        }
+    }
+
+    /// UE `ue`'s split-bearer counters: the eNB's steering and legs, the UE's reordering.
+    pub fn lwa_stats(&self, ue: usize) -> Option<(LwaTxStats, ReorderStats, SimDuration)> {
+        let u = &self.ues[ue];
+        match (&u.enb.bearer.leg, &u.ue.bearer.leg) {
+            (LowerLeg::LwaEnb(_, tx), LowerLeg::LwaUe(_, rx)) => Some((*tx.stats(), *rx.stats(), rx.t_reordering())),
+            _ => None,
+        }
     }
 
     /// Counters of UE `ue`.

@@ -522,14 +522,17 @@ impl MptcpConnection {
                     .all(|s| s.state == SubflowState::Failed || s.ep.is_closed()))
     }
     /// The connection carries data: the keys are exchanged (MP_CAPABLE done) and a subflow is
-    /// established.
+    /// established. The client's initial subflow counts once the SYN/ACK with the listener's key
+    /// is in (its TCP endpoint established): the third ACK leaves with its next transmission
+    /// and data may follow at once (RFC 8684 §3.1), so a caller that tells its app "connected"
+    /// from this after the SYN/ACK lets the app write then, not at the next timer.
     pub fn is_established(&self) -> bool {
         !self.reset
             && self.remote_key.is_some()
-            && self
-                .subflows
-                .iter()
-                .any(|s| s.state == SubflowState::Established)
+            && self.subflows.iter().any(|s| {
+                s.state == SubflowState::Established
+                    || (s.active && !s.join && s.ep.is_established())
+            })
     }
     pub fn was_reset(&self) -> bool {
         self.reset
@@ -953,6 +956,59 @@ mod tests {
             ..a
         };
         assert_eq!(uncapped.wanted_subflows(), vec![(1, 0), (2, 0)]);
+    }
+
+    #[test]
+    fn client_is_established_when_the_syn_ack_arrives() {
+        // A stack tells its app "connected" from is_established() after on_segment; the app
+        // then writes. The client must count as established once the SYN/ACK with the key is
+        // in, not only after its third ACK has left (the scenario's bulk client then sent its
+        // first data at the SYN's 1 s retransmission timer, 0.8 s after the handshake).
+        let cfg = MptcpConfig::default();
+        let t = SimTime::ZERO;
+        let dst = SockAddr { ip: B0, port: 80 };
+        let mut a = MptcpConnection::connect(cfg, KA, &[A0], 40_000, dst, 7, t);
+        let syn = a.poll_transmit(t).unwrap();
+        let mut b = MptcpConnection::accept(
+            cfg,
+            KB,
+            &[B0],
+            syn.remote,
+            syn.local,
+            &syn.seg,
+            &syn.mptcp,
+            t,
+        )
+        .unwrap();
+        let synack = b.poll_transmit(t).unwrap();
+        assert!(!a.is_established());
+        a.on_segment(
+            t,
+            synack.remote,
+            synack.local,
+            &synack.seg,
+            &synack.mptcp,
+            false,
+        );
+        assert!(a.is_established());
+        // data written now leaves right behind the third ACK, in the same flush
+        assert_eq!(a.write(10_000), 10_000);
+        let out: Vec<Outgoing> = std::iter::from_fn(|| a.poll_transmit(t)).collect();
+        assert!(matches!(
+            opt(&out[0]),
+            Some(MptcpOpt::Capable {
+                keys: CapableKeys::Two { .. },
+                ..
+            })
+        ));
+        let data: u64 = out.iter().map(|o| u64::from(o.seg.payload_len)).sum();
+        assert_eq!(data, 10_000, "all the data leaves with the third ACK");
+        // the listener is established by the third ACK, and then reads the data
+        for o in &out {
+            b.on_segment(t, o.remote, o.local, &o.seg, &o.mptcp, false);
+        }
+        assert!(b.is_established());
+        assert_eq!(b.readable(), data);
     }
 
     #[test]

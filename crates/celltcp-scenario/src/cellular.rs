@@ -55,6 +55,8 @@ pub(crate) struct LteMedium {
     pub gtp: GtpTunnels,
     /// The X2-U captures (`[lte.epc] pcap = true`).
     pub x2_pcap: Option<X2Pcap>,
+    /// The WLAN legs of LWA UEs (`lwa.rs`), if any UE has one.
+    pub lwa: Option<Box<crate::lwa::LwaLegs>>,
 }
 
 /// The X2-U captures: one file per pair of eNBs that forwarded data in a handover,
@@ -123,7 +125,56 @@ impl LteMedium {
             last_sample: None,
             gtp,
             x2_pcap,
+            lwa: None,
         }
+    }
+
+    /// A WLAN-leg PDU back from the BSS at port [`crate::lwa::lwa_rx_port`].
+    #[cold]
+    fn lwa_rx(&mut self, now: SimTime, port: u32, pkt: Packet) -> Result<(), Packet> {
+        let ue = (port & !crate::lwa::LWA_PORT_BIT) as usize;
+        match self.lwa.as_mut() {
+            Some(l) => {
+                l.on_wlan_arrival(now, ue, pkt, &mut self.ran);
+                Ok(())
+            }
+            None => Err(pkt),
+        }
+    }
+
+    fn push_outputs(&self, ran_out: &mut Vec<RanOutput<Packet>>, out: &mut Vec<MediumOutput>) {
+        for o in ran_out.drain(..) {
+            out.push(match o {
+                RanOutput::ToUe { ue, sdu } => MediumOutput::Deliver { dir: self.ue_dirs[ue][0] as u32, node: self.ue_node[ue] as u32, pkt: sdu },
+                RanOutput::ToEpc { enb, ue, sdu } => MediumOutput::Deliver { dir: self.ue_dirs[ue][1] as u32, node: self.enb_node[enb] as u32, pkt: sdu },
+                RanOutput::Dropped { ue, dir, sdu } => MediumOutput::Lost { dir: self.ue_dirs[ue][if dir == Direction::Downlink { 0 } else { 1 }] as u32, pkt: sdu },
+            });
+        }
+    }
+
+    /// The LTE medium's timer with LWA: the WLAN leg's arrivals at the UEs, the Xw arrivals at
+    /// the APs, then the TTI if one is due.
+    #[cold]
+    fn on_timer_lwa(&mut self, now: SimTime, out: &mut Vec<MediumOutput>) {
+        let mut l = self.lwa.take().expect("LWA");
+        let mut stash = std::mem::take(&mut l.stash);
+        self.push_outputs(&mut stash, out);
+        l.stash = stash;
+        l.on_timer(now, out);
+        self.lwa = Some(l);
+        if self.ran.next_tti(now).is_some_and(|t| t <= now) {
+            self.tti(now, out);
+        }
+    }
+
+    fn tti(&mut self, now: SimTime, out: &mut Vec<MediumOutput>) {
+        let mut ran_out = std::mem::take(&mut self.out);
+        self.ran.on_tti(now, &mut ran_out);
+        if self.ran.handover_events().len() > self.gtp.fwd_teid.len() || self.ran.has_x2_log() {
+            self.after_ran();
+        }
+        self.push_outputs(&mut ran_out, out);
+        self.out = ran_out;
     }
 
     /// Follows the RAN's new handovers (the targets' TEIDs) and captures what it sent on X2-U.
@@ -143,9 +194,15 @@ impl Medium for LteMedium {
     /// Hands `pkt` to the radio: the eNB's PDCP for a downlink port, the UE's for an uplink one.
     #[inline]
     fn send(&mut self, now: SimTime, port: u32, pkt: Packet) -> Result<(), Packet> {
+        if port & crate::lwa::LWA_PORT_BIT != 0 {
+            return self.lwa_rx(now, port, pkt);
+        }
         let ue = (port >> 1) as usize;
         let bytes = pkt.size();
         let r = if port & 1 == 0 { self.ran.on_downlink_sdu(now, ue, pkt, bytes) } else { self.ran.on_uplink_sdu(now, ue, pkt, bytes) };
+        if let Some(l) = self.lwa.as_mut() {
+            l.after_downlink(now, ue, &mut self.ran);
+        }
         if self.ran.has_x2_log() {
             // a downlink SDU forwarded over X2-U during a handover
             self.after_ran();
@@ -156,24 +213,18 @@ impl Medium for LteMedium {
     /// The next TTI with work (data, a timer, a moving UE, a planned handover).
     #[inline]
     fn next_deadline(&mut self, after: SimTime) -> Option<SimTime> {
-        self.ran.next_tti(after)
+        match &self.lwa {
+            None => self.ran.next_tti(after),
+            Some(l) => [self.ran.next_tti(after), l.next_deadline(after)].into_iter().flatten().min(),
+        }
     }
 
     /// One TTI of the RAN.
     fn on_timer(&mut self, now: SimTime, out: &mut Vec<MediumOutput>) {
-        let mut ran_out = std::mem::take(&mut self.out);
-        self.ran.on_tti(now, &mut ran_out);
-        if self.ran.handover_events().len() > self.gtp.fwd_teid.len() || self.ran.has_x2_log() {
-            self.after_ran();
+        if self.lwa.is_some() {
+            return self.on_timer_lwa(now, out);
         }
-        for o in ran_out.drain(..) {
-            out.push(match o {
-                RanOutput::ToUe { ue, sdu } => MediumOutput::Deliver { dir: self.ue_dirs[ue][0] as u32, node: self.ue_node[ue] as u32, pkt: sdu },
-                RanOutput::ToEpc { enb, ue, sdu } => MediumOutput::Deliver { dir: self.ue_dirs[ue][1] as u32, node: self.enb_node[enb] as u32, pkt: sdu },
-                RanOutput::Dropped { ue, dir, sdu } => MediumOutput::Lost { dir: self.ue_dirs[ue][if dir == Direction::Downlink { 0 } else { 1 }] as u32, pkt: sdu },
-            });
-        }
-        self.out = ran_out;
+        self.tti(now, out);
     }
 
     /// Samples the LTE series into the `lte_ue` and `lte_cell` sinks: queues and CQI per UE,
@@ -255,6 +306,43 @@ fn r3(x: f64) -> f64 {
     (x * 1000.0).round() / 1000.0
 }
 
+/// A UE's `lwa` block (docs/lwa.md): per leg the PDUs and bytes steered, arrived, lost and the
+/// mean and maximum one-way delay; the LTE:Wi-Fi packet ratio; the UE's reordering.
+fn lwa_summary(l: &(celltcp_lte::lwa::LwaTxStats, celltcp_lte::lwa::ReorderStats, celltcp_engine::SimDuration), xw: Option<&crate::lwa::LwaUe>) -> Value {
+    use celltcp_lte::lwa::LwaLeg;
+    let (tx, rx, t_reo) = l;
+    let leg = |g: LwaLeg| {
+        let i = g as usize;
+        json!({
+            "pdus": tx.pdus[i],
+            "bytes": tx.bytes[i],
+            "arrived": tx.arrived[i],
+            "lost": tx.lost[i],
+            "delay_mean_ms": tx.mean_delay_s(g).map_or(f64::NAN, |d| r3(d * 1e3)),
+            "delay_max_ms": r3(tx.delay_max_s[i] * 1e3),
+            "probes": tx.probes[i],
+        })
+    };
+    json!({
+        "lte": leg(LwaLeg::Lte),
+        "wifi": leg(LwaLeg::Wlan),
+        "wifi_fraction": if tx.pdus[0] + tx.pdus[1] > 0 { r3(tx.pdus[1] as f64 / (tx.pdus[0] + tx.pdus[1]) as f64) } else { f64::NAN },
+        "lte_to_wifi_ratio": if tx.pdus[1] > 0 { r3(tx.pdus[0] as f64 / tx.pdus[1] as f64) } else { f64::NAN },
+        "xw_pkts": xw.map_or(0, |x| x.xw_pkts),
+        "xw_bytes": xw.map_or(0, |x| x.xw_bytes),
+        "reorder": {
+            "delivered": rx.delivered,
+            "reordered": rx.reordered,
+            "delay_mean_ms": rx.mean_reorder_delay_s().map_or(f64::NAN, |d| r3(d * 1e3)),
+            "delay_max_ms": r3(rx.reorder_delay_max_s * 1e3),
+            "timeouts": rx.timeouts,
+            "skipped": rx.skipped,
+            "discarded": rx.discarded,
+            "t_reordering_ms": r3(t_reo.as_millis_f64()),
+        },
+    })
+}
+
 /// The `lte` section of `summary.json`: per UE and per cell.
 fn lte_summary(lte: &LteMedium, secs: f64) -> Option<Value> {
     let ran = &lte.ran;
@@ -272,7 +360,7 @@ fn lte_summary(lte: &LteMedium, secs: f64) -> Option<Value> {
             };
             let mean = |sum: f64, n: u64| if n > 0 { r3(sum / n as f64) } else { f64::NAN };
             let ratio = |a: u64, b: u64| if b > 0 { r3(a as f64 / b as f64) } else { 0.0 };
-            json!({
+            let mut v = json!({
                 "name": ran.ue_name(u),
                 "cell": lte.enb_names[cell],
                 "position_m": [r3(pos.0), r3(pos.1)],
@@ -322,7 +410,11 @@ fn lte_summary(lte: &LteMedium, secs: f64) -> Option<Value> {
                 "radio_link_failure": ran.radio_link_failure(u),
                 "handovers": s.handovers,
                 "radio_link_failures": s.radio_link_failures,
-            })
+            });
+            if let Some(l) = ran.lwa_stats(u) {
+                v["lwa"] = lwa_summary(&l, lte.lwa.as_ref().and_then(|x| x.ues[u].as_ref()));
+            }
+            v
         })
         .collect();
     let ttis = secs * 1000.0;

@@ -74,6 +74,10 @@ pub(crate) enum MediumOutput {
     Deliver { dir: u32, node: u32, pkt: Packet },
     /// `pkt`, sent on link direction `dir`, is lost (retries exhausted, discarded).
     Lost { dir: u32, pkt: Packet },
+    /// `pkt` goes on to port `port` of medium `medium` now, not through IP: LWA's WLAN leg, a
+    /// PDCP PDU that the LTE RAN hands over Xw to the AP's BSS, and that the BSS hands back to
+    /// the UE's PDCP (`cellular.rs`, docs/lwa.md). A refusal counts as a drop of `dir`.
+    Relay { dir: u32, medium: u32, port: u32, pkt: Packet },
 }
 
 /// A shared medium with attachment points (ports). Sans-IO: every call takes `now`.
@@ -193,6 +197,7 @@ impl crate::world::World {
                     self.dirs[dir as usize].lost_pkts += 1;
                     self.count_loss(&pkt);
                 }
+                MediumOutput::Relay { dir, medium, port, pkt } => self.medium_send(now, dir as usize, medium, port, pkt),
             }
         }
         self.medium_out = out;

@@ -24,6 +24,8 @@ pub mod error;
 mod glue;
 mod gtpu;
 pub mod lte_config;
+pub mod lwa_config;
+mod lwa;
 mod metrics;
 pub mod mptcp_config;
 pub mod output;

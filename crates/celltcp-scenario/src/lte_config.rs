@@ -367,6 +367,8 @@ pub struct UeCfg {
     /// (before its PDCP/RLC queue) and as it receives them (after PDCP delivers them).
     #[serde(default)]
     pub pcap: bool,
+    /// An LTE–WLAN aggregation split bearer (`lwa = { ap = "…", … }`, docs/lwa.md).
+    pub lwa: Option<crate::lwa_config::LwaCfg>,
 }
 
 /// The validated LTE part: what [`celltcp_lte::ran::Ran::new`] needs, and the node names.
@@ -387,6 +389,8 @@ pub struct LtePlan {
     pub x2: Vec<(usize, usize, SimDuration, u64)>,
     /// Per UE, in the order of `ues`: capture its side of the radio (`[[lte.ue]] pcap`).
     pub ue_pcap: Vec<bool>,
+    /// Per UE, in the order of `ues`: its LWA split bearer (`[[lte.ue]] lwa`), if any.
+    pub ue_lwa: Vec<Option<crate::lwa_config::LwaUePlan>>,
 }
 
 /// An error in `[lte]` or one of its tables, with the line when it can be found.
@@ -711,6 +715,7 @@ pub fn plan_lte(text: &str, cfg: &LteCfg, seed: u64) -> Result<LtePlan, Scenario
     }
     let mut ues: Vec<UeSpec> = Vec::new();
     let mut ue_pcap: Vec<bool> = Vec::new();
+    let mut ue_lwa = Vec::new();
     let mut ue_names: std::collections::HashSet<String> = std::collections::HashSet::new();
     let mut mobility: Vec<Option<MobilitySpec>> = Vec::new();
     for (i, u) in cfg.ues.iter().enumerate() {
@@ -718,6 +723,10 @@ pub fn plan_lte(text: &str, cfg: &LteCfg, seed: u64) -> Result<LtePlan, Scenario
         if u.name.is_empty() {
             return Err(ue_e("name", "expected a non-empty name".into()));
         }
+        let lwa = match &u.lwa {
+            Some(c) => Some(crate::lwa_config::plan_lwa(c).map_err(|(k, m)| ue_e(&k, m))?),
+            None => None,
+        };
         if u.count == 0 || u.count > 1_000_000 {
             return Err(ue_e("count", format!("expected 1..=1000000 UEs, got {}", u.count)));
         }
@@ -824,6 +833,7 @@ pub fn plan_lte(text: &str, cfg: &LteCfg, seed: u64) -> Result<LtePlan, Scenario
             }
             ues.push(UeSpec { name, enb, position: pos, fixed_sinr_db: u.sinr.map(|s| s.0), fixed_mcs: u.mcs });
             ue_pcap.push(u.pcap);
+            ue_lwa.push(lwa.clone());
             mobility.push(u.mobility.clone());
         }
     }
@@ -937,7 +947,7 @@ pub fn plan_lte(text: &str, cfg: &LteCfg, seed: u64) -> Result<LtePlan, Scenario
         }
         x2.push((ends[0], ends[1], delay, rate));
     }
-    Ok(LtePlan { ran, enbs, ues, epc, setup, manual, failures, interferers, x2, ue_pcap })
+    Ok(LtePlan { ran, enbs, ues, epc, setup, manual, failures, interferers, x2, ue_pcap, ue_lwa })
 }
 
 impl LteCfg {

@@ -51,6 +51,9 @@ pub(crate) struct WlanBss {
     pub sta_names: Vec<String>,
     pcap: Option<PcapWriter<BufWriter<File>>>,
     last_sample: Option<LastSample>,
+    /// Per station: the LTE medium, port and downlink direction its LWA PDUs return to (a
+    /// station that is an LWA UE, `lwa.rs`), else `None`.
+    pub lwa_return: Vec<Option<(u32, u32, u32)>>,
 }
 
 /// Every BSS of a run, as one shared medium.
@@ -92,6 +95,7 @@ pub(crate) fn build(plans: Vec<PlanWifi>, node_names: &[String], seed: u64, out_
             distances_m: p.plan.distances_m,
             pcap,
             last_sample: None,
+            lwa_return: Vec::new(),
         });
     }
     Ok(WifiMedium { bsss, ports, out: Vec::new() })
@@ -128,7 +132,17 @@ impl Medium for WifiMedium {
                     WifiOutput::Delivered { from, to, pkt, .. } => {
                         let (node, dir) = match (from, to) {
                             (Node::Sta(s), _) => (if let Node::Sta(t) = to { wb.sta_node[t as usize] } else { wb.ap_node }, wb.sta_dirs[s as usize][1]),
-                            (Node::Ap, Node::Sta(s)) => (wb.sta_node[s as usize], wb.sta_dirs[s as usize][0]),
+                            (Node::Ap, Node::Sta(s)) => {
+                                // an LWA PDU (LWAAP + PDCP headers as `encap`) goes back to the
+                                // UE's PDCP, not to its IP layer
+                                if pkt.encap != 0 {
+                                    if let Some(&Some((medium, port, dir))) = wb.lwa_return.get(s as usize) {
+                                        out.push(MediumOutput::Relay { dir, medium, port, pkt });
+                                        continue;
+                                    }
+                                }
+                                (wb.sta_node[s as usize], wb.sta_dirs[s as usize][0])
+                            }
                             (Node::Ap, Node::Ap) => unreachable!("the AP never sends to itself"),
                         };
                         out.push(MediumOutput::Deliver { dir: dir as u32, node: node as u32, pkt });

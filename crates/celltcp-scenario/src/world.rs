@@ -252,7 +252,9 @@ impl World {
                 }
             })
             .collect();
-        let lte = plan.lte.take().map(|pl| {
+        let ue_lwa = plan.lte.as_mut().map(|l| std::mem::take(&mut l.plan.ue_lwa)).unwrap_or_default();
+        let mut wifi = wifi;
+        let mut lte = plan.lte.take().map(|pl| {
             let mut ran = Ran::new(pl.plan.ran.clone(), &pl.plan.enbs, &pl.plan.ues, seed);
             for (i, s) in pl.plan.setup.iter().enumerate() {
                 if s.mobility.is_none() && s.meas.is_none() && s.rlf.is_none() {
@@ -292,6 +294,8 @@ impl World {
             };
             LteMedium::new(ran, pl.ue_node, pl.enb_node, pl.ue_dirs, &pl.plan.enbs, gtp, x2_pcap)
         });
+        // LTE–WLAN aggregation: split bearers over the APs' BSSs (`lwa.rs`)
+        crate::lwa::wire(lte.as_mut(), wifi.as_mut(), &ue_lwa, wifi_medium, &sta_base)?;
         let mut media: Vec<MediumSlot> = lte.into_iter().map(|l| MediumSlot { medium: AnyMedium::Lte(Box::new(l)), timer_at: None }).collect();
         media.extend(wifi.map(|w| MediumSlot { medium: AnyMedium::Wifi(Box::new(w)), timer_at: None }));
         let mut q = EventQueue::new();

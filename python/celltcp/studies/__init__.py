@@ -17,6 +17,10 @@ name                  paper  what it reproduces
 ``handover``          001    X2 handover, PDCP seamless vs lossless forwarding, PDCP queue 64 KB..4 MB;
                              part ``surge``: a sudden load increase in a cell; part
                              ``failure``: neighbour cells fail, their UEs move to the survivor
+``mptcp-lwa``         002    16/32/64 MB downloads over LTE (5 MHz) and 802.11g: LTE only, Wi-Fi
+                             only, MPTCP (OLIA) under server loss 0 to 1e-2; part ``contention``:
+                             2 or 4 Wi-Fi stations sending UDP uplink; parts ``lwa`` and
+                             ``lwa-contention``: the same with an LWA split bearer (LWA, MLWA)
 ``cc-variants-lte``   003    eleven congestion controls (and four more) × RLC AM/UM ×
                              1000/3000-byte segments, 14 UEs with 1 Mbit/s flows: throughput,
                              delay, jitter, loss; part ``bulk``: the loaded cell (saturating
@@ -129,10 +133,10 @@ class UnknownStudy(KeyError):
 def registry() -> dict[str, Study]:
     """Every study, by name, in the order of the papers."""
     from . import cc_variants_lte, cc_variants_wifi, handover, iperf_lte
-    from . import split_tcp_proxy
+    from . import mptcp_lwa, split_tcp_proxy
 
-    studies = [iperf_lte.STUDY, handover.STUDY, cc_variants_lte.STUDY, cc_variants_wifi.STUDY]
-    studies.append(split_tcp_proxy.STUDY)
+    studies = [iperf_lte.STUDY, handover.STUDY, cc_variants_lte.STUDY, cc_variants_wifi.STUDY,
+               mptcp_lwa.STUDY, split_tcp_proxy.STUDY]
     return {s.name: s for s in sorted(studies, key=lambda s: s.paper_id)}
 
 
