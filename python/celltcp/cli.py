@@ -443,8 +443,6 @@ def _error(msg: object, code: int = 2) -> int:
 
 
 def _run(args: argparse.Namespace, scenario: api.Scenario, argv: Sequence[str]) -> int:
-    from . import plots
-
     out = Path(args.out)
     plot = args.command == "demo" or args.plot
     # iperf3's lines as the intervals complete: asked for, or by default on a terminal
@@ -472,6 +470,9 @@ def _run(args: argparse.Namespace, scenario: api.Scenario, argv: Sequence[str]) 
     )
     # Figures are drawn once the run is committed: a figure that fails loses no result.
     if plot:
+        # imported only here: matplotlib and pandas take longer to import than a run takes
+        from . import plots
+
         try:
             plots.plot_run(out, args.format)
         except Exception as e:  # noqa: BLE001 - the run is safe; say what failed, exit 1

@@ -18,6 +18,7 @@
 // (`packet::MptcpOption`); queues hand a dropped packet back by value on purpose.
 #![allow(clippy::result_large_err)]
 
+pub mod fib;
 pub mod frag;
 pub mod gtpu;
 pub mod link;

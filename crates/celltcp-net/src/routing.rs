@@ -174,6 +174,15 @@ impl Routes {
         }
     }
 
+    /// For a stub whose parent reaches every node (so its route to any node is its link up):
+    /// that link. `None` for core nodes and for stubs in a network that is not connected.
+    pub fn stub_uplink(&self, v: usize) -> Option<usize> {
+        let Place::Stub { pcore, up, .. } = self.place[v] else { return None };
+        let n = self.core.n;
+        let row = &self.core.dist[pcore as usize * n..(pcore as usize + 1) * n];
+        (up != NONE && row.iter().all(|&d| d != u32::MAX)).then_some(up as usize)
+    }
+
     /// The link to take from `at` towards `dst`; `None` if unreachable or already there.
     #[inline]
     pub fn next_hop(&self, at: usize, dst: usize) -> Option<usize> {
@@ -353,6 +362,32 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn stub_uplink_only_when_the_parent_reaches_everything() {
+        // 0, 2 and 3 are stubs of 1: each one's route to anything is its link up. With a second
+        // component 4 - 5 - 6 added, a stub's parent no longer reaches every node, and a stub
+        // has no single uplink (its route to the other component is none)
+        let mut e = Vec::new();
+        duplex(&mut e, 0, 1);
+        duplex(&mut e, 1, 2);
+        duplex(&mut e, 1, 3);
+        let r = Routes::compute(4, &e);
+        assert_eq!(r.stub_uplink(3), Some(4));
+        assert_eq!(r.stub_uplink(0), Some(0));
+        assert_eq!(r.stub_uplink(1), None, "core node");
+        for at in [0, 2, 3] {
+            for dst in 0..4 {
+                if dst != at {
+                    assert_eq!(r.next_hop(at, dst), r.stub_uplink(at));
+                }
+            }
+        }
+        duplex(&mut e, 4, 5);
+        duplex(&mut e, 5, 6);
+        let r = Routes::compute(7, &e);
+        assert_eq!((r.stub_uplink(3), r.stub_uplink(4)), (None, None));
     }
 
     #[test]

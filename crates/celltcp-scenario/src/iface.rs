@@ -26,9 +26,23 @@
 //! - a socket that does not bind takes the preferred source address of its route (Linux's
 //!   `src` of `ip route get`): [`Ifaces::preferred_source`].
 //!
-//! The common single-interface node pays one comparison on the output path: with no multihomed
-//! host in the scenario the lookup is the network-wide route, exactly as before.
+//! The output path asks a node's forwarding table ([`Ifaces::out`]), built once from the above
+//! for every address of the scenario ([`Ifaces::build_fib`]):
+//!
+//! - a *stub* (a UE, a sender behind its access router: `routing.rs`) whose parent reaches every
+//!   node holds Linux's host table, `local ADDR` and `default via PARENT`: one comparison;
+//! - any other single-interface node holds a [`Fib`] with a `local` route for each of its
+//!   addresses and the network-wide route of every other address, consecutive addresses with
+//!   the same next hop merged into prefixes (a PGW in front of 100,000 UEs numbered in order
+//!   holds a prefix list per eNB, an eNB one host route per UE it serves), looked up by
+//!   longest-prefix match;
+//! - a multihomed host takes its source-address rules, then its main table, as above.
+//!
+//! A packet for an address no node has is dropped where no route covers it: at once by a
+//! router, after its first hop by a stub (which, like a host, sends everything that is not its
+//! own to its default gateway).
 
+use celltcp_net::fib::{Fib, Hop};
 use celltcp_net::policy::{Decision, PolicyRoutes, Prefix, Route};
 use celltcp_net::routing::Routes;
 use celltcp_net::Ipv4;
@@ -55,7 +69,32 @@ struct Multi {
     policy: PolicyRoutes,
 }
 
-/// Every address's owner and the multihomed hosts' interfaces and rules.
+/// Where a node's output path sends a packet ([`Ifaces::out`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Out {
+    /// It is for the node itself.
+    Local,
+    /// By this link direction.
+    Dir(usize),
+    /// A multihomed host: ask [`Ifaces::route`] (source-address rules).
+    Policy,
+    /// No route.
+    Unreachable,
+}
+
+/// A node's forwarding table.
+#[derive(Clone, Debug)]
+enum NodeFib {
+    /// `local OWN`, `default via UP`.
+    Stub { own: Ipv4, up: u32 },
+    /// A longest-prefix-match table (index into `Ifaces::tables`).
+    Table(u32),
+    /// A multihomed host.
+    Policy,
+}
+
+/// Every address's owner, the multihomed hosts' interfaces and rules, and every node's
+/// forwarding table.
 #[derive(Clone, Debug, Default)]
 pub struct Ifaces {
     /// Per node: its index in `multi`, or `NONE` (empty when no node is multihomed).
@@ -63,6 +102,9 @@ pub struct Ifaces {
     multi: Vec<Multi>,
     /// Every address: (node, interface; 0 is the node's first address).
     addr_to: FastMap<Ipv4, (u32, u32)>,
+    /// Per node (after [`Ifaces::build_fib`]).
+    fib: Vec<NodeFib>,
+    tables: Vec<Fib>,
 }
 
 impl Ifaces {
@@ -86,6 +128,78 @@ impl Ifaces {
         }
         self.multi_of[node] = self.multi.len() as u32;
         self.multi.push(Multi { ifaces, policy });
+    }
+
+    /// Builds every node's forwarding table from the network-wide `routes` (see the module
+    /// doc); call it after the last [`Ifaces::add_multihomed`].
+    pub fn build_fib(&mut self, routes: &Routes) {
+        let n = routes.n_nodes();
+        let mut addrs: Vec<(Ipv4, u32, u32)> = self.addr_to.iter().map(|(&a, &(v, k))| (a, v, k)).collect();
+        addrs.sort_unstable_by_key(|x| x.0);
+        let mut first = vec![Ipv4(0); n];
+        for &(a, v, k) in &addrs {
+            if k == 0 {
+                first[v as usize] = a;
+            }
+        }
+        // the far end of a multihomed host's other interface reaches it by that link, not up
+        let mut peer_of_other = vec![false; n];
+        for m in &self.multi {
+            for i in m.ifaces.iter().skip(1) {
+                peer_of_other[i.peer as usize] = true;
+            }
+        }
+        let mut fib = Vec::with_capacity(n);
+        let mut tables = Vec::new();
+        let mut hosts = Vec::with_capacity(addrs.len());
+        for at in 0..n {
+            if !self.plain(at) {
+                fib.push(NodeFib::Policy);
+                continue;
+            }
+            if let Some(up) = routes.stub_uplink(at).filter(|_| !peer_of_other[at]) {
+                fib.push(NodeFib::Stub { own: first[at], up: up as u32 });
+                continue;
+            }
+            hosts.clear();
+            hosts.extend(addrs.iter().map(|&(a, v, k)| {
+                let hop = if v as usize == at { Some(Hop::Local) } else { self.towards(routes, at, v as usize, k).map(|d| Hop::Via(d as u32)) };
+                (a, hop)
+            }));
+            fib.push(NodeFib::Table(tables.len() as u32));
+            tables.push(Fib::from_host_routes(&hosts));
+        }
+        self.fib = fib;
+        self.tables = tables;
+    }
+
+    /// Where `node`'s output path sends a packet for `dst`.
+    #[inline]
+    pub fn out(&self, node: usize, dst: Ipv4) -> Out {
+        match self.fib[node] {
+            NodeFib::Stub { own, up } => {
+                if dst == own {
+                    Out::Local
+                } else {
+                    Out::Dir(up as usize)
+                }
+            }
+            NodeFib::Table(t) => match self.tables[t as usize].lookup(dst) {
+                Some(Hop::Via(d)) => Out::Dir(d as usize),
+                Some(Hop::Local) => Out::Local,
+                None => Out::Unreachable,
+            },
+            NodeFib::Policy => Out::Policy,
+        }
+    }
+
+    /// The forwarding table of `node`, if it has one of its own (not a stub's two routes, not
+    /// a multihomed host's rules).
+    pub fn fib(&self, node: usize) -> Option<&Fib> {
+        match self.fib.get(node)? {
+            NodeFib::Table(t) => Some(&self.tables[*t as usize]),
+            _ => None,
+        }
     }
 
     /// The node and interface owning `a`.
@@ -213,6 +327,82 @@ mod tests {
         assert_eq!(ifs.preferred_source(&r, 3, lte, Ipv4::new(10, 0, 0, 1)), Some(lte));
         assert!(ifs.plain(0) && !ifs.plain(3));
         assert!(ifs.is_other_addr_of(3, wired) && !ifs.is_other_addr_of(3, lte) && !ifs.is_other_addr_of(4, wired));
+    }
+
+    /// What the output path did before forwarding tables: the owner of the address, then the
+    /// network-wide route towards it (the reference for [`Ifaces::out`]).
+    fn reference_out(ifs: &Ifaces, r: &Routes, at: usize, dst: Ipv4) -> Out {
+        if !ifs.plain(at) {
+            return Out::Policy; // (the output path then asks `route`)
+        }
+        let Some((v, k)) = ifs.owner(dst) else { return Out::Unreachable };
+        if v as usize == at {
+            Out::Local
+        } else {
+            ifs.towards(r, at, v as usize, k).map_or(Out::Unreachable, Out::Dir)
+        }
+    }
+
+    #[test]
+    fn forwarding_tables_route_every_address_as_the_network_wide_routes() {
+        // the multihomed fixture: every node, every address
+        let (r, mut ifs, _, _) = net();
+        ifs.build_fib(&r);
+        let all: Vec<Ipv4> = ifs.addr_to.keys().copied().collect();
+        for at in 0..5 {
+            for &a in &all {
+                assert_eq!(ifs.out(at, a), reference_out(&ifs, &r, at, a), "node {at} to {a}");
+            }
+        }
+        // the router 4 is the far end of the UE's wired interface: a table, not a stub's default
+        assert!(ifs.fib(4).is_some() && ifs.fib(0).is_none());
+        // random graphs (stubs, one-way links, separate components) with addresses handed out
+        // in random order from a few runs, so consecutive addresses share next hops or not
+        let mut x: u64 = 0xf1b;
+        let mut rnd = |m: u64| {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (x >> 33) % m
+        };
+        for case in 0..300 {
+            let n = 2 + rnd(30) as usize;
+            let mut e = Vec::new();
+            for _ in 0..rnd(3 * n as u64) {
+                let (a, b) = (rnd(n as u64) as usize, rnd(n as u64) as usize);
+                if a != b {
+                    e.push((a, b, e.len()));
+                    if rnd(5) != 0 {
+                        e.push((b, a, e.len()));
+                    }
+                }
+            }
+            // stubs: half the cases hang hosts off node 0
+            if rnd(2) == 0 {
+                for h in 1..n {
+                    if rnd(2) == 0 && !e.iter().any(|&(a, b, _)| a == h || b == h) {
+                        e.push((0, h, e.len()));
+                        e.push((h, 0, e.len()));
+                    }
+                }
+            }
+            let r = Routes::compute(n, &e);
+            let mut addrs: Vec<Ipv4> = Vec::new();
+            let mut next = 0x0a2d_0001u32;
+            for _ in 0..n {
+                next += 1 + if rnd(4) == 0 { rnd(300) as u32 } else { 0 };
+                addrs.push(Ipv4(next));
+            }
+            for i in (1..n).rev() {
+                let j = rnd(i as u64 + 1) as usize;
+                addrs.swap(i, j);
+            }
+            let mut ifs = Ifaces::new(addrs.iter().copied());
+            ifs.build_fib(&r);
+            for at in 0..n {
+                for &a in &addrs {
+                    assert_eq!(ifs.out(at, a), reference_out(&ifs, &r, at, a), "case {case}: node {at} to {a} in {e:?}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -551,6 +551,7 @@ pub fn plan(text: &str, cfg: &Config, base_dir: Option<&std::path::Path>) -> Res
             ifaces.add_multihomed(nodes.len(), k, list);
         }
     }
+    ifaces.build_fib(&routes);
     let mut flows = Vec::new();
     let mut flow_names = HashMap::new();
     // `from` or `to` ending in `*` stands for every host whose name starts with the rest

@@ -28,6 +28,7 @@ use celltcp_net::gtpu::Tunnel;
 use celltcp_net::{Body, Ipv4, Packet};
 use celltcp_tcp::{BufSize, TcpConfig};
 
+use crate::iface::Out;
 use crate::cellular::{radio_port, LteMedium, GTPU_OVERHEAD_BYTES};
 use crate::gtpu::GtpTunnels;
 use crate::device::{AnyMedium, Device, MediumOutput, MediumSlot};
@@ -485,22 +486,31 @@ impl World {
 
     /// Sends `pkt` from `node` towards its destination (the IP output path).
     pub(crate) fn ip_output(&mut self, now: SimTime, node: usize, mut pkt: Packet) {
-        let Some((dst, ifc)) = self.ifaces.owner(pkt.dst) else { return };
-        let dst = dst as usize;
-        if dst == node {
-            self.local_deliver(now, node, pkt);
-            return;
-        }
-        // by address (`iface.rs`): a node's first address and a single-interface sender take
-        // the network-wide route, as they always did
-        let hop = if ifc == 0 && self.ifaces.plain(node) { self.routes.next_hop(node, dst) } else { self.ifaces.route(&self.routes, node, pkt.src, pkt.dst, dst, ifc) };
-        let Some(mut d) = hop else { return };
+        // the node's forwarding table, by longest-prefix match (`iface.rs`); a multihomed host
+        // first asks its source-address rules
+        let mut d = match self.ifaces.out(node, pkt.dst) {
+            Out::Dir(d) => d,
+            Out::Local => {
+                self.local_deliver(now, node, pkt);
+                return;
+            }
+            Out::Unreachable => return,
+            Out::Policy => {
+                let Some((dst, ifc)) = self.ifaces.owner(pkt.dst) else { return };
+                if dst as usize == node {
+                    self.local_deliver(now, node, pkt);
+                    return;
+                }
+                let Some(d) = self.ifaces.route(&self.routes, node, pkt.src, pkt.dst, dst as usize, ifc) else { return };
+                d
+            }
+        };
         // GTP-U on S1-U (`gtpu.rs`): the packet goes into a tunnel, whose headers count against
         // the MTU, so the inner packet is fragmented to leave room for them (each fragment in
         // the same tunnel).
         let mut encap = 0;
         if self.dirs[d].s1u {
-            let (dd, teid) = self.gtp_encap(node, dst, pkt.src, pkt.teid, d);
+            let (dd, teid) = self.gtp_encap(node, pkt.dst, pkt.src, pkt.teid, d);
             d = dd;
             if let Some(teid) = teid {
                 pkt.teid = teid;
@@ -524,7 +534,7 @@ impl World {
         }
     }
 
-    /// GTP-U on S1-U direction `d` leaving `node` (`gtpu.rs`), for a packet from `src` that
+    /// GTP-U on S1-U direction `d` leaving `node` (`gtpu.rs`), for a packet from `src` to `dst` that
     /// last came out of tunnel `teid_in` (0: none). At the SGW/PGW a UE's downlink goes into
     /// its tunnel to the eNB that holds it (the target's after a handover's path switch); at
     /// an eNB a UE's uplink goes into its uplink tunnel. Returns the direction and the TEID
@@ -533,11 +543,11 @@ impl World {
     /// its tunnels (the routes lead to the UE through its first eNB; after a path switch the
     /// packet reaches another, which relays it to the bearer by TEID).
     #[inline(never)]
-    fn gtp_encap(&mut self, node: usize, dst: usize, src: Ipv4, teid_in: u32, d: usize) -> (usize, Option<u32>) {
+    fn gtp_encap(&mut self, node: usize, dst: Ipv4, src: Ipv4, teid_in: u32, d: usize) -> (usize, Option<u32>) {
         let Some(MediumSlot { medium: AnyMedium::Lte(lte), .. }) = self.media.first_mut() else { return (d, Some(0)) };
         let lte = &mut **lte;
         if lte.gtp.is_pgw(node) {
-            return match lte.gtp.ue_of(dst) {
+            return match self.ifaces.owner(dst).and_then(|(n, _)| lte.gtp.ue_of(n as usize)) {
                 Some(ue) => {
                     let (d, teid) = lte.gtp.downlink(&lte.ran, ue);
                     (d, Some(teid))
