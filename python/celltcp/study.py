@@ -30,10 +30,10 @@ from typing import Any
 import pandas as pd
 
 from . import sweep_plots
-from .report import Evaluated, Figure, evaluate, write_report
+from .report import Evaluated, Figure, Grade, _score, evaluate, fmt_number, write_report
 from .studies import MAIN, PART, Study, UnknownStudy, get, part_dir, registry
 
-__all__ = ["run", "run_study", "StudyOutcome", "list_studies"]
+__all__ = ["run", "run_study", "StudyOutcome", "list_studies", "summary_text", "score"]
 
 PROG = "celltcp study"
 
@@ -169,6 +169,35 @@ def run_study(study: Study, out: str | Path, *, quick: bool = False, jobs: int |
     return StudyOutcome(report, evaluated, counts["done"], counts["skipped"], counts["failed"])
 
 
+def summary_text(evaluated: Sequence[Evaluated]) -> str:
+    """The terminal summary of the findings: per finding its grade (shouted when it does not
+    agree), the paper's claim, the numbers side by side (paper / celltcp / ns-3 3.37), the
+    tolerance, the setting and celltcp's result sentence."""
+    lines = []
+    for k, ev in enumerate(evaluated, 1):
+        v = ev.verdict
+        assert v.grade is not None
+        mark = v.grade.value.upper() if v.grade is Grade.DISAGREES else v.grade.value
+        lines.append(f"{k}. [{mark}] {ev.finding.paper}")
+        for q in v.numbers:
+            side = [f"paper {fmt_number(q.paper)}", f"celltcp {fmt_number(q.celltcp)}"]
+            if q.ns3 is not None:
+                side.append(f"ns-3 {fmt_number(q.ns3)}")
+            lines.append(f"   {q.name}{f' ({q.unit})' if q.unit else ''}: " + ", ".join(side))
+        tol = v.tolerance or ev.finding.tolerance
+        if tol:
+            lines.append(f"   tolerance: {tol}")
+        if v.setting:
+            lines.append(f"   setting: {v.setting}")
+        lines.append(f"   celltcp: {v.result}")
+    return "\n".join(lines)
+
+
+def score(evaluated: Sequence[Evaluated]) -> str:
+    """"N of M findings agree in magnitude, K in direction only, ..."."""
+    return _score(evaluated)
+
+
 def _error(msg: object) -> int:
     sys.stderr.write(f"celltcp: error: {msg}\n")
     return 2
@@ -199,11 +228,8 @@ def run(args: argparse.Namespace) -> int:
                             and (getattr(args, "progress", False) or sys.stderr.isatty()))
     except (SweepError, FileNotFoundError) as e:
         return _error(e)
-    yes = sum(1 for ev in outcome.evaluated if ev.verdict.agrees is True)
-    for k, ev in enumerate(outcome.evaluated, 1):
-        mark = {True: "agrees", False: "DOES NOT AGREE", None: "not evaluated"}[ev.verdict.agrees]
-        print(f"{k}. [{mark}] {ev.finding.paper}\n   celltcp: {ev.verdict.result}")
-    print(f"{yes} of {len(outcome.evaluated)} findings agree; runs done {outcome.done}, "
+    print(summary_text(outcome.evaluated))
+    print(f"{score(outcome.evaluated)}; runs done {outcome.done}, "
           f"skipped {outcome.skipped}, failed {outcome.failed}")
     print(f"report: {outcome.report}")
     return 1 if outcome.failed else 0

@@ -11,6 +11,7 @@ import json
 import re
 import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -18,7 +19,8 @@ import pandas as pd
 import pytest
 
 from celltcp import sweep_plots as sp
-from celltcp.report import Figure, Finding, Verdict, evaluate, versions, write_report
+from celltcp.report import (Figure, Finding, Grade, Quantity, Verdict, evaluate, graded, versions,
+                            within, write_report)
 from celltcp.studies import UnknownStudy, get, registry
 from celltcp.studies import cc_variants_lte as ccv
 from celltcp.studies import handover as ho
@@ -72,13 +74,91 @@ def test_report_is_self_contained(tmp_path: Path) -> None:
     # the agreement table: one row per finding, the verdict classes and the computed text
     rows = re.findall(r'<tr data-finding="([^"]+)">(.*?)</tr>', html, re.S)
     assert [k for k, _ in rows] == ["fast", "broken"]
-    assert 'class="yes"' in rows[0][1] and "mean 2.00 Mbit/s" in rows[0][1]
+    # a bare `agrees=True` says nothing of magnitude: graded "in direction only"
+    assert 'class="dir"' in rows[0][1] and "mean 2.00 Mbit/s" in rows[0][1]
     assert 'class="na"' in rows[1][1]
-    assert "1 of 2 findings agree" in html
+    assert "0 of 2 findings agree in magnitude, 1 in direction only, 1 not evaluated" in html
     assert "<th>celltcp</th><td>9.9</td>" in html
     # the verdicts are also machine-readable
     f = json.loads((tmp_path / "findings.json").read_text())
     assert [(x["key"], x["agrees"]) for x in f] == [("fast", True), ("broken", None)]
+    assert [x["grade"] for x in f] == ["agrees in direction only", "not evaluated"]
+    md = (tmp_path / "findings.md").read_text()
+    assert md.startswith("0 of 2 findings agree in magnitude") and "| 2 | Needs a missing" in md
+
+
+def _ratio_check(paper: float, ns3: float | None = None) -> Callable[[pd.DataFrame], Verdict]:
+    """Uplink/downlink goodput ratio below 1 (direction), within ×2 of ``paper`` (magnitude)."""
+
+    def check(df: pd.DataFrame) -> Verdict:
+        r = float(df["up"].mean() / df["down"].mean())
+        return Verdict(f"ratio {r:.3g}", grade=graded(r < 1, within(r, paper, 2)),
+                       numbers=(Quantity("uplink/downlink goodput", r, paper, ns3),),
+                       tolerance="within ×2 of the paper's ratio", setting="TDD config 1")
+    return check
+
+
+def test_graded_verdict_magnitude_direction_none() -> None:
+    f = Finding("ul", "uplink much slower (paper: 0.0099)", _ratio_check(0.0099), "ratio < 1")
+    df = pd.DataFrame({"up": [1.0, 2.0], "down": [100.0, 100.0]})  # 0.015: ×1.52 the paper's
+    assert evaluate([f], df)[0].verdict.grade is Grade.MAGNITUDE
+    df2 = pd.DataFrame({"up": [1.0, 3.0], "down": [100.0, 100.0]})  # 0.02: ×2.02, just outside
+    assert evaluate([f], df2)[0].verdict.grade is Grade.DIRECTION
+    df3 = pd.DataFrame({"up": [21.0], "down": [100.0]})  # 0.21: the direction, not the size
+    v = evaluate([f], df3)[0].verdict
+    assert v.grade is Grade.DIRECTION and v.agrees is True
+    df4 = pd.DataFrame({"up": [120.0], "down": [100.0]})  # uplink faster: does not agree
+    v = evaluate([f], df4)[0].verdict
+    assert v.grade is Grade.DISAGREES and v.agrees is False
+    assert evaluate([f], pd.DataFrame({"x": [1]}))[0].verdict.grade is Grade.NOT_EVALUATED
+
+
+def test_within_and_graded() -> None:
+    assert within(2.0, 1.0, 2) and within(0.5, 1.0, 2) and not within(2.01, 1.0, 2)
+    assert not within(-1.0, 1.0, 10) and not within(0.0, 1.0, 10) and within(0.0, 0.0, 2)
+    with pytest.raises(ValueError, match="factor = 1 is not > 1"):
+        within(1.0, 1.0, 1)
+    assert graded(True, True) is Grade.MAGNITUDE and graded(True, None) is Grade.DIRECTION
+    assert graded(True, False) is Grade.DIRECTION and graded(False, True) is Grade.DISAGREES
+    assert graded(None) is Grade.NOT_EVALUATED
+
+
+def test_verdict_old_and_new_forms() -> None:
+    assert Verdict("x", True).grade is Grade.DIRECTION
+    assert Verdict("x", False).grade is Grade.DISAGREES
+    assert Verdict("x", None).grade is Grade.NOT_EVALUATED
+    assert Verdict("x", grade=Grade.MAGNITUDE).agrees is True
+    assert Verdict("x", grade="agrees in magnitude").grade is Grade.MAGNITUDE  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="contradicts grade"):
+        Verdict("x", False, grade=Grade.MAGNITUDE)
+    with pytest.raises(ValueError, match="grade: 'maybe' is not one of"):
+        Verdict("x", grade="maybe")  # type: ignore[arg-type]
+
+
+def test_numbers_side_by_side_in_every_output(tmp_path: Path) -> None:
+    from celltcp.study import summary_text
+
+    f = Finding("ul", "uplink much slower", _ratio_check(0.0099, ns3=0.05), "ratio < 1")
+    ev = evaluate([f], pd.DataFrame({"up": [21.0], "down": [100.0]}))
+    write_report(tmp_path / "report.html", title="t", evaluated=ev, version_info={"v": "1"})
+    html = (tmp_path / "report.html").read_text()
+    assert "<th>ns-3 3.37</th>" in html and ">0.0099<" in html and ">0.21<" in html
+    assert ">0.05<" in html and "tolerance: within ×2 of the paper&#x27;s ratio" in html
+    assert 'class="dir">agrees in direction only' in html and "setting: TDD config 1" in html
+    (rec,) = json.loads((tmp_path / "findings.json").read_text())
+    assert rec["grade"] == "agrees in direction only" and rec["agrees"] is True
+    assert rec["numbers"] == [{"name": "uplink/downlink goodput", "unit": "", "paper": 0.0099,
+                               "celltcp": 0.21, "ns3": 0.05}]
+    assert rec["tolerance"] == "within ×2 of the paper's ratio" and rec["setting"] == "TDD config 1"
+    md = (tmp_path / "findings.md").read_text()
+    assert ("| 1 | uplink much slower | uplink/downlink goodput: 0.0099 | uplink/downlink "
+            "goodput: 0.21 | uplink/downlink goodput: 0.05 | agrees in direction only (within ×2 "
+            "of the paper's ratio) | TDD config 1 |") in md
+    text = summary_text(ev)
+    assert text.splitlines()[:2] == [
+        "1. [agrees in direction only] uplink much slower",
+        "   uplink/downlink goodput: paper 0.0099, celltcp 0.21, ns-3 0.05"]
+    assert "tolerance: within ×2" in text and "setting: TDD config 1" in text
 
 
 def test_versions_lists_what_ran() -> None:

@@ -31,8 +31,9 @@ def _study(name: str, out: Path, capsys: pytest.CaptureFixture[str]) -> tuple[in
 
 def _agreement(html: str) -> dict[str, str]:
     rows = re.findall(r'<tr data-finding="([^"]+)">(.*?)</tr>', html, re.S)
-    verdict = {"yes": "agrees", "no": "does not agree", "na": "not evaluated"}
-    return {k: verdict[re.findall(r'<td class="(yes|no|na)">', row)[0]] for k, row in rows}
+    # both grades of agreement (in magnitude, in direction only) read "agrees" here
+    verdict = {"yes": "agrees", "dir": "agrees", "no": "does not agree", "na": "not evaluated"}
+    return {k: verdict[re.findall(r'<td class="(yes|dir|no|na)">', row)[0]] for k, row in rows}
 
 
 def test_study_list(capsys: pytest.CaptureFixture[str]) -> None:
