@@ -48,7 +48,7 @@ from typing import Any
 import pandas as pd
 
 __all__ = ["Finding", "Verdict", "Grade", "Quantity", "Evaluated", "Figure", "evaluate", "graded",
-           "within", "versions", "write_report", "findings_markdown"]
+           "within", "versions", "write_report", "findings_markdown", "markdown_from_records"]
 
 
 class Grade(str, Enum):
@@ -310,8 +310,12 @@ def _numbers_html(numbers: Sequence[Quantity]) -> str:
 
 def _score(evaluated: Sequence[Evaluated]) -> str:
     """"2 of 5 findings agree in magnitude, 1 in direction only, 1 does not, 1 not evaluated"."""
-    n = {g: sum(1 for ev in evaluated if ev.verdict.grade is g) for g in Grade}
-    parts = [f"{n[Grade.MAGNITUDE]} of {len(evaluated)} findings agree in magnitude",
+    return _score_counts({g: sum(1 for ev in evaluated if ev.verdict.grade is g) for g in Grade},
+                         len(evaluated))
+
+
+def _score_counts(n: Mapping[Grade, int], total: int) -> str:
+    parts = [f"{n[Grade.MAGNITUDE]} of {total} findings agree in magnitude",
              f"{n[Grade.DIRECTION]} in direction only"]
     if n[Grade.DISAGREES]:
         parts.append(f"{n[Grade.DISAGREES]} do{'es' if n[Grade.DISAGREES] == 1 else ''} not agree")
@@ -327,27 +331,34 @@ def _md(s: object) -> str:
 def findings_markdown(evaluated: Sequence[Evaluated]) -> str:
     """The agreement table as markdown: finding | paper | celltcp | ns-3 3.37 | verdict
     (tolerance) | setting; then each result sentence."""
-    lines = [_score(evaluated) + ".", "",
+    return markdown_from_records(findings_records(evaluated))
+
+
+def markdown_from_records(records: Sequence[Mapping[str, Any]]) -> str:
+    """:func:`findings_markdown` from the records of ``findings.json`` (so a document can be
+    regenerated from a finished study without running it again)."""
+    counts = {g: sum(1 for r in records if Grade.parse(str(r["grade"])) is g) for g in Grade}
+    lines = [_score_counts(counts, len(records)) + ".", "",
              "| # | the paper's finding | paper | celltcp | ns-3 3.37 | verdict (tolerance) | setting |",
              "|---|---|---|---|---|---|---|"]
-    for k, ev in enumerate(evaluated, 1):
-        v = ev.verdict
-        assert v.grade is not None
+    for k, r in enumerate(records, 1):
+        nums = r.get("numbers") or []
 
         def col(attr: str) -> str:
-            vals = [(q, getattr(q, attr)) for q in v.numbers]
-            if all(x is None for _, x in vals):
+            if all(q.get(attr) is None for q in nums):
                 return "–"
-            return "; ".join(f"{q.name}: {fmt_number(x, q.unit)}" for q, x in vals)
+            return "; ".join(f"{q['name']}: {fmt_number(q.get(attr), q.get('unit') or '')}"
+                             for q in nums)
 
-        tol = _tolerance(ev)
-        lines.append(f"| {k} | {_md(ev.finding.paper)} | {_md(col('paper'))} | "
+        tol = r.get("tolerance") or ""
+        lines.append(f"| {k} | {_md(r['paper'])} | {_md(col('paper'))} | "
                      f"{_md(col('celltcp'))} | {_md(col('ns3'))} | "
-                     f"{v.grade.value}{f' ({_md(tol)})' if tol else ''} | {_md(v.setting or '–')} |")
+                     f"{r['grade']}{f' ({_md(tol)})' if tol else ''} | "
+                     f"{_md(r.get('setting') or '–')} |")
     lines.append("")
-    for k, ev in enumerate(evaluated, 1):
-        lines.append(f"{k}. `{ev.finding.key}`: {ev.verdict.result}"
-                     + (f" (check: {ev.finding.rule})" if ev.finding.rule else ""))
+    for k, r in enumerate(records, 1):
+        lines.append(f"{k}. `{r['key']}`: {_md(r['result'])}"
+                     + (f" (check: {_md(r['rule'])})" if r.get("rule") else ""))
     return "\n".join(lines) + "\n"
 
 

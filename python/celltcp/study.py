@@ -8,7 +8,8 @@ write ``DIR/report.html``.
 
 ``DIR`` is the sweep directory (``DIR/runs/<run_id>/``, ``DIR/results.parquet``; a study's
 further parts, e.g. a second scenario of the paper, are sweeps in ``DIR/<part>/``) and receives
-``DIR/figures/*.png|svg``, ``DIR/report.html`` and ``DIR/findings.json``. Running the same
+``DIR/figures/*.png|svg``, ``DIR/report.html``, ``DIR/findings.json`` (and ``findings.md``) and
+``DIR/study.json`` (the study's name, quick or full, the run counts and the versions). Running the same
 command again resumes the sweep (finished runs are not run again) and redraws the report.
 The studies themselves live in :mod:`celltcp.studies`.
 
@@ -20,10 +21,12 @@ report is still written, from the runs that finished, and says how many failed);
 from __future__ import annotations
 
 import argparse
-import sys
+import json
 import re
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
+from html import unescape as html_unescape
 from pathlib import Path
 from typing import Any
 
@@ -166,7 +169,19 @@ def run_study(study: Study, out: str | Path, *, quick: bool = False, jobs: int |
                     "failed": counts["failed"]},
         notes=notes,
     )
+    # what the findings came from, for scripts that quote them (celltcp.studies.docnumbers)
+    meta = {"study": study.name, "paper_id": study.paper_id, "quick": bool(quick),
+            "runs": dict(counts), "versions": _report_versions(report)}
+    (out / "study.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
     return StudyOutcome(report, evaluated, counts["done"], counts["skipped"], counts["failed"])
+
+
+def _report_versions(report: Path) -> dict[str, str]:
+    """The versions table of a written report (so study.json and report.html agree)."""
+    html = report.read_text(encoding="utf-8")
+    sec = html.split('<h2 id="versions">', 1)[-1]
+    return {html_unescape(k): html_unescape(v)
+            for k, v in re.findall(r"<tr><th>(.*?)</th><td>(.*?)</td></tr>", sec)}
 
 
 def summary_text(evaluated: Sequence[Evaluated]) -> str:

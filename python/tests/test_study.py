@@ -123,6 +123,32 @@ def test_iperf_lte_quick_end_to_end(iperf_quick: tuple[Path, int, str], tmp_path
     assert first.pop("uplink-slower") == "agrees"
 
 
+def test_iperf_lte_quick_feeds_docnumbers(iperf_quick: tuple[Path, int, str],
+                                          tmp_path: Path) -> None:
+    """The real study directory: study.json says what ran, and the docs block of iperf-lte is
+    rewritten from its findings (on a copy of docs/studies.md), the rest of the file unchanged."""
+    from celltcp.studies import docnumbers as dn
+
+    out = iperf_quick[0]
+    meta = json.loads((out / "study.json").read_text())
+    assert meta["study"] == "iperf-lte" and meta["quick"] is True
+    assert meta["runs"]["done"] + meta["runs"]["skipped"] == 12 and meta["versions"]["celltcp"]
+    doc = tmp_path / "studies.md"
+    original = dn.DEFAULT_DOC.read_text(encoding="utf-8")
+    doc.write_text(original, encoding="utf-8")
+    assert dn.main(["--doc", str(doc), str(out)]) == 0
+    new = doc.read_text(encoding="utf-8")
+    a, b = dn.blocks(new)["iperf-lte"]
+    block = new[a:b]
+    findings = json.loads((out / "findings.json").read_text())
+    assert "the `--quick` run of `celltcp study iperf-lte`" in block
+    for k, f in enumerate(findings, 1):
+        assert f"{k}. `{f['key']}`: " in block and f["grade"] in block
+    oa, ob = dn.blocks(original)["iperf-lte"]
+    assert new[:a] == original[:oa] and new[b:] == original[ob:]
+    assert dn.main(["--doc", str(doc), "--check", str(out)]) == 0
+
+
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (Debian package "
                     "'chromium'; scripts/install.sh installs it)")
 def test_iperf_lte_quick_report_renders_in_chromium(iperf_quick: tuple[Path, int, str],
