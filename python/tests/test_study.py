@@ -339,16 +339,32 @@ def test_handover_quick_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture
     table = pd.read_parquet(out / "results.parquet")
     dl = table[table["flow"] == "dl"]
     assert len(dl) == 9
-    # the handover itself: lossless forwards every SDU; seamless discards those RLC was sending
-    # (with a 64 KB queue the window is so small that there may be none)
-    for rid, mode, q in zip(dl["run_id"], dl["lte.handover.forwarding"], dl["lte.pdcp.buffer"]):
+    # the handover itself (steady-state queue 4 MB in every run): lossless with a 4 MB
+    # forwarding buffer forwards every SDU; a 64 KB one cannot hold the backlog, and what it does
+    # not keep is lost; seamless-flush forwards nothing at detach and loses the RLC backlog
+    for rid, mode, q in zip(dl["run_id"], dl["lte.handover.forwarding"], dl["lte.pdcp.forwarding_buffer"]):
         hos = json.loads((out / "runs" / rid / "summary.json").read_text())["lte"]["handovers"]
         assert [h["kind"] for h in hos] == ["handover"]
-        if mode == "lossless":
-            assert hos[0]["sdus_discarded"] == 0, hos[0]
-        elif q != "64KB":
-            assert hos[0]["sdus_discarded"] > 0, hos[0]
-    assert verdicts["lossless-delay-grows"] == "agrees"
+        h = hos[0]
+        if mode == "lossless" and q == "4MB":
+            assert h["sdus_discarded"] == 0 and h["sdus_not_forwarded"] == 0, h
+        if mode == "lossless" and q == "64KB":
+            assert h["sdus_not_forwarded"] > 0 and h["sdus_forwarded"] * 1400 <= 64 * 1024, h
+        if mode == "seamless-flush":
+            assert h["sdus_forwarded"] == 0 and h["sdus_not_forwarded"] == 0 and h["sdus_discarded"] > 0, h
+    # the checks read the handover window of each run's time series (one seed: the means are
+    # the runs' own figures)
+    findings = {f["key"]: f for f in json.loads((out / "findings.json").read_text())}
+    lossless = dl[dl["lte.handover.forwarding"] == "lossless"]
+    for rid, q in zip(lossless["run_id"], lossless["lte.pdcp.forwarding_buffer"]):
+        run = out / "runs" / rid
+        tcp = pd.read_parquet(run / "timeseries" / "tcp.parquet")
+        h0 = json.loads((run / "summary.json").read_text())["lte"]["handovers"][0]
+        w = ho.handover_window(tcp[tcp["flow"] == 0], h0)
+        assert w["ho_at_s"] == h0["detach_s"] and 30 < w["ho_at_s"] < 50, w
+        text = (f"{q} {w['ho_rtt_added_ms']:+.0f} ({w['ho_srtt_before_ms']:.0f} → "
+                f"{w['ho_srtt_after_ms']:.0f})")
+        assert text in findings["lossless-delay-grows"]["result"], (text, findings["lossless-delay-grows"])
 
     # scenario 2, in its own sweep directory: a tagged flow and one flow per UE of the crowd
     surge = pd.read_parquet(out / "surge" / "results.parquet")

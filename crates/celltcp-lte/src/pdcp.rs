@@ -4,6 +4,9 @@
 //!   layer confirms delivery (RLC AM) or transmission (RLC UM), the discard timer (§5.4), release
 //!   on a received status report (§5.3.2), and the held SDUs in SN order for lossless handover
 //!   (§5.2.1.1).
+//! - [`split_forwarding`]: the source's forwarding buffer at handover (`[lte.pdcp]
+//!   forwarding_buffer`): the SDUs it keeps for data forwarding to the target eNB, in COUNT order
+//!   up to a byte bound, separate from the bearer's steady-state backlog (`buffer`).
 //! - [`PdcpRx`]: the receive procedure of a DRB mapped on RLC AM (§5.1.2.1.2): COUNT derivation
 //!   with `Next_PDCP_RX_SN`, `RX_HFN` and `Last_Submitted_PDCP_RX_SN`, duplicate discard, in-order
 //!   delivery, and the status report (§5.3.1, format §6.2.6).
@@ -40,6 +43,35 @@ pub struct PdcpConfig {
     /// `buffer = "4MB"` in a scenario's `[lte.pdcp]`.
     #[serde(rename = "buffer", with = "celltcp_engine::units::human_bytes")]
     pub tx_buffer_bytes: u64,
+    /// Bytes of SDU payload the source eNB keeps for data forwarding at handover (the "PDCP
+    /// retransmission queue" study 001 sweeps): of the SDUs it would forward over X2 (TS 36.323
+    /// §5.2.1.1, TS 36.300 §10.1.2.3), in COUNT order, those past this bound are not forwarded
+    /// but discarded (counted as `sdus_not_forwarded`). `None` (absent, the default): no bound
+    /// beyond `buffer`. Written `forwarding_buffer = "256KB"` in a scenario's `[lte.pdcp]`.
+    #[serde(
+        rename = "forwarding_buffer",
+        skip_serializing_if = "Option::is_none",
+        with = "forwarding_bytes"
+    )]
+    pub forwarding_buffer_bytes: Option<u64>,
+}
+
+/// `Option<u64>` written as `"256KB"` (absent: `None`), for `forwarding_buffer`.
+mod forwarding_bytes {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(b: &Option<u64>, s: S) -> Result<S::Ok, S::Error> {
+        match b {
+            Some(b) => celltcp_engine::units::human_bytes::serialize(b, s),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+        #[derive(Deserialize)]
+        struct W(#[serde(with = "celltcp_engine::units::human_bytes")] u64);
+        Ok(Some(W::deserialize(d)?.0))
+    }
 }
 
 impl Default for PdcpConfig {
@@ -48,6 +80,7 @@ impl Default for PdcpConfig {
             sn_field_bits: 12,
             discard_timer: None,
             tx_buffer_bytes: 4 * 1024 * 1024,
+            forwarding_buffer_bytes: None,
         }
     }
 }
@@ -589,6 +622,27 @@ impl<P: Copy + std::fmt::Debug> PdcpRx<P> {
     }
 }
 
+/// The source's forwarding buffer at handover (TS 36.323 §5.2.1.1, TS 36.300 §10.1.2.3): of
+/// `candidates` (the SDUs the forwarding mode would send over X2, in ascending COUNT order), the
+/// leading ones whose SDU bytes fit in `bound` are forwarded; the rest (first element of the
+/// pair: forwarded, second: not forwarded) are the ones a full buffer did not keep. Tail drop as
+/// for [`PdcpTx::on_sdu`]: an SDU that would exceed the bound is not kept, and neither is any
+/// later one (the buffer is a FIFO filled in COUNT order). `None`: everything is forwarded.
+pub fn split_forwarding<P>(candidates: Vec<PdcpPdu<P>>, bound: Option<u64>) -> (Vec<PdcpPdu<P>>, Vec<PdcpPdu<P>>) {
+    let Some(bound) = bound else { return (candidates, Vec::new()) };
+    let mut kept = 0u64;
+    let cut = candidates
+        .iter()
+        .position(|p| {
+            kept += u64::from(p.sdu_bytes);
+            kept > bound
+        })
+        .unwrap_or(candidates.len());
+    let mut forwarded = candidates;
+    let rest = forwarded.split_off(cut);
+    (forwarded, rest)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -849,5 +903,44 @@ mod tests {
         );
         tx7.on_lower_layer_ack(0);
         assert!(tx7.on_sdu(T0, 64, 1).is_ok());
+    }
+
+    /// The forwarding buffer keeps the leading SDUs (COUNT order) whose bytes fit the bound,
+    /// checked against the definition over random SDU sizes and bounds: the kept prefix fits,
+    /// adding the next SDU would not, nothing is reordered or lost from the union, and `None`
+    /// keeps everything.
+    #[test]
+    fn forwarding_buffer_keeps_the_leading_sdus_that_fit() {
+        let c = cfg(12);
+        let mut rng = component_rng(7, component_id("pdcp", "forwarding"));
+        for _ in 0..200 {
+            let mut tx = PdcpTx::<u32>::new(c);
+            let n = rng.gen_range(0..40);
+            for i in 0..n {
+                tx.on_sdu(T0, i, rng.gen_range(40..1500)).unwrap();
+            }
+            let held: Vec<PdcpPdu<u32>> = tx.held().copied().collect();
+            let bound = rng.gen_range(0..30_000u64);
+            let (fwd, rest) = split_forwarding(held.clone(), Some(bound));
+            let fwd_bytes: u64 = fwd.iter().map(|p| u64::from(p.sdu_bytes)).sum();
+            assert!(fwd_bytes <= bound, "{fwd_bytes} > {bound}");
+            if let Some(next) = rest.first() {
+                assert!(fwd_bytes + u64::from(next.sdu_bytes) > bound, "the next SDU would have fitted");
+            }
+            let joined: Vec<u32> = fwd.iter().chain(&rest).map(|p| p.count).collect();
+            assert_eq!(joined, held.iter().map(|p| p.count).collect::<Vec<_>>());
+            let (all, none) = split_forwarding(held.clone(), None);
+            assert_eq!((all.len(), none.len()), (held.len(), 0));
+        }
+        // By hand: 600 + 500 > 1000, so only the first of three is kept (tail drop, even though
+        // the third, 300 B, would fit after it).
+        let mut tx = PdcpTx::<u32>::new(c);
+        for (i, b) in [600, 500, 300].into_iter().enumerate() {
+            tx.on_sdu(T0, i as u32, b).unwrap();
+        }
+        let (fwd, rest) = split_forwarding(tx.held().copied().collect(), Some(1000));
+        assert_eq!(fwd.iter().map(|p| p.sdu).collect::<Vec<_>>(), vec![0]);
+        assert_eq!(rest.iter().map(|p| p.sdu).collect::<Vec<_>>(), vec![1, 2]);
+        assert_eq!(PdcpConfig::default().forwarding_buffer_bytes, None, "unbounded unless set");
     }
 }

@@ -452,6 +452,7 @@ fn lte_summary(lte: &LteMedium, secs: f64) -> Option<Value> {
                 "sdus_forwarded_late": e.sdus_forwarded_late,
                 "sdus_discarded": e.sdus_discarded,
                 "sdus_discarded_received": e.sdus_discarded_received,
+                "sdus_not_forwarded": e.sdus_not_forwarded,
                 "sdus_already_received": e.sdus_already_received,
                 "ul_sdus_resent": e.ul_sdus_resent,
                 "harq_blocks_lost": e.harq_blocks_lost,

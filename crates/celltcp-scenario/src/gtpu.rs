@@ -183,6 +183,7 @@ mod tests {
             sdus_forwarded_late: 0,
             sdus_discarded: 0,
             sdus_discarded_received: 0,
+            sdus_not_forwarded: 0,
             sdus_already_received: 0,
             ul_sdus_resent: 0,
             status_report_s: f64::NAN,

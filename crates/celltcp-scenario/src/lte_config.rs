@@ -1172,5 +1172,14 @@ mod tests {
         assert!(e.message.contains("64KBB"), "{e}");
         let e = crate::config::parse(&text.replace("buffer", "bufer")).unwrap_err();
         assert!(e.to_string().contains("bufer"), "{e}");
+        // The forwarding buffer is its own key; absent, it is unbounded and `buffer` keeps its
+        // meaning.
+        assert_eq!(pdcp.forwarding_buffer_bytes, None);
+        let fwd = format!("{text}forwarding_buffer = \"256KB\"\n");
+        let pdcp = crate::config::parse(&fwd).unwrap().lte.unwrap().pdcp;
+        assert_eq!((pdcp.tx_buffer_bytes, pdcp.forwarding_buffer_bytes), (65536, Some(256 * 1024)));
+        let e = crate::config::parse(&fwd.replace("256KB", "lots")).unwrap_err();
+        assert_eq!((e.key.as_str(), e.line), ("lte.pdcp.forwarding_buffer", Some(5)), "{e}");
+        assert!(e.message.contains("lots"), "{e}");
     }
 }

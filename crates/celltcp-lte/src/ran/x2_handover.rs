@@ -123,6 +123,10 @@ pub struct HandoverEvent {
     /// Downlink SDUs the source discarded that the UE had already received (not lost; their
     /// acknowledgement was still on its way).
     pub sdus_discarded_received: u64,
+    /// Downlink SDUs the forwarding mode would have forwarded at detach but the source's
+    /// forwarding buffer (`[lte.pdcp] forwarding_buffer`) did not keep; those the UE lacked
+    /// are also counted in `sdus_discarded`.
+    pub sdus_not_forwarded: u64,
     /// Forwarded SDUs the target dropped because the UE's status report showed them received.
     pub sdus_already_received: u64,
     /// Uplink SDUs the UE sent again in the target.
@@ -216,6 +220,7 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
             sdus_forwarded_late: 0,
             sdus_discarded: 0,
             sdus_discarded_received: 0,
+            sdus_not_forwarded: 0,
             sdus_already_received: 0,
             ul_sdus_resent: 0,
             status_report_s: f64::NAN,
@@ -534,6 +539,21 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
             }
         }
         drop(old);
+        // The source's forwarding buffer (TS 36.323 §5.2.1.1, TS 36.300 §10.1.2.3): what does
+        // not fit is not forwarded; the UE's PDCP passes over the gaps it leaves once the
+        // forwarded data has drained (`end_reordering_if_done`).
+        let (kept, dropped) = crate::pdcp::split_forwarding(forwarded, self.cfg.pdcp.forwarding_buffer_bytes);
+        forwarded = kept;
+        let not_forwarded = dropped.len() as u64;
+        for p in dropped {
+            u.enb.bearer.pdcp_tx.forget(p.sn);
+            if u.ue.bearer.pdcp_rx.has_received(p.count) {
+                discarded_received += 1;
+            } else {
+                discarded += 1;
+                out.push(RanOutput::Dropped { ue, dir: Direction::Downlink, sdu: p.sdu });
+            }
+        }
         // Uplink: the UE's RLC entity is re-established too.
         let mut old_ue = u.ue.bearer.leg.re_establish(&rlc_cfg);
         u.ue.ul_resend.clear();
@@ -568,6 +588,7 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         e.sdus_forwarded = n_fwd;
         e.sdus_discarded = discarded;
         e.sdus_discarded_received = discarded_received;
+        e.sdus_not_forwarded = not_forwarded;
         e.harq_blocks_lost = lost_blocks;
         self.ues[ue].stats.handovers += 1;
     }
@@ -651,8 +672,14 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         if !pending && u.ue.bearer.pdcp_rx.stored_sdus() == 0 {
             u.ue.bearer.pdcp_rx.set_reordering(false);
             u.ue.reorder_until = None;
+        } else if !pending && self.cfg.pdcp.forwarding_buffer_bytes.is_some() {
+            // Every forwarded SDU is in, yet SDUs wait behind a gap: ones the forwarding
+            // buffer did not keep, which will never come. Pass over them as on expiry of
+            // t-Reordering (TS 36.323 §5.1.2.1.4). Without the bound nothing is missing here.
+            u.ue.bearer.pdcp_rx.flush(delivered);
+            u.ue.bearer.pdcp_rx.set_reordering(false);
+            u.ue.reorder_until = None;
         }
-        let _ = delivered;
     }
 
     /// Moves UE `ue` to `pos` (metres): its path loss to every cell follows; its shadowing
@@ -719,12 +746,17 @@ mod tests {
     /// `ms` ms (and sends one small uplink SDU every 5 ms); a handover to cell 1 is decided at
     /// `ho_ms`. The run continues until everything is delivered or 3 s more have passed.
     fn run(h: HandoverConfig, ho_ms: u64, per_ms: u32, bytes: u32, sinr_db: f64, ms: u64) -> Trace {
+        run_with(config(h), ho_ms, per_ms, bytes, sinr_db, ms)
+    }
+
+    /// [`run`] with a whole RAN configuration.
+    fn run_with(cfg: RanConfig, ho_ms: u64, per_ms: u32, bytes: u32, sinr_db: f64, ms: u64) -> Trace {
         let enbs = [
             EnbSpec { name: "a".into(), position: (0.0, 0.0), boresight_deg: None },
             EnbSpec { name: "b".into(), position: (500.0, 0.0), boresight_deg: None },
         ];
         let ues = [UeSpec { name: "ue".into(), enb: 0, position: (250.0, 10.0), fixed_sinr_db: Some(sinr_db), fixed_mcs: None }];
-        let mut ran: Ran<u32> = Ran::new(config(h), &enbs, &ues, 7);
+        let mut ran: Ran<u32> = Ran::new(cfg, &enbs, &ues, 7);
         ran.schedule_handover(SimTime::from_millis(ho_ms), 0, 1);
         let mut out = Vec::new();
         let (mut delivered, mut dropped) = (Vec::new(), Vec::new());
@@ -860,6 +892,41 @@ mod tests {
             *lost = t.dropped.len();
         }
         assert!(flush_lost > 20 * seamless_lost.max(1), "flush lost {flush_lost}, seamless {seamless_lost}");
+    }
+
+    // The forwarding buffer (`[lte.pdcp] forwarding_buffer`, TS 36.323 §5.2.1.1): with a
+    // backlog larger than the bound, the source forwards exactly the leading ⌊bound / SDU⌋
+    // SDUs (1000-byte SDUs here: the closed form) and discards the rest, counted; the UE's
+    // PDCP passes over the gap once the forwarded data is in, so everything is delivered or
+    // dropped exactly once, in order, and nothing stalls. A bound larger than the backlog
+    // changes nothing (the same deliveries, at the same instants, as no bound).
+    #[test]
+    fn forwarding_buffer_bounds_what_the_source_forwards() {
+        let with = |fwd: PdcpForwarding, bound: Option<u64>| {
+            let mut c = config(h(fwd));
+            c.pdcp.forwarding_buffer_bytes = bound;
+            c
+        };
+        for fwd in [PdcpForwarding::Lossless, PdcpForwarding::Seamless] {
+            let free = run_with(with(fwd, None), 1000, 2, 1000, 8.0, 1500);
+            assert!(free.event.sdus_forwarded > 60, "{fwd:?}: a backlog to bound: {:?}", free.event);
+            for bound in [0u64, 20_000, 50_500] {
+                let t = run_with(with(fwd, Some(bound)), 1000, 2, 1000, 8.0, 1500);
+                let e = &t.event;
+                let fit = bound / 1000;
+                assert_eq!(e.sdus_forwarded, fit, "{fwd:?} {bound}: {e:?}");
+                assert_eq!(e.sdus_not_forwarded, free.event.sdus_forwarded - fit, "{fwd:?} {bound}: {e:?}");
+                assert_eq!(t.dropped.len() as u64, e.sdus_discarded, "{fwd:?} {bound}");
+                let mut all: Vec<u32> = t.delivered.iter().map(|x| x.0).chain(t.dropped.iter().copied()).collect();
+                all.sort_unstable();
+                assert!(all == (0..t.sent).collect::<Vec<_>>(), "{fwd:?} {bound}: {}", diff(&all, t.sent));
+                let ids: Vec<u32> = t.delivered.iter().map(|x| x.0).collect();
+                assert!(ids.windows(2).all(|w| w[0] < w[1]), "{fwd:?} {bound}: in order");
+            }
+            let big = run_with(with(fwd, Some(1 << 30)), 1000, 2, 1000, 8.0, 1500);
+            assert_eq!(big.delivered, free.delivered, "{fwd:?}: an inert bound changes nothing");
+            assert_eq!(big.event.sdus_not_forwarded, 0);
+        }
     }
 
     // The gap the UE sees (TS 36.300 §10.1.2.1): the source serves it until the handover
