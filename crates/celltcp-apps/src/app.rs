@@ -141,6 +141,32 @@ pub trait SocketApi {
     fn udp_send(&mut self, now: SimTime, s: SockId, payload_len: u32, seq: u64);
     /// An ICMP echo socket towards `dst` (its identifier is allocated by the stack).
     fn echo_open(&mut self, dst: Ipv4) -> Result<SockId, SocketError>;
+
+    // ---- transparent proxying (Linux IP_TRANSPARENT + TPROXY; see `proxy.rs`): only a node
+    // with a `[[proxy]]` offers them, the defaults refuse.
+
+    /// A connection's local and remote address (`getsockname`, `getpeername`): for a
+    /// connection a transparent proxy accepted, the local one is the original destination.
+    fn sock_names(&mut self, s: SockId) -> Result<(SockAddr, SockAddr), SocketError> {
+        Err(SocketError::BadSocket(s))
+    }
+    /// Accepts the SYN the node's transparent listener holds from `peer` to `orig` (the
+    /// intercepted client): the connection answers as `orig`.
+    fn accept_held(&mut self, now: SimTime, orig: SockAddr, peer: SockAddr, cfg: &TcpConfig) -> Result<SockId, SocketError> {
+        let _ = (now, peer, cfg);
+        Err(SocketError::AddrNotAvailable(orig.addr))
+    }
+    /// Refuses the SYN held from `peer` to `orig`: a RST answers it as `orig` (RFC 9293
+    /// §3.10.7.1, the reply of a closed port).
+    fn refuse_held(&mut self, now: SimTime, orig: SockAddr, peer: SockAddr) {
+        let _ = (now, orig, peer);
+    }
+    /// Active open from a foreign address (`IP_TRANSPARENT` and `bind()` to `local`, then
+    /// `connect()`): the server-side leg of a transparent proxy, from the client's address.
+    fn connect_transparent(&mut self, now: SimTime, local: SockAddr, remote: SockAddr, cfg: &TcpConfig) -> Result<SockId, SocketError> {
+        let _ = (now, remote, cfg);
+        Err(SocketError::AddrNotAvailable(local.addr))
+    }
     /// Sends an echo request (RFC 792) with `seq` and `payload_len` bytes.
     fn echo_send(&mut self, now: SimTime, s: SockId, seq: u16, payload_len: u32);
 }

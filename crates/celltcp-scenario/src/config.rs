@@ -62,6 +62,9 @@ pub struct Config {
     /// Settings of `celltcp emu` (ignored by `celltcp run`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub emu: Option<EmuCfg>,
+    /// Transparent split-TCP proxies (see `docs/scenario.md`, section "Transparent proxy").
+    #[serde(default, rename = "proxy", skip_serializing_if = "Vec::is_empty")]
+    pub proxies: Vec<crate::tproxy::ProxyCfg>,
 }
 
 /// One `[[exec]]` entry: a command run in the network namespace of a host by `celltcp emu`.

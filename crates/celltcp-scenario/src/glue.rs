@@ -490,7 +490,7 @@ fn classify_mptcp(was_established: bool, m: &MptcpConnection) -> SocketEvent {
 
 /// What changed on a connection, for its app (the first that applies).
 #[inline]
-fn classify(was_established: bool, ep: &TcpEndpoint) -> SocketEvent {
+pub(crate) fn classify(was_established: bool, ep: &TcpEndpoint) -> SocketEvent {
     if ep.is_closed() {
         SocketEvent::Closed
     } else if !was_established && ep.is_established() {

@@ -34,6 +34,7 @@ pub mod sim;
 pub mod sinks;
 mod stack;
 mod summary;
+mod tproxy;
 mod web_apps;
 pub mod units;
 pub mod wifi_config;

@@ -236,6 +236,9 @@ impl World {
                 }
             }
         }
+        if self.tproxy.is_some() {
+            self.sample_proxies(t);
+        }
         for m in &mut self.media {
             m.medium.sample(now, &mut self.sinks);
         }

@@ -84,6 +84,8 @@ pub struct Plan {
     pub flows: Vec<PlanFlow>,
     pub lte: Option<PlanLte>,
     pub wifi: Vec<PlanWifi>,
+    /// The transparent proxies (`[[proxy]]`, `tproxy.rs`).
+    pub proxies: Vec<crate::tproxy::PlanProxy>,
 }
 
 /// One BSS in the topology.
@@ -833,7 +835,9 @@ pub fn plan(text: &str, cfg: &Config, base_dir: Option<&std::path::Path>) -> Res
     if let Some(dup) = flows.iter().find(|f| !seen.insert(f.name.as_str())) {
         return Err(err(text, None, "flow", format!("two flows are named {:?} (an iperf stream `<flow>.k` or `<flow>.tx`/`.rx` takes the name of another flow)", dup.name)));
     }
-    Ok(Plan { nodes, links, dirs, routes, ifaces, flows, lte, wifi })
+    let names: Vec<(String, NodeKind)> = nodes.iter().map(|n| (n.name.clone(), n.kind)).collect();
+    let proxies = crate::tproxy::plan_proxies(text, &cfg.proxies, &names, lte.as_ref().map(|l| (l.pgw_node, l.enb_node.as_slice())))?;
+    Ok(Plan { nodes, links, dirs, routes, ifaces, flows, lte, wifi, proxies })
 }
 
 /// A host's interfaces (see `iface.rs`): one per link it is an endpoint of, the LTE radio

@@ -331,6 +331,16 @@ impl Simulation {
         self.world.stack.socks.get(s.0 as usize).and_then(|k| k.ep_ref())
     }
 
+    /// The transparent proxy of node `node` (`[[proxy]]`), if it has one.
+    pub fn proxy(&self, node: &str) -> Option<&celltcp_apps::proxy::SplitProxy> {
+        let n = self.node(node)?.0;
+        let tp = self.world.tproxy.as_ref()?;
+        tp.list.iter().find(|(p, _)| p.node == n).and_then(|&(_, a)| match &self.world.apps[a as usize].app {
+            AnyApp::Proxy(p) => Some(p),
+            _ => None,
+        })
+    }
+
     /// Whether [`Simulation::finish`] has run.
     pub fn is_finished(&self) -> bool {
         self.finished

@@ -71,6 +71,9 @@ pub const WIFI_STA: &[(&str, ColType)] = &[
 ];
 pub const SEGMENTS: &[(&str, ColType)] = &[("time_s", F64), ("flow", I64), ("seq", I64), ("len", I64), ("retransmission", I64)];
 pub const ACKS: &[(&str, ColType)] = &[("time_s", F64), ("flow", I64), ("ack", I64), ("sack", I64)];
+/// One row per `[[proxy]]` per sample: the bytes it holds (read and not yet acknowledged by
+/// the other leg's peer) and its open intercepted connections.
+pub const PROXY: &[(&str, ColType)] = &[("time_s", F64), ("proxy", I64), ("held_bytes", F64), ("connections", I64)];
 /// One row per subflow of an MPTCP flow's sending connection per sample.
 pub const MPTCP_SUBFLOWS: &[(&str, ColType)] = &[
     ("time_s", F64),
@@ -98,9 +101,17 @@ pub(crate) struct Sinks {
     pub segments: Option<Sink>,
     pub acks: Option<Sink>,
     pub mptcp_subflows: Option<Sink>,
+    /// Opened by [`Sinks::open_proxy`] in a run with `[[proxy]]`.
+    pub proxy: Option<Sink>,
 }
 
 impl Sinks {
+    /// Opens the `proxy` table (a run with `[[proxy]]`). A file that cannot be created leaves
+    /// the table out (the other tables of the run were created in the same directory).
+    pub fn open_proxy(&mut self) {
+        self.proxy = open_sink(self.dir.as_deref(), "proxy", PROXY, self.row_group_rows).ok();
+    }
+
     /// Opens the tables of a run: files under `out_dir/timeseries` when there is an output
     /// directory, memory otherwise.
     pub fn open(out_dir: Option<&Path>, lte: bool, wifi: bool, traced: bool, mptcp: bool) -> Result<Sinks, SinkError> {
@@ -125,6 +136,7 @@ impl Sinks {
             segments: some(traced, "segments", SEGMENTS)?,
             acks: some(traced, "acks", ACKS)?,
             mptcp_subflows: some(mptcp, "mptcp_subflows", MPTCP_SUBFLOWS)?,
+            proxy: None,
             dir,
             row_group_rows,
         })
@@ -134,7 +146,7 @@ impl Sinks {
     /// no such rows). Returns the in-memory tables (none with an output directory) and the
     /// files written, relative to the output directory.
     pub fn finish(self, iperf: Option<Table>, ping: Option<Table>) -> Result<(Vec<Table>, Vec<String>), SinkError> {
-        let Sinks { dir, row_group_rows, tcp, queue, rtt, lte_ue, lte_cell, wifi_bss, wifi_sta, segments, acks, mptcp_subflows } = self;
+        let Sinks { dir, row_group_rows, tcp, queue, rtt, lte_ue, lte_cell, wifi_bss, wifi_sta, segments, acks, mptcp_subflows, proxy } = self;
         let built = |t: Option<Table>, cols: &[(&str, ColType)]| -> Result<Option<Sink>, SinkError> {
             let Some(t) = t else { return Ok(None) };
             let mut s = open_sink(dir.as_deref(), &t.name, cols, row_group_rows)?;
@@ -144,7 +156,7 @@ impl Sinks {
         let iperf = built(iperf, IPERF)?;
         let ping = built(ping, PING)?;
         let (mut tables, mut files) = (Vec::new(), Vec::new());
-        for s in [Some(tcp), Some(queue), Some(rtt), iperf, lte_ue, lte_cell, wifi_bss, wifi_sta, segments, acks, mptcp_subflows, ping].into_iter().flatten() {
+        for s in [Some(tcp), Some(queue), Some(rtt), iperf, lte_ue, lte_cell, wifi_bss, wifi_sta, segments, acks, mptcp_subflows, proxy, ping].into_iter().flatten() {
             let name = s.name().to_string();
             match s.finish()? {
                 Some(t) => tables.push(t),

@@ -138,6 +138,12 @@ pub(crate) struct Stack {
     pub flow_mptcp: Vec<Option<MptcpConfig>>,
     /// MPTCP connections accepted by listeners, by their token (RFC 8684 §3.2).
     pub tokens: FastMap<u32, u32>,
+    /// Transparent proxies' connections (`tproxy.rs`), by (node, 4-tuple): they hold other
+    /// hosts' addresses (the legs have the 4-tuples of the ends' own sockets), so they are
+    /// found per node, apart from `conns`.
+    pub tproxy: FastMap<(u32, Tuple), u32>,
+    /// The SYNs transparent listeners hold, by (node, the client leg's 4-tuple).
+    pub held: FastMap<(u32, Tuple), TcpSegment>,
 }
 
 impl Stack {
@@ -301,6 +307,33 @@ impl Stack {
         let s = self.push(Sock { kind: SockKind::Tcp(ep), node, local, remote, app, flow, timer_at: None, traced: false, touched: false, iss });
         self.conns.insert(Tuple::new(TCP, local, remote), s);
         s
+    }
+
+    /// A transparent proxy's client leg on `node`: the SYN held from `peer` to `orig`,
+    /// answered as `orig` (Linux: `accept()` on an `IP_TRANSPARENT` listener fed by TPROXY).
+    #[allow(clippy::too_many_arguments)]
+    pub fn accept_held(&mut self, now: SimTime, node: u32, app: u32, orig: SockAddr, peer: SockAddr, cfg: &TcpConfig) -> Result<u32, SocketError> {
+        let key = (node, Tuple::new(TCP, orig, peer));
+        let seg = self.held.remove(&key).ok_or(SocketError::AddrNotAvailable(orig.addr))?;
+        let iss = self.iss(NO_FLOW);
+        let ep = TcpEndpoint::accept(*cfg, orig.port, peer.port, iss, &seg, now);
+        let s = self.push(Sock { kind: SockKind::Tcp(ep), node, local: orig, remote: peer, app, flow: NO_FLOW, timer_at: None, traced: false, touched: false, iss });
+        self.tproxy.insert(key, s);
+        Ok(s)
+    }
+
+    /// A transparent proxy's server leg on `node`, from the foreign address `local` (the
+    /// client's address and port: `IP_TRANSPARENT`, `bind()`, `connect()`).
+    pub fn connect_transparent(&mut self, now: SimTime, node: u32, app: u32, local: SockAddr, remote: SockAddr, cfg: &TcpConfig) -> Result<u32, SocketError> {
+        let key = (node, Tuple::new(TCP, local, remote));
+        if self.tproxy.contains_key(&key) {
+            return Err(SocketError::AddrInUse(local));
+        }
+        let iss = self.iss(NO_FLOW);
+        let ep = TcpEndpoint::connect(*cfg, local.port, remote.port, iss, now);
+        let s = self.push(Sock { kind: SockKind::Tcp(ep), node, local, remote, app, flow: NO_FLOW, timer_at: None, traced: false, touched: false, iss });
+        self.tproxy.insert(key, s);
+        Ok(s)
     }
 
     pub fn listen(&mut self, node: u32, app: u32, flow: u32, local: SockAddr, cfg: &TcpConfig) -> Result<u32, SocketError> {
@@ -491,6 +524,42 @@ impl SocketApi for NodeApi<'_> {
     fn echo_open(&mut self, dst: Ipv4) -> Result<SockId, SocketError> {
         let local = self.src_for(dst);
         self.stack.echo_open(self.node, self.app, self.flow, local, dst).map(SockId)
+    }
+
+    fn sock_names(&mut self, s: SockId) -> Result<(SockAddr, SockAddr), SocketError> {
+        match self.stack.socks.get(s.0 as usize) {
+            Some(k) if k.app == self.app => Ok((k.local, k.remote)),
+            _ => Err(SocketError::BadSocket(s)),
+        }
+    }
+
+    fn accept_held(&mut self, now: SimTime, orig: SockAddr, peer: SockAddr, cfg: &TcpConfig) -> Result<SockId, SocketError> {
+        let s = self.stack.accept_held(now, self.node, self.app, orig, peer, cfg)?;
+        self.stack.pending.created.push(s);
+        Ok(SockId(s))
+    }
+
+    fn refuse_held(&mut self, _now: SimTime, orig: SockAddr, peer: SockAddr) {
+        let Some(syn) = self.stack.held.remove(&(self.node, Tuple::new(TCP, orig, peer))) else { return };
+        // RFC 9293 §3.10.7.1: <SEQ=0><ACK=SEG.SEQ+SEG.LEN><CTL=RST,ACK>
+        let rst = TcpSegment {
+            src_port: orig.port,
+            dst_port: peer.port,
+            seq: 0,
+            ack: syn.seq.wrapping_add(syn.seq_len()),
+            flags: celltcp_net::TcpFlags(celltcp_net::TcpFlags::RST | celltcp_net::TcpFlags::ACK),
+            window: 0,
+            options: Default::default(),
+            payload_len: 0,
+            ect: false,
+        };
+        self.stack.pending.tx.push((self.node, orig.addr, peer.addr, Body::Tcp(rst), NO_FLOW));
+    }
+
+    fn connect_transparent(&mut self, now: SimTime, local: SockAddr, remote: SockAddr, cfg: &TcpConfig) -> Result<SockId, SocketError> {
+        let s = self.stack.connect_transparent(now, self.node, self.app, local, remote, cfg)?;
+        self.stack.pending.created.push(s);
+        Ok(SockId(s))
     }
 
     fn echo_send(&mut self, now: SimTime, s: SockId, seq: u16, payload_len: u32) {

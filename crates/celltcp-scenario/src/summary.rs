@@ -265,6 +265,9 @@ pub(crate) fn summary(w: &World, end: celltcp_engine::SimTime) -> Value {
             out[key] = v;
         }
     }
+    if let Some(v) = crate::tproxy::summary(w, end) {
+        out["proxies"] = v;
+    }
     crate::fairness::annotate(&mut out);
     out
 }

@@ -71,7 +71,7 @@ pub(crate) struct Node {
     pub addr: Ipv4,
     /// Its interfaces (name, address, device), for the summary.
     pub ifaces: Vec<(String, Ipv4, &'static str)>,
-    reasm: Reassembler,
+    pub(crate) reasm: Reassembler,
     ident: u16,
     /// Packets for it leave the simulation (emulation: a real host's TUN device).
     pub external: bool,
@@ -176,6 +176,8 @@ pub(crate) struct World {
     /// Packets that arrived at external nodes, with their arrival time, until taken.
     pub(crate) external_out: Vec<(SimTime, u32, Packet)>,
     raw_scratch: Vec<u8>,
+    /// The transparent proxies (`tproxy.rs`), if the run has any.
+    pub(crate) tproxy: Option<Box<crate::tproxy::Tproxies>>,
 }
 
 impl World {
@@ -255,6 +257,15 @@ impl World {
             .collect();
         let ue_lwa = plan.lte.as_mut().map(|l| std::mem::take(&mut l.plan.ue_lwa)).unwrap_or_default();
         let mut wifi = wifi;
+        // the eNBs' nodes and the X2 delays between them, for eNB proxies (`tproxy.rs`)
+        let proxy_enbs: Vec<usize> = plan.lte.as_ref().map_or(Vec::new(), |pl| pl.enb_node.clone());
+        let proxy_x2 = {
+            let x2 = plan.lte.as_ref().map(|pl| (pl.plan.ran.handover.x2_delay, pl.plan.x2.iter().map(|&(a, b, d, _)| (pl.enb_node[a], pl.enb_node[b], d)).collect::<Vec<_>>()));
+            move |a: usize, b: usize| match &x2 {
+                Some((def, pairs)) => pairs.iter().find(|&&(x, y, _)| (x, y) == (a, b) || (y, x) == (a, b)).map_or(*def, |p| p.2),
+                None => SimDuration::ZERO,
+            }
+        };
         let mut lte = plan.lte.take().map(|pl| {
             let mut ran = Ran::new(pl.plan.ran.clone(), &pl.plan.enbs, &pl.plan.ues, seed);
             for (i, s) in pl.plan.setup.iter().enumerate() {
@@ -421,7 +432,9 @@ impl World {
             raw: celltcp_net::raw::RawStore::new(256 << 20),
             external_out: Vec::new(),
             raw_scratch: Vec::new(),
+            tproxy: None,
         };
+        crate::tproxy::install(&mut w, std::mem::take(&mut plan.proxies), seed, &proxy_enbs, |a, b| proxy_x2(a, b));
         // the work a medium has on its own (moving UEs, planned handovers) before any packet
         for m in 0..w.media.len() {
             w.medium_arm(SimTime::ZERO, m as u32);
@@ -676,6 +689,10 @@ impl World {
             return;
         }
         if pkt.dst != self.nodes[node].addr && !self.ifaces.is_other_addr_of(node, pkt.dst) {
+            // a transparent proxy's interception (`tproxy.rs`), before forwarding (PREROUTING)
+            if self.tproxy.is_some() && self.tproxy_input(now, node, &pkt) {
+                return;
+            }
             if pkt.ttl <= 1 {
                 return;
             }
