@@ -374,7 +374,7 @@ mod tests {
         duplex(&mut e, 1, 2);
         duplex(&mut e, 1, 3);
         let r = Routes::compute(4, &e);
-        assert_eq!(r.stub_uplink(3), Some(4));
+        assert_eq!(r.stub_uplink(3), Some(5)); // the link 3 -> 1 (duplex pushes a->b, then b->a)
         assert_eq!(r.stub_uplink(0), Some(0));
         assert_eq!(r.stub_uplink(1), None, "core node");
         for at in [0, 2, 3] {
