@@ -202,26 +202,7 @@ impl Simulation {
     /// Runs to the end and finishes. `progress(fraction)` is called every 65536 events and may
     /// return false to stop (the simulation stays usable: it can be stepped further).
     pub fn run(&mut self, progress: &mut dyn FnMut(f64) -> bool) -> bool {
-        let end = self.world.end;
-        let end_ns = end.as_nanos().max(1) as f64;
-        let t0 = Instant::now();
-        while let Some(at) = self.world.q.peek_time() {
-            if at > end {
-                break;
-            }
-            let (now, ev) = self.world.q.pop().unwrap();
-            self.now = now;
-            self.world.dispatch(now, ev);
-            if self.world.events_processed() & 0xFFFF == 0 && !progress(now.as_nanos() as f64 / end_ns) {
-                self.wall_s += t0.elapsed().as_secs_f64();
-                return false;
-            }
-        }
-        self.now = end;
-        self.wall_s += t0.elapsed().as_secs_f64();
-        self.finish();
-        progress(1.0);
-        true
+        self.run_with(&mut |f, _| progress(f))
     }
 
     /// Flushes the files the run writes (pcap). Stepping further after it is allowed (the
