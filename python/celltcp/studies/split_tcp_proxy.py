@@ -204,8 +204,8 @@ def per_run(df: pd.DataFrame) -> pd.DataFrame:
 
 # --- findings ------------------------------------------------------------------------------------
 
-NO_PROXY = ("no runs with the proxy: the sweep has no [[proxy]] parameter yet (the proxy branch "
-            "has not landed), so nothing compares with and without it")
+NO_PROXY = ("no runs with the proxy: the sweep's proxy parameter has no [[proxy]] entry (the "
+            "study's sweeps run with and without it), so nothing compares the two")
 
 
 def _need_both(rows: pd.DataFrame) -> None:
@@ -696,8 +696,8 @@ def _proxy_series(sub: pd.DataFrame) -> list[tuple[str, pd.DataFrame, dict[str, 
 def figures(df: pd.DataFrame, sweep_dir: Path) -> list[StudyFigure]:
     out: list[StudyFigure] = []
     proxied = (df["proxy"] == WITH).any()
-    note = "" if proxied else (" No run has the proxy yet (the proxy branch has not landed): only "
-                               "the reference curves are drawn.")
+    note = "" if proxied else (" No run has the proxy (the sweep's proxy parameter has no [[proxy]] "
+                               "entry): only the reference curves are drawn.")
     try:
         f = ftp_runs(df)
     except ValueError:
