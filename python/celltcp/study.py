@@ -56,40 +56,15 @@ def list_studies() -> list[tuple[str, str]]:
 
 
 def _aggregated(study: Study, df: pd.DataFrame) -> pd.DataFrame:
-    """One row per point (the study's grouping columns), one column per metric in its display
-    unit: ``mean ± half-width of the 95 % t-interval`` (just the mean for a single run), and
-    the number of runs ``n``."""
-    from .sweep import aggregate
-
+    """The study's aggregated table (:func:`celltcp.sweep_plots.display_table`) over its rows:
+    ``table_rows``, else the ``table_flows``, else the whole results table."""
     if study.table_rows is not None:
         sel = study.table_rows(df)
     elif study.table_flows:
         sel = df[df["flow"].isin(list(study.table_flows))]
     else:
         sel = df
-    by = [c for c in study.aggregate_by if c in sel.columns]
-    wide: pd.DataFrame | None = None
-    for metric in study.metrics:
-        if metric not in sel.columns or pd.to_numeric(sel[metric], errors="coerce").isna().all():
-            continue
-        a = aggregate(sel, by=by, metric=metric)
-        label, k = sweep_plots.metric_label(metric)
-        cells = []
-        for m, h in zip(a["mean"] * k, a["ci_half"] * k):
-            cells.append(f"{m:.4g}" if h != h else f"{m:.4g} ± {h:.2g}")
-        col = a[by].copy()
-        col["n"] = a["n"].astype(int)
-        col[label] = cells
-        wide = col if wide is None else wide.merge(col.drop(columns="n"), on=by, how="outer")
-    if wide is None:
-        return pd.DataFrame()
-    order = [c for c in by if c in wide.columns]
-    return wide.sort_values(order, key=lambda c: c.map(_order_key(c))).reset_index(drop=True)
-
-
-def _order_key(col: pd.Series) -> dict:  # type: ignore[type-arg]
-    """Rank of each value in its natural order (64KB < 1MB; else as they appear)."""
-    return {v: i for i, v in enumerate(sweep_plots.ordered(col))}
+    return sweep_plots.display_table(sel, study.aggregate_by, study.metrics)
 
 
 def _files(sweep_file: Path, prefix: str = "") -> dict[str, str]:

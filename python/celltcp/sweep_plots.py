@@ -47,7 +47,7 @@ from .plots import _STYLE as _RUN_STYLE
 from .sweep import aggregate, t_quantile
 
 __all__ = [
-    "t_quantile", "ci_table", "palette", "metric_label", "param_label",
+    "t_quantile", "ci_table", "display_table", "palette", "metric_label", "param_label",
     "lines", "bars", "boxes", "metric_cdf", "sample_cdf", "traces", "save",
 ]
 
@@ -133,6 +133,31 @@ def _log_x(ax: Axes) -> None:
         return f"{v:g}" if min(abs(lead - k) for k in (2, 3, 5)) < 1e-6 else ""
 
     ax.xaxis.set_minor_formatter(FuncFormatter(minor))
+
+
+def display_table(df: pd.DataFrame, by: Sequence[str], metrics: Sequence[str]) -> pd.DataFrame:
+    """The aggregated table of a report: one row per value of ``by`` (in natural order), the
+    number of runs ``n``, and per metric (in its display unit, labelled by :func:`metric_label`)
+    ``mean ± half-width of the 95 % t-interval`` (just the mean for a single run). Metrics the
+    table lacks or holds no number of are left out."""
+    by = [c for c in by if c in df.columns]
+    wide: pd.DataFrame | None = None
+    for metric in metrics:
+        if metric not in df.columns or pd.to_numeric(df[metric], errors="coerce").isna().all():
+            continue
+        a = aggregate(df, by=by, metric=metric)
+        label, k = metric_label(metric)
+        col = a[by].copy()
+        col["n"] = a["n"].astype(int)
+        col[label] = [f"{m:.4g}" if h != h else f"{m:.4g} ± {h:.2g}"
+                      for m, h in zip(a["mean"] * k, a["ci_half"] * k)]
+        wide = col if wide is None else wide.merge(col.drop(columns="n"), on=by, how="outer")
+    if wide is None:
+        return pd.DataFrame()
+    if not by:
+        return wide.reset_index(drop=True)
+    rank = {c: {v: i for i, v in enumerate(ordered(wide[c]))} for c in by}
+    return wide.sort_values(by, key=lambda c: c.map(rank[c.name])).reset_index(drop=True)
 
 
 def metric_label(metric: str) -> tuple[str, float]:

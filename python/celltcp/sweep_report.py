@@ -220,25 +220,8 @@ def _trace_runs(sweep_dir: Path, runs: pd.DataFrame, params: list[str]) -> dict[
 
 
 def _aggregated(df: pd.DataFrame, plan: _Plan) -> pd.DataFrame:
-    from .sweep import aggregate
-
     by = [p for p in plan.params if p in df.columns] + ["flow"]
-    sel = df[df["flow"].isin(plan.flows)]
-    wide: pd.DataFrame | None = None
-    for metric in plan.metrics:
-        if pd.to_numeric(sel[metric], errors="coerce").isna().all():
-            continue
-        a = aggregate(sel, by=by, metric=metric)
-        label, k = sweep_plots.metric_label(metric)
-        col = a[by].copy()
-        col["n"] = a["n"].astype(int)
-        col[label] = [f"{m:.4g}" if h != h else f"{m:.4g} ± {h:.2g}"
-                      for m, h in zip(a["mean"] * k, a["ci_half"] * k)]
-        wide = col if wide is None else wide.merge(col.drop(columns="n"), on=by, how="outer")
-    if wide is None:
-        return pd.DataFrame()
-    order = {c: {v: i for i, v in enumerate(_distinct(wide, c))} for c in by}
-    wide = wide.sort_values(by, key=lambda c: c.map(order[c.name])).reset_index(drop=True)
+    wide = sweep_plots.display_table(df[df["flow"].isin(plan.flows)], by, plan.metrics)
     return wide.rename(columns={p: _short(p, plan.params) for p in plan.params})
 
 
