@@ -161,7 +161,10 @@ fn run(
                 let sent = Python::with_gil(|py| {
                     let rows: Vec<_> = live
                         .into_iter()
-                        .map(|r| (r.flow, r.start_s, r.end_s, r.bytes, r.bits_per_second, r.retransmits, r.packets, r.lost_packets, r.jitter_ms, r.omitted))
+                        .map(|l| {
+                            let r = l.report;
+                            (l.flow, l.start_s, l.end_s, r.bytes, r.bits_per_second, r.retransmits, r.packets, r.lost_packets, r.jitter_ms, r.omitted)
+                        })
                         .collect();
                     cb.call1(py, (rows,)).map(|_| ())
                 });

@@ -50,19 +50,14 @@ pub struct AppId(pub u32);
 pub struct NodeId(pub usize);
 
 /// A simulation that can be run to its end or stepped.
-/// One iperf interval report of a flow, as [`Simulation::new_intervals`] hands it out.
+/// One iperf interval report of a flow, as [`Simulation::new_intervals`] hands it out: the
+/// report, with its times as iperf3 prints them.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LiveInterval {
     pub flow: String,
     pub start_s: f64,
     pub end_s: f64,
-    pub bytes: u64,
-    pub bits_per_second: f64,
-    pub retransmits: u64,
-    pub packets: Option<u64>,
-    pub lost_packets: Option<u64>,
-    pub jitter_ms: Option<f64>,
-    pub omitted: bool,
+    pub report: celltcp_apps::interval::IntervalReport,
 }
 
 pub struct Simulation {
@@ -160,13 +155,7 @@ impl Simulation {
                     flow: fl.name.clone(),
                     start_s: (r.start - base).as_secs_f64(),
                     end_s: (r.end - base).as_secs_f64(),
-                    bytes: r.bytes,
-                    bits_per_second: r.bits_per_second,
-                    retransmits: r.retransmits,
-                    packets: r.packets,
-                    lost_packets: r.lost_packets,
-                    jitter_ms: r.jitter_ms,
-                    omitted: r.omitted,
+                    report: *r,
                 });
             }
             cursors[i] = mt.reports.len();
