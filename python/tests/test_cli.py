@@ -450,3 +450,29 @@ def test_lte_notes_summarise_cells_ues_and_mobility() -> None:
         "handovers: 2, interruption mean 50.5 ms (max 61.0), SDUs forwarded over X2 17, lost 1; "
         "ping-pongs 1, radio link failures 3",
     ]
+
+
+def test_every_shipped_example_validates() -> None:
+    for p in sorted((REPO / "examples").glob("*.toml")):
+        if p.name.startswith("sweep-"):
+            continue  # sweep files, read by `celltcp sweep` (test_sweep.py)
+        r = cli("validate", p)
+        assert r.returncode == 0, (p.name, r.stderr)
+
+
+def test_the_interference_example_shows_the_spread_lte_is_known_for(tmp_path: Path) -> None:
+    # docs/lte.md: per-UE DL SINR from about -5 to 26 dB, CQI from about 2 to 15, and goodput in
+    # the measured cell from Mbit/s near the site to almost nothing at its edge
+    r = cli("run", REPO / "examples" / "lte-interference.toml", "-o", tmp_path / "i", "-q")
+    assert r.returncode == 0, r.stderr
+    s = json.loads((tmp_path / "i" / "summary.json").read_text())
+    ues = s["lte"]["ues"]
+    def mean_cqi(hist: list[int]) -> float:  # the reports' mean CQI from their histogram
+        return sum(k * n for k, n in enumerate(hist)) / sum(hist)
+
+    cqi = [mean_cqi(u["dl"]["cqi_hist"]) for u in ues if sum(u["dl"].get("cqi_hist") or [0])]
+    sinr = [u["dl"]["sinr_db_mean"] for u in ues if u["dl"].get("sinr_db_mean") is not None]
+    assert min(cqi) < 5 and max(cqi) > 13, cqi
+    assert min(sinr) < 0 and max(sinr) > 20, sinr
+    dl = [f["goodput_bps"] for f in s["flows"] if f["name"].startswith("dl-")]
+    assert len(dl) == 8 and max(dl) > 2e6 and min(dl) < 0.2e6, dl
