@@ -185,16 +185,24 @@ def test_registry_and_unknown_study() -> None:
 
 
 def iperf_results(dl: dict[str, float], ul: dict[str, float], cubic_gain: float = 1.0,
-                  lte_spread_ms: float = 20.0, wired_spread_ms: float = 0.0) -> pd.DataFrame:
-    """Goodput in Mbit/s per window for each direction; CUBIC = NewReno x cubic_gain."""
+                  lte_spread_ms: float = 20.0, wired_spread_ms: float = 0.0,
+                  lte_rtt_ms: float | None = 100.0, wifi_rtt_ms: float = 92.0) -> pd.DataFrame:
+    """Goodput in Mbit/s per window for each direction; CUBIC = NewReno x cubic_gain. Part
+    ``wifi``: mean ping RTT over LTE and Wi-Fi (none with ``lte_rtt_ms=None``)."""
     rows = []
+    for seed in (1, 2) if lte_rtt_ms is not None else ():
+        for flow, rtt in (("rtt-lte", lte_rtt_ms), ("rtt-wifi", wifi_rtt_ms)):
+            assert rtt is not None
+            rows.append({"run_id": f"wifi{seed}", "seed": seed, "part": "wifi", "flow": flow,
+                         "goodput_bps": 0.0, "rtt_mean_ms": rtt + seed, "rtt_p50_ms": rtt,
+                         "rtt_p95_ms": rtt * 1.2, "rtt_min_ms": rtt * 0.95})
     for rev, gp in ((True, dl), (False, ul)):
         for w, g in gp.items():
             for cc, k in (("cubic", cubic_gain), ("newreno", 1.0)):
                 for seed in (1, 2):
                     rid = f"{w}{rev}{cc}{seed}"
                     base = {"run_id": rid, "seed": seed, "flow.0.window": w, "flow.0.reverse": rev,
-                            "flow.0.cc": cc}
+                            "flow.0.cc": cc, "part": "main"}
                     rows.append({**base, "flow": "iperf", "goodput_bps": g * k * 1e6 * (1 + 0.01 * seed)})
                     rows.append({**base, "flow": "ping-lte", "rtt_min_ms": 88.0,
                                  "rtt_p95_ms": 88.0 + lte_spread_ms, "goodput_bps": np.nan})
@@ -217,14 +225,15 @@ def _grades(df: pd.DataFrame) -> dict[str, str]:
 
 def test_iperf_checks_agree_with_the_papers_own_numbers() -> None:
     v = _verdicts(iperf_results(**PAPER_LIKE))  # type: ignore[arg-type]
-    assert v == {k: True for k in v} and len(v) == 6
+    assert v == {k: True for k in v} and len(v) == 7
     # with the paper's own numbers, every finding that has a number agrees in magnitude
     g = _grades(iperf_results(**PAPER_LIKE))  # type: ignore[arg-type]
     assert g == {"uplink-slower": "agrees in magnitude", "uplink-window-grows": "agrees in magnitude",
                  "no-gain-beyond-2mb": "agrees in magnitude",
                  "downlink-window-flat": "agrees in magnitude",
                  "cubic-better": "agrees in direction only",  # the paper gives no number
-                 "lte-rtt-varies": "agrees in direction only"}
+                 "lte-rtt-varies": "agrees in direction only",
+                 "wifi-rtt-similar": "agrees in direction only"}  # Fig. 23 only
 
 
 def test_iperf_checks_grade_celltcps_numbers() -> None:
@@ -259,6 +268,9 @@ def test_iperf_checks_grade_celltcps_numbers() -> None:
     ({"lte_spread_ms": 2.0}, "lte-rtt-varies"),
     # the wired path varies too (cross traffic on its access link): LTE's 20 ms is not 5x
     ({"wired_spread_ms": 6.0}, "lte-rtt-varies"),
+    # Fig. 23: Wi-Fi's mean RTT slightly smaller than LTE's, not larger, not a fraction of it
+    ({"wifi_rtt_ms": 103.0}, "wifi-rtt-similar"),
+    ({"wifi_rtt_ms": 60.0}, "wifi-rtt-similar"),
 ])
 def test_iperf_checks_flip(change: dict, key: str) -> None:
     args = {**PAPER_LIKE, **change}
@@ -272,6 +284,21 @@ def test_iperf_check_without_data_is_not_evaluated() -> None:
     df = iperf_results(**PAPER_LIKE)  # type: ignore[arg-type]
     df = df[df["flow.0.window"] != "4MB"]
     assert _verdicts(df)["no-gain-beyond-2mb"] is None
+    # without part wifi, the LTE-vs-Wi-Fi RTT is not evaluated rather than decided
+    v = _verdicts(iperf_results(**PAPER_LIKE, lte_rtt_ms=None))  # type: ignore[arg-type]
+    assert v["wifi-rtt-similar"] is None and v["lte-rtt-varies"] is True
+
+
+def test_iperf_wifi_rtt_numbers_are_the_tables() -> None:
+    df = iperf_results(**PAPER_LIKE, lte_rtt_ms=100.0, wifi_rtt_ms=90.0)  # type: ignore[arg-type]
+    v = next(e.verdict for e in evaluate(iperf_lte.FINDINGS, df) if e.finding.key == "wifi-rtt-similar")
+    nums = {q.name: q.celltcp for q in v.numbers}
+    # seeds 1 and 2 add 1 and 2 ms to the mean
+    assert nums["mean ping RTT over LTE"] == pytest.approx(101.5)
+    assert nums["mean ping RTT over Wi-Fi"] == pytest.approx(91.5)
+    assert nums["Wi-Fi / LTE mean RTT"] == pytest.approx(91.5 / 101.5)
+    assert all(q.paper is None for q in v.numbers) and "Fig. 23" in v.tolerance
+    assert "802.11ac" in v.setting and "mean LTE 101.5 ms, Wi-Fi 91.5 ms" in v.result
 
 
 # --- cc-variants-lte checks -----------------------------------------------------------------

@@ -70,11 +70,15 @@ def test_study_progress_line_like_sweep(iperf_quick: tuple[Path, int, str]) -> N
     # issue 18 item 6: `celltcp study` showed no progress unless stderr was a terminal, and then
     # only as "sweep: ..."; --progress draws the sweep's line (runs done, failed, time left)
     lines = (iperf_quick[0].parent / "stderr.txt").read_text().splitlines()
-    runs = [line for line in lines if line.startswith("study iperf-lte: ")]
-    assert runs[0].startswith("study iperf-lte: 0/12 done, 0 failed"), lines
-    assert re.match(r"study iperf-lte: 12/12 done, 0 failed  elapsed \d\d:\d\d  left 00:00$",
-                    runs[-2]), lines
-    assert runs[-1] == "study iperf-lte: 12 runs finished, making the figures and the report"
+    # (two sweeps: the main one and part wifi, each named on its line)
+    main_runs = [line for line in lines if line.startswith("study iperf-lte [main, sweep 1/2]: ")]
+    assert main_runs[0].startswith("study iperf-lte [main, sweep 1/2]: 0/12 done, 0 failed"), lines
+    assert re.match(r"study iperf-lte \[main, sweep 1/2\]: 12/12 done, 0 failed  elapsed "
+                    r"\d\d:\d\d  left 00:00$", main_runs[-1]), lines
+    wifi_runs = [line for line in lines if line.startswith("study iperf-lte [wifi, sweep 2/2]: ")]
+    assert re.match(r"study iperf-lte \[wifi, sweep 2/2\]: 2/2 done, 0 failed  elapsed "
+                    r"\d\d:\d\d  left 00:00$", wifi_runs[-1]), lines
+    assert lines[-1] == "study iperf-lte: 14 runs finished, making the figures and the report"
 
 
 def test_iperf_lte_quick_end_to_end(iperf_quick: tuple[Path, int, str], tmp_path: Path,
@@ -88,14 +92,16 @@ def test_iperf_lte_quick_end_to_end(iperf_quick: tuple[Path, int, str], tmp_path
     report = out / "report.html"
     html = report.read_text()
     figures = sorted((out / "figures").glob("*.png"))
-    assert len(figures) == 5 and len(list((out / "figures").glob("*.svg"))) == 5
+    # five of the main sweep, two of part wifi (LTE vs Wi-Fi RTT, Fig. 23)
+    assert len(figures) == 7 and len(list((out / "figures").glob("*.svg"))) == 7
+    assert {"rtt_wifi_box", "rtt_wifi_cdf"} <= {p.stem for p in figures}
     assert html.count('src="data:image/png;base64,') == len(figures)
     # the files run are included verbatim
     for name in ("scenario.toml", "sweep-quick.toml"):
         src = (Path(celltcp.studies.__file__).parent / "iperf-lte" / name).read_text()
         assert src.splitlines()[2].replace("&", "&amp;").replace('"', "&quot;") in html
     first = _agreement(html)
-    assert len(first) == 6 and "not evaluated" not in first.values()
+    assert len(first) == 7 and "not evaluated" not in first.values()
     findings = {f["key"]: f for f in json.loads((out / "findings.json").read_text())}
     assert {k: f["agrees"] for k, f in findings.items()} == {
         k: v == "agrees" for k, v in first.items()}
@@ -112,6 +118,8 @@ def test_iperf_lte_quick_end_to_end(iperf_quick: tuple[Path, int, str], tmp_path
 
     def faster_uplink(*a: Any, **k: Any) -> Any:
         res = real(*a, **k)
+        if "flow.0.reverse" not in res.table.columns:  # part wifi: no iperf
+            return res
         t = res.table.copy()
         up = (t["flow"] == "iperf") & (t["flow.0.reverse"] == False)  # noqa: E712
         t.loc[up, "goodput_bps"] *= 10
@@ -120,7 +128,7 @@ def test_iperf_lte_quick_end_to_end(iperf_quick: tuple[Path, int, str], tmp_path
     monkeypatch.setattr(celltcp.sweep, "run_sweep", faster_uplink)
     rc, text = _study("iperf-lte", out, capsys)
     assert rc == 0, text
-    assert "runs done 0, skipped 12, failed 0" in text
+    assert "runs done 0, skipped 14, failed 0" in text
     second = _agreement(report.read_text())
     assert second.pop("uplink-slower") == "does not agree"
     assert first.pop("uplink-slower") == "agrees"
@@ -135,7 +143,7 @@ def test_iperf_lte_quick_feeds_docnumbers(iperf_quick: tuple[Path, int, str],
     out = iperf_quick[0]
     meta = json.loads((out / "study.json").read_text())
     assert meta["study"] == "iperf-lte" and meta["quick"] is True
-    assert meta["runs"]["done"] + meta["runs"]["skipped"] == 12 and meta["versions"]["celltcp"]
+    assert meta["runs"]["done"] + meta["runs"]["skipped"] == 14 and meta["versions"]["celltcp"]  # 12 + part wifi
     doc = tmp_path / "studies.md"
     original = dn.DEFAULT_DOC.read_text(encoding="utf-8")
     doc.write_text(original, encoding="utf-8")
@@ -161,7 +169,7 @@ def test_iperf_lte_quick_report_renders_in_chromium(iperf_quick: tuple[Path, int
     out, rc, text = iperf_quick
     assert rc == 0, text
     figures = list((out / "figures").glob("*.png"))
-    assert len(figures) == 5
+    assert len(figures) == 7
     check_figures_render(out / "report.html", tmp_path, len(figures))
 
 

@@ -13,7 +13,8 @@ results table with ``part = "<part>"`` (the main sweep's rows have ``part = "mai
 name                  paper  what it reproduces
 ====================  =====  ===================================================================
 ``iperf-lte``         000    iperf3 over a TDD band-41 LTE cell: window 64 KB..4 MB, uplink vs
-                             downlink, CUBIC vs Reno, RTT over LTE vs a wired path
+                             downlink, CUBIC vs Reno, RTT over LTE vs a wired path; part
+                             ``wifi``: ping RTT over LTE vs an 802.11ac BSS (Fig. 23)
 ``handover``          001    X2 handover, PDCP seamless vs lossless forwarding, PDCP queue 64 KB..4 MB;
                              part ``surge``: a sudden load increase in a cell; part
                              ``failure``: neighbour cells fail, their UEs move to the survivor

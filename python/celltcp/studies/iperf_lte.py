@@ -12,7 +12,9 @@ wired connection between the same hosts (Fig. 22). Its findings (§VI):
 3. beyond 2 MB a larger window brings no further increase;
 4. on the downlink the window makes no difference (5.7–5.9 Mbit/s for every window);
 5. CUBIC performs better than Reno on LTE;
-6. the LTE RTT varies far more than the wired RTT between the same hosts.
+6. the LTE RTT varies far more than the wired RTT between the same hosts;
+7. RTTs over a commercial LTE network and a commercial Wi-Fi network are similar, the Wi-Fi
+   mean slightly smaller (§VI-B, Fig. 23).
 
 celltcp's setting is in ``iperf-lte/scenario.toml``: one UE 300 m from a 20 MHz band-41 eNB
 (TDD configuration 2, EPA fading), an iperf server 40 ms beyond the PGW, and ping probes to the
@@ -24,6 +26,14 @@ cell reproduces at 64 KB (:data:`PAPER_UPLINK_REASON`). Finding 4 depends on whe
 downlink bottleneck was (a public server in France, 5.7–5.9 Mbit/s whatever the window, i.e.
 not the LTE cell): celltcp's cell has no such cap, so that check is expected to disagree, and
 the report says so with the numbers.
+
+Part ``wifi`` (``iperf-lte/wifi/``, finding 7): the paper names neither network of Fig. 23
+beyond "commercial", so celltcp puts the main scenario's LTE cell beside a Wi-Fi BSS as a laptop
+meets it at home or in an office (802.11ac, 80 MHz, Minstrel-HT, 10 m from the AP, the AP behind
+a 100 Mbit/s access link and the same 40 ms of Internet to the server as the PGW), another user
+browsing the web on each network, and pings from the server to a UE and to the laptop (no other
+traffic of their own, as the paper's pings). Its check compares the mean ping RTTs; the paper
+gives no number, so it is graded *direction only* at best.
 """
 
 from __future__ import annotations
@@ -36,7 +46,7 @@ import pandas as pd
 
 from .. import sweep_plots as sp
 from ..report import Finding, Grade, Quantity, Verdict, graded, within
-from . import Study, StudyFigure, run_dir
+from . import MAIN, PART, Study, StudyFigure, part_dir, run_dir
 
 WINDOW = "flow.0.window"
 REVERSE = "flow.0.reverse"
@@ -72,16 +82,30 @@ PAPER_UPLINK_REASON = (
     "window means an RTT of about 8 s, and the paper gives no TDD configuration, power or "
     "channel that a working cell could reproduce; celltcp's 64 KB uplink is window-limited like "
     "its downlink")
+#: Part ``wifi`` (paper 000, Fig. 23): its ping flows and the network each crosses.
+WIFI_PART = "wifi"
+RTT_FLOWS = {"rtt-lte": "LTE", "rtt-wifi": "Wi-Fi"}
+NET_COLORS = {"LTE": "#D55E00", "Wi-Fi": "#0072B2"}
+#: "similar values ... the average RTT for the WiFi network was slightly smaller" (§VI-B): the
+#: Wi-Fi mean below LTE's, by at most this share of LTE's
+SIMILAR_MAX = 0.25
+WIFI_SETTING = ("part wifi: the main scenario's band-41 cell (UE 300 m) beside an 802.11ac AP "
+                "(80 MHz, Minstrel-HT, laptop 10 m) behind a 100 Mbit/s access link, both 40 ms "
+                "of Internet from the server; another UE and another station browse the web; "
+                "the pinged hosts carry no other traffic")
 SETTING = ("band-41 TDD configuration 2 (2 uplink subframes of 10), UE 300 m, 23 dBm against the "
            "eNB's 46 dBm, EPA fading, server 40 ms beyond the PGW")
 
 
 def _is_true(v: Any) -> bool:
+    if v is None or v is pd.NA or (isinstance(v, float) and v != v):
+        return False
     return v is True or v == 1 or str(v).lower() == "true"
 
 
 def prepare(df: pd.DataFrame) -> pd.DataFrame:
-    """Adds ``direction`` (downlink for iperf -R), ``window`` and ``cc`` columns."""
+    """Adds ``direction`` (downlink for iperf -R), ``window`` and ``cc`` columns, and for the
+    rows of part ``wifi`` (no iperf: those columns "–") the ``network`` each ping crosses."""
     df = df.copy()
     if REVERSE in df.columns:
         df["direction"] = ["downlink" if _is_true(v) else "uplink" for v in df[REVERSE]]
@@ -89,6 +113,12 @@ def prepare(df: pd.DataFrame) -> pd.DataFrame:
         df["window"] = df[WINDOW].astype(str)
     if CC in df.columns:
         df["cc"] = df[CC].astype(str)
+    if PART in df.columns:
+        other = df[PART].fillna(MAIN) != MAIN
+        for c in ("direction", "window", "cc"):
+            if c in df.columns:
+                df.loc[other, c] = "–"
+        df["network"] = df["flow"].map(RTT_FLOWS)
     if "direction" in df.columns and "cc" in df.columns:
         df[SERIES] = df["direction"] + ", " + df["cc"]
     return df
@@ -260,6 +290,44 @@ def check_rtt_variation(df: pd.DataFrame) -> Verdict:
                            "with web browsing (NGMN pages, 0.5 s reading time)")
 
 
+def _ping_rows(df: pd.DataFrame) -> pd.DataFrame:
+    d = prepare(df) if "network" not in df.columns else df
+    if PART not in d.columns or "network" not in d.columns:
+        raise ValueError(f"no rows of part {WIFI_PART!r} (ping over LTE and Wi-Fi)")
+    sel = d[(d[PART] == WIFI_PART) & d["network"].notna()]
+    for net in RTT_FLOWS.values():
+        if not (sel["network"] == net).any():
+            raise ValueError(f"part {WIFI_PART!r} has no ping over {net}")
+    return sel
+
+
+def check_wifi_rtt(df: pd.DataFrame) -> Verdict:
+    sel = _ping_rows(df)
+
+    def stat(net: str, col: str) -> float:
+        v = pd.to_numeric(sel.loc[sel["network"] == net, col], errors="coerce").dropna()
+        if v.empty:
+            raise ValueError(f"no {col} for the ping over {net}")
+        return float(v.mean())
+
+    lte, wifi = stat("LTE", "rtt_mean_ms"), stat("Wi-Fi", "rtt_mean_ms")
+    ok = wifi < lte and (lte - wifi) <= SIMILAR_MAX * lte
+    runs = int((sel["network"] == "LTE").sum())
+    text = (f"ping RTT over {runs} runs, mean LTE {lte:.1f} ms, Wi-Fi {wifi:.1f} ms "
+            f"(Wi-Fi {(wifi / lte - 1) * 100:+.1f} %); median LTE {stat('LTE', 'rtt_p50_ms'):.1f}, "
+            f"Wi-Fi {stat('Wi-Fi', 'rtt_p50_ms'):.1f} ms; p95 LTE {stat('LTE', 'rtt_p95_ms'):.1f}, "
+            f"Wi-Fi {stat('Wi-Fi', 'rtt_p95_ms'):.1f} ms; minimum LTE {stat('LTE', 'rtt_min_ms'):.1f}, "
+            f"Wi-Fi {stat('Wi-Fi', 'rtt_min_ms'):.1f} ms")
+    return Verdict(text, grade=graded(ok),
+                   numbers=(Quantity("mean ping RTT over LTE", lte, unit="ms"),
+                            Quantity("mean ping RTT over Wi-Fi", wifi, unit="ms"),
+                            Quantity("Wi-Fi / LTE mean RTT", wifi / lte),
+                            Quantity("p95 ping RTT over LTE", stat("LTE", "rtt_p95_ms"), unit="ms"),
+                            Quantity("p95 ping RTT over Wi-Fi", stat("Wi-Fi", "rtt_p95_ms"), unit="ms")),
+                   tolerance="the paper gives no number (Fig. 23 only): direction only",
+                   setting=WIFI_SETTING)
+
+
 FINDINGS = [
     Finding("uplink-slower",
             "The LTE uplink is much slower than the downlink: 62.2 kbit/s against 6.27 Mbit/s "
@@ -287,6 +355,11 @@ FINDINGS = [
             "same hosts (§VI, Fig. 22).", check_rtt_variation,
             f"median over runs of the ping RTT spread (p95 − min) on LTE ≥ "
             f"max({SPREAD_FACTOR:g} × the wired spread, {SPREAD_MIN_MS:g} ms)"),
+    Finding("wifi-rtt-similar",
+            "RTTs over a commercial LTE network and a commercial Wi-Fi network are similar, the "
+            "Wi-Fi mean slightly smaller (§VI-B, Fig. 23).", check_wifi_rtt,
+            f"part wifi: mean ping RTT over Wi-Fi < over LTE, and LTE − Wi-Fi ≤ "
+            f"{SIMILAR_MAX * 100:g} % of LTE's (similar)"),
 ]
 
 
@@ -342,6 +415,39 @@ def figures(df: pd.DataFrame, sweep_dir: Path) -> list[StudyFigure]:
             sp.traces(runs, flows=["iperf"], rows=("cwnd", "throughput"))))
     except (KeyError, FileNotFoundError):
         pass  # run directories not available (e.g. a table loaded on its own)
+    out += wifi_figures(d, sweep_dir)
+    return out
+
+
+def wifi_figures(d: pd.DataFrame, sweep_dir: Path) -> list[StudyFigure]:
+    """Part ``wifi`` (Fig. 23): the per-run ping RTT statistics per network, and the CDF of the
+    first seed's echo replies over each network."""
+    try:
+        pings = _ping_rows(d)
+    except ValueError:
+        return []
+    nets = list(RTT_FLOWS.values())
+    long = pd.concat([pings.assign(statistic=name, rtt_ms=pd.to_numeric(pings[col], errors="coerce"))
+                      for name, col in (("mean", "rtt_mean_ms"), ("median", "rtt_p50_ms"),
+                                        ("p95", "rtt_p95_ms"))], ignore_index=True)
+    out = [StudyFigure(
+        "rtt_wifi_box", "Ping RTT over LTE and Wi-Fi, per run",
+        "Mean, median and 95th percentile of the ping RTT (every 23 ms, from the server) of each "
+        "run of part wifi, over the LTE cell and over the Wi-Fi BSS (box plots over the seeds; "
+        "paper: Fig. 23, commercial LTE against commercial Wi-Fi).",
+        sp.boxes(long, "statistic", "rtt_ms", "network", x_order=["mean", "median", "p95"],
+                 group_order=nets, colors=NET_COLORS, title="ping RTT per run, LTE vs Wi-Fi"))]
+    try:
+        rows = d[d[PART] == WIFI_PART]
+        run = run_dir(part_dir(sweep_dir, WIFI_PART), rows)
+        out.append(StudyFigure(
+            "rtt_wifi_cdf", "Ping RTT over LTE and Wi-Fi",
+            "CDF of the ping RTT samples (every 23 ms, from the same server) to a UE of the LTE "
+            "cell and to a laptop on the Wi-Fi BSS, first seed of part wifi (paper: Fig. 23).",
+            sp.sample_cdf({net: (run, flow) for flow, net in RTT_FLOWS.items()}, "ping", "rtt_ms",
+                          colors=NET_COLORS, title="ping RTT, LTE vs Wi-Fi")))
+    except (KeyError, FileNotFoundError):
+        pass
     return out
 
 
@@ -349,7 +455,7 @@ STUDY = Study(
     name="iperf-lte",
     paper_id="000",
     summary="iperf over a TDD band-41 LTE cell: window 64 KB..4 MB, uplink vs downlink, "
-            "CUBIC vs Reno, RTT over LTE vs wired (paper 000)",
+            "CUBIC vs Reno, RTT over LTE vs wired and vs Wi-Fi (paper 000)",
     paper="S. Kar, P. K. Mishra, \"Performance Analysis of TCP over LTE\", Clemson University "
           "project report, 2020",
     intro_html=(
@@ -379,11 +485,20 @@ STUDY = Study(
         "with the window to the cell's capacity. CUBIC against Reno: the paper gives no "
         "number, and in celltcp both are window-limited in most runs. The LTE RTT varies far "
         "more than the wired one under cross traffic (its large-window runs fill the RLC and "
-        "PDCP buffers); the paper shows this only as a figure, so direction only.</p>"),
+        "PDCP buffers); the paper shows this only as a figure, so direction only.</p>"
+        "<p><b>LTE against Wi-Fi (Fig. 23, part <code>wifi</code>).</b> The paper compares ping "
+        "RTTs over a commercial LTE network and a commercial Wi-Fi network: similar values, the "
+        "Wi-Fi mean slightly smaller. It gives neither network's setting, so celltcp puts the "
+        "main scenario's cell beside an 802.11ac BSS as a laptop meets it at home (80 MHz, "
+        "Minstrel-HT, 10 m from the AP, a 100 Mbit/s access link and the same 40 ms of Internet "
+        "as the PGW), with another user browsing the web on each network; the server pings a "
+        "UE and the laptop every 23 ms. The verdict, the per-run box plots and the CDF of the "
+        "samples are below; the paper gives no number, so at best direction only.</p>"),
     findings=FINDINGS,
     figures=figures,
     prepare=prepare,
     aggregate_by=("direction", "window", "cc", "flow"),
     metrics=("goodput_bps", "rtt_mean_ms", "rtt_p95_ms", "retransmitted_segments"),
-    table_flows=("iperf", "ping-lte", "ping-wired"),
+    table_flows=("iperf", "ping-lte", "ping-wired", *RTT_FLOWS),
+    parts=(WIFI_PART,),
 )
