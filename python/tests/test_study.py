@@ -240,8 +240,8 @@ def test_cc_variants_wifi_quick_end_to_end(tmp_path: Path, capsys: pytest.Captur
     out = tmp_path / "ccw"
     rc, text = _study("cc-variants-wifi", out, capsys)
     assert rc == 0, text
-    # 22 runs over 802.11ac at 1 Mbit/s, 12 over LTE, 24 bulk
-    assert "runs done 58, skipped 0, failed 0" in text
+    # 22 runs over 802.11ac at 1 Mbit/s, 22 over LTE, 24 bulk
+    assert "runs done 68, skipped 0, failed 0" in text
     html = (out / "report.html").read_text()
     verdicts = _agreement(html)
     assert list(verdicts) == [f.key for f in ccw.FINDINGS]

@@ -14,8 +14,9 @@ here are its statements about 802.11ac (§IV and §V) and its LTE-vs-802.11ac co
 4. Bic, NewReno and Scalable perform better than Hybla, H-TCP and HighSpeed (§V);
 5. Veno performs better than Vegas and Westwood (§V, §IV-B);
 6. YeAH performs better than Illinois (§V; the summary of §IV-C says the opposite);
-7. Bic, Vegas, Veno, Illinois and YeAH reach a higher throughput over LTE (RLC AM) than over
-   802.11ac (§IV-A to §IV-C);
+7. every control but Scalable reaches a higher throughput over LTE (RLC AM) than over 802.11ac
+   (§IV-A to §IV-C, one paragraph per control; Scalable's says "higher delay values for the
+   LTE", a slip the paper does not resolve, so Scalable is left out);
 8. with 3000 B packets 802.11ac gives a lower delay than LTE (Scalable: about half, §IV-A6;
    Illinois, YeAH, §IV-C), with 1000 B packets LTE does (Illinois, YeAH).
 
@@ -205,7 +206,8 @@ def _size_ratio_measure(metric: str, cc: str, paper: float, what: str) -> Callab
                 b > a, ratio == ratio and within(ratio, paper, MAGNITUDE_FACTOR),
                 f"{WIFI} mean {what} {_fmt(metric, a)} at {small} B, {_fmt(metric, b)} at "
                 f"{large} B; {_CC_NAME.get(cc, cc)} {_fmt(metric, ca)} and {_fmt(metric, cb)} "
-                f"(×{ratio:.2f}, the paper's ×{paper:g})")
+                + (f"(×{ratio:.2f}, the paper's ×{paper:g})" if ratio == ratio else
+                   f"(no ratio: none at {small} B; the paper's ×{paper:g})"))
     return measure
 
 
@@ -250,7 +252,9 @@ def _all_better_measure(winners: list[str], losers: list[str]) -> Callable[[pd.D
     return measure
 
 
-LTE_WINS = ["bic", "vegas", "veno", "illinois", "yeah"]
+#: the controls whose paragraph (§IV-A1 … §IV-C2) says LTE (RLC AM) gives the higher throughput
+LTE_WINS = ["bic", "hybla", "newreno", "highspeed", "htcp", "vegas", "veno", "westwood",
+            "illinois", "yeah"]
 
 
 def m_lte_beats_wifi(r: pd.DataFrame) -> Measured:
@@ -269,7 +273,7 @@ def m_lte_beats_wifi(r: pd.DataFrame) -> Measured:
     text = "mean goodput per flow, LTE AM vs 802.11ac (Mbit/s): " + ", ".join(texts)
     if failed:
         text += f" — not higher over LTE: {', '.join(failed)}"
-    return ([("goodput LTE / 802.11ac, smallest of the five", min(ratios), None, "")],
+    return ([(f"goodput LTE / 802.11ac, smallest of the {len(LTE_WINS)}", min(ratios), None, "")],
             not failed, None, text)
 
 
@@ -353,8 +357,9 @@ _SPECS: list[tuple[str, str, Callable[[pd.DataFrame], Measured], str, str, bool]
      "Illinois performs better).", _all_better_measure(["yeah"], ["illinois"]), _BETTER_RULE,
      NO_PAPER_NUMBER, False),
     ("lte-beats-wifi",
-     "Bic, Vegas, Veno, Illinois and YeAH give a higher throughput over LTE (RLC AM) than "
-     "over 802.11ac (§IV-A to §IV-C).", m_lte_beats_wifi,
+     "Every control but Scalable gives a higher throughput over LTE (RLC AM) than over "
+     "802.11ac (§IV-A1 to §IV-C2; Bic, Hybla, NewReno, HighSpeed, H-TCP, Vegas, Veno, "
+     "Westwood, Illinois, YeAH).", m_lte_beats_wifi,
      f"for each of them, mean goodput per flow over LTE AM > over 802.11ac by more than "
      f"{BETTER_TOL * 100:g} % (the lte/ part)", NO_PAPER_NUMBER, True),
     ("wifi-delay-vs-lte",
