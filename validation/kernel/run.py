@@ -90,6 +90,11 @@ def cases() -> list[Case]:
     return out
 
 
+def ping_count(secs: int) -> int:
+    """Echo requests over the test's length, one every PING_INTERVAL_S."""
+    return round(secs / PING_INTERVAL_S)
+
+
 def link(c: Case) -> str:
     loss = f"loss = {{ forward = {c.loss!r}, reverse = 0 }}\n" if c.loss else ""
     return (f'[[link]]\nbetween = ["client", "server"]\nrate = "{c.rate}"\ndelay = "{c.delay}"\n'
@@ -112,7 +117,7 @@ def kernel_scenario(c: Case, secs: int, seed: int, d: Path) -> str:
         port = 5201 + i
         text += f'[[exec]]\nnode = "server"\ncmd = "iperf3 -s -1 -p {port}"\nbackground = true\n'
         client.append(f"iperf3 -c {{addr:server}} -p {port} -t {secs} -C {cc}{w} -J > {d}/flow{i}.json &")
-    client.append(f"ping -n -q -i {PING_INTERVAL_S} -w {secs} {{addr:server}} > {d}/ping.txt &")
+    client.append(f"ping -n -q -i {PING_INTERVAL_S} -c {ping_count(secs)} -w {secs + 2} {{addr:server}} > {d}/ping.txt &")
     client.append(f"wait; nstat -asz TcpExtTCPTimeouts > {d}/nstat.txt")
     text += f'[[exec]]\nnode = "client"\ncmd = "{" ".join(client)}"\nstart = "0.3s"\n'
     return text
@@ -217,7 +222,7 @@ def sim_scenario(c: Case, secs: int, seed: int) -> str:
         text += (f'[[flow]]\nname = "iperf{i}"\napp = "iperf"\nfrom = "client"\nto = "server"\n'
                  f'cc = "{SIM_CC[cc]}"\nduration = "{secs}s"\nstart = "0.3s"\nquickack = 16\n{w}')
     text += (f'[[flow]]\nname = "ping"\napp = "ping"\nfrom = "client"\nto = "server"\n'
-             f'interval = "{int(PING_INTERVAL_S * 1000)}ms"\nduration = "{secs}s"\nstart = "0.3s"\n')
+             f'interval = "{int(PING_INTERVAL_S * 1000)}ms"\ncount = {ping_count(secs)}\nstart = "0.3s"\n')
     return text
 
 
