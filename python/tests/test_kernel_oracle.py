@@ -95,6 +95,7 @@ def test_table_mean_min_max_and_differences() -> None:
     rows = [(c, [_rep(9e6, 9.5e6), _rep(10e6, 9.5e6)])]
     md = K.tables(rows, 10)
     assert "| x | 9.50 (9.00–10.00) / 9.50 | 1.00 | 1 / 2 |" in md
+    assert K.fmt((0.5, 0.0, 1.0), 0) == "0.5 (0–1)"
     assert "2 repeats per case" in md
     diffs = K.differences(rows)
     assert diffs == ["x: retransmissions kernel 1 / celltcp 2 (+100%)"]

@@ -255,9 +255,11 @@ def stat(runs: list[dict], get) -> tuple[float, float, float]:
 
 def fmt(st: tuple[float, float, float], prec: int, scale: float = 1.0) -> str:
     m, lo, hi = (x / scale for x in st)
+    # a count's mean keeps one decimal when the repeats differ (0.7 RTOs, not 1)
+    mp = 1 if prec == 0 and m != round(m) else prec
     if lo == hi:
-        return f"{m:.{prec}f}"
-    return f"{m:.{prec}f} ({lo:.{prec}f}–{hi:.{prec}f})"
+        return f"{m:.{mp}f}"
+    return f"{m:.{mp}f} ({lo:.{prec}f}–{hi:.{prec}f})"
 
 
 def pair(rep: list[dict], get, prec: int, scale: float = 1.0) -> str:
@@ -322,7 +324,7 @@ def tables(rows: list[tuple[Case, list[dict]]], secs: int) -> str:
     return "\n".join(lines)
 
 
-METRICS = [("goodput", lambda r: r["goodput"]), ("retransmissions", lambda r: r["retx"]),
+METRICS = [("goodput (Mbit/s)", lambda r: r["goodput"] / 1e6), ("retransmissions", lambda r: r["retx"]),
            ("RTOs", lambda r: r["rto"]), ("mean RTT", lambda r: r["rtt_ms"]),
            ("ping", lambda r: r["ping_ms"]), ("queue delay", lambda r: r["queue_ms"]),
            ("share", lambda r: r["share"]), ("Jain", lambda r: r["jain"])]
@@ -334,7 +336,8 @@ def differences(rows: list[tuple[Case, list[dict]]], limit: float = 0.15) -> lis
     for c, rep in rows:
         mets = METRICS if c.two_flow else METRICS[:6]
         if c.two_flow:
-            mets = mets + [(f"{cc} goodput", flow_get(i, "goodput")) for i, cc in enumerate(c.ccs)]
+            mets = mets + [(f"{cc} goodput (Mbit/s)", lambda r, i=i: r["flows"][i]["goodput"] / 1e6)
+                           for i, cc in enumerate(c.ccs)]
         for name, get in mets:
             k = stat([r["kernel"] for r in rep], get)[0]
             s = stat([r["celltcp"] for r in rep], get)[0]
@@ -342,7 +345,7 @@ def differences(rows: list[tuple[Case, list[dict]]], limit: float = 0.15) -> lis
                 continue
             rel = (s - k) / k if k else float("inf")
             if abs(rel) > limit:
-                out.append(f"{c.name}: {name} kernel {k:.4g} / celltcp {s:.4g} ({rel:+.0%})")
+                out.append(f"{c.name}: {name} kernel {k:.3g} / celltcp {s:.3g} ({rel:+.0%})")
     return out
 
 
