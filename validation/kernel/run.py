@@ -281,11 +281,12 @@ def tables(rows: list[tuple[Case, list[dict]]], secs: int) -> str:
     one = [(c, rep) for c, rep in rows if not c.two_flow]
     two = [(c, rep) for c, rep in rows if c.two_flow]
     lines: list[str] = []
-    common = ("retransmissions kernel / celltcp | RTOs kernel / celltcp | "
-              "ping under load kernel / celltcp (ms) | queue delay kernel / celltcp (ms) |")
+    counts = "retransmissions kernel / celltcp | RTOs kernel / celltcp | "
+    delays = "ping under load kernel / celltcp (ms) | queue delay kernel / celltcp (ms) |"
     if one:
         lines += [
-            "| case | goodput kernel / celltcp (Mbit/s) | ratio | " + common.replace(" | ping", " | mean RTT kernel / celltcp (ms) | ping"),
+            "| case | goodput kernel / celltcp (Mbit/s) | ratio | " + counts
+            + "mean RTT kernel / celltcp (ms) | " + delays,
             "|---|---|---|---|---|---|---|---|",
         ]
         for c, rep in one:
@@ -299,7 +300,8 @@ def tables(rows: list[tuple[Case, list[dict]]], secs: int) -> str:
             lines.append("")
         lines += [
             "| two flows | CUBIC's goodput kernel / celltcp (Mbit/s) | other's goodput kernel / celltcp (Mbit/s) | "
-            "CUBIC's share kernel / celltcp | Jain's index kernel / celltcp | sum kernel / celltcp (Mbit/s) | " + common,
+            "CUBIC's share kernel / celltcp | Jain's index kernel / celltcp | sum kernel / celltcp (Mbit/s) | "
+            + counts + delays,
             "|---|---|---|---|---|---|---|---|---|---|",
         ]
         for c, rep in two:
