@@ -1,0 +1,139 @@
+"""validation/kernel/run.py, the kernel oracle of issue 12: its parsers on real outputs of
+iperf3 3.12, iputils ping and nstat, its share/Jain arithmetic, its tables, and a short two-flow
+case run for real (kernel CUBIC + Reno through `celltcp emu`, celltcp's beside them).
+
+The run needs what `celltcp emu` needs (test_emu.require_emu: skipped without root, failed with
+CELLTCP_REQUIRE_EMU=1).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+import sys
+from pathlib import Path
+
+import pytest
+
+from test_emu import require_emu
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _oracle():
+    spec = importlib.util.spec_from_file_location("kernel_oracle", ROOT / "validation" / "kernel" / "run.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["kernel_oracle"] = mod  # dataclasses look their module up
+    spec.loader.exec_module(mod)
+    return mod
+
+
+K = _oracle()
+
+# the parts of an iperf3 3.12 -J client report the oracle reads
+IPERF3 = {
+    "start": {"test_start": {"protocol": "TCP", "num_streams": 1}},
+    "end": {
+        "streams": [{"sender": {"bytes": 11927552, "bits_per_second": 9541228.6, "retransmits": 7,
+                                "max_snd_cwnd": 120000, "max_rtt": 99123, "min_rtt": 50211,
+                                "mean_rtt": 87799, "sender": True}}],
+        "sum_sent": {"bytes": 11927552, "bits_per_second": 9541228.6, "retransmits": 7, "sender": True},
+        "sum_received": {"bytes": 11796480, "bits_per_second": 9536042.3, "sender": True},
+    },
+}
+
+PING = """PING 10.0.0.2 (10.0.0.2) 56(84) bytes of data.
+
+--- 10.0.0.2 ping statistics ---
+50 packets transmitted, 50 received, 0% packet loss, time 9803ms
+rtt min/avg/max/mdev = 50.412/87.315/101.204/9.871 ms
+"""
+
+NSTAT = """#kernel
+TcpExtTCPTimeouts               3                  0.0
+"""
+
+
+def test_parsers_read_real_outputs() -> None:
+    f = K.parse_iperf3(json.dumps(IPERF3))
+    assert f == {"goodput": 9536042.3, "retx": 7, "rtt_ms": 87.799}
+    assert K.parse_ping(PING) == 87.315
+    assert K.parse_nstat(NSTAT) == 3
+    assert K.parse_nstat("#kernel\nTcpExtTCPTimeouts 0 0.0\n") == 0
+
+
+def test_parsers_refuse_what_they_cannot_read() -> None:
+    with pytest.raises(ValueError, match="rtt min/avg/max/mdev"):
+        K.parse_ping("--- 10.0.0.2 ping statistics ---\n5 packets transmitted, 0 received, 100% packet loss\n")
+    with pytest.raises(ValueError, match="TcpExtTCPTimeouts"):
+        K.parse_nstat("#kernel\n")
+    with pytest.raises(RuntimeError, match="unable to connect"):
+        K.parse_iperf3(json.dumps({"start": {}, "end": {}, "error": "unable to connect to server"}))
+
+
+def test_share_and_jain() -> None:
+    share, jain = K.shares([6e6, 3e6])
+    assert share == pytest.approx(2 / 3)
+    assert jain == pytest.approx(81 / (2 * 45))  # (9)^2 / (2 * (36 + 9))
+    assert K.shares([5.0, 5.0]) == (0.5, 1.0)
+    assert K.shares([1.0, 0.0])[1] == pytest.approx(0.5)  # one flow starved: 1/n
+
+
+def _rep(k: float, s: float, retx=(1, 2)) -> dict:
+    def side(g, r):
+        fl = [{"cc": "cubic", "goodput": g, "retx": r, "rtt_ms": 60.0}]
+        out = K.summarize(fl, 0, 61.0, 10.0)
+        out["lateness_p99_us"] = 50.0
+        out["load1"] = 3.0
+        return out
+    return {"kernel": side(k, retx[0]), "celltcp": side(s, retx[1])}
+
+
+def test_table_mean_min_max_and_differences() -> None:
+    c = K.Case("x", "10Mbps", "25ms", "42p", ("cubic",))
+    rows = [(c, [_rep(9e6, 9.5e6), _rep(10e6, 9.5e6)])]
+    md = K.tables(rows, 10)
+    assert "| x | 9.50 (9.00–10.00) / 9.50 | 1.00 | 1 / 2 |" in md
+    assert K.fmt((0.5, 0.0, 1.0), 0) == "0.5 (0–1)"
+    assert "2 repeats per case" in md
+    diffs = K.differences(rows)
+    assert diffs == ["x: retransmissions kernel 1 / celltcp 2 (+100%)"]
+
+
+def test_cases_cover_the_issue() -> None:
+    names = [c.name for c in K.cases()]
+    assert len(names) == len(set(names))
+    two = [c for c in K.cases() if c.two_flow]
+    assert sorted(c.ccs for c in two) == [("cubic", "bbr")] * 2 + [("cubic", "reno")] * 2
+    assert {c.queue for c in two} == {"42p", "1000p"}
+    # the same flows on both sides: one iperf3 per flow with its own -C and port, and ping
+    text = K.kernel_scenario(two[0], 3, 7, Path("/tmp/d"))
+    assert "seed = 7" in text
+    assert text.count("iperf3 -s -1 -p ") == 2
+    assert f"-C {two[0].ccs[1]} -J" in text and "-p 5202" in text and "ping -n -q -i 0.2" in text
+    sim = K.sim_scenario(two[0], 3, 7)
+    assert sim.count('app = "iperf"') == 2 and 'app = "ping"' in sim and sim.count("quickack = 16") == 2
+
+
+def test_two_flow_case_short_run() -> None:
+    """CUBIC + Reno over 10 Mbit/s, 50 ms, one-BDP buffer for 3 s, both sides: both flows get
+    something, the two together fill the link (slow start of the first ~0.5 s aside), ping sees at
+    least the base RTT, and the counters are counts."""
+    require_emu()
+    c = next(c for c in K.cases() if c.two_flow and c.ccs == ("cubic", "reno") and c.queue == "42p")
+    secs = 3
+    link = 10e6 * 1448 / 1500
+    k = K.run_kernel_once(c, secs, 1)
+    s = K.run_sim(c, secs, 1)
+    print(f"\nkernel {k}\ncelltcp {s}")
+    for side in (k, s):
+        g = [f["goodput"] for f in side["flows"]]
+        assert [f["cc"] for f in side["flows"]] == ["cubic", "reno"]
+        assert min(g) > 0.05 * link, g
+        assert 0.75 * link < sum(g) < 1.02 * link, g
+        assert side["share"] == pytest.approx(g[0] / sum(g))
+        assert 0.5 <= side["jain"] <= 1.0
+        assert side["ping_ms"] >= 50.0
+        assert side["rto"] >= 0 and side["retx"] >= 0
+        assert not math.isnan(side["queue_ms"])
