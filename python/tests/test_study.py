@@ -504,6 +504,18 @@ def test_split_tcp_proxy_quick_end_to_end(tmp_path: Path, capsys: pytest.Capture
     # more users per cell, less throughput each (the cells are shared)
     per_user = runs[(runs["cc"] == "newreno") & (runs["proxy"] == stp.WITHOUT)].set_index("users")["goodput_bps"]
     assert per_user[2] > per_user[6] > per_user[10] > 0
+    # window-limited downloads (64 KB): no user beats 64 KB over the shortest round trip it can
+    # have, 2 x (50 ms Internet + 10 ms S1-U) end to end, 2 x 50 ms to the proxy at the SAE-GW
+    cap = {stp.WITHOUT: 65536 * 8 / 0.120, stp.WITH: 65536 * 8 / 0.100}
+    assert (ftp["goodput_bps"] <= ftp["proxy"].map(cap) * 1.01).all()
+    # so 2 users per cell leave the serving cells room (the paper's uncongested case), and the
+    # proxy's shorter loop raises the throughput there
+    ref = runs[(runs["users"] == 2) & (runs["cc"] == "newreno") & (runs["proxy"] == stp.WITHOUT)]["run_id"].iloc[0]
+    ref_cells = json.loads((out / "runs" / ref / "summary.json").read_text())["lte"]["cells"]
+    cells = [c["dl_prb_utilization"] for c in ref_cells if c["name"] in {f"site{k}" for k in range(7)}]
+    assert len(cells) == 7 and sum(cells) / 7 < 0.9, cells
+    if proxied:
+        assert all(g > 0.1 for *_, g in stp._ftp_gains(df, stp.UNCONGESTED, 50.0))
     # web pages and video playbacks happened in every web and video part
     assert (df[df["app"] == "web"]["pages"] > 0).all()
     videos = stp.video_runs(df)
@@ -628,6 +640,11 @@ def test_split_tcp_proxy_parts_share_the_network() -> None:
     assert len(network(main_sc)["x"]) == 12
     walkers = [u for u in main_sc["lte"]["ue"] if u["name"].startswith("c")]
     assert len(walkers) == 7 and all(u["mobility"]["model"] == "random_waypoint" for u in walkers)
+    # the paper's transfers are window-limited (its §3.2, §4.2): every TCP flow of every part has
+    # the 64 KB window of a stack without window scaling
+    for sc_file in [STP_DIR / "scenario.toml", *(STP_DIR / p / "scenario.toml" for p in stp.PARTS)]:
+        tcp = [f for f in tomllib.loads(sc_file.read_text())["flow"] if f["app"] != "udp"]
+        assert tcp and all(f.get("window_exact") == "64KB" for f in tcp), sc_file
     for app in ("web", "video"):
         busy = tomllib.loads((STP_DIR / app / "scenario.toml").read_text())
         idle = tomllib.loads((STP_DIR / f"{app}-idle" / "scenario.toml").read_text())
