@@ -849,7 +849,12 @@ pub(crate) mod test_util {
         fn check_pending(&self) {
             for (side, e) in [("A", &self.a), ("B", &self.b)] {
                 let bs = e.buffer_status();
-                assert_eq!(e.has_pending(), bs.total() > 0, "{side} at {}: {bs:?}", self.now);
+                assert_eq!(
+                    e.has_pending(),
+                    bs.total() > 0,
+                    "{side} at {}: {bs:?}",
+                    self.now
+                );
             }
         }
 

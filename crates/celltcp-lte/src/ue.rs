@@ -52,6 +52,7 @@ impl<P: Copy + std::fmt::Debug> UeStack<P> {
     /// `ul_pending_bytes() > 0`, in O(1).
     #[inline]
     pub(crate) fn has_ul_pending(&self) -> bool {
-        self.bearer.leg.has_buffered() || self.status_report_pending.as_ref().is_some_and(|r| r.1 > 0)
+        self.bearer.leg.has_buffered()
+            || self.status_report_pending.as_ref().is_some_and(|r| r.1 > 0)
     }
 }

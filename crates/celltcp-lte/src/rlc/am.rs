@@ -125,7 +125,11 @@ impl<P: Copy> RxPdu<P> {
     fn insert(&mut self, so: u32, pieces: Vec<Segment<P>>, last: bool) -> bool {
         let len: u32 = pieces.iter().map(|s| s.len).sum();
         let end = so + len;
-        if self.parts.is_empty() && len > 0 && pieces.first().is_some_and(|s| s.len > 0) && pieces.last().is_some_and(|s| s.len > 0) {
+        if self.parts.is_empty()
+            && len > 0
+            && pieces.first().is_some_and(|s| s.len > 0)
+            && pieces.last().is_some_and(|s| s.len > 0)
+        {
             // Nothing of this PDU was received yet (the common case): all of its bytes are
             // new, and `slice(&pieces, 0, len)` would be `pieces` itself (no empty piece at
             // either end), so they are kept without a copy.
