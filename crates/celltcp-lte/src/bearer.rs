@@ -56,6 +56,12 @@ impl<P: Copy + std::fmt::Debug> LowerLeg<P> {
         self.rlc().buffer_status().total()
     }
 
+    /// `buffered_bytes() > 0`, in O(1).
+    #[inline]
+    pub fn has_buffered(&self) -> bool {
+        self.rlc().has_pending()
+    }
+
     /// RLC re-establishment (TS 36.322 §5.4, at handover): a new entity takes over; the old
     /// one is returned with what it held.
     pub fn re_establish(&mut self, cfg: &RlcConfig) -> RlcEntity<PdcpPdu<P>> {

@@ -558,6 +558,15 @@ impl<P: Copy + std::fmt::Debug> PdcpRx<P> {
             self.stats.out_of_window_discarded += 1;
             return;
         }
+        if idx == 0 && self.stored.is_empty() {
+            // In sequence with nothing stored (the common case): deliver at once, as storing
+            // it and popping the front would.
+            delivered.push(pdu.sdu);
+            self.stats.delivered_sdus += 1;
+            self.stats.delivered_bytes += pdu.sdu_bytes as u64;
+            self.set_last_submitted(count);
+            return;
+        }
         if self.stored.len() <= idx {
             self.stored.resize(idx + 1, None);
         }

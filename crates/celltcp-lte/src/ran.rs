@@ -568,12 +568,12 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
             }
             return;
         }
-        let dl_busy = u.enb.bearer.leg.rlc_mut().buffer_status().total() > 0 || u.enb.dl_harq.has_pending_retx();
+        let dl_busy = u.enb.bearer.leg.has_buffered() || u.enb.dl_harq.has_pending_retx();
         if dl_busy && !u.in_dl {
             u.in_dl = true;
             self.cells[u.cell].dl_active.push(ue as u32);
         }
-        let ul_busy = u.ue.ul_pending_bytes() > 0
+        let ul_busy = u.ue.has_ul_pending()
             || u.ue.ul_harq.has_pending_retx()
             || u.ue.sr_bsr.busy();
         if ul_busy && !u.in_ul {
@@ -1015,10 +1015,11 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         self.sched_in.clear();
         for &ue in &active {
             let ue = ue as usize;
-            let bytes = self.ues[ue].enb.bearer.leg.rlc_mut().buffer_status().total();
-            if bytes == 0 || self.ues[ue].enb.dl_harq.free_process(now).is_none() {
+            let leg = &self.ues[ue].enb.bearer.leg;
+            if !leg.has_buffered() || self.ues[ue].enb.dl_harq.free_process(now).is_none() {
                 continue;
             }
+            let bytes = leg.buffered_bytes();
             let (cqi, mcs) = self.mcs_for(now, ue, Direction::Downlink);
             if cqi == 0 {
                 continue;
@@ -1291,7 +1292,7 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
             let mut dl = std::mem::take(&mut self.cells[c].dl_active);
             dl.retain(|&ue| {
                 let u = &mut self.ues[ue as usize];
-                let keep = u.enb.bearer.leg.rlc_mut().buffer_status().total() > 0
+                let keep = u.enb.bearer.leg.has_buffered()
                     || u.enb.dl_harq.has_pending_retx()
                     || in_flight.iter().any(|f| f.ue == ue);
                 u.in_dl = keep;
@@ -1301,7 +1302,7 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
             let mut ul = std::mem::take(&mut self.cells[c].ul_active);
             ul.retain(|&ue| {
                 let u = &mut self.ues[ue as usize];
-                let keep = u.ue.ul_pending_bytes() > 0
+                let keep = u.ue.has_ul_pending()
                     || u.ue.ul_harq.has_pending_retx()
                     || u.ue.sr_bsr.busy()
                     || in_flight.iter().any(|f| f.ue == ue);

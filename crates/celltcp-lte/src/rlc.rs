@@ -461,6 +461,12 @@ impl<P: Copy + Debug> RlcEntity<P> {
     pub fn buffer_status(&self) -> BufferStatus {
         dispatch!(self, e => e.buffer_status())
     }
+    /// Whether anything waits to be sent: `buffer_status().total() > 0`, always O(1) (the MAC
+    /// asks this of every active UE every TTI; it needs no STATUS PDU size).
+    #[inline]
+    pub fn has_pending(&self) -> bool {
+        dispatch!(self, e => e.has_pending())
+    }
     /// Bytes of new data waiting in the transmission buffer (the occupancy reported in the
     /// metrics; for AM also while the window is stalled, when [`Self::buffer_status`] reports
     /// nothing to send).
@@ -839,10 +845,24 @@ pub(crate) mod test_util {
             }
         }
 
+        /// `has_pending` agrees with `buffer_status` on both sides (checked at every step).
+        fn check_pending(&self) {
+            for (side, e) in [("A", &self.a), ("B", &self.b)] {
+                let bs = e.buffer_status();
+                assert_eq!(
+                    e.has_pending(),
+                    bs.total() > 0,
+                    "{side} at {}: {bs:?}",
+                    self.now
+                );
+            }
+        }
+
         /// One 1 ms TTI: timers, deliveries, then grants of `grant_a` bytes to A and
         /// `grant_b` to B (each side may send several PDUs until the grant is used up).
         pub fn tti(&mut self, grant_a: u32, grant_b: u32) {
             let now = self.now;
+            self.check_pending();
             while expired(self.a.next_deadline(), now) {
                 self.a.on_timeout(now, &mut self.delivered_a);
             }
@@ -868,8 +888,10 @@ pub(crate) mod test_util {
                     assert!(size <= left, "PDU of {size} bytes in a {left}-byte grant");
                     left -= size;
                     self.send(to_b, pdu);
+                    self.check_pending();
                 }
             }
+            self.check_pending();
             self.now = now + SimDuration::from_millis(1);
         }
 

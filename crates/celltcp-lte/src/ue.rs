@@ -48,4 +48,11 @@ impl<P: Copy + std::fmt::Debug> UeStack<P> {
     pub(crate) fn ul_pending_bytes(&self) -> u32 {
         self.bearer.leg.buffered_bytes() + self.status_report_pending.as_ref().map_or(0, |r| r.1)
     }
+
+    /// `ul_pending_bytes() > 0`, in O(1).
+    #[inline]
+    pub(crate) fn has_ul_pending(&self) -> bool {
+        self.bearer.leg.has_buffered()
+            || self.status_report_pending.as_ref().is_some_and(|r| r.1 > 0)
+    }
 }

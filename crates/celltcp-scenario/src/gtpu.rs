@@ -28,7 +28,7 @@
 //! S1-U link's ends, and pcap writes the outer headers from them ([`celltcp_net::gtpu`]).
 
 use celltcp_lte::ran::{HandoverEvent, Ran};
-use celltcp_net::Packet;
+use celltcp_net::{Ipv4, Packet};
 
 use crate::world::FastMap;
 
@@ -55,6 +55,9 @@ pub(crate) struct GtpTunnels {
     enb_teid: Vec<FastMap<u32, u32>>,
     /// Per eNB: the next TEID it allocates.
     enb_next: Vec<u32>,
+    /// The UE owning each address of a UE node (every interface's), for the tunnel lookup of
+    /// every S1-U packet (`ue_at`).
+    ue_addr: UeAddrs,
     /// Per handover event: the X2-U forwarding TEID the target allocated (0: none).
     pub fwd_teid: Vec<u32>,
 }
@@ -84,12 +87,27 @@ impl GtpTunnels {
             enb_teid: vec![FastMap::default(); n_cells],
             enb_next: vec![1; n_cells],
             fwd_teid: Vec::new(),
+            ue_addr: UeAddrs::default(),
         };
         for (u, &c) in serving.iter().enumerate() {
             let teid = t.allocate(c, u);
             t.dl.push((c as u32, teid));
         }
         t
+    }
+
+    /// Indexes the addresses of the UE nodes among `addrs` (address, (node, interface)), as
+    /// `Ifaces::addresses` lists them, for [`GtpTunnels::ue_at`].
+    pub fn index_ue_addresses(&mut self, addrs: impl Iterator<Item = (Ipv4, (u32, u32))>) {
+        let ues: Vec<(u32, u32)> = addrs.filter_map(|(a, (n, _))| self.ue_of(n as usize).map(|u| (a.0, u as u32))).collect();
+        self.ue_addr = UeAddrs::new(&ues);
+    }
+
+    /// The UE owning address `a` (any of its interfaces' addresses), if a UE does: what
+    /// `Ifaces::owner` and [`GtpTunnels::ue_of`] give together, without hashing.
+    #[inline]
+    pub fn ue_at(&self, a: Ipv4) -> Option<usize> {
+        self.ue_addr.get(a.0).map(|u| u as usize)
     }
 
     /// eNB `cell` allocates a TEID for UE `ue`.
@@ -165,6 +183,46 @@ impl GtpTunnels {
     }
 }
 
+/// Addresses to UE indices. UE addresses come from one pool in order (`plan.rs`: 10.45.0.0
+/// on), so a table indexed by the offset from the lowest is dense; scattered addresses (a
+/// span above four slots per address) fall back to a hash map.
+#[derive(Default)]
+enum UeAddrs {
+    #[default]
+    None,
+    Dense { base: u32, ue: Vec<u32> },
+    Sparse(FastMap<u32, u32>),
+}
+
+impl UeAddrs {
+    fn new(pairs: &[(u32, u32)]) -> UeAddrs {
+        let (Some(lo), Some(hi)) = (pairs.iter().map(|p| p.0).min(), pairs.iter().map(|p| p.0).max()) else {
+            return UeAddrs::None;
+        };
+        let span = (hi - lo) as u64 + 1;
+        if span > 4 * pairs.len() as u64 + 64 {
+            return UeAddrs::Sparse(pairs.iter().copied().collect());
+        }
+        let mut ue = vec![NO_UE; span as usize];
+        for &(a, u) in pairs {
+            ue[(a - lo) as usize] = u;
+        }
+        UeAddrs::Dense { base: lo, ue }
+    }
+
+    #[inline]
+    fn get(&self, a: u32) -> Option<u32> {
+        match self {
+            UeAddrs::Dense { base, ue } => match ue.get(a.wrapping_sub(*base) as usize) {
+                Some(&u) if u != NO_UE => Some(u),
+                _ => None,
+            },
+            UeAddrs::Sparse(m) => m.get(&a).copied(),
+            UeAddrs::None => None,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -188,6 +246,27 @@ mod tests {
             ul_sdus_resent: 0,
             status_report_s: f64::NAN,
             harq_blocks_lost: 0,
+        }
+    }
+
+    /// `ue_at` finds the UE of every address of a UE node (a second interface's too) and
+    /// nothing for other nodes or unknown addresses, in the dense and the sparse table alike.
+    #[test]
+    fn gtpu_ue_at_matches_owner_then_ue_of() {
+        // nodes: 0 PGW, 1 eNB, 2..=4 UEs; node 4 has a second address
+        for (base, step) in [(0x0a2d_0000u32, 1u32), (0x0a2d_0000, 1 << 20)] {
+            let mut t = GtpTunnels::new(5, &[2, 3, 4], &[1], 0, &[0, 0, 0], vec![7]);
+            let a = |k: u32| Ipv4(base + k * step);
+            let addrs = vec![(Ipv4(0x0a00_0001), (0, 0)), (Ipv4(0x0a2c_0101), (1, 0)), (a(0), (2, 0)), (a(1), (3, 0)), (a(2), (4, 0)), (a(5), (4, 1))];
+            t.index_ue_addresses(addrs.iter().copied());
+            for &(addr, (n, _)) in &addrs {
+                assert_eq!(t.ue_at(addr), t.ue_of(n as usize), "{addr:?}");
+            }
+            assert_eq!((t.ue_at(a(0)), t.ue_at(a(2)), t.ue_at(a(5))), (Some(0), Some(2), Some(2)));
+            assert_eq!((t.ue_at(a(3)), t.ue_at(a(6))), (None, None));
+            assert_eq!(t.ue_at(Ipv4(base.wrapping_sub(1))), None);
+            assert_eq!(t.ue_at(Ipv4(0x0a00_0001)), None);
+            assert_eq!(matches!(t.ue_addr, UeAddrs::Dense { .. }), step == 1, "pool order gives a dense table");
         }
     }
 

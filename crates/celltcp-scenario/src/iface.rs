@@ -208,6 +208,11 @@ impl Ifaces {
         self.addr_to.get(&a).copied()
     }
 
+    /// Every address with its (node, interface), in no particular order.
+    pub fn addresses(&self) -> impl Iterator<Item = (Ipv4, (u32, u32))> + '_ {
+        self.addr_to.iter().map(|(&a, &o)| (a, o))
+    }
+
     /// `node` has one address (the fast path: no multihomed node, or not this one).
     #[inline]
     pub fn plain(&self, node: usize) -> bool {

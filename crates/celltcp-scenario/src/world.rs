@@ -296,7 +296,8 @@ impl World {
                 plan.dirs.iter().position(|d| d.kind == DirKind::S1u && d.from == pl.pgw_node && d.to == en).expect("every eNB has an S1-U link") as u32
             }).collect();
             let serving: Vec<usize> = pl.plan.ues.iter().map(|u| u.enb).collect();
-            let gtp = GtpTunnels::new(plan.nodes.len(), &pl.ue_node, &pl.enb_node, pl.pgw_node, &serving, s1u_dl_dir);
+            let mut gtp = GtpTunnels::new(plan.nodes.len(), &pl.ue_node, &pl.enb_node, pl.pgw_node, &serving, s1u_dl_dir);
+            gtp.index_ue_addresses(plan.ifaces.addresses());
             let x2_pcap = match (out_dir, pl.plan.epc.pcap) {
                 (Some(dir), true) => {
                     ran.log_x2(true);
@@ -560,7 +561,7 @@ impl World {
         let Some(MediumSlot { medium: AnyMedium::Lte(lte), .. }) = self.media.first_mut() else { return (d, Some(0)) };
         let lte = &mut **lte;
         if lte.gtp.is_pgw(node) {
-            return match self.ifaces.owner(dst).and_then(|(n, _)| lte.gtp.ue_of(n as usize)) {
+            return match lte.gtp.ue_at(dst) {
                 Some(ue) => {
                     let (d, teid) = lte.gtp.downlink(&lte.ran, ue);
                     (d, Some(teid))
@@ -573,7 +574,7 @@ impl World {
                 return (lte.ue_dirs[ue][0], None);
             }
         }
-        match self.ifaces.owner(src).and_then(|(s, _)| lte.gtp.ue_of(s as usize)) {
+        match lte.gtp.ue_at(src) {
             Some(ue) => (d, Some(lte.gtp.uplink(ue))),
             None => (d, Some(0)),
         }

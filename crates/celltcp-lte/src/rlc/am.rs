@@ -122,9 +122,24 @@ impl<P: Copy> RxPdu<P> {
 
     /// Store the new bytes of a segment at `so`; false when all of them were received already
     /// (§5.1.3.2.2 duplicate byte segments are discarded).
-    fn insert(&mut self, so: u32, pieces: &[Segment<P>], last: bool) -> bool {
+    fn insert(&mut self, so: u32, pieces: Vec<Segment<P>>, last: bool) -> bool {
         let len: u32 = pieces.iter().map(|s| s.len).sum();
         let end = so + len;
+        if self.parts.is_empty()
+            && len > 0
+            && pieces.first().is_some_and(|s| s.len > 0)
+            && pieces.last().is_some_and(|s| s.len > 0)
+        {
+            // Nothing of this PDU was received yet (the common case): all of its bytes are
+            // new, and `slice(&pieces, 0, len)` would be `pieces` itself (no empty piece at
+            // either end), so they are kept without a copy.
+            if last {
+                self.total = Some(end);
+            }
+            self.parts.push((so, end, pieces));
+            return true;
+        }
+        let pieces = &pieces[..];
         let mut fresh = Vec::new();
         let mut cur = so;
         for &(a, b, _) in &self.parts {
@@ -303,6 +318,15 @@ impl<P: Copy + Debug> AmEntity<P> {
     /// The retransmission buffer is [`BufferStatus::retx_bytes`].
     pub fn queued_bytes(&self) -> u32 {
         self.tx.pdu_estimate(AMD_HEADER_BYTES)
+    }
+
+    /// `buffer_status().total() > 0` without sizing the STATUS PDU (which has at least its
+    /// fixed part, §6.2.1.6, whenever one is due).
+    #[inline]
+    pub fn has_pending(&self) -> bool {
+        (self.status_triggered && self.t_status_prohibit.is_none())
+            || self.retx_bytes > 0
+            || (!self.window_stalled() && self.tx.pdu_estimate(AMD_HEADER_BYTES) > 0)
     }
 
     /// New data (0 while the window is stalled), pending retransmissions and a due STATUS PDU.
@@ -678,7 +702,7 @@ impl<P: Copy + Debug> AmEntity<P> {
                 parts: Vec::new(),
                 total: None,
             });
-            discarded = !entry.insert(so, &pdu.segments, last);
+            discarded = !entry.insert(so, pdu.segments, last);
         }
         if !discarded {
             // §5.1.3.2.3

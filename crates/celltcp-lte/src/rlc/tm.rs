@@ -50,6 +50,12 @@ impl<P: Copy + Debug> TmEntity<P> {
         self.buffer_status().new_tx_bytes
     }
 
+    /// `buffer_status().total() > 0`.
+    #[inline]
+    pub fn has_pending(&self) -> bool {
+        self.queued_bytes > 0
+    }
+
     pub fn buffer_status(&self) -> BufferStatus {
         BufferStatus {
             new_tx_bytes: self.queued_bytes.min(u32::MAX as u64) as u32,

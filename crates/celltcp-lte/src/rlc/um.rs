@@ -86,6 +86,12 @@ impl<P: Copy + Debug> UmEntity<P> {
         self.tx.pdu_estimate(self.header_bytes)
     }
 
+    /// `buffer_status().total() > 0`.
+    #[inline]
+    pub fn has_pending(&self) -> bool {
+        self.tx.pdu_estimate(self.header_bytes) > 0
+    }
+
     pub fn buffer_status(&self) -> BufferStatus {
         BufferStatus {
             new_tx_bytes: self.tx.pdu_estimate(self.header_bytes),
