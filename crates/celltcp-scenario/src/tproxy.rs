@@ -140,6 +140,29 @@ pub(crate) fn plan_proxies(text: &str, cfg: &[ProxyCfg], nodes: &[(String, NodeK
     Ok(out)
 }
 
+/// The `[[proxy]]` tables as run (`Config::as_run`): the buffers, the SYN mode and both legs'
+/// congestion control with all their parameters. `ports` stays absent when every port is
+/// intercepted (an empty list is refused).
+pub(crate) fn as_run(cfg: &mut [ProxyCfg], plan: &[PlanProxy]) {
+    for (c, p) in cfg.iter_mut().zip(plan) {
+        c.buffer = Some(Bytes(p.buffer));
+        c.per_connection_buffer = Some(Bytes(p.per_connection_buffer));
+        c.syn = Some(syn_name(p.syn).to_string());
+        c.client_cc = Some(p.client_cc.clone());
+        c.server_cc = Some(p.server_cc.clone());
+        if !p.ports.is_empty() {
+            c.ports = Some(p.ports.clone());
+        }
+    }
+}
+
+fn syn_name(s: SynMode) -> &'static str {
+    match s {
+        SynMode::Immediate => "immediate",
+        SynMode::AfterServer => "after-server",
+    }
+}
+
 /// What a node does with the TCP packets it forwards.
 const NONE: u32 = u32::MAX;
 /// An eNB without a proxy in a run with eNB proxies: it passes on anchored connections' packets.
@@ -317,7 +340,7 @@ pub(crate) fn summary(w: &World, end: SimTime) -> Option<Value> {
             .collect();
         out.push(json!({
             "node": w.nodes[p.node].name,
-            "syn": match p.syn { SynMode::Immediate => "immediate", SynMode::AfterServer => "after-server" },
+            "syn": syn_name(p.syn),
             "buffer_bytes": p.buffer,
             "per_connection_buffer_bytes": p.per_connection_buffer,
             "peak_held_bytes": px.peak_held,
