@@ -627,6 +627,13 @@ impl World {
         if !is_data(pkt) {
             return;
         }
+        if pkt.uid & crate::tproxy::LEG_TAG != 0 {
+            // sent by a proxy's leg: counted against the leg, not the flow (`tproxy.rs`)
+            if pkt.frag.is_none() || self.lost_fragmented.insert(pkt.uid, ()).is_none() {
+                self.tproxy_lost(pkt);
+            }
+            return;
+        }
         if let Some(f) = self.flow_of(pkt) {
             if pkt.frag.is_none() || self.lost_fragmented.insert(pkt.uid, ()).is_none() {
                 self.flows[f].net.data_pkts_dropped += 1;

@@ -375,3 +375,40 @@ fn across_a_handover_the_enb_proxy_keeps_its_connections_and_no_byte_is_lost() {
         }
     }
 }
+
+#[test]
+fn a_lost_packet_is_counted_once_against_the_leg_or_the_end_that_sent_it() {
+    // A 4 s download (iperf -R) through a router proxy, 1 % loss on one leg only. Both legs'
+    // packets carry the flow's 4-tuple; each loss must be counted once, against its sender:
+    // on the client leg the proxy sends the data (the leg's `data_packets_lost`), on the server
+    // leg the server does (the flow's `data_packets_lost`). The independent count is the link
+    // direction's packets lost or dropped by its queue (every packet, data or not: the data
+    // packets are all but a handful of handshake/FIN segments).
+    let flow = "[[flow]]\nname = \"dl\"\napp = \"iperf\"\nfrom = \"client\"\nto = \"srv\"\nreverse = true\nduration = \"4s\"\n";
+    for (client_leg, server_leg, lossy) in [
+        ("rate = \"10Mbps\"\ndelay = \"20ms\"\nloss = 0.01", "rate = \"100Mbps\"\ndelay = \"10ms\"", "client"),
+        ("rate = \"10Mbps\"\ndelay = \"20ms\"", "rate = \"100Mbps\"\ndelay = \"10ms\"\nloss = 0.01", "server"),
+    ] {
+        let text = wired(client_leg, server_leg, "") + flow;
+        let (_, v) = run(&text.replace("duration = \"60s\"", "duration = \"8s\""), 3);
+        let f = &v["flows"][0];
+        let leg = &v["proxies"][0]["legs"][0];
+        let (cl, sl) = (&leg["client_leg"], &leg["server_leg"]);
+        let dir = |from: &str, to: &str| {
+            let l = v["links"].as_array().unwrap().iter().find(|l| l["from"] == from && l["to"] == to).unwrap();
+            (l["lost_packets"].as_u64().unwrap(), l["drops"].as_u64().unwrap())
+        };
+        let (client_dir, server_dir) = (dir("px", "client"), dir("srv", "px"));
+        let lossy_dir = if lossy == "client" { client_dir } else { server_dir };
+        assert!(lossy_dir.0 > 20, "{lossy}: the lossy leg lost data packets: {lossy_dir:?}");
+        let (flow_lost, cl_lost) = (f["data_packets_lost"].as_u64().unwrap(), cl["data_packets_lost"].as_u64().unwrap());
+        assert_eq!(sl["data_packets_sent"], 0, "a download: the proxy sends no data to the server");
+        assert_eq!(sl["data_packets_lost"], 0, "{lossy}: {sl:#}");
+        assert!(cl["data_packets_sent"].as_u64().unwrap() > 2000, "{cl:#}");
+        let (c, s) = (client_dir.0 + client_dir.1, server_dir.0 + server_dir.1);
+        assert!(cl_lost <= c && cl_lost + 3 >= c, "{lossy}: the client leg lost {cl_lost} data packets, its link {c}");
+        assert!(flow_lost <= s && flow_lost + 3 >= s, "{lossy}: the flow (the server) lost {flow_lost} data packets, its link {s}");
+        // each leg's sender retransmitted what it lost (SACK recovery or RTO)
+        assert!(cl["retransmitted_segments"].as_u64().unwrap() >= cl_lost && f["retransmitted_segments"].as_u64().unwrap() >= flow_lost, "{lossy}");
+    }
+}
