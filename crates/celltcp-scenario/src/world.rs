@@ -575,6 +575,14 @@ impl World {
         }
         match self.ifaces.owner(src).and_then(|(s, _)| lte.gtp.ue_of(s as usize)) {
             Some(ue) => (d, Some(lte.gtp.uplink(ue))),
+            // an eNB proxy's client leg sending to a UE whose route leads over S1-U (the UE
+            // attached first to another eNB and was handed over here): to the UE's bearer, as
+            // a relayed packet above, not up to the PGW, which would tunnel it back here and
+            // the proxy would take it for its own server leg's (`tproxy.rs`)
+            None if self.tproxy.is_some() => match self.ifaces.owner(dst).and_then(|(n, _)| lte.gtp.ue_of(n as usize)) {
+                Some(ue) => (lte.ue_dirs[ue][0], None),
+                None => (d, Some(0)),
+            },
             None => (d, Some(0)),
         }
     }

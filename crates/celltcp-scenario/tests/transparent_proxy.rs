@@ -83,9 +83,13 @@ struct Download {
 }
 
 fn download(s: &mut Simulation, client: &str, server: &str, bytes: u64, start: SimTime, cfg: TcpConfig) -> Download {
+    download_on(s, client, server, 80, bytes, start, cfg)
+}
+
+fn download_on(s: &mut Simulation, client: &str, server: &str, port: u16, bytes: u64, start: SimTime, cfg: TcpConfig) -> Download {
     let (cl, srv) = (s.node(client).unwrap(), s.node(server).unwrap());
-    let to = SockAddr::new(s.node_addr(srv), 80);
-    let server = s.add_app(srv, AnyApp::TcpServer(TcpServer::new(80, cfg, Role::Writer(BulkSender::new(Some(bytes), None, 64 * 1024)))), SimTime::ZERO);
+    let to = SockAddr::new(s.node_addr(srv), port);
+    let server = s.add_app(srv, AnyApp::TcpServer(TcpServer::new(port, cfg, Role::Writer(BulkSender::new(Some(bytes), None, 64 * 1024)))), SimTime::ZERO);
     let client = s.add_app(cl, AnyApp::TcpClient(TcpClient::new(to, cfg, Role::Sink(Sink::expecting(Some(bytes))))), start);
     Download { client, server, start }
 }
@@ -411,4 +415,52 @@ fn a_lost_packet_is_counted_once_against_the_leg_or_the_end_that_sent_it() {
         // each leg's sender retransmitted what it lost (SACK recovery or RTO)
         assert!(cl["retransmitted_segments"].as_u64().unwrap() >= cl_lost && f["retransmitted_segments"].as_u64().unwrap() >= flow_lost, "{lossy}");
     }
+}
+
+#[test]
+fn a_connection_opened_after_an_a3_handover_is_intercepted_by_the_target_enb_proxy() {
+    // Both eNBs have a proxy. The UE drives from the source towards the target at 100 km/h and
+    // is handed over by A3 (3 dB, 256 ms) around 4 s; a download it opened at 0.1 s stays
+    // anchored at the source's proxy (passed to it over X2 after the handover), and a second
+    // download it opens at 9 s, from the target's cell, is intercepted by the target's proxy.
+    let text = two_cells("[[proxy]]\nnode = \"source\"\n[[proxy]]\nnode = \"target\"")
+        .replace("algorithm = \"none\"\n[[lte.handover.manual]]\nue = \"ue\"\nat = \"2s\"\ntarget = \"target\"\n", "hysteresis = \"3dB\"\ntime_to_trigger = \"256ms\"\n")
+        .replace(
+            "position = [200.0, 0.0]",
+            "mobility = { model = \"constant_velocity\", start = [100.0, 0.0], heading_deg = 0.0, speed = { dist = \"constant\", kmh = 100.0 } }",
+        )
+        .replace("duration = \"30s\"", "duration = \"20s\"");
+    let mut s = sim(&text, 1);
+    let cfg = TcpConfig { mss: 1400, ..TcpConfig::default() };
+    let (b1, b2) = (30_000_000, 5_000_000);
+    let d1 = download_on(&mut s, "ue", "server", 80, b1, SimTime::from_millis(100), cfg);
+    let d2 = download_on(&mut s, "ue", "server", 81, b2, SimTime::from_secs(9), cfg);
+    assert!(s.run(&mut |_| true));
+    s.finish();
+    let v = s.summary();
+    let ho = v["lte"]["handovers"].as_array().unwrap();
+    assert_eq!(ho.len(), 1, "{ho:?}");
+    assert_eq!((ho[0]["source"].as_str(), ho[0]["target"].as_str()), (Some("source"), Some("target")));
+    let t_ho = ho[0]["path_switch_s"].as_f64().unwrap_or_else(|| panic!("{:#}", ho[0]));
+    assert!(t_ho > 2.0 && t_ho < 9.0, "A3 hands the UE over before the second download: {t_ho}");
+    let (got1, at1) = sink(&s, &d1);
+    assert_eq!((got1, sink(&s, &d2).0), (b1, b2), "every byte of both downloads arrives {:#}", v["proxies"]);
+    assert!(at1.unwrap().as_secs_f64() > t_ho, "the first download spans the handover");
+    let (src, tgt) = (s.proxy("source").unwrap(), s.proxy("target").unwrap());
+    let port = |d: &Download| client_sock(&s, d).map(|e| e.local_port());
+    // the old connection stays with the source's proxy, the new one is the target's
+    conserved(src, b1);
+    conserved(tgt, b2);
+    assert_eq!(Some(src.conns[0].peer.port), port(&d1));
+    assert_eq!(Some(tgt.conns[0].peer.port), port(&d2));
+    assert_eq!(tgt.conns[0].orig.port, 81);
+    assert!(tgt.conns[0].opened_at >= SimTime::from_secs(9));
+    let px = |n: &str| v["proxies"].as_array().unwrap().iter().find(|p| p["node"] == n).unwrap().clone();
+    let (ps, pt) = (px("source"), px("target"));
+    assert!(ps["x2_passed_packets"].as_u64().unwrap() > 100, "the target passed the anchored connection's packets: {ps:#}");
+    assert_eq!(pt["x2_passed_packets"], 0, "nothing anchored at the target is seen by the source");
+    // the target's per-leg counters: its client leg carried the second download
+    let leg = &pt["legs"][0]["client_leg"];
+    assert_eq!(leg["bytes_written"], b2);
+    assert!(leg["data_packets_sent"].as_u64().unwrap() >= b2 / 1400, "{leg:#}");
 }
