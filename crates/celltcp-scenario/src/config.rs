@@ -737,6 +737,7 @@ impl Config {
         if let (Some(l), Some(pl)) = (&mut c.lte, &plan.lte) {
             *l = l.as_run(&pl.plan);
         }
+        crate::tproxy::as_run(&mut c.proxies, &plan.proxies);
         c
     }
 }

@@ -258,6 +258,9 @@ impl World {
             if seg.ect {
                 p.ecn = celltcp_net::Ecn::Ect0; // RFC 3168 §6.1.2: ECN-capable transport
             }
+            if f == NO_FLOW && self.tproxy.is_some() {
+                self.tproxy_sent(&mut p, s);
+            }
             self.ip_output(now, node, p);
         }
     }

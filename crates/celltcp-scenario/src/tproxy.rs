@@ -26,6 +26,13 @@
 //! SYN crosses it. Every eNB of a run with an eNB proxy therefore looks up anchored
 //! connections, also one without a proxy of its own.
 //!
+//! **Drops per leg.** A leg's packets carry the 4-tuple of the flow's own sockets, so a lost
+//! packet cannot be told apart by its addresses. A proxy leg's packets are tagged instead:
+//! their `uid` (unique within the run, for traces only) gets [`LEG_TAG`] and the leg's socket
+//! index above bit 40 ([`World::tproxy_sent`]). A lost data packet is counted against the
+//! socket that sent it: a leg's in the proxy's summary (`legs[].*_leg.data_packets_lost`), an
+//! end's against its flow (`data_packets_lost`), each loss once.
+//!
 //! Cost for other runs: [`World::arrive`] tests one `Option` on the forwarding path.
 
 use celltcp_apps::app::{AnyApp, SockAddr};
@@ -140,6 +147,43 @@ pub(crate) fn plan_proxies(text: &str, cfg: &[ProxyCfg], nodes: &[(String, NodeK
     Ok(out)
 }
 
+/// The `[[proxy]]` tables as run (`Config::as_run`): the buffers, the SYN mode and both legs'
+/// congestion control with all their parameters. `ports` stays absent when every port is
+/// intercepted (an empty list is refused).
+pub(crate) fn as_run(cfg: &mut [ProxyCfg], plan: &[PlanProxy]) {
+    for (c, p) in cfg.iter_mut().zip(plan) {
+        c.buffer = Some(Bytes(p.buffer));
+        c.per_connection_buffer = Some(Bytes(p.per_connection_buffer));
+        c.syn = Some(syn_name(p.syn).to_string());
+        c.client_cc = Some(p.client_cc.clone());
+        c.server_cc = Some(p.server_cc.clone());
+        if !p.ports.is_empty() {
+            c.ports = Some(p.ports.clone());
+        }
+    }
+}
+
+fn syn_name(s: SynMode) -> &'static str {
+    match s {
+        SynMode::Immediate => "immediate",
+        SynMode::AfterServer => "after-server",
+    }
+}
+
+/// The tag of a packet a proxy's leg sent (module doc): bit 63 of its `uid`, the sending
+/// socket's index in bits 40..63, the run's packet counter below (2^40 packets).
+pub(crate) const LEG_TAG: u64 = 1 << 63;
+const LEG_SHIFT: u32 = 40;
+const UID_MASK: u64 = (1 << LEG_SHIFT) - 1;
+const SOCK_MASK: u64 = (1 << (63 - LEG_SHIFT)) - 1;
+
+/// A leg's data packets sent and lost (module doc).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct LegCount {
+    pub sent: u64,
+    pub lost: u64,
+}
+
 /// What a node does with the TCP packets it forwards.
 const NONE: u32 = u32::MAX;
 /// An eNB without a proxy in a run with eNB proxies: it passes on anchored connections' packets.
@@ -155,6 +199,8 @@ pub(crate) struct Tproxies {
     x2_delay: Vec<Vec<SimDuration>>,
     /// Per proxy: packets of its connections another eNB passed to it over X2.
     x2_passed: Vec<u64>,
+    /// Per leg socket (by index): its data packets sent and lost.
+    legs: crate::world::FastMap<u32, LegCount>,
 }
 
 /// The TCP configuration of a leg.
@@ -197,7 +243,7 @@ pub(crate) fn install(w: &mut World, proxies: Vec<PlanProxy>, seed: u64, enb_nod
         }
     }
     let x2_passed = vec![0; list.len()];
-    w.tproxy = Some(Box::new(Tproxies { at, list, enb_proxies, x2_delay, x2_passed }));
+    w.tproxy = Some(Box::new(Tproxies { at, list, enb_proxies, x2_delay, x2_passed, legs: Default::default() }));
     w.sinks.open_proxy();
 }
 
@@ -265,6 +311,32 @@ impl World {
         false
     }
 
+    /// A packet socket `s` (a flowless socket in a run with proxies) sends: if `s` is a proxy's
+    /// leg, tags it and counts a data packet (module doc).
+    #[inline(never)]
+    pub(crate) fn tproxy_sent(&mut self, pkt: &mut Packet, s: u32) {
+        let k = &self.stack.socks[s as usize];
+        let key = (k.node, Tuple::new(TCP, k.local, k.remote));
+        if self.stack.tproxy.get(&key) != Some(&s) {
+            return;
+        }
+        debug_assert!(pkt.uid <= UID_MASK && u64::from(s) <= SOCK_MASK);
+        pkt.uid = LEG_TAG | (u64::from(s) & SOCK_MASK) << LEG_SHIFT | (pkt.uid & UID_MASK);
+        if matches!(pkt.body, Body::Tcp(seg) if seg.payload_len > 0) {
+            let tp = self.tproxy.as_mut().expect("proxies");
+            tp.legs.entry(s).or_default().sent += 1;
+        }
+    }
+
+    /// A lost data packet a proxy's leg sent (tagged by [`World::tproxy_sent`]).
+    #[cold]
+    pub(crate) fn tproxy_lost(&mut self, pkt: &Packet) {
+        let s = ((pkt.uid >> LEG_SHIFT) & SOCK_MASK) as u32;
+        if let Some(tp) = self.tproxy.as_mut() {
+            tp.legs.entry(s).or_default().lost += 1;
+        }
+    }
+
     /// One row per proxy into the `proxy` table: the bytes it holds and its open connections.
     #[cold]
     pub(crate) fn sample_proxies(&mut self, t: f64) {
@@ -288,12 +360,15 @@ pub(crate) fn summary(w: &World, end: SimTime) -> Option<Value> {
         let st = ep.stats();
         let span = last.saturating_since(opened).as_secs_f64();
         let moved = read + written.saturating_sub(ep.snd_buf().saturating_sub(ep.send_buffer_free()));
+        let n = tp.legs.get(&s).copied().unwrap_or_default();
         json!({
             "cc": cc.kind().name(),
             "bytes_read": read,
             "bytes_written": written,
             "retransmitted_segments": st.retransmitted_segments,
             "timeouts": st.timeouts,
+            "data_packets_sent": n.sent,
+            "data_packets_lost": n.lost,
             "srtt_ms": ep.sample(end).srtt.as_millis_f64(),
             "goodput_bps": if span > 0.0 { moved as f64 * 8.0 / span } else { 0.0 },
         })
@@ -317,7 +392,7 @@ pub(crate) fn summary(w: &World, end: SimTime) -> Option<Value> {
             .collect();
         out.push(json!({
             "node": w.nodes[p.node].name,
-            "syn": match p.syn { SynMode::Immediate => "immediate", SynMode::AfterServer => "after-server" },
+            "syn": syn_name(p.syn),
             "buffer_bytes": p.buffer,
             "per_connection_buffer_bytes": p.per_connection_buffer,
             "peak_held_bytes": px.peak_held,

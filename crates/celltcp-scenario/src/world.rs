@@ -576,6 +576,14 @@ impl World {
         }
         match lte.gtp.ue_at(src) {
             Some(ue) => (d, Some(lte.gtp.uplink(ue))),
+            // an eNB proxy's client leg sending to a UE whose route leads over S1-U (the UE
+            // attached first to another eNB and was handed over here): to the UE's bearer, as
+            // a relayed packet above, not up to the PGW, which would tunnel it back here and
+            // the proxy would take it for its own server leg's (`tproxy.rs`)
+            None if self.tproxy.is_some() => match self.ifaces.owner(dst).and_then(|(n, _)| lte.gtp.ue_of(n as usize)) {
+                Some(ue) => (lte.ue_dirs[ue][0], None),
+                None => (d, Some(0)),
+            },
             None => (d, Some(0)),
         }
     }
@@ -626,6 +634,13 @@ impl World {
             self.mptcp_opts.forget(pkt.uid);
         }
         if !is_data(pkt) {
+            return;
+        }
+        if pkt.uid & crate::tproxy::LEG_TAG != 0 {
+            // sent by a proxy's leg: counted against the leg, not the flow (`tproxy.rs`)
+            if pkt.frag.is_none() || self.lost_fragmented.insert(pkt.uid, ()).is_none() {
+                self.tproxy_lost(pkt);
+            }
             return;
         }
         if let Some(f) = self.flow_of(pkt) {

@@ -113,3 +113,69 @@ fn lte_defaults_are_written_out_and_run_the_same() {
     // `validate` returns the same configuration as `run`
     assert_eq!(validate(&text, &["duration=\"4s\"".into()], None).unwrap(), cfg);
 }
+
+#[test]
+fn proxy_defaults_are_written_out_and_run_the_same() {
+    // a router proxy with only `node` and `client_cc` given, and one on a second router with
+    // every key set: the as-run file lists every key, defaults filled in
+    let text = r#"
+duration = "3s"
+[[node]]
+name = "px"
+kind = "router"
+[[node]]
+name = "px2"
+kind = "router"
+[[link]]
+between = ["a", "px"]
+rate = "10Mbps"
+delay = "10ms"
+loss = 0.002
+[[link]]
+between = ["px", "px2"]
+rate = "100Mbps"
+delay = "5ms"
+[[link]]
+between = ["px2", "b"]
+rate = "100Mbps"
+delay = "20ms"
+[[proxy]]
+node = "px"
+client_cc = "newreno"
+[[proxy]]
+node = "px2"
+buffer = "2MB"
+per_connection_buffer = "256KB"
+syn = "after-server"
+server_cc = { name = "cubic", beta = 0.8 }
+ports = [5201]
+[[flow]]
+app = "iperf"
+from = "a"
+to = "b"
+reverse = true
+"#;
+    let (a, b, cfg) = twice(text, &[]);
+    assert_eq!(a, b);
+    let p = &cfg["proxy"][0];
+    assert_eq!(p["buffer"], "64MB", "{p:#}");
+    assert_eq!(p["per_connection_buffer"], "4MB");
+    assert_eq!(p["syn"], "immediate");
+    assert_eq!(p["client_cc"]["name"], "newreno");
+    assert_eq!(p["server_cc"]["name"], "cubic");
+    assert_eq!(p["server_cc"]["beta"], 0.7, "the default leg's parameters are written out");
+    assert!(p.get("ports").is_none(), "every port: the key stays absent");
+    let q = &cfg["proxy"][1];
+    assert_eq!(q["buffer"], "2MB");
+    assert_eq!(q["per_connection_buffer"], "256KB");
+    assert_eq!(q["syn"], "after-server");
+    assert_eq!(q["client_cc"]["name"], "cubic");
+    assert_eq!(q["server_cc"]["beta"], 0.8);
+    assert_eq!(q["ports"], serde_json::json!([5201]));
+    // both proxies ran: px intercepted the client's SYN, px2 px's server leg
+    assert_eq!(a["proxies"].as_array().unwrap().len(), 2);
+    assert_eq!(a["proxies"][1]["connections"], 1, "{:#}", a["proxies"]);
+    // a per-connection buffer larger than the shared one is clamped to it, and the manifest says so
+    let cfg = validate(text, &["proxy.0.buffer=\"1MB\"".into()], None).unwrap();
+    assert_eq!(cfg["proxy"][0]["per_connection_buffer"], "1MB");
+}

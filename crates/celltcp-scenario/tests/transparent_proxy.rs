@@ -83,9 +83,13 @@ struct Download {
 }
 
 fn download(s: &mut Simulation, client: &str, server: &str, bytes: u64, start: SimTime, cfg: TcpConfig) -> Download {
+    download_on(s, client, server, 80, bytes, start, cfg)
+}
+
+fn download_on(s: &mut Simulation, client: &str, server: &str, port: u16, bytes: u64, start: SimTime, cfg: TcpConfig) -> Download {
     let (cl, srv) = (s.node(client).unwrap(), s.node(server).unwrap());
-    let to = SockAddr::new(s.node_addr(srv), 80);
-    let server = s.add_app(srv, AnyApp::TcpServer(TcpServer::new(80, cfg, Role::Writer(BulkSender::new(Some(bytes), None, 64 * 1024)))), SimTime::ZERO);
+    let to = SockAddr::new(s.node_addr(srv), port);
+    let server = s.add_app(srv, AnyApp::TcpServer(TcpServer::new(port, cfg, Role::Writer(BulkSender::new(Some(bytes), None, 64 * 1024)))), SimTime::ZERO);
     let client = s.add_app(cl, AnyApp::TcpClient(TcpClient::new(to, cfg, Role::Sink(Sink::expecting(Some(bytes))))), start);
     Download { client, server, start }
 }
@@ -374,4 +378,89 @@ fn across_a_handover_the_enb_proxy_keeps_its_connections_and_no_byte_is_lost() {
             assert!(t.conns.is_empty(), "the target intercepted nothing: the connection stays at its anchor");
         }
     }
+}
+
+#[test]
+fn a_lost_packet_is_counted_once_against_the_leg_or_the_end_that_sent_it() {
+    // A 4 s download (iperf -R) through a router proxy, 1 % loss on one leg only. Both legs'
+    // packets carry the flow's 4-tuple; each loss must be counted once, against its sender:
+    // on the client leg the proxy sends the data (the leg's `data_packets_lost`), on the server
+    // leg the server does (the flow's `data_packets_lost`). The independent count is the link
+    // direction's packets lost or dropped by its queue (every packet, data or not: the data
+    // packets are all but a handful of handshake/FIN segments).
+    let flow = "[[flow]]\nname = \"dl\"\napp = \"iperf\"\nfrom = \"client\"\nto = \"srv\"\nreverse = true\nduration = \"4s\"\n";
+    for (client_leg, server_leg, lossy) in [
+        ("rate = \"10Mbps\"\ndelay = \"20ms\"\nloss = 0.01", "rate = \"100Mbps\"\ndelay = \"10ms\"", "client"),
+        ("rate = \"10Mbps\"\ndelay = \"20ms\"", "rate = \"100Mbps\"\ndelay = \"10ms\"\nloss = 0.01", "server"),
+    ] {
+        let text = wired(client_leg, server_leg, "") + flow;
+        let (_, v) = run(&text.replace("duration = \"60s\"", "duration = \"8s\""), 3);
+        let f = &v["flows"][0];
+        let leg = &v["proxies"][0]["legs"][0];
+        let (cl, sl) = (&leg["client_leg"], &leg["server_leg"]);
+        let dir = |from: &str, to: &str| {
+            let l = v["links"].as_array().unwrap().iter().find(|l| l["from"] == from && l["to"] == to).unwrap();
+            (l["lost_packets"].as_u64().unwrap(), l["drops"].as_u64().unwrap())
+        };
+        let (client_dir, server_dir) = (dir("px", "client"), dir("srv", "px"));
+        let lossy_dir = if lossy == "client" { client_dir } else { server_dir };
+        assert!(lossy_dir.0 > 20, "{lossy}: the lossy leg lost data packets: {lossy_dir:?}");
+        let (flow_lost, cl_lost) = (f["data_packets_lost"].as_u64().unwrap(), cl["data_packets_lost"].as_u64().unwrap());
+        assert_eq!(sl["data_packets_sent"], 0, "a download: the proxy sends no data to the server");
+        assert_eq!(sl["data_packets_lost"], 0, "{lossy}: {sl:#}");
+        assert!(cl["data_packets_sent"].as_u64().unwrap() > 2000, "{cl:#}");
+        let (c, s) = (client_dir.0 + client_dir.1, server_dir.0 + server_dir.1);
+        assert!(cl_lost <= c && cl_lost + 3 >= c, "{lossy}: the client leg lost {cl_lost} data packets, its link {c}");
+        assert!(flow_lost <= s && flow_lost + 3 >= s, "{lossy}: the flow (the server) lost {flow_lost} data packets, its link {s}");
+        // each leg's sender retransmitted what it lost (SACK recovery or RTO)
+        assert!(cl["retransmitted_segments"].as_u64().unwrap() >= cl_lost && f["retransmitted_segments"].as_u64().unwrap() >= flow_lost, "{lossy}");
+    }
+}
+
+#[test]
+fn a_connection_opened_after_an_a3_handover_is_intercepted_by_the_target_enb_proxy() {
+    // Both eNBs have a proxy. The UE drives from the source towards the target at 100 km/h and
+    // is handed over by A3 (3 dB, 256 ms) around 4 s; a download it opened at 0.1 s stays
+    // anchored at the source's proxy (passed to it over X2 after the handover), and a second
+    // download it opens at 9 s, from the target's cell, is intercepted by the target's proxy.
+    let text = two_cells("[[proxy]]\nnode = \"source\"\n[[proxy]]\nnode = \"target\"")
+        .replace("algorithm = \"none\"\n[[lte.handover.manual]]\nue = \"ue\"\nat = \"2s\"\ntarget = \"target\"\n", "hysteresis = \"3dB\"\ntime_to_trigger = \"256ms\"\n")
+        .replace(
+            "position = [200.0, 0.0]",
+            "mobility = { model = \"constant_velocity\", start = [100.0, 0.0], heading_deg = 0.0, speed = { dist = \"constant\", kmh = 100.0 } }",
+        )
+        .replace("duration = \"30s\"", "duration = \"20s\"");
+    let mut s = sim(&text, 1);
+    let cfg = TcpConfig { mss: 1400, ..TcpConfig::default() };
+    let (b1, b2) = (30_000_000, 5_000_000);
+    let d1 = download_on(&mut s, "ue", "server", 80, b1, SimTime::from_millis(100), cfg);
+    let d2 = download_on(&mut s, "ue", "server", 81, b2, SimTime::from_secs(9), cfg);
+    assert!(s.run(&mut |_| true));
+    s.finish();
+    let v = s.summary();
+    let ho = v["lte"]["handovers"].as_array().unwrap();
+    assert_eq!(ho.len(), 1, "{ho:?}");
+    assert_eq!((ho[0]["source"].as_str(), ho[0]["target"].as_str()), (Some("source"), Some("target")));
+    let t_ho = ho[0]["path_switch_s"].as_f64().unwrap_or_else(|| panic!("{:#}", ho[0]));
+    assert!(t_ho > 2.0 && t_ho < 9.0, "A3 hands the UE over before the second download: {t_ho}");
+    let (got1, at1) = sink(&s, &d1);
+    assert_eq!((got1, sink(&s, &d2).0), (b1, b2), "every byte of both downloads arrives {:#}", v["proxies"]);
+    assert!(at1.unwrap().as_secs_f64() > t_ho, "the first download spans the handover");
+    let (src, tgt) = (s.proxy("source").unwrap(), s.proxy("target").unwrap());
+    let port = |d: &Download| client_sock(&s, d).map(|e| e.local_port());
+    // the old connection stays with the source's proxy, the new one is the target's
+    conserved(src, b1);
+    conserved(tgt, b2);
+    assert_eq!(Some(src.conns[0].peer.port), port(&d1));
+    assert_eq!(Some(tgt.conns[0].peer.port), port(&d2));
+    assert_eq!(tgt.conns[0].orig.port, 81);
+    assert!(tgt.conns[0].opened_at >= SimTime::from_secs(9));
+    let px = |n: &str| v["proxies"].as_array().unwrap().iter().find(|p| p["node"] == n).unwrap().clone();
+    let (ps, pt) = (px("source"), px("target"));
+    assert!(ps["x2_passed_packets"].as_u64().unwrap() > 100, "the target passed the anchored connection's packets: {ps:#}");
+    assert_eq!(pt["x2_passed_packets"], 0, "nothing anchored at the target is seen by the source");
+    // the target's per-leg counters: its client leg carried the second download
+    let leg = &pt["legs"][0]["client_leg"];
+    assert_eq!(leg["bytes_written"], b2);
+    assert!(leg["data_packets_sent"].as_u64().unwrap() >= b2 / 1400, "{leg:#}");
 }
