@@ -580,7 +580,7 @@ impl World {
             // attached first to another eNB and was handed over here): to the UE's bearer, as
             // a relayed packet above, not up to the PGW, which would tunnel it back here and
             // the proxy would take it for its own server leg's (`tproxy.rs`)
-            None if self.tproxy.is_some() => match self.ifaces.owner(dst).and_then(|(n, _)| lte.gtp.ue_of(n as usize)) {
+            None if self.tproxy.is_some() => match lte.gtp.ue_at(dst) {
                 Some(ue) => (lte.ue_dirs[ue][0], None),
                 None => (d, Some(0)),
             },
