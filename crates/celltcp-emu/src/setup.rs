@@ -133,6 +133,9 @@ pub struct EmuPlan {
     pub busy_poll: SimDuration,
     /// TUN devices with segmentation offload (`emu.offload`, default true; `gso.rs`).
     pub offload: bool,
+    /// Trains of segments written as one GSO packet (`emu.gso_writes`, default true; needs
+    /// `offload`).
+    pub gso_writes: bool,
 }
 
 /// Plans an emulation run of `cfg`/`plan`. `pid` is the emulator's process id (it goes into
@@ -258,6 +261,7 @@ pub fn plan_emu(cfg: &Config, plan: &Plan, extra: &[ExtraExec], shell: Option<&s
         tcp_wmem: emu.tcp_wmem,
         busy_poll: emu.busy_poll.map_or(SimDuration::from_micros(50), |d| d.0),
         offload: emu.offload.unwrap_or(true),
+        gso_writes: emu.gso_writes.unwrap_or(true),
     })
 }
 
