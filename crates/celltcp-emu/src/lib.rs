@@ -337,12 +337,13 @@ impl WriteStats {
     /// Writes `b` (carrying `n` wire packets of `wire` bytes) to `tun`.
     fn write(&mut self, tun: &mut std::fs::File, b: &[u8], n: u16, wire: usize) {
         match tun.write(b) {
-            Ok(_) => {
+            // a TUN device takes the whole packet or none of it (`tun_get_user`)
+            Ok(w) if w == b.len() => {
                 self.pkts += u64::from(n);
                 self.bytes += wire as u64;
                 self.writes += 1;
             }
-            Err(_) => self.errors += 1,
+            _ => self.errors += 1,
         }
     }
 }
