@@ -69,8 +69,11 @@ start = "0.3s"
 """
 
 
-def _leftovers() -> list[str]:
-    """Processes and devices an emulation run names (ctemu...)."""
+def _leftovers(emulator: int | None = None) -> list[str]:
+    """Processes and devices an emulation run names (ctemu...): the holders of the emulator
+    whose pid is `emulator` (default this process; holders are ctemu-<run>-<pid>-<node>, so
+    another user's concurrent run does not count) and any ctemu device in this namespace."""
+    pid = str(os.getpid() if emulator is None else emulator)
     found = []
     for p in Path("/proc").iterdir():
         if not p.name.isdigit():
@@ -79,7 +82,7 @@ def _leftovers() -> list[str]:
             argv0 = (p / "cmdline").read_bytes().split(b"\0")[0].decode(errors="replace")
         except OSError:
             continue
-        if argv0.startswith("ctemu-"):
+        if argv0.startswith("ctemu-") and argv0.split("-")[2:3] == [pid]:
             found.append(f"process {p.name} {argv0}")
     links = subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True).stdout
     found += [f"device {m}" for m in re.findall(r"^\d+: (ctemu[^:@]*)", links, re.M)]
@@ -126,7 +129,7 @@ def test_emu_kill9_leaves_nothing(tmp_path: Path) -> None:
                           str(tmp_path / "out")], env=env, stdout=subprocess.DEVNULL,
                          stderr=subprocess.DEVNULL)
     t0 = time.monotonic()
-    while not any(x.startswith("process") for x in _leftovers()):
+    while not any(x.startswith("process") for x in _leftovers(p.pid)):
         assert p.poll() is None, "the emulator exited early"
         assert time.monotonic() - t0 < 10, "the run did not start in 10 s"
         time.sleep(0.05)
@@ -136,10 +139,10 @@ def test_emu_kill9_leaves_nothing(tmp_path: Path) -> None:
     os.kill(p.pid, signal.SIGKILL)
     p.wait()
     t0 = time.monotonic()
-    while time.monotonic() - t0 < 5 and (_leftovers() or any(
+    while time.monotonic() - t0 < 5 and (_leftovers(p.pid) or any(
             Path(f"/proc/{s}").exists() for s in sleeps_before)):
         time.sleep(0.05)
-    assert _leftovers() == []
+    assert _leftovers(p.pid) == []
     assert [s for s in sleeps_before if Path(f"/proc/{s}").exists()] == []
     # and --cleanup finds nothing more to remove
     c = subprocess.run([sys.executable, "-m", "celltcp", "emu", "--cleanup"], env=env,
@@ -156,7 +159,7 @@ def test_emu_sigterm_ends_run_and_keeps_outputs(tmp_path: Path) -> None:
                           str(tmp_path / "out")], env=env, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
     t0 = time.monotonic()
-    while not any(x.startswith("process") for x in _leftovers()):
+    while not any(x.startswith("process") for x in _leftovers(p.pid)):
         assert time.monotonic() - t0 < 10
         time.sleep(0.05)
     time.sleep(0.5)
@@ -166,7 +169,7 @@ def test_emu_sigterm_ends_run_and_keeps_outputs(tmp_path: Path) -> None:
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert summary["emu"]["ended_by"] == f"signal {int(signal.SIGTERM)}"
     assert (tmp_path / "out" / "exec" / "0-client.out").read_text() == "started\n"
-    assert _leftovers() == []
+    assert _leftovers(p.pid) == []
 
 
 def test_emu_refuses_bad_input_with_one_line(tmp_path: Path) -> None:
@@ -287,3 +290,135 @@ def test_emu_kernel_mptcp_aggregates_two_paths_beside_celltcp_mptcp(tmp_path: Pa
         assert t >= 0.9 * want_sum, (k, t)
     assert r.summary["emu"]["packets_refused"] == 0
     assert _leftovers() == []
+
+
+PING_SIM = """
+duration = "8s"
+[[node]]
+name = "r"
+kind = "router"
+address = "10.0.9.1"
+[[node]]
+name = "server"
+address = "10.0.9.9"
+[[link]]
+between = ["client", "r"]
+rate = "100Mbps"
+delay = "3ms"
+[[link]]
+between = ["r", "server"]
+rate = "100Mbps"
+delay = "5ms"
+[[exec]]
+node = "client"
+cmd = "ping -c 8 -i 0.2 -n {addr:r}; ping -c 8 -i 0.2 -n 10.0.9.9"
+"""
+
+
+def test_emu_ping_of_simulated_router_and_host_answered_through_the_links(tmp_path: Path) -> None:
+    """A real ping of nodes that have no namespace (the router, a simulated server): their IP
+    layer answers (RFC 792) and the replies cross the modelled links back."""
+    require_emu()
+    out = tmp_path / "emu"
+    r = celltcp.api.execute(PING_SIM, out=out, emu=celltcp.api.EmuArgs())
+    assert [h["node"] for h in r.summary["emu"]["hosts"]] == ["client"], "only the pinger is real"
+    text = (out / "exec" / "0-client.out").read_text()
+    blocks = text.split("--- ")
+    # closed form: 2 x (propagation + 84 B at 100 Mbit/s on each link crossed)
+    ser = 84 * 8 / 100e6
+    for ip, want in (("10.0.9.1", 2 * (0.003 + ser)), ("10.0.9.9", 2 * (0.008 + 2 * ser))):
+        rtts = [float(x) for x in re.findall(rf"from {re.escape(ip)}: icmp_seq=\d+ ttl=\d+ time=([\d.]+) ms", text)]
+        assert len(rtts) >= 7, (ip, text)
+        med = sorted(rtts)[len(rtts) // 2]
+        print(f"\nping {ip}: median {med:.3f} ms, closed form {want * 1e3:.3f} ms")
+        assert abs(med - want * 1e3) <= 0.5, (ip, rtts, want)
+    # TTL: 64 from the router; from the server one less (the router forwarded it)
+    assert "from 10.0.9.1: icmp_seq=1 ttl=64" in text and "from 10.0.9.9: icmp_seq=1 ttl=63" in text, text
+    assert len(blocks) == 3
+    assert r.summary["emu"]["packets_refused"] == 0
+    assert _leftovers() == []
+
+
+def test_emu_ping_of_the_pgw_answered_through_the_cell(tmp_path: Path) -> None:
+    """A UE pings the PGW (simulated, `{addr:pgw}`) and the server 10 ms behind it (real): the
+    PGW answers every request through the cell (its reply forwarded by the eNB: ttl 63), and
+    the server's RTT is the longer by about its link's 2 x 10 ms."""
+    require_emu()
+    text = (ROOT / "examples" / "emu-lte.toml").read_text()
+    text = text[:text.index("\n[[exec]]")] + (
+        '\n[[exec]]\nnode = "ue"\ncmd = "ping -c 15 -i 0.2 -n {addr:pgw}; ping -c 15 -i 0.2 -n {addr:server}"\n')
+    out = tmp_path / "emu"
+    r = celltcp.api.execute(text, out=out, emu=celltcp.api.EmuArgs())
+    assert sorted(h["node"] for h in r.summary["emu"]["hosts"]) == ["server", "ue"]
+    out_text = (out / "exec" / "0-ue.out").read_text()
+    pgw, server = out_text.split("--- ")[:2]
+    rtt_pgw = [float(x) for x in re.findall(r"from 10\.44\.0\.1: icmp_seq=\d+ ttl=63 time=([\d.]+) ms", pgw)]
+    rtt_server = [float(x) for x in re.findall(r"ttl=\d+ time=([\d.]+) ms", server)]
+    assert len(rtt_pgw) == 15 and len(rtt_server) >= 13, out_text
+    med = [sorted(x)[len(x) // 2] for x in (rtt_pgw, rtt_server)]
+    print(f"\nping pgw median {med[0]:.3f} ms (min {min(rtt_pgw):.3f}), server {med[1]:.3f} ms "
+          f"(min {min(rtt_server):.3f})")
+    # the radio part varies by several ms from ping to ping (scheduling): only the order is held
+    assert min(rtt_server) > min(rtt_pgw) + 10 and med[1] > med[0] + 10, (med, out_text)
+    assert _leftovers() == []
+
+
+def test_emu_shell_runs_in_the_namespace_and_leaves_nothing(tmp_path: Path) -> None:
+    """`--shell NODE` under a pseudo-terminal: the shell sees the namespace's device and
+    address, `exit` ends the run, nothing is left."""
+    import pty
+    import select
+
+    require_emu()
+    scen = tmp_path / "s.toml"
+    scen.write_text(WIRED.replace('duration = "8s"', 'duration = "60s"'))
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"), SHELL="/bin/sh", PS1="$ ")
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: the emulator with the pty as its terminal
+        os.execve(sys.executable, [sys.executable, "-m", "celltcp", "emu", str(scen), "-o",
+                                   str(tmp_path / "out"), "--shell", "client"], env)
+    got = b""
+
+    def read_until(marker: bytes, timeout: float) -> None:
+        nonlocal got
+        t0 = time.monotonic()
+        while marker not in got:
+            assert time.monotonic() - t0 < timeout, got.decode(errors="replace")
+            r, _, _ = select.select([fd], [], [], 0.1)
+            if r:
+                try:
+                    chunk = os.read(fd, 4096)
+                except OSError:  # EIO: the other side closed
+                    break
+                got += chunk
+
+    # `echo` of a sum, so that the marker is in the output and not in the echoed command line
+    os.write(fd, b"ip -br addr; echo done-$((6*7))\n")
+    read_until(b"done-42", 20)
+    os.write(fd, b"exit\n")
+    t0 = time.monotonic()
+    status = None
+    while status is None and time.monotonic() - t0 < 20:
+        r, _, _ = select.select([fd], [], [], 0.1)
+        if r:
+            try:
+                got += os.read(fd, 4096)
+            except OSError:
+                pass
+        p, st = os.waitpid(pid, os.WNOHANG)
+        if p == pid:
+            status = st
+    os.close(fd)
+    assert status is not None, "the run did not end after exit"
+    assert os.waitstatus_to_exitcode(status) == 0, got.decode(errors="replace")
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    host = summary["emu"]["hosts"][0]
+    # `ip -br addr` in the shell: the namespace's loopback and its TUN device with the address
+    lines = got.decode(errors="replace").replace("\r", "").splitlines()
+    i = next(k for k, x in enumerate(lines) if x.startswith("ip -br addr"))
+    j = lines.index("done-42")
+    ifaces = {x.removeprefix("$ ").split()[0]: x.split()[-1] for x in lines[i + 1:j]}
+    # only the loopback and the TUN device: nothing of the host's interfaces
+    assert ifaces == {"lo": "127.0.0.1/8", host["device"]: f"{host['addr']}/32"}, lines
+    assert summary["emu"]["ended_by"] == "commands exited"
+    assert _leftovers(pid) == []

@@ -17,11 +17,16 @@ pub struct Lateness {
     n: u64,
     max_ns: u64,
     sum_ns: u128,
+    /// Samples later than [`LATE_NS`] (counted exactly, not from the buckets).
+    late: u64,
 }
+
+/// The lateness beyond which a sample counts as the loop falling behind real time (1 ms).
+pub const LATE_NS: u64 = 1_000_000;
 
 impl Default for Lateness {
     fn default() -> Self {
-        Lateness { counts: vec![0; (64 * SUB) as usize], n: 0, max_ns: 0, sum_ns: 0 }
+        Lateness { counts: vec![0; (64 * SUB) as usize], n: 0, max_ns: 0, sum_ns: 0, late: 0 }
     }
 }
 
@@ -52,6 +57,12 @@ impl Lateness {
         self.n += 1;
         self.max_ns = self.max_ns.max(ns);
         self.sum_ns += u128::from(ns);
+        self.late += u64::from(ns > LATE_NS);
+    }
+
+    /// Samples later than [`LATE_NS`].
+    pub fn late(&self) -> u64 {
+        self.late
     }
 
     pub fn count(&self) -> u64 {
@@ -79,7 +90,8 @@ impl Lateness {
         self.max_ns
     }
 
-    /// `{"count", "mean_us", "p50_us", "p99_us", "max_us"}`.
+    /// `{"count", "mean_us", "p50_us", "p99_us", "max_us", "late_1ms"}` (`late_1ms`: samples
+    /// later than 1 ms).
     pub fn to_json(&self) -> serde_json::Value {
         let us = |ns: u64| ns as f64 / 1e3;
         serde_json::json!({
@@ -88,6 +100,7 @@ impl Lateness {
             "p50_us": us(self.quantile_ns(0.5)),
             "p99_us": us(self.quantile_ns(0.99)),
             "max_us": us(self.max_ns),
+            "late_1ms": self.late,
         })
     }
 }
@@ -127,5 +140,8 @@ mod tests {
         assert_eq!(l.max_ns(), 1_000_000);
         assert_eq!(l.quantile_ns(1.0), 1_000_000);
         assert_eq!(Lateness::default().quantile_ns(0.99), 0);
+        assert_eq!(l.late(), 0, "1 ms itself is not later than 1 ms");
+        l.record(1_000_001);
+        assert_eq!(l.late(), 1);
     }
 }

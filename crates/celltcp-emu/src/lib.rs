@@ -150,6 +150,8 @@ pub fn emulate(text: &str, opts: &EmuOptions) -> Result<RunOutput, String> {
         "write_errors": stats.write_errors,
         "offload": offload,
         "reads": stats.reads,
+        "writes": stats.writes,
+        "gso_writes": offload && eplan.gso_writes,
         "hosts": hosts,
         "exec": procs,
     });
@@ -173,6 +175,8 @@ struct LoopStats {
     write_errors: u64,
     /// Reads of devices with offload (each one packet or a super-packet).
     reads: u64,
+    /// Device writes (each one packet or, with offload, a GSO train of several).
+    writes: u64,
     ended_by: &'static str,
 }
 
@@ -194,7 +198,15 @@ fn run_loop(
     // a read of a device with offload holds a virtio_net_hdr and up to 64 KB of super-packet
     let mut buf = vec![0u8; 65_536 + gso::VNET_HDR_LEN + 256];
     let mut seg = Vec::with_capacity(65_536);
-    let mut wbuf = Vec::with_capacity(65_536 + gso::VNET_HDR_LEN);
+    // one coalescer per device (hosts' devices in order, from first_tun[host])
+    let mut first_tun = Vec::with_capacity(ns.hosts.len());
+    let mut n_tuns = 0;
+    for h in &ns.hosts {
+        first_tun.push(n_tuns);
+        n_tuns += h.tuns.len();
+    }
+    let mut co: Vec<gso::Coalescer> = (0..n_tuns).map(|_| gso::Coalescer::default()).collect();
+    let mut wst = WriteStats::default();
     let busy = Duration::from_nanos(eplan.busy_poll.as_nanos());
     let end = sim.end();
     let t0 = Instant::now();
@@ -220,23 +232,26 @@ fn run_loop(
                 let dst = celltcp_net::Ipv4::new(bytes[16], bytes[17], bytes[18], bytes[19]);
                 h.spec.tuns.iter().position(|t| t.addr == dst).unwrap_or(0)
             };
-            let r = if h.vnet {
-                wbuf.clear();
-                wbuf.extend_from_slice(&gso::PLAIN_HDR);
-                wbuf.extend_from_slice(bytes);
-                h.tuns[k].write(&wbuf)
-            } else {
-                h.tuns[k].write(bytes)
-            };
-            match r {
-                Ok(_) => {
-                    st.pkts_out += 1;
-                    st.bytes_out += bytes.len() as u64;
+            if h.vnet {
+                // segments of one flow that arrive in this turn go out as one GSO write
+                let tun = &mut h.tuns[k];
+                let out = &mut wst;
+                let c = &mut co[first_tun[host_of_node[node.0]] + k];
+                c.push(bytes, &mut |b: &[u8], n: u16, wire: usize| out.write(tun, b, n, wire));
+                if !eplan.gso_writes {
+                    c.flush(&mut |b: &[u8], n: u16, wire: usize| out.write(tun, b, n, wire));
                 }
-                Err(_) => st.write_errors += 1,
+            } else {
+                wst.write(&mut h.tuns[k], bytes, 1, bytes.len());
             }
             st.deliveries.record(t0.elapsed().as_nanos() as u64 - t.as_nanos().min(t0.elapsed().as_nanos() as u64));
         });
+        for (i, h) in ns.hosts.iter_mut().enumerate() {
+            for (k, tun) in h.tuns.iter_mut().enumerate() {
+                let out = &mut wst;
+                co[first_tun[i] + k].flush(&mut |b: &[u8], n: u16, wire: usize| out.write(tun, b, n, wire));
+            }
+        }
         let mut got = false;
         for h in ns.hosts.iter_mut() {
             for k in 0..h.tuns.len() {
@@ -302,5 +317,33 @@ fn run_loop(
             os::wait_readable(&fds, None, &mut ready).map_err(|e| e.to_string())?;
         }
     }
+    st.pkts_out = wst.pkts;
+    st.bytes_out = wst.bytes;
+    st.writes = wst.writes;
+    st.write_errors = wst.errors;
     Ok(st)
+}
+
+/// Counts of the device writes.
+#[derive(Default)]
+struct WriteStats {
+    pkts: u64,
+    bytes: u64,
+    writes: u64,
+    errors: u64,
+}
+
+impl WriteStats {
+    /// Writes `b` (carrying `n` wire packets of `wire` bytes) to `tun`.
+    fn write(&mut self, tun: &mut std::fs::File, b: &[u8], n: u16, wire: usize) {
+        match tun.write(b) {
+            // a TUN device takes the whole packet or none of it (`tun_get_user`)
+            Ok(w) if w == b.len() => {
+                self.pkts += u64::from(n);
+                self.bytes += wire as u64;
+                self.writes += 1;
+            }
+            _ => self.errors += 1,
+        }
+    }
 }

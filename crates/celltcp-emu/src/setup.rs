@@ -133,6 +133,9 @@ pub struct EmuPlan {
     pub busy_poll: SimDuration,
     /// TUN devices with segmentation offload (`emu.offload`, default true; `gso.rs`).
     pub offload: bool,
+    /// Trains of segments written as one GSO packet (`emu.gso_writes`, default true; needs
+    /// `offload`).
+    pub gso_writes: bool,
 }
 
 /// Plans an emulation run of `cfg`/`plan`. `pid` is the emulator's process id (it goes into
@@ -177,10 +180,14 @@ pub fn plan_emu(cfg: &Config, plan: &Plan, extra: &[ExtraExec], shell: Option<&s
     for (key, n, cmd, ..) in &raw {
         real[*n] = true;
         let (c, named) = substitute(cmd, |name| {
+            // a router (the PGW, an eNB) stays simulated: its address only (e.g. to ping it)
+            if let Some(r) = plan.nodes.iter().find(|n| n.name == name && n.kind != NodeKind::Host) {
+                return Ok((usize::MAX, r.addr));
+            }
             let i = node_of(name, &format!("{key}.cmd {{addr:{name}}}"))?;
             Ok((i, plan.nodes[i].addr))
         })?;
-        for i in named {
+        for i in named.into_iter().filter(|&i| i != usize::MAX) {
             real[i] = true;
         }
         cmds.push(c);
@@ -258,6 +265,7 @@ pub fn plan_emu(cfg: &Config, plan: &Plan, extra: &[ExtraExec], shell: Option<&s
         tcp_wmem: emu.tcp_wmem,
         busy_poll: emu.busy_poll.map_or(SimDuration::from_micros(50), |d| d.0),
         offload: emu.offload.unwrap_or(true),
+        gso_writes: emu.gso_writes.unwrap_or(true),
     })
 }
 
@@ -344,6 +352,14 @@ node_cc = { server = "cubic" }
 
     #[test]
     fn emu_plan_extra_exec_quoted_and_shell_last() {
+        // {addr:ROUTER}: its address, and the router stays simulated
+        let (mut cfg, plan) = load(WIRED);
+        cfg.execs[1].cmd = "ping -c 1 {addr:r}".into();
+        cfg.execs.remove(0);
+        let p = plan_emu(&cfg, &plan, &[], None, "x", 1).unwrap();
+        let r = plan.nodes.iter().find(|n| n.name == "r").unwrap().addr;
+        assert_eq!(p.execs[0].cmd, format!("ping -c 1 {r}"));
+        assert_eq!(p.hosts.iter().map(|h| h.name.as_str()).collect::<Vec<_>>(), ["client"]);
         let (cfg, plan) = load(WIRED);
         let extra = [ExtraExec { node: "client".into(), argv: vec!["echo".into(), "it's {addr:client}".into()] }];
         let p = plan_emu(&cfg, &plan, &extra, Some("server"), "x", 1).unwrap();

@@ -149,6 +149,45 @@ pub fn headers_len(b: &[u8]) -> usize {
     (ihl + t).min(b.len())
 }
 
+/// The echo reply a host's IP layer sends to the real ICMP echo request `req` (RFC 792: type 8
+/// answered with type 0, the same code, identifier, sequence number and data; the checksum of
+/// the ICMP message recomputed; addresses swapped), appended to `out`. The IPv4 header is the
+/// one Linux's `icmp_reply` gives: the request's DSCP, not ECN-capable, identification `ident`,
+/// no DF (the ICMP socket's `IP_PMTUDISC_DONT`), TTL 64 (`net.ipv4.ip_default_ttl`). Returns
+/// false (appending nothing) when `req` is not a whole echo request (IPv4 without options,
+/// not a fragment, ICMP type 8 code 0).
+pub fn echo_reply(req: &[u8], ident: u16, out: &mut Vec<u8>) -> bool {
+    let h = IPV4_HEADER as usize;
+    if req.len() < h + 8 || req[0] != 0x45 || req[9] != 1 || u16::from_be_bytes([req[6], req[7]]) & 0x3fff != 0 {
+        return false;
+    }
+    let total = usize::from(u16::from_be_bytes([req[2], req[3]]));
+    if total < h + 8 || total > req.len() || req[h] != 8 || req[h + 1] != 0 {
+        return false;
+    }
+    let start = out.len();
+    out.extend_from_slice(&req[..total]);
+    let r = &mut out[start..];
+    r[1] = req[1] & 0xfc;
+    r[4..6].copy_from_slice(&ident.to_be_bytes());
+    r[6..8].fill(0);
+    r[8] = 64;
+    r[10..12].fill(0);
+    r[12..16].copy_from_slice(&req[16..20]);
+    r[16..20].copy_from_slice(&req[12..16]);
+    let mut c = Csum::default();
+    c.add_bytes(&r[..h]);
+    let c = c.finish();
+    r[10..12].copy_from_slice(&c.to_be_bytes());
+    r[h] = 0;
+    r[h + 2..h + 4].fill(0);
+    let mut c = Csum::default();
+    c.add_bytes(&r[h..]);
+    let c = c.finish();
+    r[h + 2..h + 4].copy_from_slice(&c.to_be_bytes());
+    true
+}
+
 /// A first-in first-out store of packet bytes under increasing keys, bounded in bytes.
 #[derive(Debug)]
 pub struct RawStore {
@@ -337,5 +376,39 @@ mod tests {
         assert_eq!(headers_len(&b), 52);
         b[7] = 10; // a later fragment
         assert_eq!(headers_len(&b), 20);
+    }
+
+    #[test]
+    fn echo_reply_answers_a_real_ping_as_rfc_792_says() {
+        let mut req = ping_bytes();
+        // the ICMP checksum of the request, so that it is a valid one (RFC 1071, written out)
+        let icmp_sum = |m: &[u8]| {
+            let mut s: u32 = m.chunks(2).map(|c| u32::from(c[0]) << 8 | u32::from(*c.get(1).unwrap_or(&0))).sum();
+            while s >> 16 != 0 {
+                s = (s & 0xffff) + (s >> 16);
+            }
+            s as u16
+        };
+        let c = !icmp_sum(&req[20..]);
+        req[22..24].copy_from_slice(&c.to_be_bytes());
+        assert_eq!(icmp_sum(&req[20..]), 0xffff);
+        let mut out = vec![0xee];
+        assert!(echo_reply(&req, 0x0102, &mut out));
+        let r = &out[1..];
+        assert_eq!(r.len(), 84);
+        assert!(ip_checksum_ok(&r[..20]), "IPv4 header checksum");
+        assert_eq!(&r[12..16], &[10, 0, 0, 2], "from the address pinged");
+        assert_eq!(&r[16..20], &[10, 0, 0, 1], "to the pinger");
+        assert_eq!((r[8], r[9], &r[4..8]), (64, 1, &[1u8, 2, 0, 0][..]), "TTL 64, ICMP, ident, no DF");
+        assert_eq!((r[20], r[21]), (0, 0), "echo reply, code 0");
+        assert_eq!(&r[24..], &req[24..], "identifier, sequence number and data echoed");
+        assert_eq!(icmp_sum(&r[20..]), 0xffff, "ICMP checksum verifies");
+        // not an echo request: a reply, a fragment, another protocol
+        for f in [|b: &mut Vec<u8>| b[20] = 0, |b: &mut Vec<u8>| b[6] = 0x20, |b: &mut Vec<u8>| b[9] = 17] {
+            let mut b = req.clone();
+            f(&mut b);
+            let mut o = Vec::new();
+            assert!(!echo_reply(&b, 1, &mut o) && o.is_empty());
+        }
     }
 }

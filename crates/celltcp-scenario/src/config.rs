@@ -107,6 +107,11 @@ pub struct EmuCfg {
     /// 64 KB per read, the emulator cuts it into MSS-sized packets); default true.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub offload: Option<bool>,
+    /// With `offload`, a train of TCP segments of one flow delivered to a device in one turn of
+    /// the loop is written as one GSO packet (the receiving kernel takes it as one GRO'd skb);
+    /// default true. False: one packet per write.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gso_writes: Option<bool>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -300,8 +300,13 @@ impl World {
     /// A packet for this node: to its socket (TCP, UDP) or its ICMP.
     pub(crate) fn local_deliver(&mut self, now: SimTime, node: usize, pkt: Packet) {
         match pkt.body {
-            // A real packet (emulation) for a simulated host: no socket of celltcp's takes it.
-            Body::Raw(_) => {}
+            // A real packet (emulation) for a simulated host: no socket of celltcp's takes it,
+            // but its IP layer answers a real ping (RFC 792) with real bytes.
+            Body::Raw(r) => {
+                if r.proto == 1 && pkt.frag.is_none() {
+                    self.raw_echo_reply(now, node, r.key);
+                }
+            }
             Body::Tcp(seg) => self.tcp_input(now, node, &pkt, seg),
             Body::Udp(u) => {
                 let Some(s) = self.udp_bound(node, pkt.dst, u.dst_port) else { return };
@@ -331,6 +336,24 @@ impl World {
                 }
             }
         }
+    }
+
+    /// Answers the real ICMP echo request stored under `key` from `node` (emulation: `ping` of
+    /// a simulated host from a namespace): the reply (`raw::echo_reply`) enters the store and
+    /// leaves by the node's routes like any packet of it.
+    fn raw_echo_reply(&mut self, now: SimTime, node: usize, key: u64) {
+        let ident = self.next_ident(node);
+        let Some(req) = self.raw.get(key) else { return };
+        let mut b = Vec::with_capacity(req.len());
+        let ok = celltcp_net::raw::echo_reply(req, ident, &mut b);
+        self.raw.remove(key);
+        if !ok {
+            return;
+        }
+        let Ok(mut p) = celltcp_net::raw::parse_ipv4(&b, self.raw.next_key(), now) else { return };
+        self.raw.put(&b);
+        p.uid = self.fresh_uid();
+        self.ip_output(now, node, p);
     }
 
     /// A TCP segment for this node: to its connection by 4-tuple, or to a listener (a SYN).

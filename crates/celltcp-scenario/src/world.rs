@@ -498,6 +498,13 @@ impl World {
         Packet::new(self.next_uid, src, dst, n.ident, now, body)
     }
 
+    /// The next IPv4 identification of `node` (as [`World::alloc_packet_from`] takes it).
+    pub(crate) fn next_ident(&mut self, node: usize) -> u16 {
+        let n = &mut self.nodes[node];
+        n.ident = n.ident.wrapping_add(1);
+        n.ident
+    }
+
     /// Sends `pkt` from `node` towards its destination (the IP output path).
     pub(crate) fn ip_output(&mut self, now: SimTime, node: usize, mut pkt: Packet) {
         // the node's forwarding table, by longest-prefix match (`iface.rs`); a multihomed host
