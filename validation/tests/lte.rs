@@ -203,15 +203,19 @@ fn fdd_20mhz_tcp_goodput_is_phy_rate_minus_header_overheads() {
     // TCP segments of 1400 B payload are 1452 B at IP (IPv4 20 + TCP 20 + timestamps 12 = 52 B);
     // below IP each costs PDCP 2 B + RLC LI 1.5 B, and each 9422 B block loses 5 B to the MAC
     // subheader and the RLC fixed header. Goodput = 75 376 bit/ms × 9417/9422 × 1400/1455.5.
+    // Measured over [6 s, 8 s]: with Linux's quick-ACK start CUBIC's HyStart leaves slow start at
+    // 77 segments here (its delay test fires on the uplink's 5 ms ACK clumps, see
+    // hystart_linux.rs), and the window only fills the cell (~190 segments) after about 5 s;
+    // over [3 s, 5 s] the goodput was 51.7 instead of 72.4 Mbit/s.
     let flows = bulk("server", "ue", "cubic", "");
     let text = one_ue_fdd("20MHz", &flows);
-    let (a, b) = two_runs(&text, 3, 5, 1);
+    let (a, b) = two_runs(&text, 6, 8, 1);
     let phy = steady_bps(&a, &b, &|o| cell(o, "dl_throughput_bps"));
     let g = steady_goodput(&a, &b, 0);
     let expect = payload_per_tb(TBS_26_100, 1452.0, 1400.0, 0.0) * 8.0 * 1000.0;
     let overhead = 1.0 - expect / (TBS_26_100 * 1000.0);
     println!(
-        "20 MHz FDD, TCP CUBIC: over [3 s, 5 s] PHY {:.3} Mbit/s, goodput {:.3} Mbit/s vs {:.3} (overhead {:.2} % = 52 B IP/TCP/TS + 2 B PDCP + 1.5 B LI per 1400 B, 5 B per block) ({:+.2} %); retx {}",
+        "20 MHz FDD, TCP CUBIC: over [6 s, 8 s] PHY {:.3} Mbit/s, goodput {:.3} Mbit/s vs {:.3} (overhead {:.2} % = 52 B IP/TCP/TS + 2 B PDCP + 1.5 B LI per 1400 B, 5 B per block) ({:+.2} %); retx {}",
         phy / 1e6,
         g / 1e6,
         expect / 1e6,

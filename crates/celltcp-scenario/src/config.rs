@@ -685,7 +685,9 @@ impl Config {
                 f.sack.get_or_insert(tcp.sack);
                 f.timestamps.get_or_insert(tcp.timestamps);
                 f.delayed_ack.get_or_insert(tcp.delayed_ack);
-                f.delayed_ack_timeout.get_or_insert(Dur(tcp.delayed_ack_timeout));
+                if let Some(d) = tcp.delayed_ack_timeout {
+                    f.delayed_ack_timeout.get_or_insert(Dur(d));
+                }
                 f.quickack.get_or_insert(tcp.quickack_segments);
                 f.nagle.get_or_insert(tcp.nagle);
                 f.pacing.get_or_insert(tcp.pacing);

@@ -929,7 +929,7 @@ fn tcp_config(f: &crate::config::FlowCfg, pf: &crate::plan::PlanFlow, seed: u64,
         c.delayed_ack = v;
     }
     if let Some(v) = f.delayed_ack_timeout {
-        c.delayed_ack_timeout = v.0;
+        c.delayed_ack_timeout = Some(v.0);
     }
     if let Some(v) = f.quickack {
         c.quickack_segments = v;

@@ -129,16 +129,16 @@ pub struct TcpConfig {
     /// Receive buffer: in-order unread plus out-of-order bytes; bounds the advertised window.
     pub rcv_buf: BufSize,
     /// Delayed ACKs (RFC 1122 §4.2.3.2, RFC 5681 §4.2): ACK every second full-sized segment or
-    /// when `delayed_ack_timeout` expires. Off: ACK every segment.
+    /// when the delayed-ACK timer expires. Off: ACK every segment.
     pub delayed_ack: bool,
-    /// The delayed-ACK timer (Linux `TCP_DELACK_MIN`: 40 ms; RFC 5681 caps it at 500 ms).
-    pub delayed_ack_timeout: SimDuration,
-    /// Quick-ACK mode at connection start: at most this many first in-order data segments are
-    /// ACKed at once (Linux `tcp_event_data_recv` -> `tcp_incr_quickack(sk, TCP_MAX_QUICKACKS)`
-    /// on the first data segment: min(rcv_wnd / (2 rcv_mss), 16), at least 2). Linux starts
-    /// with 16; the default here stays 0 (plain delayed ACKs) until CUBIC's HyStart over LTE's
-    /// clumped ACKs is understood: with 16, celltcp CUBIC got 43 instead of 61 Mbit/s over the
-    /// first 5 s of a 20 MHz cell (validation/tests/lte.rs fdd_20mhz fails).
+    /// A fixed delayed-ACK timer (RFC 5681 caps it at 500 ms; ns-3 uses 200 ms). `None`
+    /// (default): Linux's adaptive ATO, 40 ms (`TCP_ATO_MIN`) in a busy flow, adapted to the
+    /// data's inter-arrival time and bounded by the RTT (see [`crate::receiver`]).
+    pub delayed_ack_timeout: Option<SimDuration>,
+    /// Quick-ACK mode: at most this many in-order data segments are ACKed at once at the start
+    /// of the connection and after an idle gap longer than RTO (Linux `tcp_event_data_recv` ->
+    /// `tcp_incr_quickack(sk, TCP_MAX_QUICKACKS)`: min(rcv_wnd / (2 rcv_mss), 16), at least 2).
+    /// Default 16 as Linux (`TCP_MAX_QUICKACKS`); 0: plain delayed ACKs from the first segment.
     pub quickack_segments: u32,
     /// Nagle's algorithm (RFC 896) as Linux runs it (`tcp_nagle_check` with Minshall's
     /// refinement, `tcp_minshall_check`): a partial segment waits while an earlier partial
@@ -209,8 +209,8 @@ impl Default for TcpConfig {
             snd_buf: BufSize::SND_DEFAULT,
             rcv_buf: BufSize::RCV_DEFAULT,
             delayed_ack: true,
-            delayed_ack_timeout: SimDuration::from_millis(40),
-            quickack_segments: 0,
+            delayed_ack_timeout: None,
+            quickack_segments: 16,
             nagle: true,
             initial_cwnd_pkts: 10,
             min_rto: SimDuration::from_millis(200),

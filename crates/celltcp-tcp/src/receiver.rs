@@ -5,8 +5,25 @@
 //! - SACK blocks (RFC 2018 §4): the first block holds the most recently received segment, the
 //!   others are the most recently changed ranges, as many as the option space allows.
 //! - Delayed ACK (RFC 1122 §4.2.3.2, RFC 5681 §4.2): ACK at least every second full-sized
-//!   segment, otherwise within `delayed_ack_timeout`; ACK at once for out-of-order data, for data
-//!   filling a hole (RFC 5681 §4.2), for duplicates and for a FIN.
+//!   segment, otherwise within the delayed-ACK timeout; ACK at once for out-of-order data, for
+//!   data filling a hole (RFC 5681 §4.2), for duplicates and for a FIN.
+//! - The delayed-ACK timeout is Linux's adaptive ATO unless fixed (`delayed_ack_timeout`):
+//!   - `tcp_event_data_recv`, on every in-order data segment: the first sets ato =
+//!     [`ATO_MIN`] (40 ms, `TCP_ATO_MIN`); later ones, `m` after the previous, set
+//!     ato = ato/2 + ATO_MIN/2 if m <= ATO_MIN/2 (so a busy flow stays at 40 ms),
+//!     ato = min(ato/2 + m, RTO) if m < ato, and re-enter quick-ACK mode
+//!     (`tcp_incr_quickack`) if m > RTO (the sender was idle).
+//!   - `tcp_delack_timer_handler`: a delayed ACK sent by the timer doubles ato, at most RTO.
+//!   - `tcp_send_delayed_ack`: the timer is ato, but when ato > `TCP_DELACK_MIN` (40 ms) at
+//!     most max(SRTT, 40 ms) and 500 ms, and always at most `TCP_DELACK_MAX` (200 ms,
+//!     `icsk_delack_max`); a timer already running is kept.
+//!   RTO and SRTT are the endpoint's own estimates ([`Receiver::set_rtt_bounds`]).
+//!   Not modelled: interactive (pingpong) mode and the PSH-bit bound (both only lower the
+//!   500 ms cap to 200 ms, which `TCP_DELACK_MAX` already enforces), and sending the ACK early
+//!   when the running timer is within ato/4 of expiring.
+//! - Quick-ACK mode (`tcp_incr_quickack`): min(rcv_wnd / (2 rcv_mss), max) in-order segments
+//!   are ACKed at once, at least 2, at the first data segment and again after an idle gap
+//!   longer than RTO (above); `max` is `quickack` (Linux: `TCP_MAX_QUICKACKS` = 16).
 //! - DSACK (RFC 2883 §4, Linux `tcp_dsack_set`, on by default as `tcp_dsack = 1`): a segment
 //!   carrying data already received (below RCV.NXT, or inside an out-of-order range) is reported
 //!   once, as the first SACK block of the next ACK, so that the sender can tell a spurious
@@ -26,6 +43,15 @@ use celltcp_net::packet::{SackBlock, TcpOptions};
 
 use crate::config::BufSize;
 use crate::seq;
+
+/// Linux `TCP_ATO_MIN` (HZ / 25): the ATO of the first data segment, and its floor in a busy flow.
+pub const ATO_MIN: SimDuration = SimDuration::from_millis(40);
+/// Linux `TCP_DELACK_MIN` (HZ / 25): above this the ATO is bounded by the RTT.
+pub const DELACK_MIN: SimDuration = SimDuration::from_millis(40);
+/// Linux `TCP_DELACK_MAX` (HZ / 5), the default `icsk_delack_max`: the longest delayed-ACK timer.
+pub const DELACK_MAX: SimDuration = SimDuration::from_millis(200);
+/// `tcp_send_delayed_ack`'s `max_ato = HZ / 2` outside pingpong mode.
+const ATO_CAP: SimDuration = SimDuration::from_millis(500);
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct OooRange {
@@ -72,10 +98,20 @@ pub struct Receiver {
     pub mss: u64,
     // --- ACK generation
     delayed_ack: bool,
-    delack_timeout: SimDuration,
+    /// `delayed_ack_timeout` when set; `None`: Linux's adaptive ATO.
+    delack_fixed: Option<SimDuration>,
+    /// Linux `icsk_ack.ato` (zero before the first data segment).
+    ato: SimDuration,
+    /// Linux `icsk_ack.lrcvtime`: when the last in-order data segment arrived.
+    lrcvtime: Option<SimTime>,
+    /// The endpoint's RTO and SRTT, bounding the ATO.
+    rto: SimDuration,
+    srtt: Option<SimDuration>,
     bytes_unacked: u64,
     /// In-order segments still to be ACKed at once (Linux quickack mode).
     pub quickack: u32,
+    /// The quick-ACK budget's maximum (`quickack`; Linux `TCP_MAX_QUICKACKS`).
+    quickack_max: u32,
     pub ack_now: bool,
     pub delack_deadline: Option<SimTime>,
     /// Report duplicates with DSACK (RFC 2883).
@@ -100,7 +136,7 @@ impl Receiver {
         wscale: u8,
         mss: u64,
         delayed_ack: bool,
-        delack_timeout: SimDuration,
+        delack_timeout: Option<SimDuration>,
     ) -> Self {
         Receiver {
             irs: 0,
@@ -119,9 +155,14 @@ impl Receiver {
             wscale,
             mss,
             delayed_ack,
-            delack_timeout,
+            delack_fixed: delack_timeout,
+            ato: SimDuration::ZERO,
+            lrcvtime: None,
+            rto: SimDuration::from_secs(1),
+            srtt: None,
             bytes_unacked: 0,
             quickack: 0,
+            quickack_max: 0,
             ack_now: false,
             delack_deadline: None,
             dsack_enabled: false,
@@ -166,8 +207,73 @@ impl Receiver {
     /// data segment, which allows rcv_wnd / (2 rcv_mss) immediate ACKs, at least 2, at most the
     /// maximum (16).
     pub fn init_quickack(&mut self, max: u32) {
+        self.quickack_max = max;
+        self.quickack = 0;
+        self.incr_quickack();
+    }
+
+    /// Linux `tcp_incr_quickack(sk, max)`: the budget becomes at least
+    /// min(rcv_wnd / (2 rcv_mss), max), rcv_wnd / (2 rcv_mss) counting as at least 2.
+    fn incr_quickack(&mut self) {
         let by_window = (self.buf / (2 * self.mss.max(1))).max(2);
-        self.quickack = by_window.min(max as u64) as u32;
+        let q = by_window.min(self.quickack_max as u64) as u32;
+        self.quickack = self.quickack.max(q);
+    }
+
+    /// The endpoint's current RTO and SRTT (Linux reads `icsk_rto` and `srtt_us` of the same
+    /// socket): they bound the adaptive ATO.
+    pub fn set_rtt_bounds(&mut self, rto: SimDuration, srtt: Option<SimDuration>) {
+        self.rto = rto;
+        self.srtt = srtt;
+    }
+
+    /// Linux `tcp_event_data_recv`'s ATO estimate from the arrival of in-order data.
+    fn ato_on_data(&mut self, now: SimTime) {
+        match self.lrcvtime {
+            None => self.ato = ATO_MIN,
+            Some(last) => {
+                let m = now.saturating_since(last);
+                if m <= ATO_MIN / 2 {
+                    self.ato = self.ato / 2 + ATO_MIN / 2;
+                } else if m < self.ato {
+                    self.ato = (self.ato / 2 + m).min(self.rto);
+                } else if m > self.rto {
+                    // "Too long gap. Apparently sender failed to restart window."
+                    self.incr_quickack();
+                }
+            }
+        }
+        self.lrcvtime = Some(now);
+    }
+
+    /// Linux `icsk_ack.ato` (zero before the first data segment).
+    pub fn ato(&self) -> SimDuration {
+        self.ato
+    }
+
+    /// The delayed-ACK timer to arm now: `delayed_ack_timeout` if set, otherwise Linux's
+    /// `tcp_send_delayed_ack` bound of the ATO.
+    pub fn delack_timeout(&self) -> SimDuration {
+        if let Some(fixed) = self.delack_fixed {
+            return fixed;
+        }
+        let mut ato = self.ato.max(SimDuration::from_nanos(1));
+        if ato > DELACK_MIN {
+            let mut max_ato = ATO_CAP;
+            if let Some(srtt) = self.srtt {
+                max_ato = max_ato.min(srtt.max(DELACK_MIN));
+            }
+            ato = ato.min(max_ato);
+        }
+        ato.min(DELACK_MAX)
+    }
+
+    /// The delayed-ACK timer expired with an ACK pending (Linux `tcp_delack_timer_handler`
+    /// outside pingpong mode: "Delayed ACK missed: inflate ATO", ato = min(2 ato, RTO)).
+    pub fn on_delack_timer(&mut self) {
+        if self.delack_fixed.is_none() {
+            self.ato = (self.ato * 2).min(self.rto);
+        }
     }
 
     pub fn ooo_is_empty(&self) -> bool {
@@ -240,6 +346,9 @@ impl Receiver {
             let adv = self.rcv_nxt - before;
             self.readable += adv;
             out.in_order_bytes = adv;
+            if payload > 0 {
+                self.ato_on_data(now);
+            }
             if had_hole {
                 // RFC 5681 §4.2: ACK at once when a segment fills (part of) a hole.
                 self.ack_now = true;
@@ -255,7 +364,7 @@ impl Receiver {
                 if self.bytes_unacked >= 2 * self.mss {
                     self.ack_now = true;
                 } else if self.delack_deadline.is_none() {
-                    self.delack_deadline = Some(now + self.delack_timeout);
+                    self.delack_deadline = Some(now + self.delack_timeout());
                 }
             }
             self.rtt_measure_window(now);
@@ -472,7 +581,7 @@ mod tests {
             0,
             MSS,
             true,
-            SimDuration::from_millis(40),
+            Some(SimDuration::from_millis(40)),
         );
         r.on_syn(1000, SimTime::ZERO);
         r.advertise(false);
@@ -569,6 +678,116 @@ mod tests {
         assert_eq!(r.quickack, 0);
     }
 
+    /// An established receiver with Linux's adaptive ATO (no fixed timer), RTO 300 ms.
+    fn adaptive(srtt: Option<SimDuration>) -> Receiver {
+        let mut r = Receiver::new(BufSize::Fixed(64_000), 0, MSS, true, None);
+        r.on_syn(1000, SimTime::ZERO);
+        r.advertise(false);
+        r.on_ack_sent();
+        r.set_rtt_bounds(SimDuration::from_millis(300), srtt);
+        r
+    }
+
+    #[test]
+    fn receiver_ato_starts_at_ato_min_and_stays_there_in_a_busy_flow() {
+        // tcp_event_data_recv: the first data segment sets ato = TCP_ATO_MIN (40 ms); a gap
+        // m <= TCP_ATO_MIN / 2 gives ato/2 + 20 ms, whose fixed point is 40 ms.
+        let mut r = adaptive(Some(SimDuration::from_millis(10)));
+        assert_eq!(r.ato(), SimDuration::ZERO);
+        r.on_data(t(0), 1, MSS, false);
+        assert_eq!(r.ato(), ATO_MIN);
+        assert_eq!(r.delack_deadline, Some(t(40)), "tcp_send_delayed_ack: ato = 40 ms");
+        r.on_ack_sent();
+        for k in 1..20 {
+            r.on_data(t(k), 1 + k * MSS, MSS, false);
+            r.on_ack_sent();
+        }
+        assert_eq!(r.ato(), ATO_MIN);
+    }
+
+    #[test]
+    fn receiver_ato_follows_the_inter_arrival_time_bounded_by_rto_and_srtt() {
+        // tcp_event_data_recv: TCP_ATO_MIN/2 < m < ato -> ato = ato/2 + m, at most icsk_rto.
+        let mut r = adaptive(Some(SimDuration::from_millis(100)));
+        r.on_data(t(0), 1, MSS, false); // ato 40
+        r.on_ack_sent();
+        r.on_data(t(30), 1 + MSS, MSS, false); // 40/2 + 30 = 50
+        assert_eq!(r.ato(), SimDuration::from_millis(50));
+        r.on_ack_sent();
+        r.on_data(t(75), 1 + 2 * MSS, MSS, false); // m = 45 < 50: 25 + 45 = 70
+        assert_eq!(r.ato(), SimDuration::from_millis(70));
+        r.on_ack_sent();
+        // a lone segment: the timer is the ATO, bounded by max(SRTT, TCP_DELACK_MIN) = 100 ms
+        r.on_data(t(140), 1 + 3 * MSS, MSS, false); // m = 65 < 70: 35 + 65 = 100
+        assert_eq!(r.ato(), SimDuration::from_millis(100));
+        assert_eq!(r.delack_deadline, Some(t(240)));
+        // m >= ato: unchanged
+        r.on_ack_sent();
+        r.on_data(t(250), 1 + 4 * MSS, MSS, false);
+        assert_eq!(r.ato(), SimDuration::from_millis(100));
+        // the bound by SRTT (tcp_send_delayed_ack): SRTT 60 ms caps a 100 ms ATO at 60 ms
+        r.on_ack_sent();
+        r.set_rtt_bounds(SimDuration::from_millis(300), Some(SimDuration::from_millis(60)));
+        r.on_data(t(350), 1 + 5 * MSS, MSS, false);
+        assert_eq!(r.delack_deadline, Some(t(410)));
+        // and by RTO in the estimate itself: RTO 210 ms, ato/2 + m = 50 + 190 > 210
+        r.on_ack_sent();
+        r.set_rtt_bounds(SimDuration::from_millis(210), None);
+        r.ato = SimDuration::from_millis(300);
+        r.on_data(t(540), 1 + 6 * MSS, MSS, false);
+        assert_eq!(r.ato(), SimDuration::from_millis(210));
+        // without an RTT estimate the cap is 500 ms, then TCP_DELACK_MAX = 200 ms
+        assert_eq!(r.delack_deadline, Some(t(740)));
+    }
+
+    #[test]
+    fn receiver_delack_timer_inflates_ato_up_to_rto() {
+        // tcp_delack_timer_handler (not pingpong): "Delayed ACK missed: inflate ATO",
+        // ato = min(ato << 1, icsk_rto); the timer then is bounded by tcp_send_delayed_ack.
+        let mut r = adaptive(Some(SimDuration::from_millis(150)));
+        r.on_data(t(0), 1, MSS, false);
+        r.on_delack_timer();
+        assert_eq!(r.ato(), SimDuration::from_millis(80));
+        r.on_delack_timer();
+        r.on_delack_timer();
+        assert_eq!(r.ato(), SimDuration::from_millis(300), "min(320, RTO 300)");
+        r.on_ack_sent();
+        r.on_data(t(1000), 1 + MSS, MSS, false); // m = 1000 > ato: ato unchanged
+        assert_eq!(r.delack_deadline, Some(t(1150)), "bounded by SRTT 150 ms");
+        // a fixed delayed_ack_timeout is not adapted
+        let mut f = established();
+        f.on_data(t(0), 1, MSS, false);
+        f.on_delack_timer();
+        f.on_ack_sent();
+        f.on_data(t(500), 1 + MSS, MSS, false);
+        assert_eq!(f.delack_deadline, Some(t(540)));
+    }
+
+    #[test]
+    fn receiver_reenters_quickack_after_an_idle_gap_longer_than_rto() {
+        // tcp_event_data_recv: m > icsk_rto -> tcp_incr_quickack(sk, TCP_MAX_QUICKACKS).
+        let mut r = adaptive(Some(SimDuration::from_millis(50)));
+        r.init_quickack(16);
+        for k in 0..20 {
+            r.on_data(t(k), 1 + k * MSS, MSS, false);
+            r.on_ack_sent();
+        }
+        assert_eq!(r.quickack, 0, "the 16 quick ACKs of the start are spent");
+        r.on_data(t(100), 1 + 20 * MSS, MSS, false); // 81 ms < RTO: delayed
+        assert!(!r.ack_now);
+        r.on_ack_sent();
+        r.on_data(t(401), 1 + 21 * MSS, MSS, false); // 301 ms > RTO 300 ms: quick again
+        assert!(r.ack_now);
+        assert_eq!(r.quickack, 15);
+        // with quickack = 0 there is nothing to re-enter
+        let mut z = adaptive(None);
+        z.init_quickack(0);
+        z.on_data(t(0), 1, MSS, false);
+        z.on_ack_sent();
+        z.on_data(t(1000), 1 + MSS, MSS, false);
+        assert!(!z.ack_now);
+    }
+
     #[test]
     fn receiver_duplicate_acked_at_once() {
         let mut r = established();
@@ -660,7 +879,7 @@ mod tests {
             0,
             MSS,
             true,
-            SimDuration::from_millis(40),
+            Some(SimDuration::from_millis(40)),
         );
         r.on_syn(0, t(0));
         r.rtt_measure_ts(SimDuration::from_millis(10));

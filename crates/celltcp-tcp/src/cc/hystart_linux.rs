@@ -21,6 +21,13 @@
 //! `bictcp_reset`) forgets `found` and `delay_min`, so HyStart runs again in the slow start that
 //! follows, as in the kernel.
 //!
+//! Where ACKs come back in clumps (an LTE uplink returns them one uplink grant at a time, 5 ms
+//! apart in validation/tests/lte.rs's cell), RTT samples move in steps larger than the 4 ms
+//! threshold of a 30 ms path: a round whose first nine ACKs ride late clumps ends slow start
+//! without any queue. The kernel's rule does the same with the same samples; where a round
+//! boundary falls against the clumps decides it (Linux's quick-ACK start moved the exit in that
+//! cell from 145 to 77 segments at 10 ms, from 146 to 137 at 8 ms, from 274 to 515 at 11 ms).
+//!
 //! Differences from the kernel: the RTT sample is the controller's (the oldest newly
 //! acknowledged segment's, where Linux passes the newest's); rounds are counted in bytes sent and
 //! delivered (cumulatively or by SACK) rather than by SND.UNA passing `end_seq`; the kernel's
@@ -328,5 +335,47 @@ mod tests {
             16,
         );
         assert_eq!(r, Some((21, HyStartExit::AckTrain)));
+    }
+
+    #[test]
+    fn hystart_linux_delay_exit_on_one_late_ack_clump() {
+        // What ends slow start early in validation/tests/lte.rs's 20 MHz cell: the uplink
+        // returns ACKs in clumps, one per grant, 5 ms apart, so RTT samples come in 5 ms steps
+        // (29-30, 34-35, 39-40 ms ...). delay_min = 30 ms gives a threshold of
+        // clamp(30 / 8, 4, 16) = 4 ms < 5 ms: a round whose first HYSTART_MIN_SAMPLES + 1 = 9
+        // ACKs all ride late clumps ends slow start by the delay test, with no queue at all.
+        // The kernel's hystart_update applies the same rule to the same samples.
+        let mut h = LinuxHyStart::new();
+        let mut d = 0;
+        // a round that sees the best clump: delay_min = 30 ms
+        let t = SimTime::from_millis(100);
+        assert_eq!(round(&mut h, t, &mut d, 16, ms(3), ms(30), 16), None);
+        assert_eq!(LinuxHyStart::delay_thresh(ms(30)), ms(4));
+        // next round (cwnd 32): clumps of 8 ACKs 5 ms apart at 35, 30, 35 ms: the minimum of
+        // the first 9 samples is 30 ms, no exit
+        h.on_sent(32 * MSS);
+        let rtts = [35, 30, 35, 35];
+        let mut exit = None;
+        for (c, rtt) in rtts.iter().enumerate() {
+            for i in 0..8 {
+                d += MSS;
+                let now = SimTime::from_millis(200 + 5 * c as u64) + SimDuration::from_micros(70 * i);
+                exit = exit.or(h.on_ack(now, &ack(d, ms(*rtt), 32)));
+            }
+        }
+        assert_eq!(exit, None);
+        // next round (cwnd 64): its first 8 ACKs share one clump at 35 ms, the 9th opens the
+        // next clump (its oldest segment waited 49 ms): 35 > 30 + 4 ms, slow start ends at 64
+        // segments although the rest of that clump is back at 30 ms
+        h.on_sent(64 * MSS);
+        let mut exit = None;
+        for (c, rtt) in [[35; 8], [49, 30, 30, 30, 30, 30, 30, 30]].iter().enumerate() {
+            for (i, r) in rtt.iter().enumerate() {
+                d += MSS;
+                let now = SimTime::from_millis(300 + 5 * c as u64) + SimDuration::from_micros(70 * i as u64);
+                exit = exit.or(h.on_ack(now, &ack(d, ms(*r), 64)).map(|e| (c, i, e)));
+            }
+        }
+        assert_eq!(exit, Some((1, 0, HyStartExit::Delay)));
     }
 }

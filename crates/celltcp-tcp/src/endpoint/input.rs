@@ -204,6 +204,7 @@ impl TcpEndpoint {
             }
             return;
         }
+        self.rcv.set_rtt_bounds(self.rtt.rto(), self.rtt.srtt());
         let out = self
             .rcv
             .on_data(now, seg_abs, seg.payload_len as u64, f.fin());

@@ -33,8 +33,11 @@ impl TcpEndpoint {
     /// Handles every timer due at `now`; harmless when none is.
     pub fn on_timeout(&mut self, now: SimTime) {
         if self.rcv.delack_deadline.is_some_and(|t| t <= now) {
-            // RFC 5681 §4.2: the delayed-ACK timer expired.
+            // RFC 5681 §4.2: the delayed-ACK timer expired (Linux `tcp_delack_timer_handler`
+            // inflates the ATO).
             self.rcv.delack_deadline = None;
+            self.rcv.set_rtt_bounds(self.rtt.rto(), self.rtt.srtt());
+            self.rcv.on_delack_timer();
             self.rcv.ack_now = true;
         }
         if self.tlp_deadline.is_some_and(|t| t <= now) {
