@@ -12,6 +12,8 @@ celltcp): stations 5 m around an AP wired to a server (1 Gbit/s, 1 ms), ns-3's d
     python3 bench/wifi.py                          # ac-udp-1/5/14 and g-tcp-1/5, 10 s, 1 rep
     python3 bench/wifi.py --cases ac-udp-14 --duration 20 --reps 3
     python3 bench/wifi.py --skip-ns3
+    python3 bench/wifi.py --cases ac-udp-5,ac-udp-14 --ns3-args="--maxDelay=100000 --bar=0"
+                                                   # isolate ns-3 mechanisms (bench/ns3/wifi.cc)
 
 Columns: goodput (Mbit/s over [start, end], summed over stations) and Jain's index of the
 stations' goodputs in each simulator, wall seconds of the event loop (celltcp) and of
@@ -74,12 +76,12 @@ def run_celltcp(path):
             "jain": jain(per)}
 
 
-def run_ns3(std, transport, n, duration, start):
+def run_ns3(std, transport, n, duration, start, extra=()):
     cmd = [NS3, f"--standard={std}", f"--transport={transport}", f"--stations={n}", f"--duration={duration}",
-           f"--start={start}", f"--udpRate={90.0 / n:.4f}Mbps"]
+           f"--start={start}", f"--udpRate={90.0 / n:.4f}Mbps", *extra]
     j = last_json(subprocess.run(cmd, capture_output=True, text=True, check=True).stdout)
     return {"wall": j["wall_seconds"], "sim": j["sim_seconds"], "events": j["events"],
-            "goodput": j["goodput_bps_total"], "jain": j["jain_fairness"]}
+            "goodput": j["goodput_bps_total"], "jain": j["jain_fairness"], "frames": j.get("frames", {})}
 
 
 def main():
@@ -92,6 +94,7 @@ def main():
     ap.add_argument("--skip-ns3", action="store_true")
     ap.add_argument("--no-build", action="store_true")
     ap.add_argument("--json", metavar="FILE", help="also write every run as JSON")
+    ap.add_argument("--ns3-args", default="", help="extra ns-3 options, e.g. \"--maxDelay=100000 --bar=0\"")
     args = ap.parse_args()
     cases = [parse_case(c) for c in args.cases.split(",")]
     if not args.no_build:
@@ -112,7 +115,7 @@ def main():
             for _ in range(args.reps):
                 c_runs.append(run_celltcp(path))
                 if not args.skip_ns3:
-                    n_runs.append(run_ns3(std, transport, n, args.duration, args.start))
+                    n_runs.append(run_ns3(std, transport, n, args.duration, args.start, args.ns3_args.split()))
             raw.append({"case": name, "celltcp": c_runs, "ns3": n_runs})
             span = args.duration - args.start
             c_wall = statistics.median(r["wall"] for r in c_runs)

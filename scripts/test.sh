@@ -4,6 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install.sh
+# tshark is installed by install.sh: the pcap tests must run, not skip
+export CELLTCP_REQUIRE_TSHARK=1
 cargo test --workspace --release --exclude celltcp-py
 # .[test] installs ray: its tests must run, not skip; as root the emulator's tests must run too
 # (CELLTCP_REQUIRE_EMU: a machine where namespaces cannot be created fails rather than skips)

@@ -24,6 +24,17 @@
 // over [start, duration]. No traffic-control queue discs (uninstalled); the Wi-Fi MAC queue
 // holds 1000 packets (celltcp's default per-station queue, Linux's txqueuelen).
 //
+// Switches that isolate ns-3 mechanisms celltcp does not model (docs/validation.md, "Wi-Fi vs
+// ns-3"):
+//   --bar=0             QosTxop::UseExplicitBarAfterMissedBlockAck off (default on, ns-3's default)
+//   --beaconInterval=T  the AP's beacon interval in microseconds (default 102400, ns-3's)
+//   --maxDelay=MS       WifiMacQueue::MaxDelay, the MSDU lifetime in the MAC queue (default 500,
+//                       ns-3's); a saturated 1000-packet queue holds MSDUs longer than that
+//
+// Counters (from the PHYs' PhyTxPsduBegin trace over [start, duration]): data PPDUs and the data
+// MPDUs they carried, the mean A-MPDU size, and the other frames on the air by kind (beacons,
+// BlockAckRequests, block ACKs, ACKs, management/action frames), each with its air time.
+//
 // Output: one JSON line on stdout. Wall time is Simulator::Run() only.
 
 #include "ns3/applications-module.h"
@@ -36,6 +47,7 @@
 #include "ns3/wifi-module.h"
 
 #include <chrono>
+#include <map>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -53,6 +65,43 @@ JsonDouble(double v)
     return buf;
 }
 
+// Frames on the air over the measured span, by kind: count, MPDUs, air time (s).
+struct Tally
+{
+    uint64_t ppdus = 0;
+    uint64_t mpdus = 0;
+    double air = 0;
+};
+static std::map<std::string, Tally> g_tally;
+static double g_countFrom = 0;
+static WifiPhyBand g_band = WIFI_PHY_BAND_5GHZ;
+
+static void
+OnTxPsduBegin(WifiConstPsduMap psdus, WifiTxVector txVector, double)
+{
+    if (Simulator::Now().GetSeconds() < g_countFrom)
+    {
+        return;
+    }
+    for (const auto& [staId, psdu] : psdus)
+    {
+        const WifiMacHeader& h = psdu->GetHeader(0);
+        std::string kind = h.IsQosData() || h.IsData() ? "data"
+                           : h.IsBeacon()              ? "beacon"
+                           : h.IsBlockAckReq()         ? "bar"
+                           : h.IsBlockAck()            ? "block_ack"
+                           : h.IsAck()                 ? "ack"
+                           : h.IsRts()                 ? "rts"
+                           : h.IsCts()                 ? "cts"
+                           : h.IsMgt()                 ? "management"
+                                                       : "other";
+        Tally& t = g_tally[kind];
+        t.ppdus += 1;
+        t.mpdus += psdu->GetNMpdus();
+        t.air += WifiPhy::CalculateTxDuration(psdu->GetSize(), txVector, g_band).GetSeconds();
+    }
+}
+
 int
 main(int argc, char* argv[])
 {
@@ -66,6 +115,9 @@ main(int argc, char* argv[])
     uint32_t maxAmpdu = 1048575;
     std::string udpRate = "100Mbps";
     uint32_t seed = 1;
+    bool bar = true;
+    uint32_t maxDelayMs = 500;
+    uint32_t beaconInterval = 102400;
 
     auto setupStart = std::chrono::steady_clock::now();
     CommandLine cmd(__FILE__);
@@ -79,6 +131,9 @@ main(int argc, char* argv[])
     cmd.AddValue("maxAmpdu", "BE_MaxAmpduSize in bytes (802.11ac)", maxAmpdu);
     cmd.AddValue("udpRate", "offered UDP rate per station", udpRate);
     cmd.AddValue("seed", "ns-3 RNG run number", seed);
+    cmd.AddValue("bar", "UseExplicitBarAfterMissedBlockAck (ns-3 default true)", bar);
+    cmd.AddValue("maxDelay", "WifiMacQueue::MaxDelay, milliseconds (ns-3 default 500)", maxDelayMs);
+    cmd.AddValue("beaconInterval", "beacon interval, microseconds (multiple of 1024)", beaconInterval);
     cmd.Parse(argc, argv);
     if (stations == 0 || duration <= start || (standard != "ac" && standard != "g") ||
         (transport != "udp" && transport != "tcp"))
@@ -102,6 +157,9 @@ main(int argc, char* argv[])
     Config::SetDefault("ns3::TcpSocketBase::Sack", BooleanValue(true));
     Config::SetDefault("ns3::TcpSocketBase::Timestamp", BooleanValue(true));
     Config::SetDefault("ns3::WifiMacQueue::MaxSize", QueueSizeValue(QueueSize("1000p")));
+    Config::SetDefault("ns3::QosTxop::UseExplicitBarAfterMissedBlockAck", BooleanValue(bar));
+    Config::SetDefault("ns3::WifiMacQueue::MaxDelay", TimeValue(MilliSeconds(maxDelayMs)));
+    g_countFrom = start;
 
     NodeContainer stas;
     stas.Create(stations);
@@ -125,6 +183,7 @@ main(int argc, char* argv[])
     else
     {
         wifi.SetStandard(WIFI_STANDARD_80211g);
+        g_band = WIFI_PHY_BAND_2_4GHZ;
         wifi.SetRemoteStationManager("ns3::ConstantRateWifiManager",
                                      "DataMode", StringValue("ErpOfdmRate54Mbps"),
                                      "ControlMode", StringValue("ErpOfdmRate24Mbps"));
@@ -133,7 +192,7 @@ main(int argc, char* argv[])
     Ssid ssid("bench");
     mac.SetType("ns3::StaWifiMac", "Ssid", SsidValue(ssid), "ActiveProbing", BooleanValue(false));
     NetDeviceContainer staDevs = wifi.Install(phy, mac, stas);
-    mac.SetType("ns3::ApWifiMac", "Ssid", SsidValue(ssid));
+    mac.SetType("ns3::ApWifiMac", "Ssid", SsidValue(ssid), "BeaconInterval", TimeValue(MicroSeconds(beaconInterval)));
     NetDeviceContainer apDev = wifi.Install(phy, mac, ap);
     if (standard == "ac")
     {
@@ -206,6 +265,8 @@ main(int argc, char* argv[])
         }
     }
 
+    Config::ConnectWithoutContext("/NodeList/*/DeviceList/*/$ns3::WifiNetDevice/Phy/PhyTxPsduBegin",
+                                  MakeCallback(&OnTxPsduBegin));
     Simulator::Stop(Seconds(duration));
     auto runStart = std::chrono::steady_clock::now();
     Simulator::Run();
@@ -246,7 +307,16 @@ main(int argc, char* argv[])
     {
         js << (i ? "," : "") << JsonDouble(rx[i] * 8.0 / span);
     }
-    js << "]}";
+    js << "],\"bar\":" << (bar ? "true" : "false") << ",\"max_delay_ms\":" << maxDelayMs
+       << ",\"beacon_interval_us\":" << beaconInterval << ",\"frames\":{";
+    bool first = true;
+    for (const auto& [kind, t] : g_tally)
+    {
+        js << (first ? "" : ",") << "\"" << kind << "\":{\"ppdus\":" << t.ppdus << ",\"mpdus\":" << t.mpdus
+           << ",\"air_s\":" << JsonDouble(t.air) << "}";
+        first = false;
+    }
+    js << "}}";
     std::cout << js.str() << std::endl;
     return 0;
 }

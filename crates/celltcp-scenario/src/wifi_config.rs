@@ -24,9 +24,8 @@ fn def_width() -> Hertz {
 fn def_streams() -> u8 {
     1
 }
-fn def_distance() -> Meters {
-    Meters(10.0)
-}
+/// Distance of every station when no `distance`, `distances` or `positions` is given.
+const DEFAULT_DISTANCE_M: f64 = 10.0;
 fn def_tx_power() -> Dbm {
     Dbm(16.0206)
 }
@@ -112,15 +111,26 @@ pub struct WifiCfg {
     /// wider widths).
     #[serde(default)]
     pub mcs: Option<u8>,
-    /// Distance of every station to the AP (unless `distances`).
-    #[serde(default = "def_distance")]
-    pub distance: Meters,
+    /// Distance of every station to the AP (default 10 m; at most one of `distance`,
+    /// `distances`, `positions`).
+    #[serde(default)]
+    pub distance: Option<Meters>,
     /// Per-station distances, one per station.
     #[serde(default)]
     pub distances: Option<Vec<Meters>>,
+    /// Per-station positions `[x, y]` in metres, one per station; the distance to
+    /// `ap_position` sets each link's path loss.
+    #[serde(default)]
+    pub positions: Option<Vec<[f64; 2]>>,
+    /// The AP's position `[x, y]` in metres (default the origin; only with `positions`).
+    #[serde(default)]
+    pub ap_position: Option<[f64; 2]>,
     /// A fixed SNR on every link instead of the path loss.
     #[serde(default)]
     pub snr: Option<Decibel>,
+    /// A fixed SNR per station (one per station) instead of the path loss.
+    #[serde(default)]
+    pub snrs: Option<Vec<Decibel>>,
     #[serde(default)]
     pub pathloss: PathLossName,
     #[serde(default = "def_tx_power")]
@@ -154,6 +164,11 @@ pub struct WifiPlan {
     pub stations: Vec<String>,
     /// Distance of each station, metres.
     pub distances_m: Vec<f64>,
+    /// Position of each station and of the AP, metres (with `positions`).
+    pub positions: Option<(Vec<[f64; 2]>, [f64; 2])>,
+    /// Per-station fixed SNRs, dB (with `snrs`); else the channel gives each link's SNR from
+    /// its distance.
+    pub snrs_db: Option<Vec<f64>>,
     pub pcap: bool,
 }
 
@@ -258,20 +273,58 @@ pub fn plan_wifi(text: &str, i: usize, w: &WifiCfg) -> Result<WifiPlan, Scenario
             Some(b.0 as u32)
         }
     };
-    let distances_m: Vec<f64> = match &w.distances {
-        Some(d) => {
+    let given: Vec<&str> = [("distance", w.distance.is_some()), ("distances", w.distances.is_some()), ("positions", w.positions.is_some())].into_iter().filter(|g| g.1).map(|g| g.0).collect();
+    if given.len() > 1 {
+        return Err(e(given[1], format!("expected only one of `distance`, `distances`, `positions`; got both `{}` and `{}`", given[0], given[1])));
+    }
+    if w.ap_position.is_some() && w.positions.is_none() {
+        return Err(e("ap_position", "applies only with `positions` (the stations' [x, y] in metres)".into()));
+    }
+    let mut positions = None;
+    let distances_m: Vec<f64> = match (&w.distances, &w.positions) {
+        (Some(d), _) => {
             if d.len() != stations.len() {
                 return Err(e("distances", format!("expected one distance per station ({}), got {}", stations.len(), d.len())));
             }
             d.iter().map(|m| m.0).collect()
         }
-        None => vec![w.distance.0; stations.len()],
+        (None, Some(p)) => {
+            if p.len() != stations.len() {
+                return Err(e("positions", format!("expected one [x, y] position in metres per station ({}), got {}", stations.len(), p.len())));
+            }
+            let ap = w.ap_position.unwrap_or([0.0, 0.0]);
+            if !ap.iter().all(|x| x.is_finite()) {
+                return Err(e("ap_position", format!("expected finite [x, y] coordinates in metres, got {ap:?}")));
+            }
+            if let Some(bad) = p.iter().find(|q| !q.iter().all(|x| x.is_finite())) {
+                return Err(e("positions", format!("expected finite [x, y] coordinates in metres, got {bad:?}")));
+            }
+            positions = Some((p.clone(), ap));
+            p.iter().map(|q| (q[0] - ap[0]).hypot(q[1] - ap[1])).collect()
+        }
+        (None, None) => vec![w.distance.map_or(DEFAULT_DISTANCE_M, |m| m.0); stations.len()],
+    };
+    if w.snr.is_some() && w.snrs.is_some() {
+        return Err(e("snrs", "expected only one of `snr` (every link) and `snrs` (one per station); got both".into()));
+    }
+    let snr_range = -10.0..=100.0;
+    let snrs_db = match &w.snrs {
+        None => None,
+        Some(v) => {
+            if v.len() != stations.len() {
+                return Err(e("snrs", format!("expected one SNR per station ({}), got {}", stations.len(), v.len())));
+            }
+            if let Some(bad) = v.iter().find(|s| !snr_range.contains(&s.0)) {
+                return Err(e("snrs", format!("expected SNRs between -10dB and 100dB, got \"{bad}\"")));
+            }
+            Some(v.iter().map(|s| s.0).collect::<Vec<f64>>())
+        }
     };
     let band = w.standard.default_band();
     let carrier_hz = default_carrier_hz(band);
     let channel = match w.snr {
         Some(s) => {
-            if !(-10.0..=100.0).contains(&s.0) {
+            if !snr_range.contains(&s.0) {
                 return Err(e("snr", format!("expected an SNR between -10dB and 100dB, got \"{s}\"")));
             }
             Channel::FixedSnr(s.0)
@@ -299,7 +352,7 @@ pub fn plan_wifi(text: &str, i: usize, w: &WifiCfg) -> Result<WifiPlan, Scenario
     bss.queue_limit_pkts = queue_pkts(text, i, "ap_queue", w.ap_queue)?;
     bss.sta_queue_limit_pkts = Some(queue_pkts(text, i, "sta_queue", w.sta_queue)?);
     bss.channel = channel;
-    Ok(WifiPlan { name: w.name.clone(), bss, ap: w.ap.clone(), stations, distances_m, pcap: w.pcap })
+    Ok(WifiPlan { name: w.name.clone(), bss, ap: w.ap.clone(), stations, distances_m, positions, snrs_db, pcap: w.pcap })
 }
 
 #[cfg(test)]
@@ -337,6 +390,15 @@ mod tests {
         assert_eq!(p.distances_m, vec![1.0, 2.0]);
         let p = cfg("standard = \"802.11n\"\nwidth = \"40MHz\"\nstreams = 2\nguard_interval = \"short\"\nrate_control = \"minstrel\"").unwrap();
         assert_eq!((p.bss.width_mhz, p.bss.nss, p.bss.short_gi, p.bss.rate), (40, 2, true, RateKind::Minstrel));
+        assert_eq!((p.positions, p.snrs_db), (None, None));
+        // positions: the distance to the AP (3-4-5 and 5-12-13 triangles around [1, 1])
+        let p = cfg("positions = [[4.0, 5.0], [-4.0, -11.0]]\nap_position = [1.0, 1.0]").unwrap();
+        assert_eq!(p.distances_m, vec![5.0, 13.0]);
+        assert_eq!(p.positions, Some((vec![[4.0, 5.0], [-4.0, -11.0]], [1.0, 1.0])));
+        let p = cfg("positions = [[0.0, 3.0], [0.0, 0.0]]").unwrap();
+        assert_eq!(p.distances_m, vec![3.0, 0.0]);
+        let p = cfg("snrs = [\"30dB\", \"12dB\"]").unwrap();
+        assert_eq!(p.snrs_db, Some(vec![30.0, 12.0]));
     }
 
     #[test]
@@ -351,6 +413,13 @@ mod tests {
             ("distances = [\"1m\"]", "wifi[0].distances", "one distance per station"),
             ("rate_control = \"ideal\"\nmcs = 3", "wifi[0].mcs", "constant"),
             ("max_ampdu = \"100B\"", "wifi[0].max_ampdu", "1600B"),
+            ("distance = \"5m\"\ndistances = [\"1m\", \"2m\"]", "wifi[0].distances", "only one of"),
+            ("distances = [\"1m\", \"2m\"]\npositions = [[1.0, 0.0], [0.0, 2.0]]", "wifi[0].positions", "only one of"),
+            ("positions = [[1.0, 0.0]]", "wifi[0].positions", "one [x, y] position in metres per station (2), got 1"),
+            ("ap_position = [1.0, 2.0]", "wifi[0].ap_position", "only with `positions`"),
+            ("snrs = [\"30dB\"]", "wifi[0].snrs", "one SNR per station (2), got 1"),
+            ("snr = \"20dB\"\nsnrs = [\"30dB\", \"12dB\"]", "wifi[0].snrs", "got both"),
+            ("snrs = [\"30dB\", \"200dB\"]", "wifi[0].snrs", "200dB"),
         ] {
             let err = cfg(extra).err().unwrap_or_else(|| panic!("{extra} accepted"));
             assert_eq!(err.key, key, "{extra}: {err}");

@@ -47,6 +47,8 @@ pub(crate) struct WlanBss {
     /// Downlink and uplink pseudo link directions of each station.
     pub sta_dirs: Vec<[usize; 2]>,
     pub distances_m: Vec<f64>,
+    /// Each station's `[x, y]`, metres (with `positions`).
+    pub positions: Option<Vec<[f64; 2]>>,
     pub ap_name: String,
     pub sta_names: Vec<String>,
     pcap: Option<PcapWriter<BufWriter<File>>>,
@@ -83,7 +85,10 @@ pub(crate) fn build(plans: Vec<PlanWifi>, node_names: &[String], seed: u64, out_
             _ => None,
         };
         ports.extend((0..p.sta_node.len()).map(|s| (b as u32, s as StaId)));
-        let bss = Bss::new(p.plan.bss, &p.plan.distances_m, seed, &p.plan.name);
+        let bss = match &p.plan.snrs_db {
+            Some(snrs) => Bss::with_snrs(p.plan.bss, snrs, seed, &p.plan.name),
+            None => Bss::new(p.plan.bss, &p.plan.distances_m, seed, &p.plan.name),
+        };
         bsss.push(WlanBss {
             name: p.plan.name,
             bss,
@@ -93,6 +98,7 @@ pub(crate) fn build(plans: Vec<PlanWifi>, node_names: &[String], seed: u64, out_
             sta_node: p.sta_node,
             sta_dirs: p.sta_dirs,
             distances_m: p.plan.distances_m,
+            positions: p.plan.positions.map(|x| x.0),
             pcap,
             last_sample: None,
             lwa_return: Vec::new(),
@@ -251,13 +257,17 @@ fn wifi_summary(w: &WifiMedium, secs: f64) -> Option<Value> {
             let stations: Vec<Value> = (0..wb.bss.n_stations())
                 .map(|s| {
                     let st = wb.bss.sta_stats(s as StaId);
-                    json!({
+                    let mut j = json!({
                         "name": wb.sta_names[s],
                         "distance_m": r3(wb.distances_m[s]),
                         "snr_db": r3(wb.bss.snr_db(s as StaId)),
                         "down": dir(&st.down),
                         "up": dir(&st.up),
-                    })
+                    });
+                    if let Some(p) = &wb.positions {
+                        j["position_m"] = json!([r3(p[s][0]), r3(p[s][1])]);
+                    }
+                    j
                 })
                 .collect();
             let goodputs: Vec<f64> = (0..wb.bss.n_stations())

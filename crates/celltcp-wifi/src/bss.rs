@@ -201,12 +201,20 @@ impl<P> Bss<P> {
     /// A BSS named `name` (names the random streams) with one station per entry of
     /// `distances_m` (its distance to the AP).
     pub fn new(cfg: BssConfig, distances_m: &[f64], seed: u64, name: &str) -> Bss<P> {
+        let snr_db: Vec<f64> = distances_m.iter().map(|&d| cfg.channel.snr_db(d, cfg.width_mhz)).collect();
+        Bss::with_snrs(cfg, &snr_db, seed, name)
+    }
+
+    /// A BSS with one station per entry of `snr_db`: the SNR of its link (both directions), dB,
+    /// whatever `cfg.channel` says (per-station fixed SNRs, or SNRs the caller computed from
+    /// positions).
+    pub fn with_snrs(cfg: BssConfig, snr_db: &[f64], seed: u64, name: &str) -> Bss<P> {
         let phy = cfg.standard.timing(cfg.band);
         let edca = cfg.edca.unwrap_or(if cfg.standard.qos() { EdcaParams::best_effort(&phy) } else { EdcaParams::dcf(&phy) });
         let timing = MacTiming::new(&phy, &edca);
         let qos = cfg.standard.qos();
         let max_ampdu_bytes = cfg.max_ampdu_bytes.or(cfg.standard.max_ampdu_bytes()).unwrap_or(0);
-        let nodes = (0..=distances_m.len())
+        let nodes = (0..=snr_db.len())
             .map(|k| Contender {
                 backoff: Backoff::new(edca.cw_min),
                 ssrc: 0,
@@ -221,8 +229,8 @@ impl<P> Bss<P> {
         if let RateKind::Constant(m) = cfg.rate {
             assert!(set.mcs.contains(&m), "MCS {m} is not valid for {:?}", cfg.base_vector());
         }
-        let snr_db: Vec<f64> = distances_m.iter().map(|&d| cfg.channel.snr_db(d, cfg.width_mhz)).collect();
-        let mut links = Vec::with_capacity(2 * distances_m.len());
+        let snr_db = snr_db.to_vec();
+        let mut links = Vec::with_capacity(2 * snr_db.len());
         for (i, &snr) in snr_db.iter().enumerate() {
             for (l, rx) in [(2 * i, Node::Sta(i as StaId)), (2 * i + 1, Node::Ap)] {
                 let mut rng = component_rng(seed, component_id("wifi-rate", &format!("{name}/{l}")));
