@@ -26,12 +26,24 @@
 //!
 //! The RTT in `W_cubic(t + RTT)` is the sender's smoothed RTT (RFC 9438 §4.4 "RTT is the smoothed
 //! round-trip time").
+//!
+//! Linux's floor before the first loss (net/ipv4/tcp_cubic.c `bictcp_update`, Linux 6.x:
+//! `if (ca->last_max_cwnd == 0 && ca->cnt > 20) ca->cnt = 20;`, "the initial growth of cubic
+//! function may be too conservative"): while no loss has set W_max, congestion avoidance adds at
+//! least one segment per 20 acknowledged, i.e. cwnd grows by at least 5 % per RTT, whatever the
+//! cubic curve (or W_est) asks for. RFC 9438 has no such rule. A slow-start exit by HyStart does
+//! not count as a loss (Linux leaves `last_max_cwnd` at 0 then); a timeout forgets the loss again
+//! (`cubictcp_state` → `bictcp_reset` zeroes `last_max_cwnd`), so the floor returns after an RTO.
 
 use celltcp_engine::{SimDuration, SimTime};
 
 use super::hystart::{HyStart, HyStartEvent, HyStartState};
 use super::hystart_linux::{HyStartAck, LinuxHyStart};
 use super::{Ack, CcMetrics, CongestionEvent, Controller};
+
+/// Linux's floor before the first loss: `cnt <= 20` in `bictcp_update`, i.e. at least 1/20 of a
+/// segment per segment acknowledged.
+const LINUX_FLOOR_PER_SEGMENT: f64 = 1.0 / 20.0;
 
 /// How CUBIC leaves slow start before a loss (the effective choice of
 /// [`CubicConfig::hystart`] and [`CubicConfig::hystart_variant`]).
@@ -249,6 +261,7 @@ struct Saved {
     cwnd_epoch: f64,
     w_est: f64,
     cwnd_prior: f64,
+    loss_set_w_max: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -273,6 +286,9 @@ pub struct Cubic {
     cwnd_prior: f64,
     /// The next epoch follows a timeout: K = 0, W_max = cwnd (RFC 9438 §4.8).
     after_rto: bool,
+    /// A loss (congestion event) has set W_max: Linux's `last_max_cwnd != 0`. Until then
+    /// congestion avoidance grows at least 5 % per RTT (`bictcp_update`, `cnt <= 20`).
+    loss_set_w_max: bool,
     /// An RTO fired and nothing new has been acknowledged since (RFC 5681 §3.1 note on eq. 4).
     rto_pending: bool,
     last_ack: Option<SimTime>,
@@ -300,6 +316,7 @@ impl Cubic {
             w_est: 0.0,
             cwnd_prior: 0.0,
             after_rto: false,
+            loss_set_w_max: false,
             rto_pending: false,
             last_ack: None,
             hystart,
@@ -383,6 +400,7 @@ impl Cubic {
             cwnd_epoch: self.cwnd_epoch,
             w_est: self.w_est,
             cwnd_prior: self.cwnd_prior,
+            loss_set_w_max: self.loss_set_w_max,
         });
     }
 
@@ -452,6 +470,7 @@ impl Cubic {
             ack.rtt.unwrap_or(ack.min_rtt)
         };
         let w = self.cwnd_seg();
+        let cwnd_before = self.cwnd;
         let segs_acked = ack.acked_bytes as f64 / self.mss;
 
         // §4.3: the Reno-friendly estimate.
@@ -469,6 +488,13 @@ impl Cubic {
             // §4.4/§4.5: target = W_cubic(t + RTT) clamped to [cwnd, 1.5 cwnd].
             let target = self.w_cubic(t + rtt.as_secs_f64()).clamp(w, 1.5 * w);
             self.cwnd += (target - w) / w * ack.acked_bytes as f64;
+        }
+        if !self.loss_set_w_max {
+            // Linux bictcp_update: cnt <= 20 while last_max_cwnd == 0, one segment per 20
+            // acknowledged (5 % per RTT) at least.
+            self.cwnd = self
+                .cwnd
+                .max(cwnd_before + LINUX_FLOOR_PER_SEGMENT * ack.acked_bytes as f64);
         }
     }
 }
@@ -509,6 +535,7 @@ impl Controller for Cubic {
             w
         };
         self.cwnd_prior = w;
+        self.loss_set_w_max = true;
         // §4.6 multiplicative decrease.
         let ss = self.reduced_ssthresh(ev.bytes_in_flight);
         self.ssthresh = ss as u64;
@@ -521,6 +548,8 @@ impl Controller for Cubic {
         self.hystart.on_congestion();
         // Linux cubictcp_state(TCP_CA_Loss): bictcp_reset + bictcp_hystart_reset.
         self.linux_hystart.on_rto();
+        // bictcp_reset also zeroes last_max_cwnd: the 5 %-per-RTT floor applies again.
+        self.loss_set_w_max = false;
         if !self.rto_pending {
             // §4.8: ssthresh as in §4.6; held on a repeated timeout (RFC 5681 §3.1 note on eq. 4).
             self.cwnd_prior = self.cwnd_seg();
@@ -544,6 +573,7 @@ impl Controller for Cubic {
             self.cwnd_epoch = s.cwnd_epoch;
             self.w_est = s.w_est;
             self.cwnd_prior = s.cwnd_prior;
+            self.loss_set_w_max = s.loss_set_w_max;
             self.after_rto = false;
             self.rto_pending = false;
         }
@@ -733,6 +763,83 @@ mod tests {
         );
     }
 
+    /// Congestion avoidance from `w` segments with no loss yet (as after a HyStart exit):
+    /// ssthresh = cwnd, W_max unset.
+    fn avoidance_without_loss(w: u32, rtt: SimDuration) -> TestSender<Cubic> {
+        let mut s = sender(no_hystart(), w, rtt);
+        s.cc.ssthresh = w as u64 * MSS as u64;
+        s
+    }
+
+    #[test]
+    fn cubic_linux_floor_5_percent_per_rtt_before_first_loss() {
+        // tcp_cubic.c bictcp_update: `if (ca->last_max_cwnd == 0 && ca->cnt > 20) ca->cnt = 20;`
+        // one segment per 20 acknowledged, so each round of ACKs raises cwnd by 5 %, while the
+        // cubic curve from W_max = cwnd_epoch = 100 (K = 0) would add only C (t + RTT)^3 < 1
+        // segment in the first second. Checked against the closed form 100 * 1.05^n.
+        let mut s = avoidance_without_loss(100, RTT);
+        let mut prev = pkts(&s);
+        for n in 1..=10 {
+            s.run_rounds(1);
+            let w = pkts(&s);
+            // send_window sends floor(cwnd) segments: a round grows by 5 % of that.
+            let floor = prev.floor();
+            assert!(
+                w >= prev + 0.05 * floor - 1e-9,
+                "round {n}: {prev:.3} -> {w:.3} is below 5 %"
+            );
+            assert!(
+                w <= prev + 0.05 * floor + 0.2,
+                "round {n}: {prev:.3} -> {w:.3}: more than the floor while the curve is flat"
+            );
+            prev = w;
+        }
+        let want = 100.0 * 1.05f64.powi(10);
+        assert!((prev - want).abs() / want < 0.02, "cwnd {prev:.2} vs {want:.2}");
+        assert!(s.cc.w_cubic(1.1) < 101.0, "the curve alone stays near 100");
+
+        // After a loss W_max is set: the plain cubic curve, which near K grows by well under
+        // 5 % per RTT (concave region, RFC 9438 §4.4).
+        s.send_window();
+        s.lose_n(1);
+        s.advance(RTT);
+        s.ack_all();
+        s.exit_recovery();
+        s.run_rounds(1);
+        let k = s.cc.k();
+        assert!(k > 1.0, "K {k}");
+        while (s.now() - s.cc.epoch_start().expect("epoch")).as_secs_f64() < k - 0.5 {
+            s.run_rounds(1);
+        }
+        let before = pkts(&s);
+        s.run_rounds(1);
+        let after = pkts(&s);
+        assert!(
+            after < before * 1.01,
+            "near K the curve grows {before:.2} -> {after:.2}, more than 1 %"
+        );
+    }
+
+    #[test]
+    fn cubic_linux_floor_returns_after_rto() {
+        // cubictcp_state(TCP_CA_Loss) -> bictcp_reset zeroes last_max_cwnd: after a timeout the
+        // floor applies again in the next congestion avoidance, although a loss came before.
+        let mut s = after_loss_at(no_hystart(), 100, RTT);
+        assert!(s.cc.loss_set_w_max);
+        s.send_window();
+        s.rto();
+        assert!(!s.cc.loss_set_w_max);
+        s.run_rounds(8); // slow start up to ssthresh, then the epoch
+        let prev = pkts(&s);
+        assert!(!s.cc.in_slow_start());
+        s.run_rounds(1);
+        assert!(
+            pkts(&s) >= prev + 0.05 * prev.floor() - 1e-9,
+            "{prev:.2} -> {:.2}",
+            pkts(&s)
+        );
+    }
+
     #[test]
     fn cubic_target_clamped_to_1_5_cwnd() {
         // RFC 9438 §4.4: target is at most 1.5 cwnd, so one ACK adds at most half the bytes it
@@ -874,10 +981,12 @@ mod tests {
                 s.run_rounds(5);
                 assert_eq!(s.cc.hystart_state(), HyStartState::Done);
                 // ssthresh was set to cwnd at the transition; the rest of that round's ACKs grow
-                // cwnd by less than a segment in CA (K = 0: W(t + RTT) - W_max = C RTT^3).
+                // cwnd in CA by Linux's floor before a loss (1/20 segment per segment, under 5 %
+                // of the window in all; W(t + RTT) - W_max = C RTT^3 is less than a segment).
                 assert!(s.cc.ssthresh() < u64::MAX);
                 assert!(
-                    s.window() >= s.cc.ssthresh() && s.window() < s.cc.ssthresh() + MSS as u64,
+                    s.window() >= s.cc.ssthresh()
+                        && (s.window() as f64) < s.cc.ssthresh() as f64 * 1.05 + MSS as f64,
                     "{} {}",
                     s.window(),
                     s.cc.ssthresh()
