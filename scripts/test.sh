@@ -6,7 +6,8 @@ cd "$(dirname "$0")/.."
 bash scripts/install.sh
 # tshark is installed by install.sh: the pcap tests must run, not skip
 export CELLTCP_REQUIRE_TSHARK=1
-cargo test --workspace --release --exclude celltcp-py
+# the `ci` profile (Cargo.toml): release optimisation without LTO, so the ~60 test binaries link fast
+cargo test --workspace --profile ci --exclude celltcp-py
 # .[test] installs ray: its tests must run, not skip; as root the emulator's tests must run too
 # (CELLTCP_REQUIRE_EMU: a machine where namespaces cannot be created fails rather than skips)
 if [ "$(id -u)" = 0 ]; then export CELLTCP_REQUIRE_EMU=1; fi
