@@ -118,7 +118,9 @@ pub struct Step {
     pub gap_ns: u64,
     /// The sleep the previous turn asked for (0: none, it went on or spun).
     pub asked_ns: u64,
-    /// The previous turn's parts: running events, writing to the devices, reading them.
+    /// The previous turn's parts: starting programs, running events, writing to the devices,
+    /// reading them.
+    pub prev_spawn_ns: u64,
     pub prev_step_ns: u64,
     pub prev_write_ns: u64,
     pub prev_read_ns: u64,
@@ -138,6 +140,7 @@ impl Step {
             "late_us": us(self.late_ns),
             "gap_us": us(self.gap_ns),
             "asked_sleep_us": us(self.asked_ns),
+            "prev_spawn_us": us(self.prev_spawn_ns),
             "prev_step_us": us(self.prev_step_ns),
             "prev_write_us": us(self.prev_write_ns),
             "prev_read_us": us(self.prev_read_ns),

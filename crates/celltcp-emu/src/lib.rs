@@ -232,6 +232,7 @@ fn run_loop(
     let mut sleep_budget = if realtime { os::rt_bandwidth().and_then(|(r, p)| turn::SleepBudget::for_rt_bandwidth(r, p, turn::WINDOW_NS)) } else { None };
     loop {
         let now = clock(&t0);
+        let t_spawn = t0.elapsed().as_nanos() as u64;
         while pending.last().is_some_and(|e| SimTime::ZERO + e.start <= now) {
             let e = pending.pop().unwrap();
             ns.spawn(e, exec_dir, now.as_secs_f64()).map_err(|e| e.to_string())?;
@@ -247,7 +248,7 @@ fn run_loop(
             }
         }
         let t_step = t0.elapsed().as_nanos() as u64;
-        prev = lateness::Step { prev_events: sim.step_until(now), ..lateness::Step::default() };
+        prev = lateness::Step { prev_spawn_ns: t_step.saturating_sub(t_spawn), prev_events: sim.step_until(now), ..lateness::Step::default() };
         let t_write = t0.elapsed().as_nanos() as u64;
         prev.prev_step_ns = t_write - t_step;
         let written_before = wst.pkts;
