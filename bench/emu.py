@@ -11,6 +11,7 @@ runs with the TUN devices' segmentation offload on (the default, `[emu] offload`
 `--repeat` runs each case that many times and gives the medians (real time on a loaded machine
 is noisy), with the emulator's CPU time per second, the packets per device read and per device
 write (`--gso-writes`: trains of segments written as one GSO packet, `[emu] gso_writes`).
+`--worst` prints each run's latest loop steps (`emu.worst_steps`: what delayed them).
 
 `--lte10` runs the loaded-cell case instead: a 20 MHz LTE cell with 10 UEs, one real (iperf3 -R,
 kernel CUBIC, from a real server 10 ms behind the PGW) and nine simulated UEs each downloading
@@ -141,6 +142,7 @@ def main() -> int:
     ap.add_argument("--gso-writes", default="on")
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--lte10", action="store_true", help="the 10-UE LTE cell instead of the wired rates")
+    ap.add_argument("--worst", action="store_true", help="print each run's latest steps (emu.worst_steps)")
     args = ap.parse_args()
     if args.lte10:
         return lte10(args.seconds, args.repeat)
@@ -173,6 +175,9 @@ def main() -> int:
                     cpu = (c1.ru_utime - c0.ru_utime + c1.ru_stime - c0.ru_stime) / wall
                     per_read = e["packets_in"] / e["reads"] if e.get("reads") else 1.0
                     per_write = e["packets_out"] / e["writes"] if e.get("writes") else 1.0
+                    if args.worst:
+                        for s in e.get("worst_steps", []):
+                            print(f"    {r} {off}/{gw}: {json.dumps(s)}")
                     runs.append((rep["end"]["sum_received"]["bits_per_second"], e["lateness"]["p50_us"],
                                  e["lateness"]["p99_us"], e["lateness"]["max_us"], cpu, per_read, per_write,
                                  os.getloadavg()[0]))

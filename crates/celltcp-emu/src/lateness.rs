@@ -105,9 +105,112 @@ impl Lateness {
     }
 }
 
+/// One step of the loop with what happened before it: the `emu.worst_steps` trace. A step's
+/// lateness is at most the wall time since the previous turn started (the event was not due
+/// then), so it splits into the previous turn's own work (`prev_*`) and the `gap` after it, which
+/// holds the sleep the turn asked for (`asked`) and any time the thread did not run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Step {
+    /// Simulated (= wall) time of the step.
+    pub at_ns: u64,
+    pub late_ns: u64,
+    /// Wall time from the end of the previous turn to the start of this one.
+    pub gap_ns: u64,
+    /// The sleep the previous turn asked for (0: none, it went on or spun).
+    pub asked_ns: u64,
+    /// The previous turn's parts: starting programs, running events, writing to the devices,
+    /// reading them.
+    pub prev_spawn_ns: u64,
+    pub prev_step_ns: u64,
+    pub prev_write_ns: u64,
+    pub prev_read_ns: u64,
+    pub prev_events: u64,
+    pub prev_written: u64,
+    pub prev_read: u64,
+    /// Involuntary context switches of the loop's thread (preemptions) since the last check,
+    /// at most 10 ms before the previous turn.
+    pub preempted: u64,
+}
+
+impl Step {
+    pub fn to_json(&self) -> serde_json::Value {
+        let us = |ns: u64| (ns as f64 / 1e3 * 10.0).round() / 10.0;
+        serde_json::json!({
+            "at_s": self.at_ns as f64 / 1e9,
+            "late_us": us(self.late_ns),
+            "gap_us": us(self.gap_ns),
+            "asked_sleep_us": us(self.asked_ns),
+            "prev_spawn_us": us(self.prev_spawn_ns),
+            "prev_step_us": us(self.prev_step_ns),
+            "prev_write_us": us(self.prev_write_ns),
+            "prev_read_us": us(self.prev_read_ns),
+            "prev_events": self.prev_events,
+            "prev_written": self.prev_written,
+            "prev_read": self.prev_read,
+            "preempted": self.preempted,
+        })
+    }
+}
+
+/// The `k` latest steps (ties: the earlier kept), latest first (the default keeps none).
+#[derive(Clone, Debug, Default)]
+pub struct Worst {
+    k: usize,
+    steps: Vec<Step>,
+}
+
+impl Worst {
+    pub fn new(k: usize) -> Self {
+        Worst { k, steps: Vec::with_capacity(k + 1) }
+    }
+
+    /// Whether a step `late_ns` late would be kept (to skip gathering its context otherwise).
+    pub fn wants(&self, late_ns: u64) -> bool {
+        self.k > 0 && (self.steps.len() < self.k || self.steps.last().is_some_and(|s| late_ns > s.late_ns))
+    }
+
+    pub fn offer(&mut self, s: Step) {
+        if !self.wants(s.late_ns) {
+            return;
+        }
+        let i = self.steps.partition_point(|x| x.late_ns >= s.late_ns);
+        self.steps.insert(i, s);
+        self.steps.truncate(self.k);
+    }
+
+    pub fn steps(&self) -> &[Step] {
+        &self.steps
+    }
+
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::Value::Array(self.steps.iter().map(Step::to_json).collect())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn worst_keeps_the_k_latest_steps_latest_first() {
+        // a reference: sort all and take the first k (stable: the earlier of equal ones first)
+        let lates = [5u64, 1, 9, 9, 3, 12, 0, 7, 12, 2, 8];
+        let mut w = Worst::new(4);
+        for (i, &l) in lates.iter().enumerate() {
+            w.offer(Step { at_ns: i as u64, late_ns: l, ..Step::default() });
+        }
+        let mut all: Vec<(u64, u64)> = lates.iter().enumerate().map(|(i, &l)| (l, i as u64)).collect();
+        all.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        let got: Vec<(u64, u64)> = w.steps().iter().map(|s| (s.late_ns, s.at_ns)).collect();
+        assert_eq!(got, all[..4].to_vec());
+        assert!(!w.wants(9), "not later than the 4th latest (9)");
+        assert!(w.wants(10));
+        assert!(!Worst::new(0).wants(u64::MAX));
+        w.offer(Step { late_ns: 52_947_919, gap_ns: 512, ..Step::default() });
+        assert_eq!(w.steps().len(), 4);
+        assert_eq!(w.to_json()[0]["late_us"], serde_json::json!(52947.9));
+        assert_eq!(w.to_json()[0]["gap_us"], serde_json::json!(0.5));
+    }
 
     #[test]
     fn lateness_buckets_cover_values_with_bounded_error() {

@@ -10,6 +10,7 @@
 //! - [`lateness`] (sans-IO): the loop's lateness histogram.
 //! - [`gso`] (sans-IO): the TUN devices' segmentation offload, super-packets cut into MSS-sized ones.
 //! - [`netns`]: namespaces, TUN devices and programs, and cleanup after any exit.
+//! - [`turn`] (sans-IO): what one turn of the loop may read, and the sleep its real-time thread owes.
 //! - [`os`]: the system calls (the only unsafe code).
 //! - [`emulate`] (here): the real-time loop.
 //!
@@ -30,6 +31,7 @@ pub mod lateness;
 pub mod netns;
 pub mod os;
 pub mod setup;
+pub mod turn;
 
 use std::io::{Read, Write};
 use std::os::fd::AsRawFd;
@@ -95,7 +97,7 @@ pub fn emulate(text: &str, opts: &EmuOptions) -> Result<RunOutput, String> {
     }
     let rt = Realtime(os::set_realtime());
     let realtime = rt.0;
-    let stats = run_loop(&mut sim, &mut ns, &eplan, &host_of_node, &exec_dir, &signals);
+    let stats = run_loop(&mut sim, &mut ns, &eplan, &host_of_node, &exec_dir, &signals, realtime);
     drop(rt);
     let stats = stats?;
     ns.end_all(Duration::from_secs(1));
@@ -141,6 +143,7 @@ pub fn emulate(text: &str, opts: &EmuOptions) -> Result<RunOutput, String> {
         "ended_by": match stopped_by { Some(s) => format!("signal {s}"), None => stats.ended_by.to_string() },
         "lateness": stats.events.to_json(),
         "delivery_lateness": stats.deliveries.to_json(),
+        "worst_steps": stats.worst.to_json(),
         "packets_in": stats.pkts_in,
         "bytes_in": stats.bytes_in,
         "packets_out": stats.pkts_out,
@@ -151,6 +154,7 @@ pub fn emulate(text: &str, opts: &EmuOptions) -> Result<RunOutput, String> {
         "offload": offload,
         "reads": stats.reads,
         "writes": stats.writes,
+        "forced_sleeps": stats.forced_sleeps,
         "gso_writes": offload && eplan.gso_writes,
         "hosts": hosts,
         "exec": procs,
@@ -166,6 +170,8 @@ pub fn emulate(text: &str, opts: &EmuOptions) -> Result<RunOutput, String> {
 struct LoopStats {
     events: lateness::Lateness,
     deliveries: lateness::Lateness,
+    /// The latest steps with their context.
+    worst: lateness::Worst,
     pkts_in: u64,
     bytes_in: u64,
     pkts_out: u64,
@@ -177,6 +183,8 @@ struct LoopStats {
     reads: u64,
     /// Device writes (each one packet or, with offload, a GSO train of several).
     writes: u64,
+    /// Sleeps the real-time budget imposed (module turn).
+    forced_sleeps: u64,
     ended_by: &'static str,
 }
 
@@ -187,8 +195,9 @@ fn run_loop(
     host_of_node: &[usize],
     exec_dir: &std::path::Path,
     signals: &os::StopSignals,
+    realtime: bool,
 ) -> Result<LoopStats, String> {
-    let mut st = LoopStats::default();
+    let mut st = LoopStats { worst: lateness::Worst::new(WORST_STEPS), ..LoopStats::default() };
     let mut pending: Vec<&setup::ExecSpec> = eplan.execs.iter().collect();
     pending.sort_by_key(|e| (e.start, e.index));
     pending.reverse(); // pop() gives the next
@@ -212,16 +221,37 @@ fn run_loop(
     let t0 = Instant::now();
     let clock = |t0: &Instant| SimTime::from_nanos(t0.elapsed().as_nanos() as u64);
     let mut next_reap = SimTime::ZERO;
+    // the previous turn, for the worst steps' trace
+    let mut prev = lateness::Step::default();
+    let mut prev_end = 0u64;
+    let mut nivcsw = os::involuntary_switches();
+    // the devices in read order (host, interface), and the one the next turn reads first
+    let devs: Vec<(usize, usize)> = ns.hosts.iter().enumerate().flat_map(|(i, h)| (0..h.tuns.len()).map(move |k| (i, k))).collect();
+    let mut next_dev = 0;
+    // the sleep a real-time thread owes the kernel (module turn); none without SCHED_FIFO
+    let mut sleep_budget = if realtime { os::rt_bandwidth().and_then(|(r, p)| turn::SleepBudget::for_rt_bandwidth(r, p, turn::WINDOW_NS)) } else { None };
     loop {
         let now = clock(&t0);
+        let t_spawn = t0.elapsed().as_nanos() as u64;
         while pending.last().is_some_and(|e| SimTime::ZERO + e.start <= now) {
             let e = pending.pop().unwrap();
             ns.spawn(e, exec_dir, now.as_secs_f64()).map_err(|e| e.to_string())?;
         }
         if let Some(t) = sim.next_event_time().filter(|&t| t <= now) {
-            st.events.record(now.as_nanos() - t.as_nanos());
+            let late = now.as_nanos() - t.as_nanos();
+            st.events.record(late);
+            if st.worst.wants(late) {
+                let n = os::involuntary_switches();
+                let gap_ns = now.as_nanos().saturating_sub(prev_end);
+                st.worst.offer(lateness::Step { at_ns: now.as_nanos(), late_ns: late, gap_ns, preempted: n - nivcsw, ..prev });
+                nivcsw = n;
+            }
         }
-        sim.step_until(now);
+        let t_step = t0.elapsed().as_nanos() as u64;
+        prev = lateness::Step { prev_spawn_ns: t_step.saturating_sub(t_spawn), prev_events: sim.step_until(now), ..lateness::Step::default() };
+        let t_write = t0.elapsed().as_nanos() as u64;
+        prev.prev_step_ns = t_write - t_step;
+        let written_before = wst.pkts;
         let hosts = &mut ns.hosts;
         st.expired += sim.drain_external(|t, node, bytes| {
             let h = &mut hosts[host_of_node[node.0]];
@@ -252,40 +282,47 @@ fn run_loop(
                 co[first_tun[i] + k].flush(&mut |b: &[u8], n: u16, wire: usize| out.write(tun, b, n, wire));
             }
         }
-        let mut got = false;
-        for h in ns.hosts.iter_mut() {
-            for k in 0..h.tuns.len() {
-                // bounded per turn, so that one busy device cannot starve the clock
-                for _ in 0..64 {
-                    match h.tuns[k].read(&mut buf) {
-                        Ok(n) => {
-                            let at = clock(&t0).max(sim.now());
-                            let node = NodeId(h.spec.node);
-                            st.reads += u64::from(h.vnet);
-                            let mut inject = |p: &[u8]| match sim.inject_raw(node, p, at) {
-                                Ok(()) => {
-                                    st.pkts_in += 1;
-                                    st.bytes_in += p.len() as u64;
-                                }
-                                Err(_) => st.refused += 1,
-                            };
-                            if h.vnet {
-                                // a super-packet: cut into the packets the link carries
-                                if gso::split(&mut buf[..n], &mut seg, &mut inject).is_err() {
-                                    st.refused += 1;
-                                }
-                            } else {
-                                inject(&buf[..n]);
-                            }
-                            got = true;
+        let t_read = t0.elapsed().as_nanos() as u64;
+        prev.prev_write_ns = t_read - t_write;
+        prev.prev_written = wst.pkts - written_before;
+        let read_before = st.pkts_in + st.refused;
+        // at most turn::READ_BUDGET packets per turn, so that a burst does not hold up the
+        // events due (module turn)
+        let hosts = &mut ns.hosts;
+        let got = turn::read_round(devs.len(), &mut next_dev, turn::READ_BUDGET, |d| {
+            let (i, k) = devs[d];
+            let h = &mut hosts[i];
+            match h.tuns[k].read(&mut buf) {
+                Ok(n) => {
+                    let at = clock(&t0).max(sim.now());
+                    let node = NodeId(h.spec.node);
+                    st.reads += u64::from(h.vnet);
+                    let before = st.pkts_in + st.refused;
+                    let mut inject = |p: &[u8]| match sim.inject_raw(node, p, at) {
+                        Ok(()) => {
+                            st.pkts_in += 1;
+                            st.bytes_in += p.len() as u64;
                         }
-                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
-                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                        Err(e) => return Err(format!("reading {}: {e}", h.spec.tuns[k].dev)),
+                        Err(_) => st.refused += 1,
+                    };
+                    if h.vnet {
+                        // a super-packet: cut into the packets the link carries
+                        if gso::split(&mut buf[..n], &mut seg, &mut inject).is_err() {
+                            st.refused += 1;
+                        }
+                    } else {
+                        inject(&buf[..n]);
                     }
+                    Ok(Some((st.pkts_in + st.refused - before).max(1) as usize))
                 }
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => Ok(None),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => Ok(Some(0)),
+                Err(e) => Err(format!("reading {}: {e}", h.spec.tuns[k].dev)),
             }
-        }
+        })? > 0;
+        prev_end = t0.elapsed().as_nanos() as u64;
+        prev.prev_read_ns = prev_end - t_read;
+        prev.prev_read = st.pkts_in + st.refused - read_before;
         if now >= end {
             st.ended_by = "duration";
             break;
@@ -296,10 +333,20 @@ fn run_loop(
         }
         if now >= next_reap {
             next_reap = now + celltcp_engine::SimDuration::from_millis(10);
+            nivcsw = os::involuntary_switches();
             let fg_done = ns.reap(now.as_secs_f64());
             if has_foreground && pending.iter().all(|e| e.background) && fg_done {
                 st.ended_by = "commands exited";
                 break;
+            }
+        }
+        if let Some(b) = sleep_budget.as_mut() {
+            let owed = b.due(t0.elapsed().as_nanos() as u64);
+            if owed > 0 {
+                st.forced_sleeps += 1;
+                std::thread::sleep(Duration::from_nanos(owed));
+                prev.asked_ns = owed;
+                continue;
             }
         }
         if got {
@@ -311,8 +358,13 @@ fn run_loop(
         }
         let wall = clock(&t0);
         let wait = Duration::from_nanos(next.as_nanos().saturating_sub(wall.as_nanos()));
+        prev.asked_ns = wait.as_nanos() as u64;
         if wait > busy {
+            let t = Instant::now();
             os::wait_readable(&fds, Some(wait - busy), &mut ready).map_err(|e| e.to_string())?;
+            if let Some(b) = sleep_budget.as_mut() {
+                b.slept(t.elapsed().as_nanos() as u64);
+            }
         } else if !wait.is_zero() {
             os::wait_readable(&fds, None, &mut ready).map_err(|e| e.to_string())?;
         }
@@ -323,6 +375,9 @@ fn run_loop(
     st.write_errors = wst.errors;
     Ok(st)
 }
+
+/// How many of the latest steps the summary lists (`emu.worst_steps`).
+const WORST_STEPS: usize = 8;
 
 /// Counts of the device writes.
 #[derive(Default)]

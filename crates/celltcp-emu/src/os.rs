@@ -130,6 +130,26 @@ pub fn set_normal() {
     }
 }
 
+/// The kernel's real-time bandwidth, `(sched_rt_runtime_us, sched_rt_period_us)`, when both
+/// can be read (`/proc/sys/kernel`; runtime -1: unlimited).
+pub fn rt_bandwidth() -> Option<(i64, u64)> {
+    let read = |f: &str| std::fs::read_to_string(format!("/proc/sys/kernel/{f}")).ok().and_then(|s| s.trim().parse::<i64>().ok());
+    Some((read("sched_rt_runtime_us")?, u64::try_from(read("sched_rt_period_us")?).ok()?))
+}
+
+/// Involuntary context switches of the calling thread so far (`getrusage(RUSAGE_THREAD)`'s
+/// `ru_nivcsw`: the times it was preempted while runnable).
+pub fn involuntary_switches() -> u64 {
+    // SAFETY: getrusage(2) writes one rusage, which `ru` is.
+    unsafe {
+        let mut ru: libc::rusage = std::mem::zeroed();
+        if libc::getrusage(libc::RUSAGE_THREAD, &mut ru) != 0 {
+            return 0;
+        }
+        ru.ru_nivcsw as u64
+    }
+}
+
 /// Sends `sig` to process `pid` (negative: a process group); errors ignored (it may be gone).
 pub fn kill(pid: i32, sig: i32) {
     // SAFETY: kill(2) has no memory-safety preconditions.

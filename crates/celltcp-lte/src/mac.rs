@@ -258,6 +258,17 @@ impl AnyScheduler {
         }
     }
 
+    /// Drops what the scheduler remembers of UE `ue`, which left the cell (a handover): the
+    /// proportional fair average (a UE that comes back starts afresh, as ns-3's
+    /// `PfFfMacScheduler` erases its flow statistics on `CschedUeReleaseReq`); the others keep
+    /// nothing per UE.
+    pub fn forget(&mut self, ue: u32) {
+        match self {
+            AnyScheduler::ProportionalFair(s) => s.forget(ue),
+            AnyScheduler::RoundRobin(_) | AnyScheduler::MaxCi(_) => {}
+        }
+    }
+
     /// Which scheduler this is.
     pub fn kind(&self) -> SchedulerKind {
         match self {

@@ -109,27 +109,27 @@ pub struct WifiCfg {
     /// The MCS of `rate_control = "constant"`: HT 0–7, VHT 0–9, 802.11a/g the rate index 0–7
     /// (6 … 54 Mbit/s). Default: the fastest valid one (7 for a/g/n, 8 for VHT at 20 MHz, 9 at
     /// wider widths).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mcs: Option<u8>,
     /// Distance of every station to the AP (default 10 m; at most one of `distance`,
     /// `distances`, `positions`).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub distance: Option<Meters>,
     /// Per-station distances, one per station.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub distances: Option<Vec<Meters>>,
     /// Per-station positions `[x, y]` in metres, one per station; the distance to
     /// `ap_position` sets each link's path loss.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub positions: Option<Vec<[f64; 2]>>,
     /// The AP's position `[x, y]` in metres (default the origin; only with `positions`).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ap_position: Option<[f64; 2]>,
     /// A fixed SNR on every link instead of the path loss.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub snr: Option<Decibel>,
     /// A fixed SNR per station (one per station) instead of the path loss.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub snrs: Option<Vec<Decibel>>,
     #[serde(default)]
     pub pathloss: PathLossName,
@@ -138,10 +138,10 @@ pub struct WifiCfg {
     #[serde(default = "def_noise_figure")]
     pub noise_figure: Decibel,
     /// A-MPDU aggregation with block ACK (default on for 802.11n/ac; refused for 802.11a/g).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ampdu: Option<bool>,
     /// Largest A-MPDU (default the standard's: 65,535 B for HT, 1,048,575 B for VHT).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_ampdu: Option<Bytes>,
     #[serde(default)]
     pub rts_cts: bool,

@@ -179,3 +179,36 @@ reverse = true
     let cfg = validate(text, &["proxy.0.buffer=\"1MB\"".into()], None).unwrap();
     assert_eq!(cfg["proxy"][0]["per_connection_buffer"], "1MB");
 }
+
+#[test]
+fn wifi_as_run_omits_unset_keys_as_the_toml_does_and_runs_the_same() {
+    // examples/wifi.toml sets `mcs`, `distances` and `ampdu`; `distance`, `positions`,
+    // `ap_position`, `snr`, `snrs` and `max_ampdu` are unset: absent from the JSON manifest as
+    // from its TOML form (before: written as null), and the as-run file runs the same.
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/wifi.toml")).unwrap();
+    let (a, b, cfg) = twice(&text, &["duration=\"1s\"".into()]);
+    assert_eq!(a, b);
+    let w = cfg["wifi"][0].as_object().unwrap();
+    let nulls: Vec<&String> = w.iter().filter(|(_, v)| v.is_null()).map(|(k, _)| k).collect();
+    assert!(nulls.is_empty(), "keys written as null: {nulls:?}");
+    for k in ["distance", "positions", "ap_position", "snr", "snrs", "max_ampdu"] {
+        assert!(!w.contains_key(k), "{k} was not set: {}", cfg["wifi"][0]);
+    }
+    assert_eq!(w["mcs"], 7);
+    assert_eq!(w["ampdu"], true);
+    assert_eq!(w["distances"], serde_json::json!(["5m", "10m", "15m", "20m"]));
+    // the JSON keys are those of the TOML as-run form
+    let toml_keys: std::collections::BTreeSet<String> = {
+        let c: Config = serde_json::from_value(cfg.clone()).unwrap();
+        let t: toml::Value = toml::from_str(&toml::to_string(&c).unwrap()).unwrap();
+        t["wifi"][0].as_table().unwrap().keys().cloned().collect()
+    };
+    assert_eq!(w.keys().cloned().collect::<std::collections::BTreeSet<_>>(), toml_keys);
+    // a BSS without `mcs` (rate control other than constant would leave it unset too) and
+    // with `positions`: the default `mcs` of the constant rate is filled in
+    let pos = text.replace("mcs = 7\n", "").replace("distances = [\"5m\", \"10m\", \"15m\", \"20m\"]", "positions = [[5.0, 0.0], [0.0, 10.0], [15.0, 0.0], [0.0, 20.0]]");
+    let cfg = validate(&pos, &[], None).unwrap();
+    let w = cfg["wifi"][0].as_object().unwrap();
+    assert!(w.values().all(|v| !v.is_null()), "{}", cfg["wifi"][0]);
+    assert!(w["mcs"].is_u64() && w.contains_key("positions") && !w.contains_key("distances"), "{}", cfg["wifi"][0]);
+}

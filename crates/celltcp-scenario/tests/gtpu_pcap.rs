@@ -2,8 +2,9 @@
 //! item 2): tshark decodes every S1-U packet as GTP-U with the UE's packet inside, TEIDs differ
 //! per UE and direction, the inner TCP stream carries the flow's bytes, a handover's path switch
 //! moves the downlink to the target's S1-U with the target's TEID, and the X2 capture of
-//! `examples/handover.toml` holds the forwarded SDUs. Skipped (with a note) without tshark;
-//! `scripts/install.sh` installs it.
+//! `examples/handover.toml` holds the forwarded SDUs. Skipped (with a note) without tshark,
+//! unless `CELLTCP_REQUIRE_TSHARK` is set (scripts/test.sh sets it after scripts/install.sh
+//! installed tshark): then it fails.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -42,6 +43,7 @@ bytes = "600KB" # 614,400 bytes
 fn have_tshark() -> bool {
     let ok = Command::new("tshark").arg("--version").output().is_ok_and(|o| o.status.success());
     if !ok {
+        assert!(std::env::var_os("CELLTCP_REQUIRE_TSHARK").is_none(), "CELLTCP_REQUIRE_TSHARK is set but tshark is not installed (scripts/install.sh installs it)");
         eprintln!("note: tshark is not installed; skipping the GTP-U capture checks");
     }
     ok

@@ -479,6 +479,9 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         // Out of the source's scheduler lists.
         self.cells[source].dl_active.retain(|&x| x as usize != ue);
         self.cells[source].ul_active.retain(|&x| x as usize != ue);
+        // ... and out of its schedulers' memory (a proportional fair average)
+        self.cells[source].dl_sched.forget(ue as u32);
+        self.cells[source].ul_sched.forget(ue as u32);
         let before = self.inflight.len();
         self.inflight.retain(|f| f.ue as usize != ue);
         let lost_blocks = (before - self.inflight.len()) as u64;
@@ -1061,5 +1064,55 @@ mod tests {
         ran.set_mobility(0, Some(m), None, None).unwrap();
         let fd = ran.ues[0].fading.as_ref().unwrap().doppler();
         assert!((fd - 30.0 * 2.12e9 / 299_792_458.0).abs() < 1e-9, "{fd}");
+    }
+
+    /// The source's proportional fair average of UE `ue` at `now` (0 when it has none).
+    fn pf_avg(ran: &Ran<u32>, cell: usize, now: SimTime, ue: u32) -> f64 {
+        match &ran.cells[cell].dl_sched {
+            crate::mac::AnyScheduler::ProportionalFair(pf) => pf.avg_throughput_bits_per_tti(now, ue),
+            other => panic!("expected the PF scheduler, got {:?}", other.kind()),
+        }
+    }
+
+    // A UE that leaves a cell leaves no proportional fair average behind (ns-3's
+    // PfFfMacScheduler erases a released UE's flow statistics): after the handover from a to
+    // b the source's average of the UE is 0 (it would rank as a UE never served, were it back),
+    // not the decayed (1 - 1/99)^Δ of what it had; the same for b after the UE returns to a.
+    #[test]
+    fn a_departed_ue_leaves_no_pf_average_in_the_source() {
+        let enbs = [
+            EnbSpec { name: "a".into(), position: (0.0, 0.0), boresight_deg: None },
+            EnbSpec { name: "b".into(), position: (500.0, 0.0), boresight_deg: None },
+        ];
+        let ues = [UeSpec { name: "ue".into(), enb: 0, position: (250.0, 10.0), fixed_sinr_db: Some(15.0), fixed_mcs: None }];
+        let mut ran: Ran<u32> = Ran::new(config(h(PdcpForwarding::Lossless)), &enbs, &ues, 7);
+        ran.schedule_handover(SimTime::from_millis(300), 0, 1);
+        ran.schedule_handover(SimTime::from_millis(700), 0, 0);
+        let mut out = Vec::new();
+        let (mut before, mut in_b) = (0.0f64, 0.0f64);
+        for k in 0..1100u64 {
+            let now = SimTime::from_millis(k);
+            let _ = ran.on_downlink_sdu(now, 0, k as u32, 500);
+            ran.on_tti(now, &mut out);
+            out.clear();
+            let next = now + SimDuration::from_millis(1);
+            let serving = ran.ues[0].cell;
+            let ev = ran.handover_events();
+            let left = |i: usize| ev.get(i).is_some_and(|e| e.detach_s.is_finite() && e.detach_s <= now.as_secs_f64());
+            if !left(0) {
+                before = before.max(pf_avg(&ran, 0, next, 0));
+            } else if !left(1) {
+                assert_eq!(pf_avg(&ran, 0, next, 0), 0.0, "at {now:?} the source a still holds an average of the departed UE");
+                if serving == 1 {
+                    in_b = in_b.max(pf_avg(&ran, 1, next, 0));
+                }
+            } else {
+                assert_eq!(pf_avg(&ran, 1, next, 0), 0.0, "at {now:?} b still holds an average of the UE back in a");
+            }
+        }
+        let ev = ran.handover_events();
+        assert_eq!(ev.len(), 2, "{ev:?}");
+        assert!(ev.iter().all(|e| e.detach_s.is_finite() && e.attach_s.is_finite()), "{ev:?}");
+        assert!(before > 100.0 && in_b > 100.0, "served in a ({before:.0} bits/TTI) and in b ({in_b:.0})");
     }
 }
