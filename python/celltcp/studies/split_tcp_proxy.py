@@ -92,7 +92,7 @@ from matplotlib.figure import Figure
 from .. import sweep_plots as sp
 from ..report import Finding, Grade, Quantity, Verdict, graded, within
 from ..sweep import t_quantile
-from . import MAIN, PART, Study, StudyFigure
+from . import MAIN, PART, Study, StudyFigure, part_dir
 
 # --- the results table --------------------------------------------------------------------------
 
@@ -203,14 +203,49 @@ def ftp_runs(df: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index()
 
 
+def enrich(table: pd.DataFrame, out: Path) -> pd.DataFrame:
+    """Adds ``page_times`` to each browser's row: the download times of its completed pages in
+    the order it loaded them (JSON text), from the run's ``summary.json`` page table."""
+    t = table.copy()
+    t["page_times"] = None
+    flows: dict[Path, dict[str, Any]] = {}
+    for i, row in t.iterrows():
+        if not str(row.get("flow", "")).startswith(WEB_FLOW):
+            continue
+        part = row.get(PART, MAIN)
+        rd = part_dir(Path(out), part if isinstance(part, str) else MAIN) / "runs" / str(row["run_id"])
+        if rd not in flows:
+            try:
+                summary = json.loads((rd / "summary.json").read_text(encoding="utf-8"))
+                flows[rd] = {f["name"]: f for f in summary.get("flows", [])}
+            except (OSError, ValueError, KeyError):
+                flows[rd] = {}
+        f = flows[rd].get(row["flow"])
+        if f is not None and f.get("page_table") is not None:
+            t.at[i, "page_times"] = json.dumps([p["time_s"] for p in f["page_table"]])
+    return t
+
+
 def web_runs(df: pd.DataFrame) -> pd.DataFrame:
-    """One row per web run: the mean page download time over every page of every browser
-    (``page_time_s``) and the pages counted."""
+    """One row per web run: the mean page download time (``page_time_s``) and the pages counted.
+
+    With the browsers' page tables (``page_times``, :func:`enrich`) the mean is over the *same
+    pages in every run*: a browser loads the same page sequence in every run of a seed (the page
+    model's draws depend on the seed only), so per seed and browser the pages counted are the
+    first k, k the fewest any web run of that seed completed. A plain mean over the completed
+    pages would compare different pages: a slower run leaves its last, often large, page
+    unfinished and drops it (the paper's pages are the same top-20 pages in every condition).
+    Without page tables: every completed page of every browser."""
     d = df[df["app"] == "web"].copy()
     if d.empty:
         raise ValueError("no web runs (parts web and web-idle)")
     d["pages"] = pd.to_numeric(d["pages"], errors="coerce").fillna(0)
     d["t"] = pd.to_numeric(d["page_time_mean_s"], errors="coerce").fillna(0) * d["pages"]
+    if "page_times" in d.columns and d["page_times"].notna().all():
+        times = d["page_times"].map(json.loads)
+        common = times.map(len).groupby([d["seed"], d["flow"]]).transform("min")
+        d["t"] = [float(sum(ts[:k])) for ts, k in zip(times, common)]
+        d["pages"] = common
     g = d.groupby(_KEYS, dropna=False)[["t", "pages"]].sum().reset_index()
     g = g[g["pages"] > 0]
     g["page_time_s"] = g["t"] / g["pages"]
@@ -860,6 +895,7 @@ STUDY = Study(
     findings=FINDINGS,
     figures=figures,
     prepare=prepare,
+    enrich=enrich,
     aggregate_by=(PART, "proxy", "cc", "delay_ms", "users", "background"),
     metrics=("goodput_bps", "jain", "page_time_s", "satisfied_ratio"),
     table_rows=per_run,
