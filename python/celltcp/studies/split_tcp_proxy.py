@@ -754,8 +754,11 @@ def _panels(rows: pd.DataFrame, x: str, metric: str, scale: float, ylabel: str, 
         else:
             axes[0].set_ylim(bottom=0)
         axes[0].set_ylabel(ylabel)
-        axes[-1].legend(fontsize=7, loc="best")
-        fig.tight_layout()
+        # one legend above the panels: inside one it hides a bar or a point of that panel
+        handles, labels = axes[-1].get_legend_handles_labels()
+        fig.legend(handles, labels, loc="upper center", ncol=min(len(labels), 5), fontsize=8,
+                   frameon=False)
+        fig.tight_layout(rect=(0, 0, 1, 0.9))
     return fig
 
 
