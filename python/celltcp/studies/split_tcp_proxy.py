@@ -711,9 +711,11 @@ def _ci(v: np.ndarray) -> tuple[float, float]:
 def _panels(rows: pd.DataFrame, x: str, metric: str, scale: float, ylabel: str, *,
             series: Callable[[pd.DataFrame], list[tuple[str, pd.DataFrame, dict[str, Any]]]],
             xlabel: str, bars: bool = False, ylim: tuple[float, float] | None = None,
-            hline: float | None = None, hline_label: str = "") -> Figure:
+            hline: float | None = None, hline_label: str = "",
+            bar_text: Callable[[pd.DataFrame], str] | None = None) -> Figure:
     """One panel per Internet delay (the paper's (a), (b), (c)), ``metric`` against ``x``: lines
-    with 95 % t-interval bars over the seeds, or grouped bars with t-interval whiskers."""
+    with 95 % t-interval bars over the seeds, or grouped bars with t-interval whiskers (and
+    ``bar_text`` of each bar's rows written on it, e.g. the counts behind a ratio)."""
     delays = sorted(set(rows["delay_ms"]))
     xs = list(sp.ordered(rows[x]))
     if x == "background":
@@ -734,6 +736,12 @@ def _panels(rows: pd.DataFrame, x: str, metric: str, scale: float, ylabel: str, 
                     pos = np.arange(len(xs), dtype=float) + (j - (len(ss) - 1) / 2) * w
                     ax.bar(pos, y, w, yerr=err, capsize=3, label=label, color=style.get("color"),
                            edgecolor="black", linewidth=0.4)
+                    if bar_text is not None:
+                        for px, py, v in zip(pos, y, xs):
+                            sel = s[s[x] == v]
+                            if not sel.empty and np.isfinite(py):
+                                ax.text(px, py / 2, bar_text(sel), ha="center", va="center",
+                                        rotation=90, fontsize=7, color="white")
                 else:
                     pos = np.array(xs, float) if numeric else np.arange(len(xs), dtype=float)
                     ax.errorbar(pos, y, yerr=err, marker=style.get("marker", "o"), markersize=4,
@@ -855,11 +863,12 @@ def figures(df: pd.DataFrame, sweep_dir: Path) -> list[StudyFigure]:
             "video_satisfaction", "Video: satisfied playbacks (Fig. 8)",
             "Share of satisfied playbacks (start-up < 8 s, at most 3 stalls, at most 2 s of "
             "stalling) against the background FTP downloads per cell, with and without the "
-            "proxy, one panel per Internet delay; mean over seeds with 95 % t-intervals (paper: "
-            "Fig. 8)." + note,
+            "proxy, one panel per Internet delay; mean over seeds with 95 % t-intervals, on each "
+            "bar the satisfied and all playbacks pooled over the seeds (paper: Fig. 8)." + note,
             _panels(v, "background", "satisfied_ratio", 100.0, "satisfied playbacks (%)",
                     series=_proxy_series, xlabel="background FTP downloads per cell", bars=True,
-                    ylim=(0, 105))))
+                    ylim=(0, 105),
+                    bar_text=lambda r: f"{int(r['satisfied'].sum())}/{int(r['videos'].sum())}")))
     return out
 
 
