@@ -641,6 +641,16 @@ def test_split_tcp_proxy_web_mean_over_the_same_pages() -> None:
     assert plain.loc["busy", "page_time_s"] < plain.loc["idle", "page_time_s"]
 
 
+def test_split_tcp_proxy_ftp_table() -> None:
+    """The docs' FTP table: per users and delay, without → with, the gain and Jain's index."""
+    gain = {2: 0.70, 4: 0.10, 6: 0.10, 8: 0.02, 10: 0.02}
+    df = _stp_table(gain, {}, {}, {stp.WITHOUT: 0.0, stp.WITH: 0.0})
+    lines = stp.ftp_table(df).splitlines()
+    assert lines[0] == "| users/cell | 50 ms | 75 ms | 125 ms |" and len(lines) == 2 + 5
+    # 20 Mbit/s / 2 users = 10 Mbit/s each, +70 % at 50 ms and +35 % at 75 ms with the proxy
+    assert lines[2].startswith("| 2 | 10.00 → 17.00 (+70 %); 1.00 → 1.00; – | 10.00 → 13.50 (+35 %)")
+
+
 def test_split_tcp_proxy_jain_and_proxy_state() -> None:
     # Jain's index: equal shares 1, one flow taking everything 1/n, (1+2+3)^2 / (3*14)
     assert stp.jain([5.0, 5.0, 5.0]) == 1.0

@@ -872,6 +872,56 @@ def figures(df: pd.DataFrame, sweep_dir: Path) -> list[StudyFigure]:
     return out
 
 
+def ftp_table(df: pd.DataFrame, out: Path | None = None, cc: str = "newreno") -> str:
+    """The FTP results of one variant as a markdown table (docs/studies.md): per users per cell
+    and Internet delay, the per-user mean throughput without → with the proxy (Mbit/s) and the
+    gain, Jain's index without → with, and the proxy's peak held bytes (``proxies[].
+    peak_held_bytes`` of the run's summary.json under ``out``; "–" without it). Means over seeds."""
+    r = ftp_runs(df)
+    r = r[r["cc"] == cc]
+
+    def held(rid: str) -> float:
+        try:
+            s = json.loads((Path(out) / "runs" / str(rid) / "summary.json").read_text(encoding="utf-8"))
+            return float(s["proxies"][0]["peak_held_bytes"])
+        except (OSError, ValueError, KeyError, IndexError, TypeError):
+            return float("nan")
+
+    delays = sorted(set(r["delay_ms"]))
+    lines = ["| users/cell | " + " | ".join(f"{d:g} ms" for d in delays) + " |",
+             "|---|" + "---|" * len(delays)]
+    for u in sorted(set(int(x) for x in r["users"])):
+        cells = []
+        for d in delays:
+            pt = r[(r["users"] == u) & (r["delay_ms"] == d)]
+            a, b = pt[pt["proxy"] == WITHOUT], pt[pt["proxy"] == WITH]
+            if a.empty or b.empty:
+                cells.append("–")
+                continue
+            ga, gb = a["goodput_bps"].mean(), b["goodput_bps"].mean()
+            mb = np.nanmax([held(x) for x in b["run_id"]]) / 2**20 if out is not None else float("nan")
+            cells.append(f"{ga / 1e6:.2f} → {gb / 1e6:.2f} ({_pct(gb / ga - 1)}); "
+                         f"{a['jain'].mean():.2f} → {b['jain'].mean():.2f}; "
+                         + (f"{mb:.0f} MB" if np.isfinite(mb) else "–"))
+        lines.append(f"| {u} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python3 -m celltcp.studies.split_tcp_proxy STUDY_DIR [CC]``: :func:`ftp_table` of a
+    finished study directory."""
+    import sys
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args:
+        sys.stderr.write("usage: python3 -m celltcp.studies.split_tcp_proxy STUDY_DIR [newreno|cubic]\n")
+        return 2
+    out = Path(args[0])
+    df = prepare(pd.read_parquet(out / "results.parquet").assign(**{PART: MAIN}))
+    print(ftp_table(df, out, args[1] if len(args) > 1 else "newreno"))
+    return 0
+
+
 STUDY = Study(
     name="split-tcp-proxy",
     paper_id="004",
@@ -913,3 +963,7 @@ STUDY = Study(
     table_rows=per_run,
     parts=PARTS,
 )
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())
