@@ -611,6 +611,46 @@ def test_split_tcp_proxy_checks_decide_from_the_numbers() -> None:
     assert stp.check_ftp_jain_high(ref).agrees is True and stp.check_web_delay_slower(ref).agrees is True
 
 
+def test_split_tcp_proxy_web_mean_over_the_same_pages() -> None:
+    """With the browsers' page tables the mean page time of every run is over the pages that
+    every web run of the seed completed (per browser, the first k): a run that leaves a large
+    last page unfinished does not look faster for it."""
+    def row(rid: str, proxy: str, bg: int, flow: str, times: list[float], seed: int = 1) -> dict[str, Any]:
+        part = stp.WEB if bg else stp.WEB_IDLE
+        r = {"part": part, "seed": seed, "run_id": rid, "flow": flow, "link.internet.delay": "50ms",
+             "proxy": '[{"node": "pgw"}]' if proxy == stp.WITH else "[]", "pages": len(times),
+             "page_time_mean_s": sum(times) / len(times), "page_times": json.dumps(times)}
+        return r | ({f"lte.ue.b{i}u.count": bg for i in range(7)} if bg else {})
+
+    rows = [row("idle", stp.WITHOUT, 0, "web-w0u1", [0.5, 4.0, 0.5, 0.5]),
+            row("idle", stp.WITHOUT, 0, "web-w0u2", [0.4, 0.4, 0.4]),
+            # the loaded run finished the first page of w0u1 only (its 4 s page was cut by the end)
+            row("busy", stp.WITHOUT, 6, "web-w0u1", [0.9]),
+            row("busy", stp.WITHOUT, 6, "web-w0u2", [0.8, 0.8, 0.8, 0.8]),
+            # another seed: its own page sequence, its own k
+            row("idle2", stp.WITHOUT, 0, "web-w0u1", [1.0, 1.0], seed=2),
+            row("busy2", stp.WITHOUT, 6, "web-w0u1", [2.0, 2.0, 2.0], seed=2)]
+    w = stp.web_runs(stp.prepare(pd.DataFrame(rows))).set_index("run_id")
+    # seed 1: w0u1's first page and w0u2's first three, in both runs
+    assert w.loc["idle", "pages"] == 4 and w.loc["idle", "page_time_s"] == pytest.approx((0.5 + 1.2) / 4)
+    assert w.loc["busy", "pages"] == 4 and w.loc["busy", "page_time_s"] == pytest.approx((0.9 + 2.4) / 4)
+    assert w.loc["idle2", "page_time_s"] == 1.0 and w.loc["busy2", "page_time_s"] == 2.0
+    assert w.loc["busy2", "pages"] == 2
+    # every completed page (no page tables): the loaded run looks faster than the idle one
+    plain = stp.web_runs(stp.prepare(pd.DataFrame(rows).drop(columns="page_times"))).set_index("run_id")
+    assert plain.loc["busy", "page_time_s"] < plain.loc["idle", "page_time_s"]
+
+
+def test_split_tcp_proxy_ftp_table() -> None:
+    """The docs' FTP table: per users and delay, without → with, the gain and Jain's index."""
+    gain = {2: 0.70, 4: 0.10, 6: 0.10, 8: 0.02, 10: 0.02}
+    df = _stp_table(gain, {}, {}, {stp.WITHOUT: 0.0, stp.WITH: 0.0})
+    lines = stp.ftp_table(df).splitlines()
+    assert lines[0] == "| users/cell | 50 ms | 75 ms | 125 ms |" and len(lines) == 2 + 5
+    # 20 Mbit/s / 2 users = 10 Mbit/s each, +70 % at 50 ms and +35 % at 75 ms with the proxy
+    assert lines[2].startswith("| 2 | 10.00 → 17.00 (+70 %); 1.00 → 1.00; – | 10.00 → 13.50 (+35 %)")
+
+
 def test_split_tcp_proxy_jain_and_proxy_state() -> None:
     # Jain's index: equal shares 1, one flow taking everything 1/n, (1+2+3)^2 / (3*14)
     assert stp.jain([5.0, 5.0, 5.0]) == 1.0

@@ -92,7 +92,7 @@ from matplotlib.figure import Figure
 from .. import sweep_plots as sp
 from ..report import Finding, Grade, Quantity, Verdict, graded, within
 from ..sweep import t_quantile
-from . import MAIN, PART, Study, StudyFigure
+from . import MAIN, PART, Study, StudyFigure, part_dir
 
 # --- the results table --------------------------------------------------------------------------
 
@@ -203,14 +203,49 @@ def ftp_runs(df: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index()
 
 
+def enrich(table: pd.DataFrame, out: Path) -> pd.DataFrame:
+    """Adds ``page_times`` to each browser's row: the download times of its completed pages in
+    the order it loaded them (JSON text), from the run's ``summary.json`` page table."""
+    t = table.copy()
+    t["page_times"] = None
+    flows: dict[Path, dict[str, Any]] = {}
+    for i, row in t.iterrows():
+        if not str(row.get("flow", "")).startswith(WEB_FLOW):
+            continue
+        part = row.get(PART, MAIN)
+        rd = part_dir(Path(out), part if isinstance(part, str) else MAIN) / "runs" / str(row["run_id"])
+        if rd not in flows:
+            try:
+                summary = json.loads((rd / "summary.json").read_text(encoding="utf-8"))
+                flows[rd] = {f["name"]: f for f in summary.get("flows", [])}
+            except (OSError, ValueError, KeyError):
+                flows[rd] = {}
+        f = flows[rd].get(row["flow"])
+        if f is not None and f.get("page_table") is not None:
+            t.at[i, "page_times"] = json.dumps([p["time_s"] for p in f["page_table"]])
+    return t
+
+
 def web_runs(df: pd.DataFrame) -> pd.DataFrame:
-    """One row per web run: the mean page download time over every page of every browser
-    (``page_time_s``) and the pages counted."""
+    """One row per web run: the mean page download time (``page_time_s``) and the pages counted.
+
+    With the browsers' page tables (``page_times``, :func:`enrich`) the mean is over the *same
+    pages in every run*: a browser loads the same page sequence in every run of a seed (the page
+    model's draws depend on the seed only), so per seed and browser the pages counted are the
+    first k, k the fewest any web run of that seed completed. A plain mean over the completed
+    pages would compare different pages: a slower run leaves its last, often large, page
+    unfinished and drops it (the paper's pages are the same top-20 pages in every condition).
+    Without page tables: every completed page of every browser."""
     d = df[df["app"] == "web"].copy()
     if d.empty:
         raise ValueError("no web runs (parts web and web-idle)")
     d["pages"] = pd.to_numeric(d["pages"], errors="coerce").fillna(0)
     d["t"] = pd.to_numeric(d["page_time_mean_s"], errors="coerce").fillna(0) * d["pages"]
+    if "page_times" in d.columns and d["page_times"].notna().all():
+        times = d["page_times"].map(json.loads)
+        common = times.map(len).groupby([d["seed"], d["flow"]]).transform("min")
+        d["t"] = [float(sum(ts[:k])) for ts, k in zip(times, common)]
+        d["pages"] = common
     g = d.groupby(_KEYS, dropna=False)[["t", "pages"]].sum().reset_index()
     g = g[g["pages"] > 0]
     g["page_time_s"] = g["t"] / g["pages"]
@@ -676,9 +711,11 @@ def _ci(v: np.ndarray) -> tuple[float, float]:
 def _panels(rows: pd.DataFrame, x: str, metric: str, scale: float, ylabel: str, *,
             series: Callable[[pd.DataFrame], list[tuple[str, pd.DataFrame, dict[str, Any]]]],
             xlabel: str, bars: bool = False, ylim: tuple[float, float] | None = None,
-            hline: float | None = None, hline_label: str = "") -> Figure:
+            hline: float | None = None, hline_label: str = "",
+            bar_text: Callable[[pd.DataFrame], str] | None = None) -> Figure:
     """One panel per Internet delay (the paper's (a), (b), (c)), ``metric`` against ``x``: lines
-    with 95 % t-interval bars over the seeds, or grouped bars with t-interval whiskers."""
+    with 95 % t-interval bars over the seeds, or grouped bars with t-interval whiskers (and
+    ``bar_text`` of each bar's rows written on it, e.g. the counts behind a ratio)."""
     delays = sorted(set(rows["delay_ms"]))
     xs = list(sp.ordered(rows[x]))
     if x == "background":
@@ -699,6 +736,12 @@ def _panels(rows: pd.DataFrame, x: str, metric: str, scale: float, ylabel: str, 
                     pos = np.arange(len(xs), dtype=float) + (j - (len(ss) - 1) / 2) * w
                     ax.bar(pos, y, w, yerr=err, capsize=3, label=label, color=style.get("color"),
                            edgecolor="black", linewidth=0.4)
+                    if bar_text is not None:
+                        for px, py, v in zip(pos, y, xs):
+                            sel = s[s[x] == v]
+                            if not sel.empty and np.isfinite(py):
+                                ax.text(px, py / 2, bar_text(sel), ha="center", va="center",
+                                        rotation=90, fontsize=7, color="white")
                 else:
                     pos = np.array(xs, float) if numeric else np.arange(len(xs), dtype=float)
                     ax.errorbar(pos, y, yerr=err, marker=style.get("marker", "o"), markersize=4,
@@ -719,8 +762,11 @@ def _panels(rows: pd.DataFrame, x: str, metric: str, scale: float, ylabel: str, 
         else:
             axes[0].set_ylim(bottom=0)
         axes[0].set_ylabel(ylabel)
-        axes[-1].legend(fontsize=7, loc="best")
-        fig.tight_layout()
+        # one legend above the panels: inside one it hides a bar or a point of that panel
+        handles, labels = axes[-1].get_legend_handles_labels()
+        fig.legend(handles, labels, loc="upper center", ncol=min(len(labels), 5), fontsize=8,
+                   frameon=False)
+        fig.tight_layout(rect=(0, 0, 1, 0.9))
     return fig
 
 
@@ -739,6 +785,43 @@ def _ftp_series(sub: pd.DataFrame) -> list[tuple[str, pd.DataFrame, dict[str, An
 def _proxy_series(sub: pd.DataFrame) -> list[tuple[str, pd.DataFrame, dict[str, Any]]]:
     return [(p, sub[sub["proxy"] == p], {"color": COLORS[p]}) for p in PROXY_ORDER
             if (sub["proxy"] == p).any()]
+
+
+#: the paper's gains at 50 ms (§4.2) by users per cell, drawn as bands behind the measured lines
+PAPER_GAIN_BANDS = (((1.5, 2.5), (GAIN_UNCONGESTED * 100, None), "paper: > 60 %"),
+                    ((3.5, 6.5), (GAIN_MODERATE[0] * 100, GAIN_MODERATE[1] * 100), "paper: 2-17 %"),
+                    ((7.5, 10.5), (0.0, GAIN_CONGESTED_MAX * 100), "paper: a few %"))
+
+
+def _gain_figure(gd: pd.DataFrame) -> Figure:
+    """The proxy's gain (%) against the users per cell: one line per delay (colour) and variant
+    (line style), the paper's 50 ms ranges as grey bands."""
+    with sp._style():
+        fig = Figure(figsize=(5.6, 3.6))
+        ax = fig.subplots()
+        # up to 70 %: the paper's "> 60 %" band stays in view
+        top = max(float(gd["gain"].max()) * 1.15, GAIN_UNCONGESTED * 100 + 10)
+        for k, ((x0, x1), (lo, hi), _) in enumerate(PAPER_GAIN_BANDS):
+            ax.fill_between([x0, x1], lo, hi if hi is not None else top, color="0.87", linewidth=0,
+                            zorder=0, label="the paper at 50 ms (§4.2)" if k == 0 else None)
+        palette = ["#0072B2", "#E69F00", "#009E73", "#CC79A7"]
+        for k, d in enumerate(sorted(set(gd["delay_ms"]))):
+            for cc in ("newreno", "cubic"):
+                g = gd[(gd["delay_ms"] == d) & (gd["cc"] == cc)].sort_values("users")
+                if g.empty:
+                    continue
+                ax.plot(g["users"], g["gain"], marker="o" if cc == "newreno" else "s", markersize=4,
+                        linestyle=LINE_STYLE[cc], color=palette[k % len(palette)],
+                        label=f"{d:g} ms, {'NewReno' if cc == 'newreno' else 'CUBIC'}")
+        ax.axhline(0, color="black", linewidth=0.6)
+        ax.set_xticks(sorted(set(int(u) for u in gd["users"])))
+        ax.set_xlim(1.5, 10.5)
+        ax.set_ylim(min(0.0, float(gd["gain"].min()) * 1.15), top)
+        ax.set_xlabel("FTP users per cell")
+        ax.set_ylabel("throughput gain with the proxy (%)")
+        ax.legend(fontsize=7, loc="upper right")
+        fig.tight_layout()
+    return fig
 
 
 def figures(df: pd.DataFrame, sweep_dir: Path) -> list[StudyFigure]:
@@ -780,10 +863,9 @@ def figures(df: pd.DataFrame, sweep_dir: Path) -> list[StudyFigure]:
                 out.append(StudyFigure(
                     "ftp_gain", "FTP: the proxy's throughput gain",
                     "Per-user mean throughput with the proxy over without, minus one, against the "
-                    "users per cell, per Internet delay and variant (paper: > 60 % at 2 users, "
-                    "2-17 % at 4-6, a few per cent at 8-10, at 50 ms).",
-                    sp.lines(gd.assign(series=gd["delay"] + ", " + gd["cc"]), "users", "gain",
-                             "series", ylim0=False, title="proxy gain (%)")))
+                    "users per cell, per Internet delay and variant; grey: the paper's ranges at 50 ms "
+                    "(> 60 % at 2 users, 2-17 % at 4-6, a few per cent at 8-10).",
+                    _gain_figure(gd)))
         users = sorted(set(f["users"]))
         d = df[(df["app"] == "ftp") & (df[PART] == MAIN) & (df["delay_ms"] == min(df["delay_ms"]))]
         d = d[d["users"].isin([users[0], users[-1]])].copy()
@@ -817,12 +899,63 @@ def figures(df: pd.DataFrame, sweep_dir: Path) -> list[StudyFigure]:
             "video_satisfaction", "Video: satisfied playbacks (Fig. 8)",
             "Share of satisfied playbacks (start-up < 8 s, at most 3 stalls, at most 2 s of "
             "stalling) against the background FTP downloads per cell, with and without the "
-            "proxy, one panel per Internet delay; mean over seeds with 95 % t-intervals (paper: "
-            "Fig. 8)." + note,
+            "proxy, one panel per Internet delay; mean over seeds with 95 % t-intervals, on each "
+            "bar the satisfied and all playbacks pooled over the seeds (paper: Fig. 8)." + note,
             _panels(v, "background", "satisfied_ratio", 100.0, "satisfied playbacks (%)",
                     series=_proxy_series, xlabel="background FTP downloads per cell", bars=True,
-                    ylim=(0, 105))))
+                    ylim=(0, 105),
+                    bar_text=lambda r: f"{int(r['satisfied'].sum())}/{int(r['videos'].sum())}")))
     return out
+
+
+def ftp_table(df: pd.DataFrame, out: Path | None = None, cc: str = "newreno") -> str:
+    """The FTP results of one variant as a markdown table (docs/studies.md): per users per cell
+    and Internet delay, the per-user mean throughput without → with the proxy (Mbit/s) and the
+    gain, Jain's index without → with, and the proxy's peak held bytes (``proxies[].
+    peak_held_bytes`` of the run's summary.json under ``out``; "–" without it). Means over seeds."""
+    r = ftp_runs(df)
+    r = r[r["cc"] == cc]
+
+    def held(rid: str) -> float:
+        try:
+            s = json.loads((Path(out) / "runs" / str(rid) / "summary.json").read_text(encoding="utf-8"))
+            return float(s["proxies"][0]["peak_held_bytes"])
+        except (OSError, ValueError, KeyError, IndexError, TypeError):
+            return float("nan")
+
+    delays = sorted(set(r["delay_ms"]))
+    lines = ["| users/cell | " + " | ".join(f"{d:g} ms" for d in delays) + " |",
+             "|---|" + "---|" * len(delays)]
+    for u in sorted(set(int(x) for x in r["users"])):
+        cells = []
+        for d in delays:
+            pt = r[(r["users"] == u) & (r["delay_ms"] == d)]
+            a, b = pt[pt["proxy"] == WITHOUT], pt[pt["proxy"] == WITH]
+            if a.empty or b.empty:
+                cells.append("–")
+                continue
+            ga, gb = a["goodput_bps"].mean(), b["goodput_bps"].mean()
+            mb = np.nanmax([held(x) for x in b["run_id"]]) / 2**20 if out is not None else float("nan")
+            cells.append(f"{ga / 1e6:.2f} → {gb / 1e6:.2f} ({_pct(gb / ga - 1)}); "
+                         f"{a['jain'].mean():.2f} → {b['jain'].mean():.2f}; "
+                         + (f"{mb:.0f} MB" if np.isfinite(mb) else "–"))
+        lines.append(f"| {u} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python3 -m celltcp.studies.split_tcp_proxy STUDY_DIR [CC]``: :func:`ftp_table` of a
+    finished study directory."""
+    import sys
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args:
+        sys.stderr.write("usage: python3 -m celltcp.studies.split_tcp_proxy STUDY_DIR [newreno|cubic]\n")
+        return 2
+    out = Path(args[0])
+    df = prepare(pd.read_parquet(out / "results.parquet").assign(**{PART: MAIN}))
+    print(ftp_table(df, out, args[1] if len(args) > 1 else "newreno"))
+    return 0
 
 
 STUDY = Study(
@@ -860,8 +993,13 @@ STUDY = Study(
     findings=FINDINGS,
     figures=figures,
     prepare=prepare,
+    enrich=enrich,
     aggregate_by=(PART, "proxy", "cc", "delay_ms", "users", "background"),
     metrics=("goodput_bps", "jain", "page_time_s", "satisfied_ratio"),
     table_rows=per_run,
     parts=PARTS,
 )
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())
