@@ -17,6 +17,7 @@
 //!   - `tcp_send_delayed_ack`: the timer is ato, but when ato > `TCP_DELACK_MIN` (40 ms) at
 //!     most max(SRTT, 40 ms) and 500 ms, and always at most `TCP_DELACK_MAX` (200 ms,
 //!     `icsk_delack_max`); a timer already running is kept.
+//!
 //!   RTO and SRTT are the endpoint's own estimates ([`Receiver::set_rtt_bounds`]).
 //!   Not modelled: interactive (pingpong) mode and the PSH-bit bound (both only lower the
 //!   500 ms cap to 200 ms, which `TCP_DELACK_MAX` already enforces), and sending the ACK early
@@ -766,7 +767,8 @@ mod tests {
             r.on_ack_sent();
             assert!(r.window() <= r.rcv_ssthresh + 3, "window {}", r.window());
         }
-        assert_eq!(r.rcv_ssthresh, 199_000); // 65,535 + 67 * 2000 > 199,000
+        // 65,535 + 67 * 2000 > 199,000
+        assert_eq!(r.rcv_ssthresh, 199_000);
         // A segment below 128 bytes does not grow it (tcp_event_data_recv: skb->len >= 128).
         let mut r = growing();
         r.on_data(t(0), 1, 127, false);
