@@ -95,17 +95,20 @@ fn cubic_linux_hystart_leaves_slow_start_near_the_bdp() {
         pp1.drops,
         linux1.drops
     );
-    // Delayed ACKs (every second segment, 2.4 ms apart) break the train, as in the kernel; the
-    // delay test still ends slow start (a round late: the round's minimum RTT rises only once
-    // a standing queue outlives the round) and loses less than HyStart++ or plain slow start.
-    assert!(linux.found);
+    // Delayed ACKs (every second segment, 2.4 ms apart) break the train, as in the kernel. The
+    // delay test takes the minimum of a round's first HYSTART_MIN_SAMPLES + 1 RTT samples, and
+    // each round (one flight, since the kernel's round-start fix) begins at the short queue the
+    // previous flight left: with these ACKs Linux's rule does not end slow start before the
+    // buffer overflows, and HyStart loses what plain slow start loses. (The kernel's receiver
+    // ACKs every segment here, `tcp_grow_window`'s quick ACKs, and its train fires: the case
+    // above.)
     assert!(
-        linux.drops < pp.drops && pp.drops <= off.drops,
-        "{} {} {}",
-        linux.drops,
-        pp.drops,
-        off.drops
+        !linux.found,
+        "the delay test fired at {} B",
+        linux.exit_cwnd
     );
+    assert_eq!(linux.drops, off.drops);
+    assert!(pp.drops <= off.drops, "{} {}", pp.drops, off.drops);
     for s in [&linux, &pp, &off, &linux1, &pp1] {
         assert_eq!(s.timeouts, 0);
     }
