@@ -17,6 +17,7 @@
 //!   - `tcp_send_delayed_ack`: the timer is ato, but when ato > `TCP_DELACK_MIN` (40 ms) at
 //!     most max(SRTT, 40 ms) and 500 ms, and always at most `TCP_DELACK_MAX` (200 ms,
 //!     `icsk_delack_max`); a timer already running is kept.
+//!
 //!   RTO and SRTT are the endpoint's own estimates ([`Receiver::set_rtt_bounds`]).
 //!   Not modelled: interactive (pingpong) mode and the PSH-bit bound (both only lower the
 //!   500 ms cap to 200 ms, which `TCP_DELACK_MAX` already enforces), and sending the ACK early
@@ -24,6 +25,19 @@
 //! - Quick-ACK mode (`tcp_incr_quickack`): min(rcv_wnd / (2 rcv_mss), max) in-order segments
 //!   are ACKed at once, at least 2, at the first data segment and again after an idle gap
 //!   longer than RTO (above); `max` is `quickack` (Linux: `TCP_MAX_QUICKACKS` = 16).
+//! - Window growth (`tcp_grow_window`, called by `tcp_event_data_recv` for every in-order data
+//!   segment of at least 128 bytes): `rcv_ssthresh`, the cap on the advertised window
+//!   (`__tcp_select_window`), starts at the initial window (the SYN's) and grows by
+//!   max(2 advmss, 2 · segment length) per segment, at most to min(window clamp, free space)
+//!   (`room`); each growth sets `icsk_ack.quick |= 1`, so the segment's ACK goes at once (a
+//!   quick-ACK budget of 2k becomes 2k + 1). celltcp's buffers count payload only, so a
+//!   segment's truesize is its length and the kernel's check #2 (`tcp_win_from_space(truesize)
+//!   <= skb->len`) always holds: the increment is never the smaller one of `__tcp_grow_window`.
+//!   The window clamp is the receive buffer (grown by autotuning as Linux's `window_clamp` is
+//!   in `tcp_rcv_space_adjust`). `quickack = 0` turns the ramp off with the quick ACKs (the
+//!   window is then the free buffer from the start). Not modelled:
+//!   growth on out-of-order segments (`tcp_data_queue_ofo`; their ACKs go at once anyway) and
+//!   memory pressure.
 //! - DSACK (RFC 2883 §4, Linux `tcp_dsack_set`, on by default as `tcp_dsack = 1`): a segment
 //!   carrying data already received (below RCV.NXT, or inside an out-of-order range) is reported
 //!   once, as the first SACK block of the next ACK, so that the sender can tell a spurious
@@ -112,6 +126,9 @@ pub struct Receiver {
     pub quickack: u32,
     /// The quick-ACK budget's maximum (`quickack`; Linux `TCP_MAX_QUICKACKS`).
     quickack_max: u32,
+    /// Linux `tp->rcv_ssthresh`: the most the advertised window may offer, grown by
+    /// [`Receiver::grow_window`] (`tcp_grow_window`).
+    pub rcv_ssthresh: u64,
     pub ack_now: bool,
     pub delack_deadline: Option<SimTime>,
     /// Report duplicates with DSACK (RFC 2883).
@@ -163,6 +180,7 @@ impl Receiver {
             bytes_unacked: 0,
             quickack: 0,
             quickack_max: 0,
+            rcv_ssthresh: buf.initial().min(65_535),
             ack_now: false,
             delack_deadline: None,
             dsack_enabled: false,
@@ -190,6 +208,8 @@ impl Receiver {
         self.rtt_time = now;
         // the window our SYN or SYN-ACK offered, unscaled (RFC 7323 §2.2)
         self.rcv_adv = 1 + self.syn_window() as u64;
+        // tcp_connect_init / tcp_openreq_init_rwin: rcv_ssthresh = the initial rcv_wnd.
+        self.rcv_ssthresh = self.syn_window() as u64;
     }
 
     /// The window field of a SYN or SYN-ACK: never scaled (RFC 7323 §2.2).
@@ -206,10 +226,15 @@ impl Receiver {
     /// Linux `tcp_event_data_recv` calls `tcp_incr_quickack(sk, TCP_MAX_QUICKACKS)` on the first
     /// data segment, which allows rcv_wnd / (2 rcv_mss) immediate ACKs, at least 2, at most the
     /// maximum (16).
+    /// `quickack = 0` also turns off the `rcv_ssthresh` ramp ([`Receiver::grow_window`]): the
+    /// window is then the free buffer from the start, as before the ramp was modelled.
     pub fn init_quickack(&mut self, max: u32) {
         self.quickack_max = max;
         self.quickack = 0;
         self.incr_quickack();
+        if max == 0 {
+            self.rcv_ssthresh = u64::MAX;
+        }
     }
 
     /// Linux `tcp_incr_quickack(sk, max)`: the budget becomes at least
@@ -218,6 +243,26 @@ impl Receiver {
         let by_window = (self.buf / (2 * self.mss.max(1))).max(2);
         let q = by_window.min(self.quickack_max as u64) as u32;
         self.quickack = self.quickack.max(q);
+    }
+
+    /// Linux `tcp_grow_window` for an in-order data segment of `len` bytes: raise `rcv_ssthresh`
+    /// by max(2 advmss, 2 len) within `room` = min(window clamp, free space) - rcv_ssthresh, and
+    /// if it grew, `icsk_ack.quick |= 1` (the ACK goes at once). Returns whether it grew.
+    fn grow_window(&mut self, len: u64) -> bool {
+        // tcp_event_data_recv: `if (skb->len >= 128) tcp_grow_window(sk, skb, true);`
+        if len < 128 {
+            return false;
+        }
+        let free = self.buf.saturating_sub(self.used());
+        let room = self.buf.min(free).saturating_sub(self.rcv_ssthresh);
+        if room == 0 {
+            return false;
+        }
+        // Check #2 holds (payload-only buffers): incr = 2 advmss, then max(incr, 2 skb->len).
+        let incr = (2 * self.mss).max(2 * len);
+        self.rcv_ssthresh += room.min(incr);
+        self.quickack |= 1;
+        true
     }
 
     /// The endpoint's current RTO and SRTT (Linux reads `icsk_rto` and `srtt_us` of the same
@@ -348,6 +393,7 @@ impl Receiver {
             out.in_order_bytes = adv;
             if payload > 0 {
                 self.ato_on_data(now);
+                self.grow_window(payload);
             }
             if had_hole {
                 // RFC 5681 §4.2: ACK at once when a segment fills (part of) a hole.
@@ -461,11 +507,13 @@ impl Receiver {
 
     /// The raw window field for the next segment, updating the advertised right edge.
     pub fn advertise(&mut self, scaled: bool) -> u16 {
-        let free = self.buf.saturating_sub(self.used());
+        // Linux __tcp_select_window: the free space, at most rcv_ssthresh.
+        let full = self.buf.min(self.rcv_ssthresh);
+        let free = self.buf.saturating_sub(self.used()).min(full);
         let cur = self.window();
         // RFC 9293 §3.8.6.2.2: move the right edge only by a worthwhile amount.
         let thresh = (self.buf / 2).min(self.mss);
-        let wnd = if free >= cur + thresh || (free > cur && free == self.buf) {
+        let wnd = if free >= cur + thresh || (free > cur && free == full) {
             free
         } else {
             cur
@@ -488,7 +536,10 @@ impl Receiver {
     /// Would a window update be worth sending now (RFC 9293 §3.8.6.2.2; Linux
     /// `tcp_cleanup_rbuf`): the window can open by at least `min(2 MSS, buffer / 2)`.
     pub fn window_update_due(&self) -> bool {
-        let free = self.buf.saturating_sub(self.used());
+        let free = self
+            .buf
+            .saturating_sub(self.used())
+            .min(self.buf.min(self.rcv_ssthresh));
         let cur = self.window();
         free >= cur + (2 * self.mss).min(self.buf / 2).max(1)
     }
@@ -676,6 +727,95 @@ mod tests {
         assert_eq!(r.quickack, 2);
         r.init_quickack(0); // `quickack = 0`: none
         assert_eq!(r.quickack, 0);
+    }
+
+    /// A receiver with a fixed 200,000-byte buffer and Linux's quick ACKs (`quickack = 16`):
+    /// rcv_ssthresh starts at the SYN's window, 65,535.
+    fn growing() -> Receiver {
+        let mut r = Receiver::new(
+            BufSize::Fixed(200_000),
+            2,
+            MSS,
+            true,
+            Some(SimDuration::from_millis(40)),
+        );
+        r.on_syn(1000, SimTime::ZERO);
+        r.init_quickack(16);
+        r.advertise(true);
+        r.on_ack_sent();
+        r
+    }
+
+    #[test]
+    fn receiver_grow_window_raises_rcv_ssthresh_by_two_advmss_up_to_the_clamp() {
+        // tcp_grow_window: room = min(window_clamp, tcp_space) - rcv_ssthresh; with check #2
+        // holding (payload-only buffers) incr = max(2 advmss, 2 skb->len) = 2000 per full
+        // segment, rcv_ssthresh += min(room, incr). The application reads everything after each
+        // segment, but tcp_grow_window runs with the segment queued (tcp_queue_rcv comes first),
+        // so the free space then is 200,000 - 1000 and bounds it below the clamp.
+        let mut r = growing();
+        assert_eq!(r.rcv_ssthresh, 65_535);
+        // __tcp_select_window: the advertised window is at most rcv_ssthresh.
+        assert_eq!(r.window(), 65_536); // 65,535 rounded up to the window scale (4)
+        let mut want = 65_535u64;
+        for k in 0..80u64 {
+            r.on_data(t(k), 1 + k * MSS, MSS, false);
+            r.read(t(k), u64::MAX);
+            want = (want + 2 * MSS).min(200_000 - MSS);
+            assert_eq!(r.rcv_ssthresh, want, "segment {k}");
+            r.advertise(true);
+            r.on_ack_sent();
+            assert!(r.window() <= r.rcv_ssthresh + 3, "window {}", r.window());
+        }
+        // 65,535 + 67 * 2000 > 199,000
+        assert_eq!(r.rcv_ssthresh, 199_000);
+        // A segment below 128 bytes does not grow it (tcp_event_data_recv: skb->len >= 128).
+        let mut r = growing();
+        r.on_data(t(0), 1, 127, false);
+        assert_eq!(r.rcv_ssthresh, 65_535);
+        r.on_data(t(1), 128, 128, false);
+        assert_eq!(r.rcv_ssthresh, 65_535 + 2 * MSS);
+        // Unread data leave less room: the free space (tcp_space) bounds it too.
+        let mut r = growing();
+        r.rcv_ssthresh = 150_000;
+        r.on_data(t(0), 1, 60 * MSS, false); // 60,000 unread: free 140,000 < 150,000
+        assert_eq!(r.rcv_ssthresh, 150_000);
+    }
+
+    #[test]
+    fn receiver_grow_window_sets_quick_so_the_ack_goes_at_once() {
+        // tcp_grow_window: `inet_csk(sk)->icsk_ack.quick |= 1` whenever rcv_ssthresh grows, so a
+        // segment that would otherwise wait for its pair (RFC 5681 §4.2) is ACKed at once.
+        let mut r = growing();
+        r.quickack = 0; // the quick-ACK start is over
+        for k in 0..4 {
+            r.on_data(t(k), 1 + k * MSS, MSS, false);
+            r.read(t(k), u64::MAX);
+            assert!(r.ack_now, "segment {k}: rcv_ssthresh grew, the ACK goes at once");
+            assert_eq!(r.quickack, 0, "quick |= 1 was spent on this ACK");
+            r.on_ack_sent();
+        }
+        // Once rcv_ssthresh reaches the clamp, one ACK per two full segments again.
+        r.rcv_ssthresh = 200_000;
+        r.advertise(true); // the window opened to the clamp
+        r.on_ack_sent();
+        r.on_data(t(10), 1 + 4 * MSS, MSS, false);
+        r.read(t(10), u64::MAX);
+        assert!(!r.ack_now, "no growth: the ACK waits for the second segment");
+        r.on_data(t(11), 1 + 5 * MSS, MSS, false);
+        assert!(r.ack_now);
+        // `quick |= 1` on an even budget adds one (16 | 1 = 17), spent on this segment's ACK.
+        let mut r = growing();
+        assert_eq!(r.quickack, 16);
+        r.on_data(t(0), 1, MSS, false);
+        assert!(r.ack_now);
+        assert_eq!(r.quickack, 16);
+        // `quickack = 0` turns the ramp off: no rcv_ssthresh cap, no quick ACK.
+        let mut r = growing();
+        r.init_quickack(0);
+        r.on_data(t(0), 1, MSS, false);
+        assert!(!r.ack_now);
+        assert_eq!(r.rcv_ssthresh, u64::MAX);
     }
 
     /// An established receiver with Linux's adaptive ATO (no fixed timer), RTO 300 ms.

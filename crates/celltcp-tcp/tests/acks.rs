@@ -10,7 +10,12 @@ use common::*;
 #[test]
 fn delayed_ack_one_ack_per_two_full_segments() {
     // RFC 5681 §4.2: "an ACK SHOULD be generated for at least every second full-sized segment".
-    let cfg = TcpConfig { quickack_segments: 16, ..TcpConfig::default() };
+    // A fixed 128 KiB receive buffer, so that tcp_grow_window's ramp ends (below).
+    let cfg = TcpConfig {
+        quickack_segments: 16,
+        rcv_buf: celltcp_tcp::BufSize::Fixed(131_072),
+        ..TcpConfig::default()
+    };
     let mut w = Wire::new(cfg, cfg, 1, 2, ms(10));
     w.rate_bps = 10_000_000; // segments arrive spaced by their transmission time
     w.to_write = 1_448 * 200;
@@ -18,10 +23,13 @@ fn delayed_ack_one_ack_per_two_full_segments() {
     w.run_until(at_ms(5_000), |_| false);
     assert_eq!(w.read_by_b, 1_448 * 200);
     let acks = w.b_acks().len() as u64;
-    // Linux's default quick-ACK start (tcp_incr_quickack: 16 segments ACKed at once), then one
-    // ACK per two: 16 + 184 / 2 = 108 (plus at most a few for the handshake / an odd segment)
-    assert!((108..=110).contains(&acks), "{acks} ACKs for 200 segments");
-    // without the quick-ACK start: 200 segments -> 100 ACKs
+    // Linux: tcp_grow_window raises rcv_ssthresh from the SYN's 65,535 by 2 advmss = 2896 per
+    // segment up to the free space with the segment queued, 131,072 - 1448 = 129,624: 23
+    // segments, each ACKed at once (icsk_ack.quick |= 1; 16 | 1 = 17 keeps the quick-ACK start
+    // at 16); then the 16 of the quick-ACK start (tcp_incr_quickack); then one ACK per two:
+    // 23 + 16 + 161 / 2 = 120 (plus at most a few for the handshake / an odd segment)
+    assert!((120..=122).contains(&acks), "{acks} ACKs for 200 segments");
+    // without the quick ACKs (quickack = 0 also turns the ramp off): 200 segments -> 100 ACKs
     let cfg = TcpConfig { quickack_segments: 0, ..cfg };
     let mut w = Wire::new(cfg, cfg, 1, 2, ms(10));
     w.rate_bps = 10_000_000;
@@ -127,6 +135,10 @@ fn out_of_order_acked_at_once_with_sack_blocks_in_rfc2018_order() {
 #[test]
 fn quickack_acks_first_segments_immediately() {
     // Linux quickack mode (TCP_MAX_QUICKACKS = 16) when configured.
+    // With the default autotuned buffer the window clamp grows every receiver RTT, so
+    // tcp_grow_window keeps finding room and ACKs most segments at once (as the kernel's ACK
+    // trains at one segment's spacing show, docs/validation.md); with a fixed buffer the ramp
+    // ends (delayed_ack_one_ack_per_two_full_segments).
     let cfg = TcpConfig {
         quickack_segments: 16,
         ..Default::default()
@@ -137,6 +149,7 @@ fn quickack_acks_first_segments_immediately() {
     w.close_after_write = false;
     w.run_until(at_ms(5_000), |_| false);
     let acks = w.b_acks().len() as u64;
-    // 16 ACKed singly, the other 184 in pairs
-    assert!((16 + 92..=16 + 94).contains(&acks), "{acks}");
+    // More than the quick-ACK start alone (16 singly, the other 184 in pairs: 108 to 110).
+    assert!(acks > 16 + 94, "{acks}");
+    assert!(acks <= 202, "{acks}");
 }

@@ -85,6 +85,23 @@ fn handshake_syn_window_unscaled_then_scaled() {
     let synack = w.log.iter().find(|s| s.from == Side::B).unwrap().seg;
     assert_eq!(synack.window, 65_535);
     assert_eq!(w.b().negotiated().rcv_wscale, 5); // 1 MiB >> 5 = 32768
+    // Linux: the window after the handshake is rcv_ssthresh, which starts at the SYN's 65,535
+    // and grows per data segment (tcp_grow_window: + max(2 advmss, 2 len) = 2896 for the 1000
+    // bytes): 68,431, a window only a scaled field can carry, rounded up to 32 bytes.
+    assert_eq!(
+        w.a.snd_wnd(),
+        68_448,
+        "the ACKed window is scaled, at most rcv_ssthresh"
+    );
+    // Without Linux's quick ACKs and window ramp: the full buffer at once.
+    let cfg = TcpConfig {
+        quickack_segments: 0,
+        ..cfg
+    };
+    let mut w = wire(cfg, cfg);
+    w.close_after_write = false;
+    w.to_write = 1_000;
+    w.run_until(at_ms(100), |_| false);
     assert_eq!(
         w.a.snd_wnd(),
         1 << 20,

@@ -158,3 +158,56 @@ fn dsack_widens_rack_window_so_reordering_stops_causing_retransmissions() {
         rfc.retransmitted_segments
     );
 }
+
+#[test]
+fn dsack_after_the_end_of_fast_recovery_still_undoes_it() {
+    // Segment 60 is held 150 ms on the way (10 Mbit/s, 40 ms RTT): RACK marks it lost and the
+    // retransmission arrives first, fills the hole, and its cumulative ACK ends the fast
+    // recovery (RFC 6675 §5: RecoveryPoint ACKed). The original arrives afterwards and the
+    // receiver reports it as a duplicate (DSACK, RFC 2883 §4); that ACK reaches the sender in
+    // Open. Linux keeps `undo_marker` past the end of recovery (`tcp_try_undo_recovery` does
+    // not clear it) and `tcp_fastretrans_alert` calls `tcp_try_undo_dsack` in Open and
+    // Disorder: with `undo_retrans` down to 0 the reduction is undone (RFC 3708).
+    let mut w = Wire::new(cfg(Recovery::Linux), cfg(Recovery::Linux), 7, 9, ms(20));
+    w.rate_bps = 10_000_000;
+    w.queue_pkts = 1000;
+    w.to_write = 600_000;
+    w.fate = Box::new(|s, _| {
+        if s.data_idx == Some(60) {
+            Fate::Delay(ms(150))
+        } else {
+            Fate::Deliver
+        }
+    });
+    // ssthresh before the episode, then run until the recovery has ended.
+    let mut ssthresh0 = 0;
+    w.run_until(at_ms(20_000), |w| {
+        let s = w.a.sample(w.now);
+        if w.a.stats().fast_recoveries == 0 {
+            ssthresh0 = s.ssthresh_bytes;
+        }
+        w.a.stats().fast_recoveries == 1 && s.ca_state == celltcp_tcp::CaState::Open
+    });
+    let s = *w.a.stats();
+    assert_eq!(
+        (s.fast_recoveries, s.dsacks_received, s.spurious),
+        (1, 0, 0),
+        "{s:?}"
+    );
+    assert!(
+        w.a.sample(w.now).ssthresh_bytes < ssthresh0,
+        "the recovery reduced ssthresh"
+    );
+    // The DSACK comes in Open and undoes the episode: ssthresh back to its value before.
+    w.run_until(at_ms(20_000), |w| w.a.stats().dsacks_received > 0);
+    let s = *w.a.stats();
+    assert_eq!(
+        (s.dsacks_received, s.dsack_undos, s.spurious),
+        (1, 1, 1),
+        "{s:?}"
+    );
+    assert_eq!(w.a.sample(w.now).ssthresh_bytes, ssthresh0);
+    w.run_until(at_ms(20_000), |w| w.both_closed());
+    assert_eq!(w.read_by_b, 600_000);
+    assert_eq!((w.a.stats().fast_recoveries, w.a.stats().timeouts), (1, 0));
+}

@@ -411,9 +411,12 @@ impl Cubic {
 
     fn slow_start_ack(&mut self, now: SimTime, ack: &Ack) {
         if self.cfg.hystart_mode() == HyStartMode::Linux {
+            // Linux passes `ca_rtt_us`, the RTT of the newest segment this ACK covers (the
+            // rate sample's, Karn-safe); the connection's sample (the oldest's) otherwise.
+            let newest = ack.rate.map(|r| r.rtt).filter(|r| *r > SimDuration::ZERO);
             let h = HyStartAck {
                 delivered: ack.delivered,
-                rtt: ack.rtt,
+                rtt: newest.or(ack.rtt),
                 cwnd_bytes: self.cwnd as u64,
                 mss: self.mss as u64,
                 srtt: ack.srtt,
@@ -609,6 +612,7 @@ impl Controller for Cubic {
 mod tests {
     use super::*;
     use crate::cc::test_sender::TestSender;
+    use crate::cc::RateSample;
 
     const MSS: u32 = 1000;
     const RTT: SimDuration = SimDuration::from_millis(100);
@@ -1018,5 +1022,52 @@ mod tests {
         cc.on_congestion_event(SimTime::ZERO, &ev);
         assert_eq!(cc.window(), 7_000);
         assert_eq!(cc.pacing_rate(), None);
+    }
+
+    #[test]
+    fn cubic_linux_hystart_takes_the_newest_segments_rtt() {
+        // cubictcp_acked gets `sample->rtt_us` = ca_rtt_us, the RTT of the newest segment the
+        // ACK covers (tcp_clean_rtx_queue's last_ackt), not the oldest's. A delayed ACK for two
+        // segments at 10 Mbit/s: the oldest waited 1.2 ms more. Round 1 sets delay_min = 50 ms
+        // (threshold 50 + clamp(50 / 8, 4, 16) = 56.25 ms); in round 2 the oldest segments'
+        // RTT is 57 ms but the newest's 55 ms: no exit. In round 3 the newest's is 57 ms: the
+        // 9th sample (HYSTART_MIN_SAMPLES + 1) ends slow start, ssthresh = cwnd.
+        let mut c = Cubic::new(CubicConfig::default(), MSS, 20);
+        let mut delivered = 0;
+        let mut t = SimTime::from_millis(100);
+        let mut round = |c: &mut Cubic, n: u64, oldest: u64, newest: u64| {
+            c.on_sent(t, n * MSS as u64, 0);
+            for _ in 0..n / 2 {
+                delivered += 2 * MSS as u64;
+                t += SimDuration::from_millis(3); // no ACK train
+                let ack = Ack {
+                    acked_bytes: 2 * MSS as u64,
+                    rtt: Some(SimDuration::from_millis(oldest)),
+                    srtt: SimDuration::from_millis(50),
+                    min_rtt: SimDuration::from_millis(50),
+                    delivered,
+                    rate: Some(RateSample {
+                        rtt: SimDuration::from_millis(newest),
+                        ..RateSample::default()
+                    }),
+                    mss: MSS,
+                    ..Ack::default()
+                };
+                c.on_ack(t, &ack);
+                if c.ssthresh != u64::MAX {
+                    return;
+                }
+            }
+        };
+        round(&mut c, 20, 50, 50);
+        round(&mut c, 40, 57, 55);
+        assert_eq!(c.ssthresh, u64::MAX, "still in slow start");
+        assert!(!c.hystart_found());
+        round(&mut c, 80, 58, 57);
+        assert!(c.hystart_found());
+        assert_eq!(c.ssthresh, c.cwnd as u64);
+        // initial 20 + 60 segments acknowledged in rounds 1-2, then 8 ACKs of 2 segments
+        // before the 9th in round 3
+        assert_eq!(c.ssthresh, (20 + 60 + 16) * MSS as u64);
     }
 }

@@ -4,7 +4,10 @@
 //!
 //! Slow start ends (ssthresh = cwnd) at the first of two signals, judged per round (a round
 //! begins with the first ACK past the data sent when the previous round began, Linux
-//! `end_seq = snd_nxt`):
+//! `end_seq = snd_nxt`; rounds are counted from the first ACK on, below the low window too, so
+//! that a round is one flight: `hystart_update` resets the round before its low-window test
+//! since "tcp_cubic: fix incorrect HyStart round start detection", 2025, which the oracle's
+//! Linux 6.18 has):
 //!
 //! - **ACK train** (`HYSTART_ACK_TRAIN`): ACKs that arrive within [`ACK_DELTA`] (2 ms,
 //!   `hystart_ack_delta_us`) of the previous close one extend the train; once the train has
@@ -28,8 +31,14 @@
 //! boundary falls against the clumps decides it (Linux's quick-ACK start moved the exit in that
 //! cell from 145 to 77 segments at 10 ms, from 146 to 137 at 8 ms, from 274 to 515 at 11 ms).
 //!
-//! Differences from the kernel: the RTT sample is the controller's (the oldest newly
-//! acknowledged segment's, where Linux passes the newest's); rounds are counted in bytes sent and
+//! The RTT sample is the newest newly acknowledged segment's, as Linux's `ca_rtt_us`
+//! (`tcp_clean_rtx_queue`'s `last_ackt`; [`super::cubic`] passes the rate sample's RTT, the
+//! connection's sample only where that has none). With an ACK for every second segment (RFC
+//! 5681's delayed ACK) at 10 Mbit/s the ACKs come 2.4 ms apart, more than [`ACK_DELTA`], and
+//! the ACK train never forms; Linux's receiver ACKs every segment while it grows its window
+//! in slow start (`tcp_grow_window`), which is what makes the kernel's trains.
+//!
+//! Differences from the kernel: rounds are counted in bytes sent and
 //! delivered (cumulatively or by SACK) rather than by SND.UNA passing `end_seq`; the kernel's
 //! "no delay samples within 1 s of a CUBIC epoch start" only guards `delay_min` after fast
 //! recovery, when slow start is over, and is not modelled.
@@ -140,11 +149,18 @@ impl LinuxHyStart {
         let delay = a.rtt?.max(SimDuration::from_nanos(1));
         let delay_min = self.delay_min.map_or(delay, |d| d.min(delay));
         self.delay_min = Some(delay_min);
-        if self.found || !a.slow_start || a.cwnd_bytes < LOW_WINDOW * a.mss {
+        if self.found || !a.slow_start {
             return None;
         }
+        // The round boundary is found on every ACK, the low-window test comes after it
+        // (`hystart_update` since "tcp_cubic: fix incorrect HyStart round start detection",
+        // 2025, in the oracle's 6.18): a round begins with a flight's first ACK, not with the
+        // ACK that took cwnd to 16.
         if self.end_seq.is_none_or(|e| a.delivered > e) {
             self.reset(now);
+        }
+        if a.cwnd_bytes < LOW_WINDOW * a.mss {
+            return None;
         }
         let mut exit = None;
         // ACK train.
@@ -377,5 +393,85 @@ mod tests {
             }
         }
         assert_eq!(exit, Some((1, 0, HyStartExit::Delay)));
+    }
+
+    /// Slow start with an ACK for every segment at 10 Mbit/s (one 1500 B segment per 1.2 ms),
+    /// 50 ms RTT, initial window 10: flight k has 10 * 2^k segments whose ACKs come back to
+    /// back, 1.2 ms apart, each taking cwnd up by one (hystart_update sees cwnd before the
+    /// increase) and sending two. Returns the exit as (flight, ACK index in it, cwnd, kind).
+    fn slow_start_flights(
+        h: &mut LinuxHyStart,
+        gap: SimDuration,
+        acked_per_ack: u64,
+    ) -> Option<(u64, u64, u64, HyStartExit)> {
+        let mut delivered = 0;
+        let mut cwnd = 10;
+        h.on_sent(cwnd * MSS);
+        let mut flight = cwnd;
+        for k in 0..4 {
+            let t0 = SimTime::from_millis(100 + 60 * k);
+            let n = flight / acked_per_ack;
+            for i in 0..n {
+                delivered += acked_per_ack * MSS;
+                let a = ack(delivered, ms(50), cwnd);
+                if let Some(e) = h.on_ack(t0 + gap * i, &a) {
+                    return Some((k, i, cwnd, e));
+                }
+                cwnd += acked_per_ack;
+                h.on_sent(2 * acked_per_ack * MSS);
+            }
+            flight *= 2;
+        }
+        None
+    }
+
+    #[test]
+    fn hystart_linux_rounds_start_with_a_flight_below_the_low_window() {
+        // hystart_update (Linux 6.18): `after(snd_una, end_seq)` -> bictcp_hystart_reset comes
+        // before the hystart_low_window test, so the round of the flight of 40 begins at its
+        // first ACK. Threshold (delay_min + hystart_ack_delay) / 2 = (50 + 1) / 2 = 25.5 ms:
+        // the flight of 20 spans 19 x 1.2 = 22.8 ms (no exit), the flight of 40 exits at its
+        // 23rd ACK, 22 x 1.2 = 26.4 ms after its first, at cwnd 40 + 22 = 62 (the kernel's
+        // TcpExtTCPHystartTrainCwnd on this path: 63 and 102). Before that fix rounds began
+        // at the ACK that took cwnd to 16, mid-flight, the trains of the flights of 20 and 40
+        // were cut by the flight's end after 8.4 and 18 ms, and the exit came a flight later,
+        // at cwnd 150.
+        let mut h = LinuxHyStart::new();
+        let r = slow_start_flights(&mut h, SimDuration::from_micros(1200), 1);
+        assert_eq!(r, Some((2, 22, 62, HyStartExit::AckTrain)));
+    }
+
+    #[test]
+    fn hystart_linux_delayed_acks_at_10_mbit_make_no_train() {
+        // The same flights ACKed every second segment: ACKs 2.4 ms apart, more than
+        // hystart_ack_delta_us (2 ms), never extend a train; with no queue (the RTT stays at
+        // delay_min) nothing ends slow start.
+        let mut h = LinuxHyStart::new();
+        assert_eq!(
+            slow_start_flights(&mut h, SimDuration::from_micros(2400), 2),
+            None
+        );
+        // 2 ms apart still belongs to a train (`<= hystart_ack_delta_us`)
+        let mut h = LinuxHyStart::new();
+        let r = slow_start_flights(&mut h, ms(2), 2);
+        assert!(matches!(r, Some((_, _, _, HyStartExit::AckTrain))), "{r:?}");
+    }
+
+    #[test]
+    fn hystart_linux_paced_train_threshold_is_not_halved() {
+        // hystart_update: `threshold >>= 1` only when sk_pacing_status == SK_PACING_NONE; a
+        // paced socket needs a train longer than delay_min + ack_delay = 41 ms.
+        let mut h = LinuxHyStart::new();
+        h.on_sent(100 * MSS);
+        let mut exit = None;
+        for i in 0..100u64 {
+            let mut a = ack((i + 1) * MSS, ms(40), 32);
+            a.paced = true;
+            if let Some(e) = h.on_ack(SimTime::from_millis(100 + i), &a) {
+                exit = Some((i, e));
+                break;
+            }
+        }
+        assert_eq!(exit, Some((42, HyStartExit::AckTrain)));
     }
 }

@@ -449,8 +449,12 @@ impl TcpEndpoint {
             }
         }
         // --- DSACK undo (RFC 3708, Linux `tcp_try_undo_dsack` / `tcp_may_undo`): every
-        // retransmission of the episode was reported needless.
-        if linux && self.ca_state != CaState::Open && self.dsack_undo.is_some_and(|(_, n)| n == 0) {
+        // retransmission of the episode was reported needless. Also after a fast recovery ended
+        // (Linux keeps `undo_marker` past recovery and `tcp_fastretrans_alert` calls
+        // `tcp_try_undo_dsack` in Open and Disorder for a DSACKing ACK): the original and the
+        // retransmission may both arrive after the ACK that ends recovery. (After a timeout's
+        // Loss state the episode's undo information is dropped at its end, as before.)
+        if linux && self.dsack_undo.is_some_and(|(_, n)| n == 0) {
             self.dsack_undo = None;
             self.stats.dsack_undos += 1;
             self.undo_spurious(now);
@@ -563,6 +567,8 @@ impl TcpEndpoint {
             if self.ca_state == CaState::Recovery {
                 self.cc.on_recovery_exit(now);
                 self.rack.on_recovery_exit();
+            } else {
+                self.dsack_undo = None;
             }
             self.ca_state = CaState::Open;
             self.inflation = 0;
@@ -570,7 +576,6 @@ impl TcpEndpoint {
             self.undo_tsval = None;
             self.prr = None;
             self.prr_cwnd = None;
-            self.dsack_undo = None;
         }
         // --- the controller
         let acked_bytes = newly_acked + newly_sacked;
