@@ -2,6 +2,12 @@
 //! reduction on entering fast recovery (RFC 5681 §3.2 step 2 / RFC 6582 §3.2 step 2, RFC 6675 §5
 //! step 4.2), and the loss window after a timeout (RFC 5681 §3.1 eq. 4).
 //!
+//! The reduction halves FlightSize (RFC 5681 eq. 4, as ns-3's `TcpNewReno::GetSsThresh`), or
+//! with [`NewRenoConfig::ssthresh_from_cwnd`] cwnd, as Linux's `tcp_reno_ssthresh`
+//! (`max(snd_cwnd >> 1, 2)`, also on an RTO through `tcp_enter_loss`). They differ where cwnd
+//! has grown past the flight: in slow start Linux and celltcp grow cwnd up to twice the data in
+//! flight (`tcp_is_cwnd_limited`), e.g. while a full send buffer holds the flight back.
+//!
 //! The recovery *mechanics* (which segment to retransmit, partial ACKs, the RFC 6582 window
 //! inflation or the RFC 6675 pipe) belong to the sender; this controller only owns `cwnd` and
 //! `ssthresh`.
@@ -19,6 +25,9 @@ pub struct NewRenoConfig {
     pub beta: f64,
     /// Appropriate Byte Counting limit L in segments per ACK during slow start (RFC 3465 §2.2: 2).
     pub abc_limit_segments: u32,
+    /// Reduce from cwnd rather than FlightSize, as Linux's `tcp_reno_ssthresh` (ssthresh =
+    /// max(cwnd * beta, 2 SMSS)). Default false: RFC 5681 eq. 4 (FlightSize), as ns-3.
+    pub ssthresh_from_cwnd: bool,
 }
 
 impl Default for NewRenoConfig {
@@ -26,6 +35,7 @@ impl Default for NewRenoConfig {
         NewRenoConfig {
             beta: 0.5,
             abc_limit_segments: 2,
+            ssthresh_from_cwnd: false,
         }
     }
 }
@@ -73,9 +83,15 @@ impl NewReno {
     }
 
     fn reduce(&mut self, flight: u64) -> u64 {
-        // RFC 5681 eq. 4: ssthresh = max(FlightSize / 2, 2 * SMSS)
+        // RFC 5681 eq. 4: ssthresh = max(FlightSize / 2, 2 * SMSS); Linux tcp_reno_ssthresh
+        // halves cwnd instead.
         self.loss.save((self.cwnd, self.ssthresh));
-        reno_ssthresh(flight, self.cfg.beta, self.mss)
+        let base = if self.cfg.ssthresh_from_cwnd {
+            self.cwnd
+        } else {
+            flight
+        };
+        reno_ssthresh(base, self.cfg.beta, self.mss)
     }
 }
 
@@ -300,5 +316,35 @@ mod tests {
         s.spurious();
         assert_eq!(s.window(), 20 * MSS as u64);
         assert_eq!(s.cc.ssthresh(), u64::MAX);
+    }
+
+    #[test]
+    fn newreno_linux_ssthresh_halves_cwnd_not_flight() {
+        // What the kernel-oracle's Reno at 1e-4 shows: in slow start cwnd grew to 3,600
+        // segments while a full send buffer held the flight at 2,897. RFC 5681 eq. 4 halves
+        // FlightSize (1,448 segments); Linux tcp_reno_ssthresh halves cwnd (1,800).
+        let ev = CongestionEvent {
+            bytes_in_flight: 2_897 * 1000,
+            mss: 1000,
+            ..CongestionEvent::default()
+        };
+        let mut rfc = NewReno::new(NewRenoConfig::default(), 1000, 3_600);
+        rfc.on_congestion_event(SimTime::ZERO, &ev);
+        assert_eq!(rfc.ssthresh(), 1_448_500);
+        let cfg = NewRenoConfig {
+            ssthresh_from_cwnd: true,
+            ..NewRenoConfig::default()
+        };
+        let mut linux = NewReno::new(cfg, 1000, 3_600);
+        linux.on_congestion_event(SimTime::ZERO, &ev);
+        assert_eq!(linux.ssthresh(), 1_800_000);
+        assert_eq!(linux.window(), 1_800_000);
+        // an RTO (tcp_enter_loss -> ssthresh()): also from cwnd; floor 2 SMSS
+        let mut l2 = NewReno::new(cfg, 1000, 3);
+        l2.on_rto(SimTime::ZERO, 100_000, 1000);
+        assert_eq!(l2.ssthresh(), 2_000);
+        let mut l3 = NewReno::new(cfg, 1000, 40);
+        l3.on_rto(SimTime::ZERO, 10_000, 1000);
+        assert_eq!(l3.ssthresh(), 20_000);
     }
 }
