@@ -212,7 +212,8 @@ bytes = "1MB"
     // Duration (§9.2.5): A-MPDU data SIFS + BlockAck = 16 + 32 µs (32-octet BlockAck at 24
     // Mbit/s: 20 µs preamble + 3 symbols); a single VHT MPDU SIFS + ACK = 16 + 28 µs; BlockAck
     // and ACK 0
-    let durs: HashSet<String> = fields(&file, "wlan.fc.type_subtype == 0x0028", &["wlan.duration", "radiotap.ampdu.flags.last", "radiotap.ampdu.reference"]).into_iter().map(|r| r[0].clone()).collect();
+    let durs: HashSet<String> =
+        fields(&file, "wlan.fc.type_subtype == 0x0028", &["wlan.duration", "radiotap.ampdu.flags.last", "radiotap.ampdu.reference"]).into_iter().map(|r| r[0].clone()).collect();
     assert!(durs.iter().all(|d| d == "48" || d == "44") && durs.contains("48"), "{durs:?}");
     assert_eq!(count(&file, "(wlan.fc.type_subtype == 0x0019 || wlan.fc.type_subtype == 0x001d) && wlan.duration != 0"), 0);
     // every BlockAck's bitmap: the MPDUs of the A-MPDU just before it, set if received
@@ -294,7 +295,12 @@ size = "1000B"
     let file = dir.join("pcap/bss.air.pcap");
     let all = count(&file, "frame");
     assert_well_formed(&file);
-    let (data, rts, cts, ack) = (count(&file, "wlan.fc.type_subtype == 0x0020"), count(&file, "wlan.fc.type_subtype == 0x001b"), count(&file, "wlan.fc.type_subtype == 0x001c"), count(&file, "wlan.fc.type_subtype == 0x001d"));
+    let (data, rts, cts, ack) = (
+        count(&file, "wlan.fc.type_subtype == 0x0020"),
+        count(&file, "wlan.fc.type_subtype == 0x001b"),
+        count(&file, "wlan.fc.type_subtype == 0x001c"),
+        count(&file, "wlan.fc.type_subtype == 0x001d"),
+    );
     assert_eq!(data + rts + cts + ack, all);
     let (ppdus, coll, failed) = (total(&s, |d| u(d, "ppdu_tx")), total(&s, |d| u(d, "collisions")), total(&s, |d| u(d, "ppdu_failed")));
     assert!(coll > 10, "{coll} collisions");
