@@ -11,7 +11,7 @@ use celltcp_engine::{SimDuration, SimTime};
 
 use super::{Bss, Node};
 use crate::air::{duration_us, mac_address, AirFrame, AirLog, AmpduStatus, FrameKind};
-use crate::channel::noise_floor_dbm;
+use crate::channel::{noise_floor_dbm, Channel};
 use crate::dcf;
 use crate::phy::{txtime, PhyClass, TxVector};
 
@@ -47,7 +47,12 @@ impl<P> Bss<P> {
         let link = &self.links[tx.link];
         let from = if tx.link.is_multiple_of(2) { Node::Ap } else { Node::Sta((tx.link / 2) as u16) };
         let (ta, ra, bssid) = (mac_address(&log.bss_name, from), mac_address(&log.bss_name, link.rx), mac_address(&log.bss_name, Node::Ap));
-        let noise = noise_floor_dbm(self.cfg.width_mhz, 7.0);
+        // the receiver's noise floor: kTB + the noise figure (ns-3's 7 dB with a fixed SNR)
+        let nf = match self.cfg.channel {
+            Channel::PathLoss { noise_figure_db, .. } => noise_figure_db,
+            Channel::FixedSnr(_) => 7.0,
+        };
+        let noise = noise_floor_dbm(self.cfg.width_mhz, nf);
         let signal = (noise + self.snr_db[tx.link / 2]).round().clamp(-128.0, 127.0) as i8;
         let noise = noise.round() as i8;
         let sig = self.timing.signal_extension;
@@ -108,7 +113,6 @@ impl<P> Bss<P> {
 mod tests {
     use super::*;
     use crate::bss::{BssConfig, WifiOutput};
-    use crate::channel::Channel;
     use crate::phy::Standard;
 
     fn run(b: &mut Bss<u32>) -> Vec<AirFrame<u32>> {
