@@ -249,8 +249,14 @@ pub struct PcapWriter<W: Write> {
 }
 
 impl<W: Write> PcapWriter<W> {
-    /// Writes the global header.
+    /// Writes the global header (link type [`LINKTYPE_RAW`]).
     pub fn new(w: W, snaplen: Snaplen) -> io::Result<Self> {
+        Self::with_link_type(w, snaplen, LINKTYPE_RAW)
+    }
+
+    /// Writes the global header with another link type (e.g. 127, 802.11 with radiotap),
+    /// whose records are then written whole with [`PcapWriter::write_frame`].
+    pub fn with_link_type(w: W, snaplen: Snaplen, link_type: u32) -> io::Result<Self> {
         let mut w = BufWriter::with_capacity(1 << 16, w);
         let file_snaplen = match snaplen {
             Snaplen::Headers => 65_535,
@@ -263,7 +269,7 @@ impl<W: Write> PcapWriter<W> {
         h.extend_from_slice(&0i32.to_le_bytes()); // thiszone
         h.extend_from_slice(&0u32.to_le_bytes()); // sigfigs
         h.extend_from_slice(&file_snaplen.to_le_bytes());
-        h.extend_from_slice(&LINKTYPE_RAW.to_le_bytes());
+        h.extend_from_slice(&link_type.to_le_bytes());
         w.write_all(&h)?;
         Ok(PcapWriter { w, snaplen, buf: Vec::with_capacity(256) })
     }
@@ -357,6 +363,13 @@ impl<W: Write> PcapWriter<W> {
         };
         self.w.write_all(&record_header(t, caplen, orig))?;
         self.w.write_all(&bytes[..caplen as usize])
+    }
+
+    /// Writes one link-layer frame (`bytes`, whole) seen at `t`.
+    pub fn write_frame(&mut self, t: SimTime, bytes: &[u8]) -> io::Result<()> {
+        let n = bytes.len() as u32;
+        self.w.write_all(&record_header(t, n, n))?;
+        self.w.write_all(bytes)
     }
 
     pub fn flush(&mut self) -> io::Result<()> {
@@ -577,6 +590,17 @@ mod tests {
         b.clear();
         encode_headers(&frags[2], &mut b);
         assert_eq!(u16::from_be_bytes([b[6], b[7]]), 2960 / 8);
+    }
+
+    #[test]
+    fn other_link_types_write_whole_frames() {
+        // LINKTYPE_IEEE802_11_RADIOTAP = 127 in the global header; a record is the frame whole
+        let mut w = PcapWriter::with_link_type(Vec::new(), Snaplen::Bytes(65_535), 127).unwrap();
+        w.write_frame(SimTime::from_nanos(1_500_000_000), &[1, 2, 3]).unwrap();
+        let v = w.into_inner().unwrap();
+        assert_eq!(u32::from_le_bytes(v[16..20].try_into().unwrap()), 65_535);
+        assert_eq!(u32::from_le_bytes(v[20..24].try_into().unwrap()), 127);
+        assert_eq!(&v[24..], &[1, 0, 0, 0, 0x00, 0x65, 0xcd, 0x1d, 3, 0, 0, 0, 3, 0, 0, 0, 1, 2, 3]);
     }
 
     #[test]

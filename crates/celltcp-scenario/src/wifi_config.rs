@@ -154,6 +154,10 @@ pub struct WifiCfg {
     /// Write `pcap/<name>.pcap`: every packet handed to the BSS, both directions.
     #[serde(default)]
     pub pcap: bool,
+    /// Write `pcap/<name>.air.pcap`: the 802.11 frames on the air (radiotap + MAC headers,
+    /// A-MPDUs, block ACKs, RTS/CTS), link type 127.
+    #[serde(default)]
+    pub pcap_air: bool,
 }
 
 /// A validated `[[wifi]]`.
@@ -170,6 +174,7 @@ pub struct WifiPlan {
     /// its distance.
     pub snrs_db: Option<Vec<f64>>,
     pub pcap: bool,
+    pub pcap_air: bool,
 }
 
 fn werr(text: &str, i: usize, key: &str, msg: String) -> ScenarioError {
@@ -352,7 +357,7 @@ pub fn plan_wifi(text: &str, i: usize, w: &WifiCfg) -> Result<WifiPlan, Scenario
     bss.queue_limit_pkts = queue_pkts(text, i, "ap_queue", w.ap_queue)?;
     bss.sta_queue_limit_pkts = Some(queue_pkts(text, i, "sta_queue", w.sta_queue)?);
     bss.channel = channel;
-    Ok(WifiPlan { name: w.name.clone(), bss, ap: w.ap.clone(), stations, distances_m, positions, snrs_db, pcap: w.pcap })
+    Ok(WifiPlan { name: w.name.clone(), bss, ap: w.ap.clone(), stations, distances_m, positions, snrs_db, pcap: w.pcap, pcap_air: w.pcap_air })
 }
 
 #[cfg(test)]

@@ -19,8 +19,9 @@ use std::io::BufWriter;
 use std::path::Path;
 
 use celltcp_engine::SimTime;
-use celltcp_net::pcap::{PcapWriter, Snaplen};
+use celltcp_net::pcap::{encode_headers, PcapWriter, Snaplen, LINKTYPE_RAW};
 use celltcp_net::Packet;
+use celltcp_wifi::air::{AirLog, LINKTYPE_IEEE802_11_RADIOTAP};
 use celltcp_wifi::{Bss, Node, StaId, WifiOutput};
 use serde_json::{json, Value};
 
@@ -52,6 +53,8 @@ pub(crate) struct WlanBss {
     pub ap_name: String,
     pub sta_names: Vec<String>,
     pcap: Option<PcapWriter<BufWriter<File>>>,
+    /// `pcap/<name>.air.pcap`: the 802.11 frames on the air (`pcap_air`).
+    air_pcap: Option<PcapWriter<BufWriter<File>>>,
     last_sample: Option<LastSample>,
     /// Per station: the LTE medium, port and downlink direction its LWA PDUs return to (a
     /// station that is an LWA UE, `lwa.rs`), else `None`.
@@ -73,22 +76,26 @@ pub(crate) fn build(plans: Vec<PlanWifi>, node_names: &[String], seed: u64, out_
     let mut bsss = Vec::with_capacity(plans.len());
     let mut ports = Vec::new();
     for (b, p) in plans.into_iter().enumerate() {
-        let pcap = match (out_dir, p.plan.pcap) {
-            (Some(dir), true) => {
-                let pdir = dir.join("pcap");
-                std::fs::create_dir_all(&pdir).map_err(io)?;
-                let fname = format!("{}.pcap", p.plan.name.replace(|c: char| !c.is_ascii_alphanumeric() && c != '-' && c != '_', "_"));
-                let w = PcapWriter::new(BufWriter::new(File::create(pdir.join(&fname)).map_err(io)?), Snaplen::Headers).map_err(io)?;
-                files.push(format!("pcap/{fname}"));
-                Some(w)
-            }
-            _ => None,
+        let stem = p.plan.name.replace(|c: char| !c.is_ascii_alphanumeric() && c != '-' && c != '_', "_");
+        let mut open = |on: bool, fname: String, snaplen: Snaplen, link_type: u32| -> Result<_, ScenarioError> {
+            let Some(dir) = out_dir.filter(|_| on) else { return Ok(None) };
+            let pdir = dir.join("pcap");
+            std::fs::create_dir_all(&pdir).map_err(io)?;
+            let w = PcapWriter::with_link_type(BufWriter::new(File::create(pdir.join(&fname)).map_err(io)?), snaplen, link_type).map_err(io)?;
+            files.push(format!("pcap/{fname}"));
+            Ok(Some(w))
         };
+        let pcap = open(p.plan.pcap, format!("{stem}.pcap"), Snaplen::Headers, LINKTYPE_RAW)?;
+        // the name's '.' is never in a sanitised stem: no link's or BSS's file can be this one
+        let air_pcap = open(p.plan.pcap_air, format!("{stem}.air.pcap"), Snaplen::Bytes(65_535), LINKTYPE_IEEE802_11_RADIOTAP)?;
         ports.extend((0..p.sta_node.len()).map(|s| (b as u32, s as StaId)));
-        let bss = match &p.plan.snrs_db {
+        let mut bss = match &p.plan.snrs_db {
             Some(snrs) => Bss::with_snrs(p.plan.bss, snrs, seed, &p.plan.name),
             None => Bss::new(p.plan.bss, &p.plan.distances_m, seed, &p.plan.name),
         };
+        if air_pcap.is_some() {
+            bss.enable_air_capture(&p.plan.name);
+        }
         bsss.push(WlanBss {
             name: p.plan.name,
             bss,
@@ -100,6 +107,7 @@ pub(crate) fn build(plans: Vec<PlanWifi>, node_names: &[String], seed: u64, out_
             distances_m: p.plan.distances_m,
             positions: p.plan.positions.map(|x| x.0),
             pcap,
+            air_pcap,
             last_sample: None,
             lwa_return: Vec::new(),
         });
@@ -133,6 +141,9 @@ impl Medium for WifiMedium {
                 continue;
             }
             wb.bss.on_timer(now, &mut self.out);
+            if let (Some(w), Some(log)) = (wb.air_pcap.as_mut(), wb.bss.air_log()) {
+                write_air(w, log);
+            }
             for o in self.out.drain(..) {
                 match o {
                     WifiOutput::Delivered { from, to, pkt, .. } => {
@@ -217,6 +228,26 @@ impl Medium for WifiMedium {
 
     fn summary(&self, secs: f64) -> Option<(&'static str, Value)> {
         wifi_summary(self, secs).map(|v| ("wifi", v))
+    }
+}
+
+/// Writes the frames `log` recorded (each exchange whole when it starts, so a file can end
+/// with an exchange that runs past the end of the run): radiotap + 802.11 frame + FCS, the
+/// MSDU the IP packet with its real headers and a zero payload (as the IP capture has it; an
+/// LWA PDU's LWAAP/PDCP bytes are left out).
+fn write_air(w: &mut PcapWriter<BufWriter<File>>, log: &mut AirLog<Packet>) {
+    let ch = log.channel;
+    let mut buf = Vec::with_capacity(2048);
+    let mut ip = |p: &Packet, out: &mut Vec<u8>| {
+        let start = out.len();
+        encode_headers(p, out);
+        out.resize(start + (p.size() - p.encap as u32) as usize, 0);
+    };
+    for f in log.drain() {
+        buf.clear();
+        f.encode_radiotap(ch, &mut buf);
+        f.encode_mac(&mut ip, &mut buf);
+        let _ = w.write_frame(f.at, &buf);
     }
 }
 

@@ -6,8 +6,8 @@
 //! `CELLTCP_REQUIRE_TSHARK` is set (scripts/test.sh sets it after scripts/install.sh installed
 //! tshark): then it fails.
 //!
-//! The capture holds the IP packets handed to the BSS, not the 802.11 frames on the air (no
-//! radiotap header, MAC header, A-MPDU or block ACK records): docs/wifi.md says so.
+//! The capture holds the IP packets handed to the BSS; the 802.11 frames on the air are the
+//! other capture, `pcap_air` (tests/wifi_air_pcap.rs).
 
 use std::path::Path;
 use std::process::Command;

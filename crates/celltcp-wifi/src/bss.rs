@@ -50,6 +50,9 @@ use crate::phy::{txtime, Band, PhyClass, Standard, TxVector};
 use crate::rate::{AnyRate, RateControl, RateKind, RateSet};
 use crate::stats::{BssStats, LinkStats, StaStats};
 
+// air capture hook: the frames on the air (bss/capture.rs, crate::air)
+mod capture;
+
 /// Linux's default transmit queue length (txqueuelen 1000 packets), per destination at the AP.
 pub const DEFAULT_QUEUE_LIMIT: usize = 1000;
 
@@ -195,6 +198,8 @@ pub struct Bss<P> {
     sta_stats: Vec<StaStats>,
     bss_stats: BssStats,
     scratch: Vec<Msdu<P>>,
+    /// air capture hook: the frames on the air, when recorded (bss/capture.rs).
+    air: Option<crate::air::AirLog<P>>,
 }
 
 impl<P> Bss<P> {
@@ -257,6 +262,7 @@ impl<P> Bss<P> {
             next_tx: None,
             bss_stats: BssStats::default(),
             scratch: Vec::new(),
+            air: None,
             cfg,
         }
     }
@@ -499,6 +505,12 @@ impl<P> Bss<P> {
             for c in &mut self.nodes {
                 c.backoff.resume = tm.resume_after_error(medium_end, None);
             }
+            if self.air.is_some() {
+                // air capture hook: the colliding PPDUs (or RTSs)
+                for p in &plans {
+                    self.capture(t, t, capture::AirTx { link: p.link, txv: p.txv, n: p.n, ba: p.ba, dur: p.dur, ctrl: p.ctrl }, None);
+                }
+            }
             let mut sent = Vec::with_capacity(plans.len());
             for p in &plans {
                 let end = own_end(p);
@@ -536,6 +548,10 @@ impl<P> Bss<P> {
                     ok |= 1 << i;
                 }
             }
+        }
+        if self.air.is_some() {
+            // air capture hook: RTS/CTS, the data MPDUs, the ACK or block ACK
+            self.capture(t, ds, capture::AirTx { link: p.link, txv: p.txv, n: p.n, ba: p.ba, dur: p.dur, ctrl: p.ctrl }, Some(ok));
         }
         let resp = txtime(&p.ctrl, if p.ba { dcf::BLOCK_ACK_BYTES } else { dcf::ACK_BYTES }, sig);
         let dropped;

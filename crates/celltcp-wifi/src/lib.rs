@@ -8,6 +8,8 @@
 //!   link, or a fixed SNR.
 //! - [`dcf`]: DCF/EDCA best-effort contention: AIFS, EIFS, AckTimeout, binary exponential
 //!   backoff counted in closed form over idle slots.
+//! - [`air`]: the frames on the air (RTS, CTS, data MPDUs, ACK, block ACK) as radiotap +
+//!   802.11 records, for a capture Wireshark reads.
 //! - [`ampdu`]: MPDU and A-MPDU framing and limits, block-ACK reordering at the recipient.
 //! - [`rate`]: rate control behind a small trait: constant, ideal, Minstrel-HT.
 //! - [`bss`]: the coordinator, [`Bss`]: one AP, N stations, queues, collisions, ACK / block
@@ -20,6 +22,7 @@
 //! collect [`WifiOutput`]s. Randomness (backoff draws, frame errors, Minstrel's sample table)
 //! comes from per-node and per-link streams of `celltcp_engine::rng`.
 
+pub mod air;
 pub mod ampdu;
 pub mod bss;
 pub mod channel;
