@@ -3,14 +3,41 @@
 //! its own congestion control and parameters), with the buffers of a real proxy: a limit per
 //! connection and a limit shared by all connections.
 //!
-//! **What the proxy holds.** A byte the proxy has read from one leg stays its responsibility
-//! until the other leg's peer has acknowledged it: it is either in the proxy's own queue (read,
-//! not yet accepted by the outgoing socket) or in the outgoing socket's send buffer (written, not
-//! yet acknowledged). The proxy counts both ([`ProxyConn::held`]) and reads from a leg only while
-//! the connection holds less than `per_connection_buffer` and all connections together less than
-//! `buffer`. When full it stops reading, so the incoming leg's receive buffer fills and its
-//! advertised window closes: the sender on that side is held back (backpressure) instead of a
-//! queue growing in the proxy.
+//! **What the proxy holds.** A byte a leg's peer has sent stays the proxy's until the other
+//! leg's peer has acknowledged it: in the incoming socket's receive buffer (in order and unread,
+//! or out of order), in the proxy's own queue (read, not yet accepted by the outgoing socket), or
+//! in the outgoing socket's send buffer (written, not yet acknowledged). [`ProxyConn::held`]
+//! counts all of them, both directions: the proxy's true memory.
+//!
+//! **How the limits are kept.** As a splice/relay proxy does, by sizing its sockets' receive
+//! buffers (a cap on each autotuned receive buffer, [`TcpEndpoint::set_rcv_buf_cap`], as
+//! `SO_RCVBUF` or `tcp_rmem` bound Linux's) rather than by refusing to read: the proxy
+//! reads whatever arrives (a read moves bytes from the receive buffer to the queue, the total is
+//! unchanged), and what a receive buffer may still take is bounded by the window it advertised.
+//! A connection's *commitment* ([`ProxyConn::committed`]) is its queued and unacknowledged
+//! bytes plus, per incoming socket, the most its receive buffer can come to hold: the unread
+//! bytes plus the window offered, or the buffer size if larger, plus one window-scale unit
+//! less a byte (an advertised window is rounded up to it). Held bytes never exceed the commitment; the
+//! commitment passes the cap by at most that rounding when a window that cannot shrink is
+//! re-advertised (a few bytes: Linux rounds the same way). After every event the
+//! proxy caps each leg's receive buffer so that the commitment stays within the connection's
+//! cap (autotuning sizes it below the cap, so an idle direction keeps its small initial
+//! window and a busy one grows to its throughput); the window already advertised is never shrunk (RFC 9293 §3.8.6.2.1), so a smaller
+//! buffer closes the window as the data arrives: the sender on that side is held back
+//! (backpressure, its advertised window closes) instead of a queue growing in the proxy.
+//!
+//! **The cap of a connection** (the fair-share policy). `per_connection_buffer`, and within the
+//! shared `buffer` a connection may only grow into free space: with `n` open connections each
+//! is promised a share `buffer / n`; a connection below its share may take free space up to its
+//! share, one at or above it only the free space the others' shares do not claim. So the total
+//! commitment never exceeds `buffer`, a connection whose client leg drains slowly cannot keep a
+//! newer one (a web page, a video) from reading, and the space freed when any connection's
+//! client leg drains goes first to the connections below their share. Each direction keeps
+//! `min(64 KiB, per_connection_buffer / 8)` of window for the other (a request on a connection
+//! whose download fills it). This mirrors a Linux splice proxy (HAProxy, Squid with kernel
+//! buffers): the memory is in the sockets' buffers, sized per socket, and a full pool slows the
+//! senders by their windows (RFC 3135 §5.1: a PEP's resources are bounded, flow control is
+//! its tool).
 //!
 //! **Explicit or transparent.** Made with [`SplitProxy::new`] it is an explicit proxy: clients
 //! connect to its own address and port and it opens its leg to `upstream`. Made with
@@ -33,7 +60,7 @@
 //! sampled at most every `sample_every`).
 
 use celltcp_engine::{SimDuration, SimTime};
-use celltcp_tcp::{TcpConfig, TcpEndpoint};
+use celltcp_tcp::{BufSize, TcpConfig, TcpEndpoint};
 
 use crate::app::{App, SockAddr, SockId, SocketApi, SocketError, SocketEvent};
 
@@ -94,13 +121,46 @@ pub struct ProxyConn {
     /// Bytes written into the server leg and into the client leg.
     pub written_server: u64,
     pub written_client: u64,
+    /// The smallest window the server leg advertised while the server was sending (from its
+    /// first byte read until its FIN), as seen after each event: 0 when backpressure closed it.
+    pub min_server_window: Option<u64>,
     server_closed: bool,
     client_closed: bool,
 }
 
-/// Bytes written into a socket and not yet acknowledged by its peer.
+/// Bytes written into a socket and not yet acknowledged by its peer (none once it is closed).
 fn unacked(tcp: &TcpEndpoint) -> u64 {
+    if tcp.is_closed() {
+        return 0;
+    }
     tcp.snd_buf().saturating_sub(tcp.send_buffer_free())
+}
+
+/// Bytes in a socket's receive buffer.
+fn rcv_held(tcp: &TcpEndpoint) -> u64 {
+    if tcp.is_closed() {
+        return 0;
+    }
+    tcp.rcv_used()
+}
+
+/// The most a socket's receive buffer can come to hold without the proxy enlarging it (module
+/// doc): the unread bytes plus the window offered, or the buffer plus one window-scale unit.
+fn rcv_potential(tcp: &TcpEndpoint) -> u64 {
+    if tcp.is_closed() {
+        return 0;
+    }
+    let c = tcp.rcv_committed();
+    if tcp.peer_fin_received() {
+        return c;
+    }
+    // the window is rounded up to the scale unit, also when it does not grow (no shrinking)
+    c.max(tcp.rcv_buf()) + tcp.rcv_wnd_granularity() - 1
+}
+
+/// The window each direction keeps for the other (module doc).
+fn leg_reserve(per_connection: u64) -> u64 {
+    (64 * 1024).min(per_connection / 8)
 }
 
 impl ProxyConn {
@@ -122,6 +182,7 @@ impl ProxyConn {
             read_server: 0,
             written_server: 0,
             written_client: 0,
+            min_server_window: None,
             server_closed: false,
             client_closed: false,
         }
@@ -132,12 +193,29 @@ impl ProxyConn {
         self.client == HELD
     }
 
-    /// Bytes this connection holds (module doc): queued both ways plus both sockets' unacknowledged bytes.
+    /// Bytes this connection holds (module doc): both receive buffers, both queues and both
+    /// sockets' unacknowledged bytes.
     pub fn held<S: SocketApi>(&self, net: &mut S) -> u64 {
-        if self.client_pending() {
-            return 0;
+        let mut h = self.queued_up + self.queued_down + rcv_held(net.tcp(self.server)) + unacked(net.tcp(self.server));
+        if !self.client_pending() {
+            h += rcv_held(net.tcp(self.client)) + unacked(net.tcp(self.client));
         }
-        self.queued_up + self.queued_down + unacked(net.tcp(self.server)) + unacked(net.tcp(self.client))
+        h
+    }
+
+    /// The most bytes this connection can come to hold before the proxy enlarges a receive
+    /// buffer (module doc); never below [`ProxyConn::held`].
+    pub fn committed<S: SocketApi>(&self, net: &mut S) -> u64 {
+        let mut h = self.queued_up + self.queued_down + rcv_potential(net.tcp(self.server)) + unacked(net.tcp(self.server));
+        if !self.client_pending() {
+            h += rcv_potential(net.tcp(self.client)) + unacked(net.tcp(self.client));
+        }
+        h
+    }
+
+    /// Open: it counts for the fair share (not refused, a leg still open or bytes held).
+    fn open(&self) -> bool {
+        !self.refused && !(self.client_closed && self.server_closed)
     }
 
     /// Bytes a leg has delivered: read from it, plus written into it and acknowledged.
@@ -158,26 +236,58 @@ impl ProxyConn {
     }
 }
 
+/// The shared buffer over the open connections during one event (module doc): the share of
+/// each, the total commitment, and the space the connections below their share may still claim.
+#[derive(Clone, Copy, Debug)]
+struct Pool {
+    share: u64,
+    total: u64,
+    claimed: u64,
+    open: usize,
+}
+
 /// The split-TCP proxy app (module doc).
 #[derive(Clone, Debug)]
 pub struct SplitProxy {
     pub cfg: ProxyConfig,
     pub listener: Option<SockId>,
     pub conns: Vec<ProxyConn>,
-    /// Bytes held by all connections, as of the last event, and the most ever held.
+    /// Bytes held by all connections (receive buffers, queues, send buffers), after the last
+    /// event, and the most ever held after an event.
     pub held: u64,
     pub peak_held: u64,
+    /// The connections' commitment after the last event (never below `held`, never above
+    /// `buffer`), and the most ever.
+    pub committed: u64,
+    pub peak_committed: u64,
     /// (time, bytes held), at most one sample per `sample_every`.
     pub occupancy: Vec<(SimTime, u64)>,
     pub error: Option<SocketError>,
     /// A transparent proxy's SYN mode (`None`: an explicit proxy).
     pub transparent: Option<SynMode>,
+    /// Per connection, its commitment during the current event.
+    commit: Vec<u64>,
+    /// Open connections after the last event.
+    open_last: usize,
 }
 
 impl SplitProxy {
     /// An explicit proxy: it listens on `cfg.port` and connects to `cfg.upstream`.
     pub fn new(cfg: ProxyConfig) -> Self {
-        SplitProxy { cfg, listener: None, conns: Vec::new(), held: 0, peak_held: 0, occupancy: Vec::new(), error: None, transparent: None }
+        SplitProxy {
+            cfg,
+            listener: None,
+            conns: Vec::new(),
+            held: 0,
+            peak_held: 0,
+            committed: 0,
+            peak_committed: 0,
+            occupancy: Vec::new(),
+            error: None,
+            transparent: None,
+            commit: Vec::new(),
+            open_last: 0,
+        }
     }
 
     /// The app of a node's transparent proxy (`cfg.port` and `cfg.upstream` unused): the node
@@ -186,23 +296,56 @@ impl SplitProxy {
         SplitProxy { transparent: Some(syn), ..SplitProxy::new(cfg) }
     }
 
+    /// A leg's configuration: its receive buffer starts at `initial` bytes and autotunes up to
+    /// `per_connection_buffer` (which sets the window-scale shift), under the cap the proxy
+    /// sets after every event ([`TcpEndpoint::set_rcv_buf_cap`]).
+    fn leg_cfg(&self, base: &TcpConfig, initial: u64) -> TcpConfig {
+        let max = self.cfg.per_connection_buffer.max(initial).max(1);
+        TcpConfig { rcv_buf: BufSize::Auto { initial, max }, ..base.clone() }
+    }
+
+    /// The receive buffer each leg of a new connection starts with: half of what the new
+    /// connection may commit at once (its share of the free space), at most the reserve of a
+    /// direction, less one window-scale unit (module doc); autotuning grows it below the cap.
+    fn initial_rcv_buf<S: SocketApi>(&mut self, net: &mut S, base: &TcpConfig) -> u64 {
+        let pool = self.pool(net);
+        let n = pool.open as u64 + 1;
+        let share = (self.cfg.buffer / n).min(self.cfg.per_connection_buffer);
+        let claimed: u64 = self.conns.iter().zip(&self.commit).filter(|(c, _)| c.open()).map(|(_, &h)| share.saturating_sub(h)).sum();
+        let free = self.cfg.buffer.saturating_sub(pool.total);
+        let grow = free.saturating_sub(claimed).max(free.min(share)).min(self.cfg.per_connection_buffer);
+        let g = 1u64 << self.leg_cfg(base, 0).wscale_shift();
+        (grow / 2).min(leg_reserve(self.cfg.per_connection_buffer)).saturating_sub(g - 1)
+    }
+
     /// The node stack intercepted a SYN from `peer` to `orig` and holds it: the server leg is
     /// opened from `peer`, and the client leg accepted at once (`Immediate`) or once the
     /// server answered (`AfterServer`).
     pub fn intercepted<S: SocketApi>(&mut self, now: SimTime, orig: SockAddr, peer: SockAddr, net: &mut S) {
         let syn = self.transparent.unwrap_or(SynMode::Immediate);
         let client = match syn {
-            SynMode::Immediate => match net.accept_held(now, orig, peer, &self.cfg.cfg_client) {
-                Ok(c) => c,
-                Err(e) => {
-                    self.error = Some(e);
-                    return;
+            SynMode::Immediate => {
+                let b = self.initial_rcv_buf(net, &self.cfg.cfg_client.clone());
+                let cfg = self.leg_cfg(&self.cfg.cfg_client, b);
+                match net.accept_held(now, orig, peer, &cfg) {
+                    Ok(c) => {
+                                                c
+                    }
+                    Err(e) => {
+                        self.error = Some(e);
+                        return;
+                    }
                 }
-            },
+            }
             SynMode::AfterServer => HELD,
         };
-        match net.connect_transparent(now, peer, orig, &self.cfg.cfg_server) {
-            Ok(up) => self.conns.push(ProxyConn::new(now, client, up, peer, orig)),
+        let b = self.initial_rcv_buf(net, &self.cfg.cfg_server.clone());
+        let cfg = self.leg_cfg(&self.cfg.cfg_server, b);
+        match net.connect_transparent(now, peer, orig, &cfg) {
+            Ok(up) => {
+                                self.conns.push(ProxyConn::new(now, client, up, peer, orig));
+                self.record(now, net, None);
+            }
             Err(e) => {
                 self.error = Some(e);
                 if client == HELD {
@@ -220,8 +363,12 @@ impl SplitProxy {
         let c = self.conns[i];
         let up = net.tcp(c.server);
         if up.is_established() {
-            match net.accept_held(now, c.orig, c.peer, &self.cfg.cfg_client) {
-                Ok(s) => self.conns[i].client = s,
+            let b = self.initial_rcv_buf(net, &self.cfg.cfg_client.clone());
+            let cfg = self.leg_cfg(&self.cfg.cfg_client, b);
+            match net.accept_held(now, c.orig, c.peer, &cfg) {
+                Ok(s) => {
+                                        self.conns[i].client = s;
+                }
                 Err(e) => {
                     self.error = Some(e);
                     net.tcp(c.server).close();
@@ -236,19 +383,89 @@ impl SplitProxy {
         }
     }
 
-    fn total_held<S: SocketApi>(&self, net: &mut S) -> u64 {
-        self.conns.iter().map(|c| c.held(net)).sum()
+    /// The connections' commitments (into `self.commit`) and the pool they make.
+    fn pool<S: SocketApi>(&mut self, net: &mut S) -> Pool {
+        self.commit.clear();
+        for c in &self.conns {
+            self.commit.push(c.committed(net));
+        }
+        let open = self.conns.iter().filter(|c| c.open()).count();
+        let share = (self.cfg.buffer / open.max(1) as u64).min(self.cfg.per_connection_buffer);
+        let total = self.commit.iter().sum();
+        let claimed = self.conns.iter().zip(&self.commit).filter(|(c, _)| c.open()).map(|(_, &h)| share.saturating_sub(h)).sum();
+        Pool { share, total, claimed, open }
     }
 
-    /// Moves bytes through connection `i` as far as the buffers allow.
-    fn pump<S: SocketApi>(&mut self, now: SimTime, net: &mut S, i: usize) {
+    /// Connection `i`'s commitment is now `new`.
+    fn update(&mut self, pool: &mut Pool, i: usize, new: u64) {
+        let old = self.commit[i];
+        pool.total = pool.total.saturating_sub(old) + new;
+        if self.conns[i].open() {
+            pool.claimed = pool.claimed.saturating_sub(pool.share.saturating_sub(old)) + pool.share.saturating_sub(new);
+        }
+        self.commit[i] = new;
+    }
+
+    /// The most connection `i` may commit now (module doc): it grows only into free space, up
+    /// to its share whatever the others claim, beyond it into what they do not claim.
+    fn cap(&self, pool: &Pool, i: usize) -> u64 {
+        let h = self.commit[i];
+        let free = self.cfg.buffer.saturating_sub(pool.total);
+        let own = if self.conns[i].open() { pool.share.saturating_sub(h) } else { 0 };
+        let others = pool.claimed.saturating_sub(own);
+        let grow = free.saturating_sub(others).max(free.min(pool.share.saturating_sub(h)));
+        (h + grow).min(self.cfg.per_connection_buffer)
+    }
+
+    /// Sizes the receive buffers of connection `i`'s legs so that its commitment stays within
+    /// `cap` (module doc).
+    fn grant<S: SocketApi>(&mut self, net: &mut S, pool: &mut Pool, i: usize, cap: u64) {
+        let c = self.conns[i];
+        let reserve = leg_reserve(self.cfg.per_connection_buffer);
+        for (from, other) in [(c.server, c.client), (c.client, c.server)] {
+            if from == HELD {
+                continue;
+            }
+            let t = net.tcp(from);
+            if !t.is_established() || t.is_closed() || t.peer_fin_received() {
+                continue;
+            }
+            let own = rcv_potential(t);
+            let g = t.rcv_wnd_granularity();
+            // the other direction keeps a window while it can still receive
+            let keep = if other == HELD {
+                reserve
+            } else {
+                let o = net.tcp(other);
+                if o.is_closed() || o.peer_fin_received() {
+                    0
+                } else {
+                    reserve.saturating_sub(rcv_potential(o))
+                }
+            };
+            let rest = self.commit[i].saturating_sub(own);
+            let target = cap.saturating_sub(rest + keep);
+            let buf = (target + 1).saturating_sub(g);
+            let t = net.tcp(from);
+            t.set_rcv_buf_cap(buf);
+            let new = rest + rcv_potential(net.tcp(from));
+            self.update(pool, i, new);
+        }
+    }
+
+    /// Moves bytes through connection `i` (everything readable is read: the receive buffers
+    /// bound what the connection holds) and sizes its receive buffers.
+    fn pump<S: SocketApi>(&mut self, net: &mut S, pool: &mut Pool, now: SimTime, i: usize) {
         if self.conns[i].client_pending() {
+            let cap = self.cap(pool, i);
+            self.grant(net, pool, i, cap);
             return;
         }
+        // the cap before the reads: a read moves bytes from a receive buffer into the queue,
+        // and the buffers are then sized to it
+        let cap = self.cap(pool, i);
         loop {
             let mut moved = 0;
-            // room: per connection and shared (what the other connections hold counts)
-            let others = self.total_held(net) - self.conns[i].held(net);
             let c = &mut self.conns[i];
             for up in [true, false] {
                 let (from, to) = if up { (c.client, c.server) } else { (c.server, c.client) };
@@ -264,10 +481,7 @@ impl SplitProxy {
                     }
                     moved += n;
                 }
-                // read what the buffers allow
-                let held = c.held(net);
-                let room = self.cfg.per_connection_buffer.saturating_sub(held).min(self.cfg.buffer.saturating_sub(others + held));
-                let n = net.tcp(from).readable().min(room);
+                let n = net.tcp(from).readable();
                 if n > 0 {
                     let got = net.tcp(from).read(now, n);
                     if up {
@@ -294,6 +508,9 @@ impl SplitProxy {
             net.tcp(c.client).close();
             c.client_closed = true;
         }
+        let h = self.conns[i].committed(net);
+        self.update(pool, i, h);
+        self.grant(net, pool, i, cap);
     }
 
     fn record<S: SocketApi>(&mut self, now: SimTime, net: &mut S, i: Option<usize>) {
@@ -309,9 +526,17 @@ impl SplitProxy {
                 c.server_moved = sm;
                 c.server_last = now;
             }
+            let up = net.tcp(c.server);
+            if c.read_server > 0 && !up.is_closed() && !up.peer_fin_received() {
+                let w = up.rcv_wnd();
+                c.min_server_window = Some(c.min_server_window.map_or(w, |m| m.min(w)));
+            }
         }
-        self.held = self.total_held(net);
+        self.held = self.conns.iter().map(|c| c.held(net)).sum();
         self.peak_held = self.peak_held.max(self.held);
+        self.committed = self.conns.iter().map(|c| c.committed(net)).sum();
+        self.peak_committed = self.peak_committed.max(self.committed);
+        self.open_last = self.conns.iter().filter(|c| c.open()).count();
         if self.occupancy.last().is_none_or(|&(t, _)| now.saturating_since(t) >= self.cfg.sample_every) {
             self.occupancy.push((now, self.held));
         }
@@ -323,7 +548,11 @@ impl App for SplitProxy {
         if self.transparent.is_some() {
             return; // the node's transparent listener hands it connections
         }
-        match net.listen(self.cfg.port, &self.cfg.cfg_client) {
+        // an explicit proxy's client legs are accepted by the listener, before the proxy sees
+        // them: they start with a window the pool's eighth bounds
+        let initial = (self.cfg.buffer / 8).min(leg_reserve(self.cfg.per_connection_buffer));
+        let cfg = self.leg_cfg(&self.cfg.cfg_client, initial);
+        match net.listen(self.cfg.port, &cfg) {
             Ok(s) => self.listener = Some(s),
             Err(e) => self.error = Some(e),
         }
@@ -332,8 +561,13 @@ impl App for SplitProxy {
     fn on_socket<S: SocketApi>(&mut self, now: SimTime, s: SockId, ev: SocketEvent, net: &mut S) {
         if let SocketEvent::Accepted { .. } = ev {
             let (orig, peer) = net.sock_names(s).unwrap_or((SockAddr::new(net.local_addr(), self.cfg.port), SockAddr::new(celltcp_net::Ipv4(0), 0)));
-            match net.connect(now, self.cfg.upstream, &self.cfg.cfg_server) {
-                Ok(up) => self.conns.push(ProxyConn::new(now, s, up, peer, orig)),
+            let b = self.initial_rcv_buf(net, &self.cfg.cfg_server.clone());
+            let cfg = self.leg_cfg(&self.cfg.cfg_server, b);
+            match net.connect(now, self.cfg.upstream, &cfg) {
+                Ok(up) => {
+                                        self.conns.push(ProxyConn::new(now, s, up, peer, orig));
+                    self.record(now, net, None);
+                }
                 Err(e) => {
                     self.error = Some(e);
                     net.tcp(s).close();
@@ -344,16 +578,14 @@ impl App for SplitProxy {
         let Some(i) = self.conns.iter().position(|c| c.client == s || c.server == s) else { return };
         if self.conns[i].client_pending() {
             self.settle_held(now, net, i);
-            if self.conns[i].client_pending() {
-                return;
-            }
         }
         // a leg reset (or given up) resets nothing else in the model: the other leg is closed
         // once what it holds is sent (RFC 3135 §4.1: the PEP cannot pass on a RST's meaning)
-        let before = self.held;
-        self.pump(now, net, i);
+        let mut pool = self.pool(net);
+        let (before, open_before) = (self.committed, self.open_last);
+        self.pump(net, &mut pool, now, i);
         let c = &mut self.conns[i];
-        if !c.refused {
+        if !c.refused && !c.client_pending() {
             if !c.server_closed && net.tcp(c.server).is_closed() && !net.tcp(c.client).is_closed() && c.queued_down == 0 {
                 // the server leg died (RST or retries exhausted) before a FIN: the client sees a close
                 c.server_closed = true;
@@ -361,11 +593,13 @@ impl App for SplitProxy {
                 net.tcp(c.client).close();
             }
         }
-        // bytes acknowledged here may make room for a connection the shared limit held back
-        if self.conns.len() > 1 && self.total_held(net) < before {
+        // space freed here (bytes acknowledged, a connection closed) may let the others' windows open
+        if self.conns.len() > 1 && (pool.total < before || self.conns.iter().filter(|c| c.open()).count() < open_before) {
+            let mut pool = self.pool(net);
             for j in 0..self.conns.len() {
                 if j != i {
-                    self.pump(now, net, j);
+                    let cap = self.cap(&pool, j);
+                    self.grant(net, &mut pool, j, cap);
                 }
             }
         }

@@ -51,10 +51,14 @@ use crate::stack::{SockKind, Tuple, NO_FLOW, TCP};
 use crate::units::Bytes;
 use crate::world::{Ev, World};
 
-/// Default shared buffer of a proxy: 64 MiB.
+/// Default shared buffer of a proxy: 64 MiB (64 connections at the per-connection default;
+/// beyond that the connections share it fairly, docs/scenario.md "Transparent proxy").
 pub const DEFAULT_BUFFER: u64 = 64 << 20;
-/// Default per-connection buffer: 4 MiB (Linux's `tcp_rmem` maximum is 6 MiB).
-pub const DEFAULT_PER_CONNECTION: u64 = 4 << 20;
+/// Default per-connection buffer: 1 MiB, counting both legs' socket buffers: the server leg's
+/// window must cover its bandwidth-delay product at the radio's rate (50 Mbit/s x 150 ms =
+/// 0.94 MB) for the proxy to keep pace, and more only queues in the proxy what the radio
+/// cannot take (4 MiB at 2 Mbit/s is 16 s of data).
+pub const DEFAULT_PER_CONNECTION: u64 = 1 << 20;
 
 /// One `[[proxy]]` entry (`docs/scenario.md`, section "Transparent proxy").
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -65,7 +69,7 @@ pub struct ProxyCfg {
     /// The most bytes all its connections hold together (default 64 MiB).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub buffer: Option<Bytes>,
-    /// The most bytes one connection holds (default 4 MiB).
+    /// The most bytes one connection holds (default 1 MiB).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub per_connection_buffer: Option<Bytes>,
     /// `"immediate"` (default) or `"after-server"`.
@@ -387,6 +391,7 @@ pub(crate) fn summary(w: &World, end: SimTime) -> Option<Value> {
                     "refused": c.refused,
                     "client_leg": if c.client_pending() { Value::Null } else { leg(c.client.0, c.read_client, c.written_client, c.opened_at, c.client_last, &p.client_cc) },
                     "server_leg": leg(c.server.0, c.read_server, c.written_server, c.opened_at, c.server_last, &p.server_cc),
+                    "server_window_min_bytes": c.min_server_window,
                 })
             })
             .collect();
@@ -396,6 +401,7 @@ pub(crate) fn summary(w: &World, end: SimTime) -> Option<Value> {
             "buffer_bytes": p.buffer,
             "per_connection_buffer_bytes": p.per_connection_buffer,
             "peak_held_bytes": px.peak_held,
+            "peak_committed_bytes": px.peak_committed,
             "connections": conns.len(),
             "error": px.error.as_ref().map(|e| e.to_string()),
             "x2_passed_packets": tp.x2_passed[k],

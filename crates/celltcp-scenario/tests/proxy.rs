@@ -129,7 +129,8 @@ fn proxy_never_holds_more_than_its_buffer_and_a_slow_radio_leg_closes_the_server
         }
     }
     let p = proxy(&s.sim, s.proxy);
-    assert!(p.peak_held <= limit && p.peak_held > limit * 9 / 10, "the buffer fills to its limit: peak {}", p.peak_held);
+    // it fills but for the 8 KB of window the upstream direction keeps (min(64 KB, limit / 8))
+    assert!(p.peak_held <= limit && p.peak_held > limit * 3 / 4, "the buffer fills to its limit: peak {}", p.peak_held);
     // closed: less than one segment left, so the server may not send (sender SWS avoidance,
     // RFC 9293 §3.8.6.2.1) until the proxy reads
     assert!(min_wnd < 1448, "the server's window closed: its smallest was {min_wnd} bytes");

@@ -169,7 +169,8 @@ fn the_proxy_never_holds_more_than_its_buffer_and_a_slow_client_leg_closes_the_s
         }
     }
     let p = s.proxy("px").unwrap();
-    assert!(p.peak_held <= limit && p.peak_held > limit * 9 / 10, "the buffer fills to its limit: peak {}", p.peak_held);
+    // it fills but for the 8 KB of window the upstream direction keeps (min(64 KB, limit / 8))
+    assert!(p.peak_held <= limit && p.peak_held > limit * 3 / 4, "the buffer fills to its limit: peak {}", p.peak_held);
     assert!(min_wnd < 1448, "the server's window closed: its smallest was {min_wnd} bytes");
     assert!(ahead_max < 1_000_000, "the server ran {ahead_max} bytes ahead of the client (of 2 MB)");
     // the occupancy series (the `proxy` table) stays within the limit too
@@ -463,4 +464,108 @@ fn a_connection_opened_after_an_a3_handover_is_intercepted_by_the_target_enb_pro
     let leg = &pt["legs"][0]["client_leg"];
     assert_eq!(leg["bytes_written"], b2);
     assert!(leg["data_packets_sent"].as_u64().unwrap() >= b2 / 1400, "{leg:#}");
+}
+
+/// What a proxied connection holds, from its sockets (an independent count of
+/// `ProxyConn::held`): both legs' receive buffers (unread and out of order), the proxy's
+/// queues and both legs' unacknowledged bytes.
+fn conn_held(s: &Simulation, c: &celltcp_apps::proxy::ProxyConn) -> u64 {
+    let mut h = c.queued_up + c.queued_down;
+    for sock in [c.client, c.server] {
+        if let Some(e) = s.tcp(sock).filter(|e| !e.is_closed()) {
+            h += e.rcv_used() + e.snd_buf().saturating_sub(e.send_buffer_free());
+        }
+    }
+    h
+}
+
+#[test]
+fn the_legs_buffers_count_and_held_bytes_stay_within_both_limits_with_loss_on_either_leg() {
+    // two 3 MB downloads through a proxy with 256 KB per connection and 384 KB shared (the
+    // shared limit binds with two): a 4 Mbit/s client leg behind a 100 Mbit/s server leg, 1 %
+    // loss on one leg. What the proxy holds counts the server legs' receive buffers too (before
+    // this, an iperf flow left MBs unread there against a 1 MB limit): sampled every 1 ms and
+    // at every proxy event (peak_held), it stays within both limits, the server legs' windows
+    // close, and every byte arrives.
+    let (per_conn, buffer) = (256 * 1024u64, 384 * 1024u64);
+    let bytes = 3_000_000;
+    for (client_leg, server_leg) in [
+        ("rate = \"4Mbps\"\ndelay = \"20ms\"\nqueue = \"1000p\"\nloss = 0.01", "rate = \"100Mbps\"\ndelay = \"10ms\""),
+        ("rate = \"4Mbps\"\ndelay = \"20ms\"\nqueue = \"1000p\"", "rate = \"100Mbps\"\ndelay = \"10ms\"\nloss = 0.01"),
+    ] {
+        let text = wired(client_leg, server_leg, "buffer = \"384KB\"\nper_connection_buffer = \"256KB\"").replace("duration = \"60s\"", "duration = \"30s\"");
+        let mut s = sim(&text, 5);
+        let d = [download_on(&mut s, "client", "srv", 80, bytes, SimTime::from_millis(10), TcpConfig::default()), download_on(&mut s, "client", "srv", 81, bytes, SimTime::from_millis(20), TcpConfig::default())];
+        let (mut t, mut peak_sampled, mut peak_conn) = (SimTime::ZERO, 0u64, 0u64);
+        while t < SimTime::from_secs(30) {
+            t += SimDuration::from_millis(1);
+            s.step_until(t);
+            let p = s.proxy("px").unwrap();
+            let held: Vec<u64> = p.conns.iter().map(|c| conn_held(&s, c)).collect();
+            peak_conn = peak_conn.max(held.iter().copied().max().unwrap_or(0));
+            peak_sampled = peak_sampled.max(held.iter().sum());
+            assert_eq!(held.iter().sum::<u64>(), p.held, "the proxy's count is its sockets' and queues' bytes");
+        }
+        let p = s.proxy("px").unwrap();
+        assert!(peak_conn <= per_conn, "{client_leg}: a connection held {peak_conn} > {per_conn}");
+        // the commitment may pass the limit by the window rounding (under one scale unit, 8 B
+        // here, per leg; module doc of proxy.rs): a few bytes, never held
+        assert!(peak_sampled <= buffer && p.peak_held <= buffer && p.peak_committed <= buffer + 64, "{client_leg}: held {peak_sampled} / {} (committed {}) > {buffer}", p.peak_held, p.peak_committed);
+        // the pool fills (the radio leg is the bottleneck): the held bytes come near the limit
+        assert!(p.peak_held > buffer * 3 / 4, "{client_leg}: peak {}", p.peak_held);
+        for (k, d) in d.iter().enumerate() {
+            assert_eq!(sink(&s, d).0, bytes, "{client_leg}: download {k}");
+        }
+        assert_eq!(p.conns.len(), 2);
+        for c in &p.conns {
+            assert_eq!((c.read_server, c.written_client, c.queued_down), (bytes, bytes, 0), "conserved");
+            assert!(c.client_closed() && c.server_closed());
+            // closed: less than a segment (sender SWS avoidance, RFC 9293 §3.8.6.2.1)
+            assert!(c.min_server_window.is_some_and(|w| w < 1448), "backpressure closes the server leg's window: {:?}", c.min_server_window);
+        }
+        s.finish();
+        let v = s.summary();
+        let px = &v["proxies"][0];
+        assert!(px["peak_held_bytes"].as_u64().unwrap() <= buffer && px["peak_committed_bytes"].as_u64().unwrap() <= buffer + 64);
+        assert!(px["legs"][0]["server_window_min_bytes"].as_u64().unwrap() < 1448);
+    }
+}
+
+#[test]
+#[ignore = "fails today: the 50 KB connection has not completed 7 s after its start (issue 16 item 2, left open)"]
+fn a_new_connection_completes_while_a_small_shared_buffer_is_full_of_slow_downloads() {
+    // Four 20 MB downloads share a 2 Mbit/s client leg and fill a 256 KB shared buffer (256 KB
+    // per connection): the pool is full from the first second. At 5 s a 50 KB download starts.
+    // Fair share (proxy.rs): with five open connections each is promised 51.2 KB; the four
+    // downloads hold more and may not grow while the newcomer claims space, so the space the
+    // client leg frees (2 Mbit/s, 250 KB/s) goes to the newcomer first. Its 50 KB then cross
+    // the client leg with the four others' bytes queued ahead of it on the bottleneck
+    // (about 1 s of them: 256 KB at 250 KB/s), and it completes within 2.5 s; a policy where
+    // the downloads take back the freed space first leaves it waiting (docs/studies.md: 20
+    // pages instead of 114).
+    let buffer = 256 * 1024u64;
+    let text = wired("rate = \"2Mbps\"\ndelay = \"20ms\"\nqueue = \"1000p\"", "rate = \"100Mbps\"\ndelay = \"25ms\"", "buffer = \"256KB\"\nper_connection_buffer = \"256KB\"").replace("duration = \"60s\"", "duration = \"12s\"");
+    let mut s = sim(&text, 2);
+    for k in 0..4 {
+        download_on(&mut s, "client", "srv", 80 + k, 20_000_000, SimTime::from_millis(10 + 10 * u64::from(k)), TcpConfig::default());
+    }
+    let start = SimTime::from_secs(5);
+    let new = download_on(&mut s, "client", "srv", 90, 50_000, start, TcpConfig::default());
+    let mut t = SimTime::ZERO;
+    let mut full_before = false;
+    while t < SimTime::from_secs(12) {
+        t += SimDuration::from_millis(1);
+        s.step_until(t);
+        let p = s.proxy("px").unwrap();
+        assert!(p.held <= buffer && p.committed <= buffer + 64, "held {} committed {} > {buffer}", p.held, p.committed);
+        if t > SimTime::from_secs(2) && t < start {
+            full_before |= p.committed > buffer * 9 / 10;
+        }
+    }
+    assert!(full_before, "the downloads filled the shared buffer before the new connection");
+    let (got, at) = sink(&s, &new);
+    assert_eq!(got, 50_000, "the new connection completed");
+    let took = (at.unwrap() - start).as_secs_f64();
+    assert!(took < 2.5, "the new connection took {took:.3} s");
+    eprintln!("new connection: {took:.3} s");
 }

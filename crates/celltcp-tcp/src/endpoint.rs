@@ -534,6 +534,11 @@ impl TcpEndpoint {
         self.rcv.fin_received && self.rcv.readable == 0
     }
 
+    /// True once the peer's FIN has arrived (bytes before it may still be unread).
+    pub fn peer_fin_received(&self) -> bool {
+        self.rcv.fin_received
+    }
+
     /// True if the connection ended with a RST or gave up retransmitting.
     pub fn was_reset(&self) -> bool {
         self.reset
@@ -579,6 +584,46 @@ impl TcpEndpoint {
     /// The current receive buffer size (grows when autotuned).
     pub fn rcv_buf(&self) -> u64 {
         self.rcv.buf
+    }
+
+    /// Sets the receive buffer as `SO_RCVBUF` does (fixed from now on, autotuning off); the
+    /// window already advertised is never shrunk, a larger buffer may send a window update.
+    pub fn set_rcv_buf(&mut self, bytes: u64) {
+        self.rcv.set_buf(bytes);
+    }
+
+    /// Caps the receive buffer (autotuning stays on below the cap; the window already
+    /// advertised is never shrunk, a larger cap may send a window update).
+    pub fn set_rcv_buf_cap(&mut self, cap: u64) {
+        self.rcv.set_cap(cap);
+    }
+
+    /// Bytes in the receive buffer: unread in-order plus out-of-order.
+    pub fn rcv_used(&self) -> u64 {
+        self.rcv.used()
+    }
+
+    /// Out-of-order bytes in the receive buffer.
+    pub fn rcv_ooo(&self) -> u64 {
+        self.rcv.ooo_bytes()
+    }
+
+    /// The window last advertised (right edge minus RCV.NXT), bytes.
+    pub fn rcv_wnd(&self) -> u64 {
+        self.rcv.window()
+    }
+
+    /// The most bytes the receive buffer can come to hold without a new advertisement (the
+    /// unread bytes plus the window offered).
+    pub fn rcv_committed(&self) -> u64 {
+        self.rcv.committed()
+    }
+
+    /// The granularity of the advertised window: 2^(our window-scale shift), the shift we
+    /// offer before the handshake has settled it (an upper bound).
+    pub fn rcv_wnd_granularity(&self) -> u64 {
+        let offered = if self.cfg.window_scaling { self.cfg.wscale_shift() } else { 0 };
+        1 << self.rcv.wscale.max(offered)
     }
 
     /// The current send buffer size (grows when autotuned).

@@ -106,6 +106,9 @@ pub struct Receiver {
     pub buf: u64,
     buf_max: u64,
     auto: bool,
+    /// The size autotuning asks for, and the application's cap on it (`buf` = the smaller).
+    want: u64,
+    cap: u64,
     /// Right edge of the window last advertised (RCV.NXT + RCV.WND).
     pub rcv_adv: u64,
     pub wscale: u8,
@@ -168,6 +171,8 @@ impl Receiver {
             buf: buf.initial(),
             buf_max: buf.max(),
             auto: buf.is_auto(),
+            want: buf.initial(),
+            cap: u64::MAX,
             rcv_adv: 0,
             wscale,
             mss,
@@ -570,8 +575,9 @@ impl Receiver {
             let grow = rcvwin * (copied - self.space) / self.space.max(1);
             rcvwin += 2 * grow;
             let nb = rcvwin.min(self.buf_max);
-            if nb > self.buf {
-                self.buf = nb;
+            if nb > self.want {
+                self.want = nb;
+                self.buf = nb.min(self.cap);
             }
             self.space = copied;
         }
@@ -614,6 +620,42 @@ impl Receiver {
 
     pub fn ooo_bytes(&self) -> u64 {
         self.ooo_bytes
+    }
+
+    /// The application sets the buffer (`SO_RCVBUF`): fixed from now on (no autotuning). A
+    /// smaller buffer never shrinks the window already advertised (RFC 9293 §3.8.6.2.1); a
+    /// larger one queues a window update when it is worth one ([`Receiver::window_update_due`]).
+    pub fn set_buf(&mut self, bytes: u64) {
+        self.buf = bytes;
+        self.buf_max = bytes;
+        self.want = bytes;
+        self.cap = u64::MAX;
+        self.auto = false;
+        if self.window_update_due() {
+            self.ack_now = true;
+        }
+    }
+
+    /// Caps the buffer at `cap` bytes, autotuning still on below it (a proxy sizing its sockets
+    /// to its memory): the buffer is the smaller of what autotuning asks for and the cap, the
+    /// window already advertised is never shrunk, and a larger cap may queue a window update.
+    pub fn set_cap(&mut self, cap: u64) {
+        self.cap = cap;
+        self.buf = self.want.min(cap);
+        if self.window_update_due() {
+            self.ack_now = true;
+        }
+    }
+
+    /// The most bytes the receive buffer can come to hold without a new advertisement: the
+    /// unread bytes plus the window offered (out-of-order bytes lie inside it); only the unread
+    /// bytes once the peer's FIN has arrived.
+    pub fn committed(&self) -> u64 {
+        if self.fin_received {
+            self.readable
+        } else {
+            self.readable + self.window()
+        }
     }
 }
 
@@ -996,6 +1038,54 @@ mod tests {
         r.read(t(1), 2_000);
         assert!(r.window_update_due() && r.ack_now);
         assert_eq!(r.advertise(false), 2_500);
+    }
+
+    #[test]
+    fn receiver_set_buf_never_shrinks_the_window_and_bounds_what_it_holds() {
+        // SO_RCVBUF set below what was advertised: the right edge stays (RFC 9293 §3.8.6.2.1),
+        // the committed bytes (unread + window) do not grow past it; a larger buffer reopens.
+        let mut r = established();
+        r.on_data(t(0), 1, 10_000, false);
+        assert_eq!(r.committed(), 64_000);
+        r.on_ack_sent();
+        r.set_buf(20_000);
+        assert!(!r.ack_now, "a smaller buffer sends nothing");
+        r.read(t(1), 10_000);
+        r.advertise(false);
+        assert_eq!((r.window(), r.committed()), (54_000, 54_000), "the window already offered stays");
+        r.on_data(t(2), 10_001, 54_000, false);
+        r.read(t(3), 54_000);
+        assert_eq!(r.advertise(false), 20_000, "then the new buffer is the window");
+        assert_eq!(r.committed(), 20_000);
+        r.on_data(t(4), 64_001, 20_000, false);
+        assert_eq!((r.advertise(false), r.committed()), (0, 20_000));
+        r.on_ack_sent();
+        r.set_buf(30_000);
+        assert!(r.ack_now, "10 000 more bytes of window: an update is due");
+        assert_eq!(r.advertise(false), 10_000);
+        assert_eq!(r.committed(), 30_000);
+        // the peer's FIN: nothing more can arrive, only the unread bytes count
+        r.on_data(t(5), 84_001, 0, true);
+        assert_eq!(r.committed(), 20_000);
+    }
+
+    #[test]
+    fn receiver_cap_bounds_the_autotuned_buffer_and_lifts_to_what_autotuning_wants() {
+        let mut r = Receiver::new(BufSize::Auto { initial: 20_000, max: 1_000_000 }, 5, MSS, true, None);
+        r.on_syn(0, t(0));
+        r.rtt_measure_ts(SimDuration::from_millis(10));
+        r.set_cap(30_000);
+        let mut seq = 1;
+        for k in 1..=20 {
+            r.on_data(t(k * 10), seq, 20_000, false);
+            seq += 20_000;
+            r.read(t(k * 10), 20_000);
+            assert!(r.buf <= 30_000, "capped: {}", r.buf);
+        }
+        assert_eq!(r.buf, 30_000, "autotuning asked for more than the cap");
+        r.on_ack_sent();
+        r.set_cap(u64::MAX);
+        assert!(r.buf > 30_000 && r.ack_now, "lifting the cap gives the autotuned size at once: {}", r.buf);
     }
 
     #[test]
