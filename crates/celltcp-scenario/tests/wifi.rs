@@ -429,3 +429,22 @@ fn a_shared_channel_needs_one_standard() {
     // on another channel, or in another band, they are fine
     assert!(validate(&text.replacen("channel = 36\n[[link]]", "channel = 40\n[[link]]", 1), &[], None).is_ok());
 }
+
+#[test]
+fn the_shared_channel_example_of_docs_scenario_md_runs() {
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/scenario.md")).unwrap();
+    let block = doc.split("```toml\n").map(|b| b.split("```").next().unwrap()).find(|b| b.contains("name = \"neighbour\"")).expect("the example");
+    let laptop = |text: &str| {
+        let out = run_ok(text, 1);
+        let g = out.summary["flows"].as_array().unwrap().iter().find(|f| f["to"] == "laptop").map(|f| f["goodput_bps"].as_f64().unwrap()).unwrap();
+        (g, out.summary["wifi"].as_array().unwrap().clone())
+    };
+    let (shared, w) = laptop(block);
+    let (alone, w2) = laptop(&block.replacen("channel = 6                        #", "channel = 11                       #", 1));
+    eprintln!("laptop download: {:.2} Mbit/s sharing channel 6, {:.2} on its own; busy {} / {} vs {} / {}", shared / 1e6, alone / 1e6, w[0]["channel_busy_fraction"], w[1]["channel_busy_fraction"], w2[0]["channel_busy_fraction"], w2[1]["channel_busy_fraction"]);
+    assert!(shared < 0.7 * alone, "{shared} vs {alone}");
+    assert_eq!(w[0]["channel_busy_fraction"], w[1]["channel_busy_fraction"]);
+    assert!(w[0]["channel_busy_fraction"].as_f64().unwrap() > 0.9, "{:?}", w[0]["channel_busy_fraction"]);
+    assert_ne!(w2[0]["channel_busy_fraction"], w2[1]["channel_busy_fraction"]);
+    assert_eq!(w[1]["cochannel_bsss"], serde_json::json!(["home", "neighbour"]));
+}

@@ -1,5 +1,8 @@
 //! The BSS coordinator: one AP and N stations on one channel, every one of them in range of
-//! every other (a single collision domain: no hidden stations).
+//! every other (a single collision domain: no hidden stations). Other BSSs may share the
+//! channel ([`crate::medium`]): their nodes then contend, collide and defer with these as if
+//! they were one BSS; this file holds the pieces of an exchange (`plan`, `collide`, `transmit`,
+//! `overhear`, `finish`) and `medium::start_exchange` puts them together.
 //!
 //! Each node (the AP and each station) is one contender ([`crate::dcf`]): DCF for 802.11a/g,
 //! EDCA best effort for 802.11n/ac. The AP keeps one queue per station and serves the stations
