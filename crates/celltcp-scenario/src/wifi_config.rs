@@ -429,7 +429,7 @@ mod tests {
         assert_eq!(p.snrs_db, Some(vec![30.0, 12.0]));
         // a channel number sets the carrier: 802.11g channel 6 at 2437 MHz, 802.11ac 44 at 5220
         assert_eq!(cfg("").unwrap().channel, None);
-        let p = cfg("standard = \"11g\"\nchannel = 6\npathloss = \"free_space\"").unwrap();
+        let p = cfg("standard = \"11g\"\nchannel = 6\npathloss = \"free-space\"").unwrap();
         assert_eq!(p.channel, Some(6));
         assert!(matches!(p.bss.channel, Channel::PathLoss { carrier_hz, .. } if carrier_hz == 2.437e9));
         let p = cfg("channel = 44").unwrap();
