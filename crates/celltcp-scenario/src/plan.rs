@@ -383,6 +383,12 @@ pub fn plan(text: &str, cfg: &Config, base_dir: Option<&std::path::Path>) -> Res
         if cfg.wifi[..i].iter().any(|o| o.name == w.name) {
             return Err(err(text, Some(("wifi", i)), "name", format!("BSS name {:?} is used twice", w.name)));
         }
+        // BSSs on one channel share the medium: they must run the same PHY
+        if let Some((o, _, _)) = wifi_nodes.iter().find(|(o, _, _): &&(crate::wifi_config::WifiPlan, usize, Vec<usize>)| o.channel.is_some() && o.channel == wp.channel && o.bss.band == wp.bss.band) {
+            if o.bss.standard != wp.bss.standard {
+                return Err(err(text, Some(("wifi", i)), "channel", format!("channel {} is shared with BSS {:?} ({}); BSSs on one channel must use the same standard, got {}", wp.channel.unwrap_or(0), o.name, o.bss.standard.name(), wp.bss.standard.name())));
+            }
+        }
         let mut add = |name: &str, kind: NodeKind, key: &str| -> Result<usize, ScenarioError> {
             if let Some(&k) = by_name.get(name) {
                 // a host (an LTE UE, a [[node]]) may also be a station: a Wi-Fi interface more

@@ -8,7 +8,7 @@
 
 use celltcp_wifi::channel::default_carrier_hz;
 use celltcp_wifi::phy::PhyClass;
-use celltcp_wifi::{BssConfig, Channel, PathLoss, RateKind, Standard, TxVector, DEFAULT_QUEUE_LIMIT};
+use celltcp_wifi::{Band, BssConfig, Channel, PathLoss, RateKind, Standard, TxVector, DEFAULT_QUEUE_LIMIT};
 use serde::{Deserialize, Serialize};
 
 use crate::config::{line_of_key, QueueLimitSpec};
@@ -158,6 +158,10 @@ pub struct WifiCfg {
     /// A-MPDUs, block ACKs, RTS/CTS), link type 127.
     #[serde(default)]
     pub pcap_air: bool,
+    /// The channel number (1–14 at 2.4 GHz, 32–177 at 5 GHz): BSSs on the same channel of the
+    /// same band share one medium (one contention domain). Default: a channel of its own.
+    #[serde(default)]
+    pub channel: Option<u32>,
 }
 
 /// A validated `[[wifi]]`.
@@ -175,6 +179,8 @@ pub struct WifiPlan {
     pub snrs_db: Option<Vec<f64>>,
     pub pcap: bool,
     pub pcap_air: bool,
+    /// The channel number, if given (BSSs on one channel of one band share the medium).
+    pub channel: Option<u32>,
 }
 
 fn werr(text: &str, i: usize, key: &str, msg: String) -> ScenarioError {
@@ -326,7 +332,10 @@ pub fn plan_wifi(text: &str, i: usize, w: &WifiCfg) -> Result<WifiPlan, Scenario
         }
     };
     let band = w.standard.default_band();
-    let carrier_hz = default_carrier_hz(band);
+    let carrier_hz = match w.channel {
+        None => default_carrier_hz(band),
+        Some(c) => channel_carrier_hz(band, c).ok_or_else(|| e("channel", format!("expected a {} channel number ({}) for {}, got {c}", band_name(band), if band == Band::Ghz2_4 { "1-14" } else { "32-177" }, w.standard.name())))?,
+    };
     let channel = match w.snr {
         Some(s) => {
             if !snr_range.contains(&s.0) {
@@ -357,7 +366,26 @@ pub fn plan_wifi(text: &str, i: usize, w: &WifiCfg) -> Result<WifiPlan, Scenario
     bss.queue_limit_pkts = queue_pkts(text, i, "ap_queue", w.ap_queue)?;
     bss.sta_queue_limit_pkts = Some(queue_pkts(text, i, "sta_queue", w.sta_queue)?);
     bss.channel = channel;
-    Ok(WifiPlan { name: w.name.clone(), bss, ap: w.ap.clone(), stations, distances_m, positions, snrs_db, pcap: w.pcap, pcap_air: w.pcap_air })
+    Ok(WifiPlan { name: w.name.clone(), bss, ap: w.ap.clone(), stations, distances_m, positions, snrs_db, pcap: w.pcap, pcap_air: w.pcap_air, channel: w.channel })
+}
+
+fn band_name(band: Band) -> &'static str {
+    match band {
+        Band::Ghz2_4 => "2.4 GHz",
+        Band::Ghz5 => "5 GHz",
+    }
+}
+
+/// The centre frequency of 20 MHz channel `c` (IEEE 802.11-2020 §19.3.15.2 and §17.3.8.4.2:
+/// 2407 + 5·c MHz at 2.4 GHz, channel 14 at 2484 MHz; 5000 + 5·c MHz at 5 GHz), or `None` when
+/// `c` is not a channel of the band.
+pub fn channel_carrier_hz(band: Band, c: u32) -> Option<f64> {
+    match band {
+        Band::Ghz2_4 if c == 14 => Some(2.484e9),
+        Band::Ghz2_4 if (1..=13).contains(&c) => Some((2407 + 5 * c) as f64 * 1e6),
+        Band::Ghz5 if (32..=177).contains(&c) => Some((5000 + 5 * c) as f64 * 1e6),
+        _ => None,
+    }
 }
 
 #[cfg(test)]
@@ -404,6 +432,13 @@ mod tests {
         assert_eq!(p.distances_m, vec![3.0, 0.0]);
         let p = cfg("snrs = [\"30dB\", \"12dB\"]").unwrap();
         assert_eq!(p.snrs_db, Some(vec![30.0, 12.0]));
+        // a channel number sets the carrier: 802.11g channel 6 at 2437 MHz, 802.11ac 44 at 5220
+        assert_eq!(cfg("").unwrap().channel, None);
+        let p = cfg("standard = \"11g\"\nchannel = 6\npathloss = \"free-space\"").unwrap();
+        assert_eq!(p.channel, Some(6));
+        assert!(matches!(p.bss.channel, Channel::PathLoss { carrier_hz, .. } if carrier_hz == 2.437e9));
+        let p = cfg("channel = 44").unwrap();
+        assert!(matches!(p.bss.channel, Channel::PathLoss { carrier_hz, .. } if carrier_hz == 5.22e9));
     }
 
     #[test]
@@ -415,6 +450,8 @@ mod tests {
             ("standard = \"11g\"\nguard_interval = \"short\"", "wifi[0].guard_interval", "no short guard"),
             ("streams = 9", "wifi[0].streams", "got 9"),
             ("ap_queue = \"10KB\"", "wifi[0].ap_queue", "packets"),
+            ("standard = \"11g\"\nchannel = 36", "wifi[0].channel", "2.4 GHz channel number (1-14) for 802.11g, got 36"),
+            ("channel = 6", "wifi[0].channel", "5 GHz channel number (32-177) for 802.11ac, got 6"),
             ("distances = [\"1m\"]", "wifi[0].distances", "one distance per station"),
             ("rate_control = \"ideal\"\nmcs = 3", "wifi[0].mcs", "constant"),
             ("max_ampdu = \"100B\"", "wifi[0].max_ampdu", "1600B"),

@@ -11,8 +11,10 @@
 //!
 //! All BSSs of a run are one shared medium of the device seam (`device.rs`): port
 //! [`wifi_port`]`(k, uplink)` is the k-th station's (counted over the BSSs in order) downlink or
-//! uplink direction. `Medium::on_timer` runs each BSS whose deadline has come; an idle BSS asks
-//! for no event at all.
+//! uplink direction. The BSSs sit in one [`celltcp_wifi::Medium`], which puts those with the
+//! same `channel` (and band) in one contention domain and keeps the others apart;
+//! `Medium::on_timer` runs each channel whose deadline has come; an idle one asks for no event
+//! at all.
 
 use std::fs::File;
 use std::io::BufWriter;
@@ -23,6 +25,8 @@ use celltcp_net::pcap::{encode_headers, PcapWriter, Snaplen, LINKTYPE_RAW};
 use celltcp_net::Packet;
 use celltcp_wifi::air::{AirLog, LINKTYPE_IEEE802_11_RADIOTAP};
 use celltcp_wifi::{Bss, Node, StaId, WifiOutput};
+
+type Air = celltcp_wifi::Medium<Packet>;
 use serde_json::{json, Value};
 
 use crate::device::{Medium, MediumOutput};
@@ -42,7 +46,8 @@ type LastSample = (SimTime, u64, Vec<(u64, u64, u64)>);
 /// One BSS of the run and its place in the topology.
 pub(crate) struct WlanBss {
     pub name: String,
-    pub bss: Bss<Packet>,
+    /// The channel number given in `[[wifi]]`, if any.
+    pub channel: Option<u32>,
     pub ap_node: usize,
     pub sta_node: Vec<usize>,
     /// Downlink and uplink pseudo link directions of each station.
@@ -64,9 +69,11 @@ pub(crate) struct WlanBss {
 /// Every BSS of a run, as one shared medium.
 pub(crate) struct WifiMedium {
     pub bsss: Vec<WlanBss>,
+    /// The models of the BSSs, in the order of `bsss`.
+    pub air: Air,
     /// (BSS, station) of each port pair.
     ports: Vec<(u32, StaId)>,
-    out: Vec<WifiOutput<Packet>>,
+    out: Vec<(usize, WifiOutput<Packet>)>,
 }
 
 /// Builds the BSSs of a plan into one medium; a BSS with `pcap` gets `pcap/<name>.pcap` in
@@ -75,6 +82,7 @@ pub(crate) fn build(plans: Vec<PlanWifi>, node_names: &[String], seed: u64, out_
     let io = |e: std::io::Error| ScenarioError::new("", format!("cannot create output files: {e}"));
     let mut bsss = Vec::with_capacity(plans.len());
     let mut ports = Vec::new();
+    let mut air = Air::new();
     for (b, p) in plans.into_iter().enumerate() {
         let stem = p.plan.name.replace(|c: char| !c.is_ascii_alphanumeric() && c != '-' && c != '_', "_");
         let mut open = |on: bool, fname: String, snaplen: Snaplen, link_type: u32| -> Result<_, ScenarioError> {
@@ -96,9 +104,10 @@ pub(crate) fn build(plans: Vec<PlanWifi>, node_names: &[String], seed: u64, out_
         if air_pcap.is_some() {
             bss.enable_air_capture(&p.plan.name);
         }
+        air.add(bss, p.plan.channel).map_err(|m| ScenarioError::new(format!("wifi[{b}].channel"), m))?;
         bsss.push(WlanBss {
             name: p.plan.name,
-            bss,
+            channel: p.plan.channel,
             ap_node: p.ap_node,
             ap_name: node_names[p.ap_node].clone(),
             sta_names: p.sta_node.iter().map(|&n| node_names[n].clone()).collect(),
@@ -112,7 +121,7 @@ pub(crate) fn build(plans: Vec<PlanWifi>, node_names: &[String], seed: u64, out_
             lwa_return: Vec::new(),
         });
     }
-    Ok(WifiMedium { bsss, ports, out: Vec::new() })
+    Ok(WifiMedium { bsss, air, ports, out: Vec::new() })
 }
 
 impl Medium for WifiMedium {
@@ -126,53 +135,51 @@ impl Medium for WifiMedium {
         }
         let (from, to) = if port & 1 == 0 { (Node::Ap, Node::Sta(sta)) } else { (Node::Sta(sta), Node::Ap) };
         let bytes = pkt.size();
-        wb.bss.enqueue(now, from, to, pkt, bytes)
+        self.air.bss_mut(b as usize).enqueue(now, from, to, pkt, bytes)
     }
 
     fn next_deadline(&mut self, after: SimTime) -> Option<SimTime> {
-        self.bsss.iter().filter_map(|b| b.bss.next_deadline()).min().map(|t| t.max(after))
+        self.air.next_deadline().map(|t| t.max(after))
     }
 
-    /// Runs every BSS whose deadline has come: PPDUs end (their MSDUs reach the AP or the
+    /// Runs every channel whose deadline has come: PPDUs end (their MSDUs reach the AP or the
     /// station node) and the next exchanges start.
     fn on_timer(&mut self, now: SimTime, out: &mut Vec<MediumOutput>) {
-        for wb in &mut self.bsss {
-            if wb.bss.next_deadline().is_none_or(|t| t > now) {
-                continue;
-            }
-            wb.bss.on_timer(now, &mut self.out);
-            if let (Some(w), Some(log)) = (wb.air_pcap.as_mut(), wb.bss.air_log()) {
-                write_air(w, log);
-            }
-            for o in self.out.drain(..) {
-                match o {
-                    WifiOutput::Delivered { from, to, pkt, .. } => {
-                        let (node, dir) = match (from, to) {
-                            (Node::Sta(s), _) => (if let Node::Sta(t) = to { wb.sta_node[t as usize] } else { wb.ap_node }, wb.sta_dirs[s as usize][1]),
-                            (Node::Ap, Node::Sta(s)) => {
-                                // an LWA PDU (LWAAP + PDCP headers as `encap`) goes back to the
-                                // UE's PDCP, not to its IP layer
-                                if pkt.encap != 0 {
-                                    if let Some(&Some((medium, port, dir))) = wb.lwa_return.get(s as usize) {
-                                        out.push(MediumOutput::Relay { dir, medium, port, pkt });
-                                        continue;
-                                    }
+        self.air.on_timer(now, &mut self.out);
+        for (b, o) in self.out.drain(..) {
+            let wb = &self.bsss[b];
+            match o {
+                WifiOutput::Delivered { from, to, pkt, .. } => {
+                    let (node, dir) = match (from, to) {
+                        (Node::Sta(s), _) => (if let Node::Sta(t) = to { wb.sta_node[t as usize] } else { wb.ap_node }, wb.sta_dirs[s as usize][1]),
+                        (Node::Ap, Node::Sta(s)) => {
+                            // an LWA PDU (LWAAP + PDCP headers as `encap`) goes back to the
+                            // UE's PDCP, not to its IP layer
+                            if pkt.encap != 0 {
+                                if let Some(&Some((medium, port, dir))) = wb.lwa_return.get(s as usize) {
+                                    out.push(MediumOutput::Relay { dir, medium, port, pkt });
+                                    continue;
                                 }
-                                (wb.sta_node[s as usize], wb.sta_dirs[s as usize][0])
                             }
-                            (Node::Ap, Node::Ap) => unreachable!("the AP never sends to itself"),
-                        };
-                        out.push(MediumOutput::Deliver { dir: dir as u32, node: node as u32, pkt });
-                    }
-                    WifiOutput::Dropped { node, to, pkt, .. } => {
-                        let dir = match (node, to) {
-                            (Node::Sta(s), _) => wb.sta_dirs[s as usize][1],
-                            (Node::Ap, Node::Sta(s)) => wb.sta_dirs[s as usize][0],
-                            (Node::Ap, Node::Ap) => unreachable!("the AP never sends to itself"),
-                        };
-                        out.push(MediumOutput::Lost { dir: dir as u32, pkt });
-                    }
+                            (wb.sta_node[s as usize], wb.sta_dirs[s as usize][0])
+                        }
+                        (Node::Ap, Node::Ap) => unreachable!("the AP never sends to itself"),
+                    };
+                    out.push(MediumOutput::Deliver { dir: dir as u32, node: node as u32, pkt });
                 }
+                WifiOutput::Dropped { node, to, pkt, .. } => {
+                    let dir = match (node, to) {
+                        (Node::Sta(s), _) => wb.sta_dirs[s as usize][1],
+                        (Node::Ap, Node::Sta(s)) => wb.sta_dirs[s as usize][0],
+                        (Node::Ap, Node::Ap) => unreachable!("the AP never sends to itself"),
+                    };
+                    out.push(MediumOutput::Lost { dir: dir as u32, pkt });
+                }
+            }
+        }
+        for (b, wb) in self.bsss.iter_mut().enumerate() {
+            if let (Some(w), Some(log)) = (wb.air_pcap.as_mut(), self.air.bss_mut(b).air_log()) {
+                write_air(w, log);
             }
         }
     }
@@ -182,12 +189,14 @@ impl Medium for WifiMedium {
     fn sample(&mut self, now: SimTime, sinks: &mut Sinks) {
         let (Some(bss_sink), Some(sta_sink)) = (sinks.wifi_bss.as_mut(), sinks.wifi_sta.as_mut()) else { return };
         let t = now.as_secs_f64();
+        let air = &self.air;
         for (b, wb) in self.bsss.iter_mut().enumerate() {
-            let n = wb.bss.n_stations();
-            let busy = wb.bss.bss_stats().busy_ns;
+            let bss = air.bss(b);
+            let n = bss.n_stations();
+            let busy = bss.bss_stats().busy_ns;
             let cur: Vec<(u64, u64, u64)> = (0..n)
                 .map(|s| {
-                    let st = wb.bss.sta_stats(s as StaId);
+                    let st = bss.sta_stats(s as StaId);
                     (st.down.delivered_bytes, st.up.delivered_bytes, st.airtime_ns())
                 })
                 .collect();
@@ -200,7 +209,7 @@ impl Medium for WifiMedium {
                     let busy_here = (busy - busy0).min(dt_ns);
                     bss_sink.f64(t).i64(b as i64).f64(busy_here as f64 / dt_ns as f64).f64(cur.iter().zip(prev).map(|(c, p)| (c.0 - p.0) + (c.1 - p.1)).sum::<u64>() as f64 * 8.0 / dt / 1e6).end_row();
                     for s in 0..n {
-                        let st = wb.bss.sta_stats(s as StaId);
+                        let st = bss.sta_stats(s as StaId);
                         let mcs = |h: &[u64; 10]| h.iter().enumerate().rev().max_by_key(|(_, &c)| c).filter(|(_, &c)| c > 0).map_or(-1, |(m, _)| m as i64);
                         sta_sink
                             .f64(t)
@@ -209,8 +218,8 @@ impl Medium for WifiMedium {
                             .f64((cur[s].0 - prev[s].0) as f64 * 8.0 / dt / 1e6)
                             .f64((cur[s].1 - prev[s].1) as f64 * 8.0 / dt / 1e6)
                             .f64((cur[s].2 - prev[s].2) as f64 / dt_ns as f64)
-                            .f64(wb.bss.queue_len(Node::Ap, Node::Sta(s as StaId)) as f64)
-                            .f64(wb.bss.queue_len(Node::Sta(s as StaId), Node::Ap) as f64)
+                            .f64(bss.queue_len(Node::Ap, Node::Sta(s as StaId)) as f64)
+                            .f64(bss.queue_len(Node::Sta(s as StaId), Node::Ap) as f64)
                             .i64(mcs(&st.down.mcs_hist))
                             .i64(mcs(&st.up.mcs_hist))
                             .end_row();
@@ -261,9 +270,11 @@ fn wifi_summary(w: &WifiMedium, secs: f64) -> Option<Value> {
     let bsss: Vec<Value> = w
         .bsss
         .iter()
-        .map(|wb| {
-            let cfg = wb.bss.config();
-            let bs = wb.bss.bss_stats();
+        .enumerate()
+        .map(|(b, wb)| {
+            let bss = w.air.bss(b);
+            let cfg = bss.config();
+            let bs = bss.bss_stats();
             let dir = |l: &celltcp_wifi::LinkStats| {
                 let ratio = |a: u64, b: u64| if b > 0 { r3(a as f64 / b as f64) } else { 0.0 };
                 json!({
@@ -285,13 +296,13 @@ fn wifi_summary(w: &WifiMedium, secs: f64) -> Option<Value> {
                     "mcs_hist": l.mcs_hist.to_vec(),
                 })
             };
-            let stations: Vec<Value> = (0..wb.bss.n_stations())
+            let stations: Vec<Value> = (0..bss.n_stations())
                 .map(|s| {
-                    let st = wb.bss.sta_stats(s as StaId);
+                    let st = bss.sta_stats(s as StaId);
                     let mut j = json!({
                         "name": wb.sta_names[s],
                         "distance_m": r3(wb.distances_m[s]),
-                        "snr_db": r3(wb.bss.snr_db(s as StaId)),
+                        "snr_db": r3(bss.snr_db(s as StaId)),
                         "down": dir(&st.down),
                         "up": dir(&st.up),
                     });
@@ -301,14 +312,14 @@ fn wifi_summary(w: &WifiMedium, secs: f64) -> Option<Value> {
                     j
                 })
                 .collect();
-            let goodputs: Vec<f64> = (0..wb.bss.n_stations())
+            let goodputs: Vec<f64> = (0..bss.n_stations())
                 .map(|s| {
-                    let st = wb.bss.sta_stats(s as StaId);
+                    let st = bss.sta_stats(s as StaId);
                     (st.down.delivered_bytes + st.up.delivered_bytes) as f64
                 })
                 .collect();
             let total: f64 = goodputs.iter().sum();
-            json!({
+            let mut j = json!({
                 "name": wb.name,
                 "ap": wb.ap_name,
                 "standard": cfg.standard.name(),
@@ -328,7 +339,12 @@ fn wifi_summary(w: &WifiMedium, secs: f64) -> Option<Value> {
                 "collisions": bs.collisions,
                 "jain_index": r3(crate::fairness::jain(&goodputs).unwrap_or(1.0)),
                 "stations": stations,
-            })
+            });
+            if let Some(c) = wb.channel {
+                j["channel"] = json!(c);
+                j["cochannel_bsss"] = json!(w.air.cochannel(b).iter().map(|&o| w.bsss[o].name.as_str()).collect::<Vec<_>>());
+            }
+            j
         })
         .collect();
     Some(Value::Array(bsss))

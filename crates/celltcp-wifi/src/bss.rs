@@ -1,5 +1,8 @@
 //! The BSS coordinator: one AP and N stations on one channel, every one of them in range of
-//! every other (a single collision domain: no hidden stations).
+//! every other (a single collision domain: no hidden stations). Other BSSs may share the
+//! channel ([`crate::medium`]): their nodes then contend, collide and defer with these as if
+//! they were one BSS; this file holds the pieces of an exchange (`plan`, `collide`, `transmit`,
+//! `overhear`, `finish`) and `medium::start_exchange` puts them together.
 //!
 //! Each node (the AP and each station) is one contender ([`crate::dcf`]): DCF for 802.11a/g,
 //! EDCA best effort for 802.11n/ac. The AP keeps one queue per station and serves the stations
@@ -181,6 +184,26 @@ struct Sent {
     dropped: u64,
 }
 
+/// One transmitter's PPDU of an exchange: laid out when its counter reaches zero, before it is
+/// known whether it collides.
+pub(crate) struct Plan {
+    k: usize,
+    link: usize,
+    txv: TxVector,
+    n: usize,
+    ba: bool,
+    dur: SimDuration,
+    ctrl: TxVector,
+}
+
+/// What the nodes that did not transmit heard of a lone transmitter's exchange.
+pub(crate) enum Heard {
+    /// Frames decoded to the ACK or block ACK ending at `end`.
+    Success { end: SimTime, busy: SimDuration },
+    /// A data PPDU in error ending at `medium_end`, with the NAV set by RTS/CTS (if any).
+    Error { medium_end: SimTime, nav_end: Option<SimTime>, busy: SimDuration },
+}
+
 /// One AP and its stations.
 pub struct Bss<P> {
     cfg: BssConfig,
@@ -193,8 +216,8 @@ pub struct Bss<P> {
     links: Vec<Link<P>>,
     snr_db: Vec<f64>,
     inflight: Vec<Sent>,
-    inflight_at: Option<SimTime>,
-    next_tx: Option<SimTime>,
+    pub(crate) inflight_at: Option<SimTime>,
+    pub(crate) next_tx: Option<SimTime>,
     sta_stats: Vec<StaStats>,
     bss_stats: BssStats,
     scratch: Vec<Msdu<P>>,
@@ -371,7 +394,7 @@ impl<P> Bss<P> {
         (c.queued > 0).then(|| c.backoff.ready_at(self.timing.slot).max(c.avail_since))
     }
 
-    fn refresh(&mut self) {
+    pub(crate) fn refresh(&mut self) {
         self.next_tx = (0..self.nodes.len()).filter_map(|k| self.tx_at(k)).min();
     }
 
@@ -394,6 +417,10 @@ impl<P> Bss<P> {
                 _ => break,
             }
         }
+        self.bss_stats.last_event = now;
+    }
+
+    pub(crate) fn note_event(&mut self, now: SimTime) {
         self.bss_stats.last_event = now;
     }
 
@@ -440,94 +467,111 @@ impl<P> Bss<P> {
         (a.n as usize, a.bytes(), a.n > 1)
     }
 
+    /// Starts the exchange at `t` of this BSS alone (its own medium).
     fn start(&mut self, t: SimTime) {
+        crate::medium::start_exchange(&mut [self], t);
+    }
+
+    /// The contenders whose counters reach zero at `t`.
+    pub(crate) fn transmitters_at(&self, t: SimTime) -> Vec<usize> {
+        (0..self.nodes.len()).filter(|&k| self.tx_at(k) == Some(t)).collect()
+    }
+
+    /// The medium turns busy at `t`: every counter freezes with the idle slots before `t`
+    /// counted (the exchange then sets each node's new resume instant).
+    pub(crate) fn freeze_all(&mut self, t: SimTime) {
         let slot = self.timing.slot;
-        let txs: Vec<usize> = (0..self.nodes.len()).filter(|&k| self.tx_at(k) == Some(t)).collect();
-        debug_assert!(!txs.is_empty());
-        // every counter freezes with the idle slots before `t` counted (the exchange below sets
-        // each node's new resume instant)
         for c in &mut self.nodes {
             c.backoff.freeze(t, slot);
         }
+    }
+
+    /// Lays out the PPDU that transmitter `k` sends at `t` (its link, rate, aggregate and
+    /// duration) and counts it.
+    pub(crate) fn plan(&mut self, t: SimTime, k: usize) -> Plan {
+        let sig = self.timing.signal_extension;
+        let link = self.pick_link(k);
+        let attempt = self.links[link].pending[0].failures;
+        let txv = self.links[link].rate.select(t, attempt);
+        let (n, psdu, ba) = self.aggregate(link, &txv);
+        let dur = txtime(&txv, psdu, sig);
+        let ctrl = txv.control_response();
+        let mut retx = 0;
+        let mut qd_sum = 0;
+        let mut qd_n = 0;
+        for m in self.links[link].pending.iter_mut().take(n) {
+            if m.sent {
+                retx += 1;
+            } else {
+                m.sent = true;
+                qd_sum += (t - m.msdu.enq).as_nanos();
+                qd_n += 1;
+            }
+        }
+        let st = self.link_stats(link);
+        st.mpdu_tx += n as u64;
+        st.mpdu_retx += retx;
+        st.ppdu_tx += 1;
+        st.queue_delay_ns_sum += qd_sum;
+        st.queue_delay_n += qd_n;
+        st.mcs_hist[(txv.mcs as usize).min(9)] += 1;
+        if ba {
+            st.ampdus += 1;
+            st.ampdu_mpdus += n as u64;
+        }
+        Plan { k, link, txv, n, ba, dur, ctrl }
+    }
+
+    /// When the transmitter's own frame of a collision ends: its RTS, or its data PPDU.
+    pub(crate) fn own_end(&self, t: SimTime, p: &Plan) -> SimTime {
+        t + if self.cfg.rts_cts { self.timing.rts_cts(&p.ctrl).0 } else { p.dur }
+    }
+
+    /// A collision on the medium from `t` to `medium_end`, `plans` being this BSS's
+    /// transmitters in it (none: its nodes are bystanders of other BSSs' collision). Each
+    /// transmitter's PPDU (or RTS) is lost.
+    pub(crate) fn collide(&mut self, t: SimTime, medium_end: SimTime, plans: Vec<Plan>) {
+        let tm = self.timing;
+        let rts = self.cfg.rts_cts;
+        self.bss_stats.busy_ns += (medium_end - t).as_nanos();
+        for c in &mut self.nodes {
+            c.backoff.resume = tm.resume_after_error(medium_end, None);
+        }
+        if plans.is_empty() {
+            return;
+        }
         self.bss_stats.txops += 1;
+        self.bss_stats.collisions += 1;
+        if self.air.is_some() {
+            // air capture hook: the colliding PPDUs (or RTSs)
+            for p in &plans {
+                self.capture(t, t, capture::AirTx { link: p.link, txv: p.txv, n: p.n, ba: p.ba, dur: p.dur, ctrl: p.ctrl }, None);
+            }
+        }
+        let mut sent = Vec::with_capacity(plans.len());
+        for p in &plans {
+            let end = self.own_end(t, p);
+            let st = self.link_stats(p.link);
+            st.collisions += 1;
+            st.airtime_ns += (end - t).as_nanos();
+            let dropped = self.fail(p.k, p.link, p.n, 0, rts, true);
+            let c = &mut self.nodes[p.k];
+            c.backoff.resume = tm.resume_after_timeout(end, medium_end);
+            c.backoff.draw(&mut c.rng);
+            sent.push(Sent { link: p.link, n: p.n, txv: p.txv, ok: 0, dropped });
+        }
+        self.inflight = sent;
+        self.inflight_at = Some(medium_end);
+    }
+
+    /// The frame exchange of the lone transmitter `p` from `t`, laid out to its end: RTS–CTS
+    /// when configured, the data PPDU with its per-MPDU errors, the ACK or block ACK if any
+    /// MPDU got through. Returns what the other nodes of the medium heard.
+    pub(crate) fn transmit(&mut self, t: SimTime, p: Plan) -> Heard {
         let tm = self.timing;
         let sig = tm.signal_extension;
         let rts = self.cfg.rts_cts;
-        // lay out each transmitter's PPDU
-        struct Plan {
-            k: usize,
-            link: usize,
-            txv: TxVector,
-            n: usize,
-            ba: bool,
-            dur: SimDuration,
-            ctrl: TxVector,
-        }
-        let mut plans = Vec::with_capacity(txs.len());
-        for &k in &txs {
-            let link = self.pick_link(k);
-            let attempt = self.links[link].pending[0].failures;
-            let txv = self.links[link].rate.select(t, attempt);
-            let (n, psdu, ba) = self.aggregate(link, &txv);
-            let dur = txtime(&txv, psdu, sig);
-            let ctrl = txv.control_response();
-            let mut retx = 0;
-            let mut qd_sum = 0;
-            let mut qd_n = 0;
-            for m in self.links[link].pending.iter_mut().take(n) {
-                if m.sent {
-                    retx += 1;
-                } else {
-                    m.sent = true;
-                    qd_sum += (t - m.msdu.enq).as_nanos();
-                    qd_n += 1;
-                }
-            }
-            let st = self.link_stats(link);
-            st.mpdu_tx += n as u64;
-            st.mpdu_retx += retx;
-            st.ppdu_tx += 1;
-            st.queue_delay_ns_sum += qd_sum;
-            st.queue_delay_n += qd_n;
-            st.mcs_hist[(txv.mcs as usize).min(9)] += 1;
-            if ba {
-                st.ampdus += 1;
-                st.ampdu_mpdus += n as u64;
-            }
-            plans.push(Plan { k, link, txv, n, ba, dur, ctrl });
-        }
-        if plans.len() > 1 {
-            // collision: everything on the air is lost
-            self.bss_stats.collisions += 1;
-            let own_end = |p: &Plan| t + if rts { tm.rts_cts(&p.ctrl).0 } else { p.dur };
-            let medium_end = plans.iter().map(own_end).max().unwrap();
-            self.bss_stats.busy_ns += (medium_end - t).as_nanos();
-            for c in &mut self.nodes {
-                c.backoff.resume = tm.resume_after_error(medium_end, None);
-            }
-            if self.air.is_some() {
-                // air capture hook: the colliding PPDUs (or RTSs)
-                for p in &plans {
-                    self.capture(t, t, capture::AirTx { link: p.link, txv: p.txv, n: p.n, ba: p.ba, dur: p.dur, ctrl: p.ctrl }, None);
-                }
-            }
-            let mut sent = Vec::with_capacity(plans.len());
-            for p in &plans {
-                let end = own_end(p);
-                let st = self.link_stats(p.link);
-                st.collisions += 1;
-                st.airtime_ns += (end - t).as_nanos();
-                let dropped = self.fail(p.k, p.link, p.n, 0, rts, true);
-                let c = &mut self.nodes[p.k];
-                c.backoff.resume = tm.resume_after_timeout(end, medium_end);
-                c.backoff.draw(&mut c.rng);
-                sent.push(Sent { link: p.link, n: p.n, txv: p.txv, ok: 0, dropped });
-            }
-            self.inflight = sent;
-            self.inflight_at = Some(medium_end);
-            return;
-        }
-        let p = plans.pop().unwrap();
+        self.bss_stats.txops += 1;
         let mut ds = t;
         let mut busy = SimDuration::ZERO;
         if rts {
@@ -555,12 +599,12 @@ impl<P> Bss<P> {
         }
         let resp = txtime(&p.ctrl, if p.ba { dcf::BLOCK_ACK_BYTES } else { dcf::ACK_BYTES }, sig);
         let dropped;
+        let heard;
         if ok != 0 {
             let end = de + tm.sifs + resp;
             busy += resp;
-            for c in &mut self.nodes {
-                c.backoff.resume = tm.resume_after_success(end);
-            }
+            heard = Heard::Success { end, busy };
+            self.overhear(&heard);
             self.link_stats(p.link).airtime_ns += (end - t).as_nanos();
             dropped = self.fail(p.k, p.link, p.n, ok, rts, false);
             let c = &mut self.nodes[p.k];
@@ -569,23 +613,35 @@ impl<P> Bss<P> {
         } else {
             // no ACK: the others saw a frame in error (EIFS) or hold a NAV to the end of the
             // expected ACK (RTS/CTS)
-            let others = tm.resume_after_error(de, rts.then(|| de + tm.sifs + resp));
-            for c in &mut self.nodes {
-                c.backoff.resume = others;
-            }
+            heard = Heard::Error { medium_end: de, nav_end: rts.then(|| de + tm.sifs + resp), busy };
+            self.overhear(&heard);
             let st = self.link_stats(p.link);
             st.ppdu_failed += 1;
             st.airtime_ns += (de - t).as_nanos();
             dropped = self.fail(p.k, p.link, p.n, 0, rts, false);
             self.nodes[p.k].backoff.resume = tm.resume_after_timeout(de, de);
         }
-        self.bss_stats.busy_ns += busy.as_nanos();
         let c = &mut self.nodes[p.k];
         c.backoff.draw(&mut c.rng);
         self.inflight = vec![Sent { link: p.link, n: p.n, txv: p.txv, ok, dropped }];
         self.inflight_at = Some(de);
+        heard
     }
 
+    /// Every node of this BSS heard an exchange (its own BSS's or another's on the same
+    /// medium): the medium was busy `busy`, and each node resumes after the exchange by the
+    /// rules of its own MAC timing (AIFS after a success, EIFS or NAV after an error).
+    pub(crate) fn overhear(&mut self, heard: &Heard) {
+        let tm = self.timing;
+        let (resume, busy) = match *heard {
+            Heard::Success { end, busy } => (tm.resume_after_success(end), busy),
+            Heard::Error { medium_end, nav_end, busy } => (tm.resume_after_error(medium_end, nav_end), busy),
+        };
+        for c in &mut self.nodes {
+            c.backoff.resume = resume;
+        }
+        self.bss_stats.busy_ns += busy.as_nanos();
+    }
     /// Retry accounting for the `n` head MPDUs of `link` sent by `k`, of which the `ok` mask was
     /// acknowledged; `rts_failed` when the RTS itself collided. Updates failures and the CW and
     /// returns the mask of MPDUs to discard.
@@ -624,7 +680,7 @@ impl<P> Bss<P> {
         dropped
     }
 
-    fn finish(&mut self, at: SimTime, out: &mut Vec<WifiOutput<P>>) {
+    pub(crate) fn finish(&mut self, at: SimTime, out: &mut Vec<WifiOutput<P>>) {
         self.inflight_at = None;
         let sent = std::mem::take(&mut self.inflight);
         for s in sent {

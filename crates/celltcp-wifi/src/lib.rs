@@ -14,6 +14,7 @@
 //! - [`rate`]: rate control behind a small trait: constant, ideal, Minstrel-HT.
 //! - [`bss`]: the coordinator, [`Bss`]: one AP, N stations, queues, collisions, ACK / block
 //!   ACK, retries, RTS/CTS and NAV.
+//! - [`medium`]: several BSSs on one channel, one contention domain ([`Medium`]).
 //! - [`stats`]: per-station and per-BSS counters (goodput, retries, collisions, aggregation,
 //!   queue delay, channel busy time, airtime).
 //!
@@ -28,12 +29,14 @@ pub mod bss;
 pub mod channel;
 pub mod dcf;
 pub mod error;
+pub mod medium;
 pub mod phy;
 pub mod rate;
 pub mod stats;
 
 pub use bss::{Bss, BssConfig, Node, StaId, WifiOutput, DEFAULT_QUEUE_LIMIT};
 pub use channel::{Channel, PathLoss};
+pub use medium::Medium;
 pub use phy::{Band, Standard, TxVector};
 pub use rate::RateKind;
 pub use stats::{BssStats, LinkStats, StaStats};

@@ -1,0 +1,219 @@
+//! Several BSSs on one channel ([`celltcp_wifi::Medium`]) against closed forms.
+//!
+//! With every node in range of every other, the BSSs of one channel are one contention domain,
+//! so Bianchi's saturation model for the total number of stations holds whatever the split over
+//! BSSs: the total goodput is the one-BSS figure for the same N (within the tolerance of
+//! `closed_forms.rs`, whose comments explain the model's approximations), and as every
+//! saturated station has the same chance to win the medium, each BSS's share is its share of
+//! the stations. BSSs on different channels do not interact: each gets its own one-BSS figure.
+
+use celltcp_engine::{SimDuration, SimTime};
+use celltcp_wifi::dcf::{EdcaParams, ACK_BYTES, CTS_BYTES, RTS_BYTES};
+use celltcp_wifi::phy::txtime;
+use celltcp_wifi::{Band, Bss, BssConfig, Channel, Medium, Node, RateKind, Standard, TxVector, WifiOutput};
+
+const MSDU: u32 = 1500;
+
+fn cfg_a(rts: bool) -> BssConfig {
+    let mut cfg = BssConfig::new(Standard::A);
+    cfg.channel = Channel::FixedSnr(60.0);
+    cfg.rate = RateKind::Constant(7);
+    cfg.rts_cts = rts;
+    // Bianchi's model has no retry limit
+    cfg.edca = Some(EdcaParams { short_retry_limit: u32::MAX, long_retry_limit: u32::MAX, ..EdcaParams::dcf(&Standard::A.timing(Band::Ghz5)) });
+    cfg
+}
+
+/// Saturates the uplink of every station of BSSs with `split[b]` stations each, BSS b on
+/// `channels[b]`, for `secs` seconds; returns each BSS's goodput (bit/s) after a 0.2 s warm-up.
+fn saturated(split: &[usize], channels: &[Option<u32>], rts: bool, secs: f64) -> Vec<f64> {
+    let mut m: Medium<()> = Medium::new();
+    for (b, (&n, &ch)) in split.iter().zip(channels).enumerate() {
+        m.add(Bss::new(cfg_a(rts), &vec![5.0; n], 42, &format!("bss{b}")), ch).unwrap();
+    }
+    let mut out = Vec::new();
+    let warm = SimTime::from_millis(200);
+    let end = SimTime::from_nanos((secs * 1e9) as u64);
+    let mut now = SimTime::ZERO;
+    let mut bytes = vec![0u64; split.len()];
+    while now < end {
+        for (b, &n) in split.iter().enumerate() {
+            for s in 0..n as u16 {
+                while m.bss(b).queue_len(Node::Sta(s), Node::Ap) < 130 {
+                    m.bss_mut(b).enqueue(now, Node::Sta(s), Node::Ap, (), MSDU).unwrap();
+                }
+            }
+        }
+        now = m.next_deadline().expect("saturated medium is never idle");
+        m.on_timer(now, &mut out);
+        for (b, o) in out.drain(..) {
+            match o {
+                WifiOutput::Delivered { at, .. } if at >= warm && at < end => bytes[b] += MSDU as u64,
+                WifiOutput::Delivered { .. } => {}
+                WifiOutput::Dropped { .. } => panic!("no drops expected"),
+            }
+        }
+    }
+    bytes.iter().map(|&x| x as f64 * 8.0 / (end - warm).as_secs_f64()).collect()
+}
+
+/// Bianchi (IEEE JSAC 18(3), 2000), Eq. (7), (9) and (13), as in `closed_forms.rs`.
+fn bianchi_bps(n: usize, rts: bool) -> f64 {
+    let t = Standard::A.timing(Band::Ghz5);
+    let us = |d: SimDuration| d.as_nanos() as f64 * 1e-3;
+    let data = TxVector::ofdm(7);
+    let ctrl = data.control_response();
+    let (sifs, slot) = (us(t.sifs), us(t.slot));
+    let difs = sifs + 2.0 * slot;
+    let eifs = sifs + us(txtime(&TxVector::ofdm(0), ACK_BYTES, SimDuration::ZERO)) + difs;
+    let t_data = us(txtime(&data, MSDU + 8 + 24 + 4, SimDuration::ZERO));
+    let t_ack = us(txtime(&ctrl, ACK_BYTES, SimDuration::ZERO));
+    let (ts, tc) = if rts {
+        let t_rts = us(txtime(&ctrl, RTS_BYTES, SimDuration::ZERO));
+        let t_cts = us(txtime(&ctrl, CTS_BYTES, SimDuration::ZERO));
+        (t_rts + sifs + t_cts + sifs + t_data + sifs + t_ack + difs, t_rts + eifs)
+    } else {
+        (t_data + sifs + t_ack + difs, t_data + eifs)
+    };
+    let w = (t.cw_min + 1) as f64;
+    let m = ((t.cw_max + 1) as f64 / w).log2().round() as i32;
+    let tau_of = |p: f64| 2.0 / (1.0 + w + p * w * (0..m).map(|i| (2.0 * p).powi(i)).sum::<f64>());
+    let (mut lo, mut hi) = (0.0f64, 1.0f64);
+    for _ in 0..200 {
+        let p = 0.5 * (lo + hi);
+        if 1.0 - (1.0 - tau_of(p)).powi(n as i32 - 1) > p {
+            lo = p;
+        } else {
+            hi = p;
+        }
+    }
+    let tau = tau_of(0.5 * (lo + hi));
+    let p_tr = 1.0 - (1.0 - tau).powi(n as i32);
+    let p_s = n as f64 * tau * (1.0 - tau).powi(n as i32 - 1) / p_tr;
+    p_s * p_tr * MSDU as f64 * 8.0 / ((1.0 - p_tr) * slot + p_tr * p_s * ts + p_tr * (1.0 - p_s) * tc) * 1e6
+}
+
+fn check_split(split: &[usize], rts: bool, tol: f64) {
+    let n: usize = split.iter().sum();
+    let got = saturated(split, &vec![Some(36); split.len()], rts, 30.0);
+    let total: f64 = got.iter().sum();
+    let want = bianchi_bps(n, rts);
+    let err = (total - want) / want;
+    println!("rts {rts} split {split:?}: Bianchi(N = {n}) {:.3} Mbit/s, simulated {:.3} ({:+.2} %), per BSS {:?}", want / 1e6, total / 1e6, err * 100.0, got.iter().map(|g| (g / 1e4).round() / 100.0).collect::<Vec<_>>());
+    assert!(err.abs() < tol, "split {split:?}: {total} vs {want}");
+    for (b, &g) in got.iter().enumerate() {
+        let share = g / total;
+        let want_share = split[b] as f64 / n as f64;
+        // over 30 s a BSS's share still spreads by a few % (DCF's short-term unfairness: a
+        // station that collided waits out a doubled CW while the winner restarts from CWmin)
+        assert!((share - want_share).abs() < 0.02 + 0.05 * want_share, "split {split:?}: BSS {b} share {share:.3}, want {want_share:.3}");
+    }
+}
+
+/// N stations over two BSSs on one channel: Bianchi's figure for N (same 4 % as one BSS).
+#[test]
+fn bianchi_two_bsss_on_one_channel() {
+    for split in [[1, 1], [1, 3], [2, 2], [3, 7], [5, 5], [10, 20], [20, 20]] {
+        check_split(&split, false, 0.04);
+    }
+}
+
+/// Three BSSs on one channel, basic access and RTS/CTS (2 % as for one BSS).
+#[test]
+fn bianchi_three_bsss_on_one_channel() {
+    for split in [[1, 1, 1], [1, 2, 3], [4, 4, 4], [5, 10, 15]] {
+        check_split(&split, false, 0.04);
+    }
+    for split in [[1, 2, 3], [5, 10, 15]] {
+        check_split(&split, true, 0.02);
+    }
+}
+
+/// BSSs on different channels (or with no channel) do not hear each other: each gets the
+/// one-BSS figure for its own stations, and a medium of one is bit for bit a lone BSS.
+#[test]
+fn different_channels_are_independent() {
+    let got = saturated(&[2, 6, 3], &[Some(36), Some(40), None], false, 10.0);
+    for (g, n) in got.iter().zip([2, 6, 3]) {
+        let want = bianchi_bps(n, false);
+        println!("{n} stations on their own channel: Bianchi {:.3} Mbit/s, simulated {:.3}", want / 1e6, g / 1e6);
+        assert!((g - want).abs() / want < 0.04, "{n} stations: {g} vs {want}");
+    }
+    // the same channel number in the other band is another channel
+    let mut m: Medium<()> = Medium::new();
+    m.add(Bss::new(BssConfig::new(Standard::G), &[5.0], 1, "g"), Some(1)).unwrap();
+    m.add(Bss::new(BssConfig::new(Standard::A), &[5.0], 1, "a"), Some(1)).unwrap();
+    assert_eq!(m.cochannel(1), &[1]);
+    let err = m.add(Bss::new(BssConfig::new(Standard::N), &[5.0], 1, "n"), Some(1)).unwrap_err();
+    assert!(err.contains("802.11a") && err.contains("802.11n"), "{err}");
+}
+
+/// Light load (no two exchanges overlap): every BSS's busy time counts the frames of all BSSs
+/// on its channel, exactly packets × (TXTIME(DATA) + TXTIME(ACK)); a BSS on another channel
+/// counts only its own.
+#[test]
+fn busy_time_counts_every_bss_on_the_channel() {
+    let t = Standard::G.timing(Band::Ghz2_4);
+    let data = TxVector::ofdm(7);
+    let per_packet = txtime(&data, MSDU + 8 + 24 + 4, t.signal_extension) + txtime(&data.control_response(), ACK_BYTES, t.signal_extension);
+    let mut m: Medium<()> = Medium::new();
+    for (b, ch) in [Some(6), Some(6), Some(11)].into_iter().enumerate() {
+        let mut cfg = BssConfig::new(Standard::G);
+        cfg.channel = Channel::FixedSnr(60.0);
+        m.add(Bss::new(cfg, &[5.0, 5.0], 9, &format!("b{b}")), ch).unwrap();
+    }
+    // 125 packets/s per station, the six stations offset by 1.3 ms
+    let period = SimDuration::from_millis(8);
+    let mut arrivals: Vec<(SimTime, usize, u16)> = (0..6).flat_map(|i| (0..1250u64).map(move |k| (SimTime::from_micros(1300 * i as u64) + SimDuration::from_nanos(period.as_nanos() * k), i / 2, (i % 2) as u16))).collect();
+    arrivals.sort();
+    let mut out = Vec::new();
+    for (at, b, s) in arrivals {
+        while let Some(d) = m.next_deadline().filter(|&d| d <= at) {
+            m.on_timer(d, &mut out);
+        }
+        m.bss_mut(b).enqueue(at, Node::Sta(s), Node::Ap, (), MSDU).unwrap();
+    }
+    while let Some(d) = m.next_deadline() {
+        m.on_timer(d, &mut out);
+    }
+    let mut delivered = [0u64; 3];
+    for (b, o) in &out {
+        assert!(matches!(o, WifiOutput::Delivered { .. }));
+        delivered[*b] += 1;
+    }
+    assert_eq!(delivered, [2500; 3]);
+    let busy: Vec<u64> = (0..3).map(|b| m.bss(b).bss_stats().busy_ns).collect();
+    assert_eq!(busy[0], 5000 * per_packet.as_nanos());
+    assert_eq!(busy[1], 5000 * per_packet.as_nanos());
+    assert_eq!(busy[2], 2500 * per_packet.as_nanos());
+    for b in 0..3 {
+        assert_eq!((m.bss(b).bss_stats().txops, m.bss(b).bss_stats().collisions), (2500, 0));
+    }
+}
+
+/// Two BSSs whose stations reach zero in the same slot collide across BSSs: both count the
+/// collision, both double their CW, and both packets get through on the retry.
+#[test]
+fn simultaneous_access_in_two_bsss_collides() {
+    let mut m: Medium<u32> = Medium::new();
+    for b in 0..2 {
+        let mut cfg = BssConfig::new(Standard::A);
+        cfg.channel = Channel::FixedSnr(60.0);
+        m.add(Bss::new(cfg, &[5.0], 3, &format!("c{b}")), Some(36)).unwrap();
+    }
+    let t0 = SimTime::from_millis(1);
+    m.bss_mut(0).enqueue(t0, Node::Sta(0), Node::Ap, 1, MSDU).unwrap();
+    m.bss_mut(1).enqueue(t0, Node::Sta(0), Node::Ap, 2, MSDU).unwrap();
+    let mut out = Vec::new();
+    while let Some(d) = m.next_deadline() {
+        m.on_timer(d, &mut out);
+    }
+    let mut got: Vec<(usize, u32)> = out.iter().map(|(b, o)| if let WifiOutput::Delivered { pkt, .. } = o { (*b, *pkt) } else { (9, 0) }).collect();
+    got.sort();
+    assert_eq!(got, vec![(0, 1), (1, 2)]);
+    for b in 0..2 {
+        let s = m.bss(b).bss_stats();
+        assert!(s.collisions >= 1 && m.bss(b).sta_stats(0).up.collisions == s.collisions, "{s:?}");
+        assert_eq!(s.busy_ns, m.bss(1 - b).bss_stats().busy_ns);
+    }
+}
