@@ -50,8 +50,9 @@ sys.path.insert(0, str(ROOT / "python"))
 import celltcp  # noqa: E402
 import celltcp.api  # noqa: E402
 
-# celltcp's names for the kernel's algorithms
-SIM_CC = {"cubic": "cubic", "reno": "newreno", "bbr": "bbr"}
+# celltcp's counterparts of the kernel's algorithms (TOML values of `cc`): the kernel's Reno halves
+# cwnd on a loss (`tcp_reno_ssthresh`), celltcp's newreno FlightSize unless told otherwise
+SIM_CC = {"cubic": '"cubic"', "reno": '{ name = "newreno", ssthresh_from_cwnd = true }', "bbr": '"bbr"'}
 PING_INTERVAL_S = 0.2
 LATENESS_LIMIT_US = 1000.0
 MAX_RERUNS = 2
@@ -220,7 +221,7 @@ def sim_scenario(c: Case, secs: int, seed: int) -> str:
     text = f'duration = "{secs + 1}s"\nseed = {seed}\n' + link(c)
     for i, cc in enumerate(c.ccs):
         text += (f'[[flow]]\nname = "iperf{i}"\napp = "iperf"\nfrom = "client"\nto = "server"\n'
-                 f'cc = "{SIM_CC[cc]}"\nduration = "{secs}s"\nstart = "0.3s"\nquickack = 16\n{w}')
+                 f'cc = {SIM_CC[cc]}\nduration = "{secs}s"\nstart = "0.3s"\nquickack = 16\n{w}')
     text += (f'[[flow]]\nname = "ping"\napp = "ping"\nfrom = "client"\nto = "server"\n'
              f'interval = "{int(PING_INTERVAL_S * 1000)}ms"\ncount = {ping_count(secs)}\nstart = "0.3s"\n')
     return text
