@@ -159,7 +159,7 @@ reverse = true
     assert_eq!(a, b);
     let p = &cfg["proxy"][0];
     assert_eq!(p["buffer"], "64MB", "{p:#}");
-    assert_eq!(p["per_connection_buffer"], "4MB");
+    assert_eq!(p["per_connection_buffer"], "1MB");
     assert_eq!(p["syn"], "immediate");
     assert_eq!(p["client_cc"]["name"], "newreno");
     assert_eq!(p["server_cc"]["name"], "cubic");
