@@ -82,6 +82,10 @@ pub enum ObjectClass {
     Embedded,
     /// One object of a fixed size (a video clip).
     Whole(u64),
+    /// A `clip`-byte object fetched in `block`-byte ranges (HTTP range requests, RFC 9110
+    /// §14): the `k`-th response on a connection carries bytes `k·block ..` of the clip, the
+    /// last one the remainder (a paced video player, [`crate::video`]).
+    Blocks { clip: u64, block: u64 },
 }
 
 impl ObjectClass {
@@ -90,6 +94,7 @@ impl ObjectClass {
             ObjectClass::Main => 1,
             ObjectClass::Embedded => 2,
             ObjectClass::Whole(_) => 3,
+            ObjectClass::Blocks { .. } => 4,
         }
     }
 }
@@ -148,6 +153,7 @@ impl PageModel {
     pub fn object_size(&self, seed: u64, class: ObjectClass, client_port: u16, k: u64) -> u64 {
         match (self, class) {
             (_, ObjectClass::Whole(n)) => n,
+            (_, ObjectClass::Blocks { clip, block }) => block.min(clip.saturating_sub(k.saturating_mul(block))),
             (PageModel::Fixed { main_bytes, .. }, ObjectClass::Main) => *main_bytes,
             (PageModel::Fixed { embedded_bytes, .. }, ObjectClass::Embedded) => *embedded_bytes,
             (PageModel::Ngmn, c) => {
@@ -271,6 +277,15 @@ mod tests {
         // "Content-Length: 7" vs "Content-Length: 1234567": six more digits
         assert_eq!(response_header_bytes(1_234_567) - response_header_bytes(7), 6);
         assert_eq!(response_bytes(1000), response_header_bytes(1000) + 1000);
+    }
+
+    #[test]
+    fn range_blocks_cover_the_clip_exactly() {
+        // 200000 bytes in 65536-byte ranges: 3 full blocks and 3392 bytes, then nothing
+        let c = ObjectClass::Blocks { clip: 200_000, block: 65_536 };
+        let sizes: Vec<u64> = (0..6).map(|k| PageModel::Ngmn.object_size(1, c, 5, k)).collect();
+        assert_eq!(sizes, vec![65_536, 65_536, 65_536, 3_392, 0, 0]);
+        assert_eq!(sizes.iter().sum::<u64>(), 200_000);
     }
 
     #[test]

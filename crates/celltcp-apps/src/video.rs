@@ -1,6 +1,28 @@
 //! Progressive video (HTTP progressive download, as YouTube and the paper family's players did):
-//! the player requests the whole clip with one HTTP/1.1 `GET` from an
-//! [`crate::http::HttpServer`] and downloads it as fast as TCP allows, while playing it.
+//! the player fetches a constant-bit-rate clip from an [`crate::http::HttpServer`] over one
+//! persistent HTTP/1.1 connection while playing it, in one of two [`Mode`]s:
+//!
+//! - [`Mode::Greedy`] (the default): one `GET` for the whole clip, read as fast as TCP allows.
+//! - [`Mode::Paced`]: the player downloads in blocks (HTTP range requests, one outstanding at a
+//!   time) and keeps about `buffer_target` of media ahead of the playhead. While the buffered
+//!   media is below the target (start-up, a stall, or a buffer drawn down by playback) it requests
+//!   the next block as soon as the previous one is in; once the buffer exceeds the target it
+//!   waits until playback has drained it back to the target. This is the ON/OFF pattern Rao et
+//!   al. measured for YouTube ("Network characteristics of video streaming traffic", CoNEXT
+//!   2011, §4–5): a buffering phase at the rate TCP allows, then a steady state of blocks (64 KB
+//!   for Flash, larger for HTML5 players) at the encoding rate with idle periods in between.
+//!   In steady state on a link of goodput `R` above the bitrate `b`, each block of `B` bytes
+//!   (`8B/b` seconds of media) is requested when the buffer is back at the target, so the
+//!   ON/OFF period is `8B/b`, the ON time about one round trip plus `B/R`, the duty cycle their
+//!   ratio, and the body downloaded by time `t` is about `b/8 · (t − start-up + buffer_target)`
+//!   (within a block): a user who leaves early has cost the network far less than the greedy
+//!   player's whole clip. Below the bitrate the player is never OFF and stalls as the greedy one,
+//!   less one round trip per block.
+//!
+//! Framing of the ranges: the server answers the `k`-th request on the connection with bytes
+//! `k·block ..` of the clip ([`crate::http::ObjectClass::Blocks`]); its status line and header are
+//! the `200 OK` ones of [`crate::http::response_header_bytes`] (a real `206 Partial Content`
+//! with `Content-Range` is some 30 bytes longer per block).
 //!
 //! Playback ([`Player`]): the player starts once `startup_threshold` of media is buffered (or the
 //! whole clip is in); playing drains the buffer at one second of media per second. When the
@@ -16,12 +38,22 @@ use celltcp_engine::{SimDuration, SimTime};
 use celltcp_tcp::TcpConfig;
 
 use crate::app::{App, SockAddr, SockId, SocketApi, SocketError, SocketEvent};
-use crate::http::{request_bytes, response_header_bytes};
+use crate::http::{request_bytes, response_bytes, response_header_bytes};
 
 /// The paper's satisfaction thresholds.
 pub const SATISFIED_STARTUP: SimDuration = SimDuration::from_secs(8);
 pub const SATISFIED_STALLS: usize = 3;
 pub const SATISFIED_STALL_TIME: SimDuration = SimDuration::from_secs(2);
+
+/// How the player downloads (module doc).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// One request for the whole clip, read as fast as TCP allows.
+    Greedy,
+    /// Range requests of `block` bytes while less than `buffer_target` of media is buffered
+    /// (`buffer_target` at least the start-up threshold, `block` at least 1 byte).
+    Paced { buffer_target: SimDuration, block: u64 },
+}
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum State {
@@ -82,6 +114,28 @@ impl Player {
         SimDuration::from_nanos(ns as u64).min(self.length)
     }
 
+    /// Media downloaded but not yet played, at `now` (`now` not before the last event).
+    pub fn buffered(&self, now: SimTime) -> SimDuration {
+        match self.state {
+            State::Playing { since, pos } => self.downloaded.saturating_sub(pos + now.saturating_since(since)),
+            _ => self.downloaded - self.pos,
+        }
+    }
+
+    /// A paced player's next request time: at once while less than `target` is buffered (or
+    /// playback is waiting for data), else when playing has drained the buffer to `target`.
+    /// None once the clip is played.
+    pub fn request_due(&self, now: SimTime, target: SimDuration) -> Option<SimTime> {
+        match self.state {
+            State::Done => None,
+            State::Buffering => Some(now),
+            State::Playing { since, pos } => {
+                let dry = since + (self.downloaded - pos);
+                Some((dry - target.min(dry.saturating_since(SimTime::ZERO))).max(now))
+            }
+        }
+    }
+
     /// When the buffer runs dry if nothing more arrives (while playing).
     pub fn next_deadline(&self) -> Option<SimTime> {
         match self.state {
@@ -139,25 +193,91 @@ impl Player {
     }
 }
 
-/// The player app: one connection, one request, the [`Player`] fed as bytes arrive.
+/// A paced player's outstanding range request.
+#[derive(Clone, Copy, Debug)]
+struct Block {
+    /// Where its response starts and ends in the connection's byte stream.
+    start: u64,
+    end: u64,
+    /// Its body size.
+    body: u64,
+    sent_at: SimTime,
+}
+
+/// The player app: one connection; one request for the whole clip, or range requests of a
+/// block each ([`Mode`]); the [`Player`] fed as bytes arrive.
 #[derive(Clone, Debug)]
 pub struct VideoClient {
     pub remote: SockAddr,
     pub cfg: TcpConfig,
     pub player: Player,
+    pub mode: Mode,
     pub sock: Option<SockId>,
     received: u64,
+    /// Body bytes of the clip downloaded so far.
+    pub body: u64,
+    /// Paced: range requests sent, body bytes requested, the outstanding one, the next request
+    /// time while OFF.
+    pub requests: u64,
+    requested: u64,
+    block: Option<Block>,
+    body_done: u64,
+    next_request: Option<SimTime>,
+    /// Paced: the total ON time (request sent to last byte of its response in).
+    pub on_time: SimDuration,
     pub error: Option<SocketError>,
 }
 
 impl VideoClient {
     pub fn new(remote: SockAddr, cfg: TcpConfig, bitrate_bps: u64, length: SimDuration, startup_threshold: SimDuration) -> Self {
-        VideoClient { remote, cfg, player: Player::new(bitrate_bps, length, startup_threshold, SimTime::ZERO), sock: None, received: 0, error: None }
+        VideoClient {
+            remote,
+            cfg,
+            player: Player::new(bitrate_bps, length, startup_threshold, SimTime::ZERO),
+            mode: Mode::Greedy,
+            sock: None,
+            received: 0,
+            body: 0,
+            requests: 0,
+            requested: 0,
+            block: None,
+            body_done: 0,
+            next_request: None,
+            on_time: SimDuration::ZERO,
+            error: None,
+        }
+    }
+
+    /// The same player in `mode`.
+    pub fn with_mode(mut self, mode: Mode) -> Self {
+        self.mode = mode;
+        self
     }
 
     /// The clip's body size, bytes.
     pub fn clip_bytes(&self) -> u64 {
         Player::clip_bytes(self.player.bitrate_bps, self.player.length)
+    }
+
+    /// Paced: sends the next range request if it is due, else sets the timer for it.
+    fn maybe_request<S: SocketApi>(&mut self, now: SimTime, net: &mut S) {
+        let (Mode::Paced { buffer_target, block }, Some(s)) = (self.mode, self.sock) else { return };
+        let clip = self.clip_bytes();
+        self.next_request = None;
+        if self.block.is_some() || self.requested >= clip {
+            return;
+        }
+        match self.player.request_due(now, buffer_target) {
+            Some(t) if t <= now => {
+                let body = block.min(clip - self.requested);
+                net.tcp(s).write(request_bytes());
+                let start = self.received;
+                self.block = Some(Block { start, end: start + response_bytes(body), body, sent_at: now });
+                self.requested += body;
+                self.requests += 1;
+            }
+            t => self.next_request = t,
+        }
     }
 }
 
@@ -167,34 +287,63 @@ impl App for VideoClient {
         match net.connect(now, self.remote, &self.cfg) {
             Ok(s) => {
                 self.sock = Some(s);
-                net.tcp(s).write(request_bytes());
+                match self.mode {
+                    Mode::Greedy => {
+                        net.tcp(s).write(request_bytes());
+                    }
+                    Mode::Paced { .. } => self.maybe_request(now, net),
+                }
             }
             Err(e) => self.error = Some(e),
         }
     }
 
     fn on_socket<S: SocketApi>(&mut self, now: SimTime, s: SockId, _ev: SocketEvent, net: &mut S) {
+        let clip = self.clip_bytes();
         let tcp = net.tcp(s);
         let n = tcp.read(now, u64::MAX);
-        if n > 0 {
-            self.received += n;
-            let clip = self.clip_bytes();
-            let body = self.received.saturating_sub(response_header_bytes(clip)).min(clip);
-            self.player.on_data(now, body);
-            if body == clip {
-                tcp.close();
-            }
-        } else {
+        if n == 0 {
             self.player.advance(now);
+            if matches!(self.mode, Mode::Paced { .. }) {
+                self.maybe_request(now, net);
+            }
+            return;
+        }
+        self.received += n;
+        self.body = match self.mode {
+            Mode::Greedy => self.received.saturating_sub(response_header_bytes(clip)).min(clip),
+            Mode::Paced { .. } => {
+                let mut partial = 0;
+                if let Some(b) = self.block {
+                    if self.received >= b.end {
+                        self.body_done += b.body;
+                        self.on_time += now - b.sent_at;
+                        self.block = None;
+                    } else {
+                        partial = (self.received - b.start).saturating_sub(response_header_bytes(b.body)).min(b.body);
+                    }
+                }
+                self.body_done + partial
+            }
+        };
+        self.player.on_data(now, self.body);
+        if self.body == clip {
+            tcp.close();
+        } else {
+            self.maybe_request(now, net);
         }
     }
 
-    fn on_timer<S: SocketApi>(&mut self, now: SimTime, _net: &mut S) {
+    fn on_timer<S: SocketApi>(&mut self, now: SimTime, net: &mut S) {
         self.player.advance(now);
+        self.maybe_request(now, net);
     }
 
     fn next_deadline(&self) -> Option<SimTime> {
-        self.player.next_deadline()
+        match (self.player.next_deadline(), self.next_request) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 }
 
@@ -234,6 +383,50 @@ mod tests {
         assert!(close(p.finished_at.unwrap(), 22.0), "{:?}", p.finished_at);
         assert!((p.stall_time(s(25.0)).as_secs_f64() - 8.0).abs() < 0.05);
         assert!(!p.satisfied(s(25.0)), "8 s of stalling");
+    }
+
+    #[test]
+    fn paced_player_settles_into_on_off_blocks_at_the_encoding_rate() {
+        // 8 kbit/s (1000 byte/s), threshold 2 s, target 10 s, blocks of 2000 bytes (2 s of
+        // media). Each block's first byte arrives 0.1 s after its request and the rest at
+        // 4000 byte/s: ON = 0.1 + 0.5 = 0.6 s. By hand: block 1 in at 0.6 (2 s: playback starts).
+        // Back to back while the buffer is below 10 s: after block k (k ≥ 1) it holds
+        // 2k − 0.6(k − 1) s: 2, 3.4, 4.8, 6.2, 7.6, 9.0, then 10.4 after block 7 (in at 4.2).
+        // OFF until it drains to 10 s: request 8 at 4.6, and from then one request every 2 s
+        // (each adds 2 s of media, playback drains 2 s): ON 0.6 s of a 2 s period, duty 0.3,
+        // and at each request the media downloaded is the playhead (t − 0.6) plus the 10 s target.
+        let target = SimDuration::from_secs(10);
+        let mut p = Player::new(8000, SimDuration::from_secs(100), SimDuration::from_secs(2), SimTime::ZERO);
+        let (block, first, on) = (2000u64, 0.1, 0.6);
+        let (mut body, mut now) = (0u64, s(0.0));
+        let mut requests = Vec::new();
+        while requests.len() < 20 {
+            let due = p.request_due(now, target).unwrap();
+            p.advance(due);
+            requests.push((due.as_secs_f64(), body));
+            for i in 1..=4u64 {
+                let t = due + SimDuration::from_secs_f64(first + (on - first) * i as f64 / 4.0);
+                p.on_data(t, body + block * i / 4);
+            }
+            body += block;
+            now = due + SimDuration::from_secs_f64(on);
+        }
+        let close = |a: f64, b: f64| (a - b).abs() < 1e-6;
+        assert!(close(p.started_at.unwrap().as_secs_f64(), 0.6), "{:?}", p.started_at);
+        for (k, &(t, _)) in requests.iter().enumerate().take(7) {
+            assert!(close(t, 0.6 * k as f64), "buffering phase: request {k} at {t}: {requests:?}");
+        }
+        for (k, &(t, bytes)) in requests.iter().enumerate().skip(7) {
+            let want = 4.6 + 2.0 * (k - 7) as f64;
+            assert!(close(t, want), "steady state: request {k} at {t}, want {want}: {requests:?}");
+            assert_eq!(bytes, (1000.0 * (t - 0.6 + 10.0)).round() as u64, "request {k}");
+        }
+        let period = requests[19].0 - requests[18].0;
+        assert!(close(period, 2.0) && close(on / period, 0.3));
+        assert!(p.stalls.is_empty(), "{:?}", p.stalls);
+        // before playback starts and while stalled, a request is due at once
+        let fresh = Player::new(8000, SimDuration::from_secs(100), SimDuration::from_secs(2), SimTime::ZERO);
+        assert_eq!(fresh.request_due(s(3.0), target), Some(s(3.0)));
     }
 
     #[test]

@@ -474,6 +474,16 @@ pub enum ReadingDist {
     Fixed,
 }
 
+/// How `app = "video"` downloads (crates/celltcp-apps/src/video.rs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum VideoMode {
+    /// One request for the whole clip, as fast as TCP allows (the default).
+    Greedy,
+    /// Range requests of `block` while less than `buffer_target` of media is buffered.
+    Paced,
+}
+
 /// A flow: an application between two hosts. Keys that do not apply to its `app` are refused.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -621,6 +631,15 @@ pub struct FlowCfg {
     /// Media buffered before playing and after a stall (default 2s).
     #[serde(default)]
     pub startup_threshold: Option<Dur>,
+    /// `"greedy"` (default) or `"paced"` (ON/OFF blocks against `buffer_target`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<VideoMode>,
+    /// Paced: media kept buffered ahead of the playhead (default 40s).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub buffer_target: Option<Dur>,
+    /// Paced: bytes (or media time) per range request (default 64KB).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block: Option<Length>,
 }
 
 pub use crate::edit::apply_overrides;
@@ -651,6 +670,10 @@ pub mod app_defaults {
     pub const VIDEO_BITRATE_BPS: u64 = 512_000;
     pub const VIDEO_LENGTH_S: u64 = 90;
     pub const VIDEO_STARTUP_MS: u64 = 2_000;
+    /// Paced video: media kept buffered (Rao et al., CoNEXT 2011: YouTube's Flash player buffered
+    /// about 40 s before its ON/OFF steady state) and the block per request (64 KB, ibid.).
+    pub const VIDEO_BUFFER_TARGET_S: u64 = 40;
+    pub const VIDEO_BLOCK: u64 = 64 * 1024;
 }
 
 impl Config {
@@ -730,6 +753,10 @@ impl Config {
                         f.bitrate.get_or_insert(Rate(app_defaults::VIDEO_BITRATE_BPS));
                         f.length.get_or_insert(Length::Time(ms(app_defaults::VIDEO_LENGTH_S * 1000)));
                         f.startup_threshold.get_or_insert(ms(app_defaults::VIDEO_STARTUP_MS));
+                        if f.mode == Some(VideoMode::Paced) {
+                            f.buffer_target.get_or_insert(ms(app_defaults::VIDEO_BUFFER_TARGET_S * 1000));
+                            f.block.get_or_insert(Length::Size(Bytes(app_defaults::VIDEO_BLOCK)));
+                        }
                     }
                 }
             }

@@ -678,7 +678,7 @@ pub fn plan(text: &str, cfg: &Config, base_dir: Option<&std::path::Path>) -> Res
             AppKind::Udp => &["duration", "rate", "size", "interval", "parallel", "omit"],
             AppKind::Ping => &["interval", "count", "size"],
             AppKind::Web => &["pages", "reading_time", "reading", "pipelining", "connections", "dns_delay", "page_model", "main_size", "embedded_objects", "embedded_size"],
-            AppKind::Video => &["bitrate", "length", "startup_threshold"],
+            AppKind::Video => &["bitrate", "length", "startup_threshold", "mode", "buffer_target", "block"],
         };
         let other_keys = [
             ("bytes", f.bytes.is_some()),
@@ -704,6 +704,9 @@ pub fn plan(text: &str, cfg: &Config, base_dir: Option<&std::path::Path>) -> Res
             ("embedded_size", f.embedded_size.is_some()),
             ("bitrate", f.bitrate.is_some()),
             ("startup_threshold", f.startup_threshold.is_some()),
+            ("mode", f.mode.is_some()),
+            ("buffer_target", f.buffer_target.is_some()),
+            ("block", f.block.is_some()),
         ];
         let is_tcp = f.app.is_tcp();
         for (k, present) in tcp_keys {
@@ -781,6 +784,28 @@ pub fn plan(text: &str, cfg: &Config, base_dir: Option<&std::path::Path>) -> Res
                 (AppKind::Video, _) => return Err(e("length", format!("expected the clip's length, a duration greater than zero such as \"90s\", got \"{l}\""))),
                 (_, crate::units::Length::Size(b)) if b.0 > 0 => {}
                 _ => return Err(e("length", format!("expected a write size of at least 1 byte such as \"64KB\", got \"{l}\""))),
+            }
+        }
+        if f.mode != Some(crate::config::VideoMode::Paced) {
+            for (k, present) in [("buffer_target", f.buffer_target.is_some()), ("block", f.block.is_some())] {
+                if present {
+                    return Err(e(k, format!("`{k}` applies to a paced player: it needs `mode = \"paced\"`")));
+                }
+            }
+        }
+        if let Some(t) = f.buffer_target {
+            let threshold = f.startup_threshold.map_or(SimDuration::from_millis(crate::config::app_defaults::VIDEO_STARTUP_MS), |d| d.0);
+            if t.0 < threshold || t.0 == SimDuration::ZERO {
+                return Err(e("buffer_target", format!("expected a buffer target greater than zero and at least the startup_threshold ({threshold}), got \"{t}\"")));
+            }
+        }
+        if let Some(b) = f.block {
+            let ok = match b {
+                crate::units::Length::Size(n) => n.0 > 0,
+                crate::units::Length::Time(d) => d.0 > SimDuration::ZERO,
+            };
+            if !ok {
+                return Err(e("block", format!("expected a block of at least 1 byte (\"64KB\") or a media duration greater than zero (\"1s\"), got \"{b}\"")));
             }
         }
         for (k, v) in [("pages", f.pages), ("pipelining", f.pipelining), ("connections", f.connections)] {

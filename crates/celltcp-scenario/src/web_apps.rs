@@ -6,13 +6,14 @@ use serde_json::{json, Map, Value};
 
 use celltcp_apps::app::{AnyApp, SockAddr};
 use celltcp_apps::http::{HttpServer, ObjectClass, PageModel};
-use celltcp_apps::video::{Player, VideoClient};
+use celltcp_apps::video::{Mode, Player, VideoClient};
 use celltcp_apps::web::{ReadingTime, WebClient, WebConfig};
 use celltcp_engine::{SimDuration, SimTime};
 use celltcp_net::Ipv4;
 use celltcp_tcp::TcpConfig;
 
-use crate::config::{app_defaults as d, AppKind, FlowCfg, PageModelKind, ReadingDist};
+use crate::config::{app_defaults as d, AppKind, FlowCfg, PageModelKind, ReadingDist, VideoMode};
+use crate::units::Length;
 use crate::world::World;
 
 /// The client app and the server app of a web or video flow; the server listens on `port` (and
@@ -24,8 +25,23 @@ pub(crate) fn build(f: &FlowCfg, cfg: TcpConfig, seed: u64, server: Ipv4, port: 
         let length = f.length.and_then(|l| l.time()).unwrap_or(SimDuration::from_secs(d::VIDEO_LENGTH_S));
         let threshold = f.startup_threshold.map_or(ms(d::VIDEO_STARTUP_MS), |t| t.0);
         let clip = Player::clip_bytes(bitrate, length);
-        let srv = HttpServer::new(vec![(port, ObjectClass::Whole(clip))], PageModel::Ngmn, seed, cfg);
-        let cl = VideoClient::new(SockAddr::new(server, port), cfg, bitrate, length, threshold);
+        let mode = match f.mode.unwrap_or(VideoMode::Greedy) {
+            VideoMode::Greedy => Mode::Greedy,
+            VideoMode::Paced => Mode::Paced {
+                buffer_target: f.buffer_target.map_or(ms(d::VIDEO_BUFFER_TARGET_S * 1000), |t| t.0),
+                block: match f.block {
+                    Some(Length::Time(t)) => Player::clip_bytes(bitrate, t.0).max(1),
+                    Some(Length::Size(b)) => b.0,
+                    None => d::VIDEO_BLOCK,
+                },
+            },
+        };
+        let class = match mode {
+            Mode::Greedy => ObjectClass::Whole(clip),
+            Mode::Paced { block, .. } => ObjectClass::Blocks { clip, block },
+        };
+        let srv = HttpServer::new(vec![(port, class)], PageModel::Ngmn, seed, cfg);
+        let cl = VideoClient::new(SockAddr::new(server, port), cfg, bitrate, length, threshold).with_mode(mode);
         return (AnyApp::Video(cl), Some(AnyApp::Http(srv)));
     }
     let model = match f.page_model.unwrap_or(PageModelKind::Ngmn) {
@@ -116,6 +132,16 @@ pub(crate) fn summary(m: &mut Map<String, Value>, w: &World, client: &AnyApp, se
             m.insert("video_stall_time_s".into(), json!(p.stall_time(end).as_secs_f64()));
             m.insert("video_satisfied".into(), json!(p.satisfied(end)));
             m.insert("video_finished".into(), json!(p.finished_at.is_some()));
+            m.insert("video_downloaded_bytes".into(), json!(v.body));
+            if let Mode::Paced { buffer_target, block } = v.mode {
+                m.insert("video_mode".into(), json!("paced"));
+                m.insert("video_buffer_target_s".into(), json!(buffer_target.as_secs_f64()));
+                m.insert("video_block_bytes".into(), json!(block));
+                m.insert("video_requests".into(), json!(v.requests));
+                m.insert("video_on_time_s".into(), json!(v.on_time.as_secs_f64()));
+            } else {
+                m.insert("video_mode".into(), json!("greedy"));
+            }
         }
         _ => unreachable!("a web or video flow"),
     }

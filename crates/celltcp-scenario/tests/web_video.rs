@@ -173,6 +173,79 @@ fn video_on_a_fast_link_starts_at_once_and_satisfies() {
     assert_eq!(f["video_length_s"], 90.0);
 }
 
+/// A paced player (`mode = "paced"`): 512 kbit/s (64000 byte/s), threshold 2 s, target 10 s,
+/// blocks of 64 KiB (1.024 s of media).
+const PACED: &str = "app = \"video\"\nmode = \"paced\"\nbitrate = \"512kbps\"\nlength = \"90s\"\nstartup_threshold = \"2s\"\nbuffer_target = \"10s\"\nblock = \"64KB\"";
+
+#[test]
+fn paced_video_on_a_fast_link_runs_on_off_blocks_at_the_encoding_rate() {
+    // 2 Mbit/s, 5 ms one way: a 1500-byte packet carries 1448 body bytes and serialises in 6 ms,
+    // so the body arrives at 250000 × 1448/1500 byte/s; IW10 (14.5 KB) covers the 2.5 KB
+    // bandwidth-delay product, so the link stays busy during a block even after an idle period.
+    let (link, one_way) = (250_000.0, 0.005);
+    let wire = |bytes: f64| bytes * 1500.0 / 1448.0 / link;
+    let block = 65_536.0;
+    let hdr = celltcp_apps::http::response_header_bytes(65_536) as f64;
+    let req = one_way + (celltcp_apps::http::request_bytes() as f64 + 52.0) / link;
+    // ON: the request's trip, then the response's first packet's propagation and its bytes
+    let on = req + one_way + wire(hdr + block);
+    let period = block / 64_000.0; // 1.024 s of media per block
+    // start-up: handshake (1 RTT), block 1, then block 2 up to 2 s of media (128000 bytes)
+    let startup = 2.0 * one_way + on + req + one_way + wire(hdr + 128_000.0 - block);
+    let a = run(PACED, "2Mbps", "5ms", "30s");
+    let b = run(PACED, "2Mbps", "5ms", "70s");
+    for f in [&a, &b] {
+        assert_eq!(f["video_mode"], "paced", "{f}");
+        assert_eq!(f["video_stalls"], 0, "{f}");
+        let st = f["video_startup_s"].as_f64().unwrap();
+        assert!((st - startup).abs() < 0.02, "start-up {st} vs hand-computed {startup}");
+    }
+    // steady state between 30 s and 70 s: one block per 1.024 s, each ON for `on`
+    let d = |k: &str| b[k].as_f64().unwrap() - a[k].as_f64().unwrap();
+    let (requests, on_time) = (d("video_requests"), d("video_on_time_s"));
+    let got_period = 40.0 / requests;
+    eprintln!("start-up {} (hand {startup:.4}); period {got_period:.4} (hand {period}); duty {:.4} (hand {:.4}); downloaded {} / {}", a["video_startup_s"], on_time / 40.0, on / period, a["video_downloaded_bytes"], b["video_downloaded_bytes"]);
+    assert!((got_period - period).abs() / period < 0.03, "ON/OFF period {got_period} vs {period} ({requests} requests)");
+    let duty = on_time / 40.0;
+    assert!((duty - on / period).abs() < 0.02, "duty cycle {duty} vs hand-computed {} (ON {on} s)", on / period);
+    // bytes downloaded by t: 64000 byte/s × (t − start-up + target), to within a block
+    for (f, t) in [(&a, 30.0), (&b, 70.0)] {
+        let got = f["video_downloaded_bytes"].as_f64().unwrap();
+        let want = 64_000.0 * (t - startup + 10.0);
+        assert!((got - want).abs() <= block + 1000.0, "downloaded {got} by {t} s vs {want}");
+    }
+    // the greedy player has the whole clip by 30 s: the paced one costs well under half
+    let greedy = run("app = \"video\"", "2Mbps", "5ms", "30s");
+    assert_eq!(greedy["video_downloaded_bytes"], 5_760_000, "{greedy}");
+    assert!(a["video_downloaded_bytes"].as_f64().unwrap() < 0.5 * 5_760_000.0);
+}
+
+#[test]
+fn paced_video_on_a_link_slower_than_the_bitrate_stalls_as_the_fluid_timeline_says() {
+    // 10 s of 512 kbit/s over 400 kbit/s, target 4 s: the buffer never reaches the target, so
+    // the player is always ON, one block after the other; each block of 65536 bytes takes its
+    // request's trip (20 ms + 359 bytes) and its response at 400 × 1448/1500 kbit/s: an
+    // effective rate of 1.024 media-seconds per block time.
+    let flow = "app = \"video\"\nmode = \"paced\"\nlength = \"10s\"\nbitrate = \"512kbps\"\nstartup_threshold = \"2s\"\nbuffer_target = \"4s\"\nblock = \"64KB\"";
+    let f = run(flow, "400kbps", "10ms", "30s");
+    let link = 50_000.0;
+    let hdr = celltcp_apps::http::response_header_bytes(65_536) as f64;
+    let per_block = 0.02 + (celltcp_apps::http::request_bytes() as f64 + 52.0) / link + (hdr + 65_536.0) * 1500.0 / 1448.0 / link;
+    let r = 1.024 / per_block;
+    let (start, stalls, _end) = fluid_timeline(0.06, r, 10.0, 2.0);
+    assert!(!stalls.is_empty(), "hand-computed: {stalls:?}");
+    eprintln!("fluid: r {r:.4}, start {start:.3}, stalls {stalls:?}; run: {f}");
+    let st = f["video_startup_s"].as_f64().unwrap();
+    assert!((st - start).abs() < 0.1, "start-up {st} vs {start}");
+    assert_eq!(f["video_stalls"].as_u64().unwrap() as usize, stalls.len(), "{f} vs {stalls:?}");
+    let stall_time: f64 = stalls.iter().map(|(a, b)| b - a).sum();
+    let got = f["video_stall_time_s"].as_f64().unwrap();
+    assert!((got - stall_time).abs() < 0.15, "stall time {got} vs {stall_time}");
+    assert_eq!(f["video_finished"], true);
+    assert_eq!(f["video_downloaded_bytes"], 640_000);
+    assert_eq!(f["video_requests"], 10, "9 blocks of 65536 bytes and one of 50176");
+}
+
 #[test]
 fn web_and_video_keys_are_checked() {
     let bad = |flow: &str| {
@@ -185,11 +258,16 @@ fn web_and_video_keys_are_checked() {
     assert!(bad("app = \"bulk\"\nlength = \"3s\"").contains("length"));
     assert!(bad("app = \"bulk\"\npages = 3").contains("pages"));
     assert!(bad("app = \"video\"\npipelining = 2").contains("pipelining"));
+    assert!(bad("app = \"video\"\nblock = \"64KB\"").contains("mode = \"paced\""));
+    assert!(bad("app = \"video\"\nmode = \"paced\"\nbuffer_target = \"1s\"").contains("buffer_target"));
+    assert!(bad("app = \"video\"\nmode = \"paced\"\nblock = \"0B\"").contains("block"));
+    assert!(bad("app = \"video\"\nmode = \"fast\"").contains("mode"));
+    assert!(bad("app = \"bulk\"\nmode = \"paced\"").contains("mode"));
 }
 
 #[test]
 fn the_examples_run_as_written() {
-    for (file, field) in [("web.toml", "page_time_mean_s"), ("video.toml", "video_startup_s")] {
+    for (file, field) in [("web.toml", "page_time_mean_s"), ("video.toml", "video_startup_s"), ("video-paced.toml", "video_downloaded_bytes")] {
         let path = format!("{}/../../examples/{file}", env!("CARGO_MANIFEST_DIR"));
         let text = std::fs::read_to_string(&path).unwrap();
         let mut sim = Simulation::from_text(&text, &[], &RunOptions::default()).unwrap();
