@@ -160,7 +160,7 @@ pub struct WifiCfg {
     pub pcap_air: bool,
     /// The channel number (1–14 at 2.4 GHz, 32–177 at 5 GHz): BSSs on the same channel of the
     /// same band share one medium (one contention domain). Default: a channel of its own.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub channel: Option<u32>,
 }
 
