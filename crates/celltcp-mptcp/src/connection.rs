@@ -379,7 +379,8 @@ impl MptcpConnection {
         now: SimTime,
     ) -> Self {
         let mut c = Self::new(cfg, Role::Client, key, local_addrs, &[remote.ip]);
-        let ep = TcpEndpoint::connect(c.subflow_tcp(), local_port, remote.port, iss, now);
+        let mut ep = TcpEndpoint::connect(c.subflow_tcp(), local_port, remote.port, iss, now);
+        ep.disable_window_ramp();
         let local = SockAddr {
             ip: local_addrs[0],
             port: local_port,
@@ -408,7 +409,8 @@ impl MptcpConnection {
         }
         let mut c = Self::new(cfg, Role::Listener, key, local_addrs, &[remote.ip]);
         let iss = derive32(key, b'i', 0);
-        let ep = TcpEndpoint::accept(c.subflow_tcp(), local.port, remote.port, iss, syn, now);
+        let mut ep = TcpEndpoint::accept(c.subflow_tcp(), local.port, remote.port, iss, syn, now);
+        ep.disable_window_ramp();
         c.push_subflow(ep, local, remote, 0, 0, iss, false, false);
         c.subflows[0].irs = Some(syn.seq);
         Some(c)
@@ -639,7 +641,8 @@ impl MptcpConnection {
             ip: rip,
             port: self.subflows[0].remote.port,
         };
-        let ep = TcpEndpoint::connect(self.subflow_tcp(), local_port, remote.port, iss, now);
+        let mut ep = TcpEndpoint::connect(self.subflow_tcp(), local_port, remote.port, iss, now);
+        ep.disable_window_ramp();
         self.push_subflow(
             ep,
             SockAddr {

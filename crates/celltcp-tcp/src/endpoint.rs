@@ -342,6 +342,12 @@ pub struct TcpEndpoint {
 }
 
 impl TcpEndpoint {
+    /// Turns the receiver's `rcv_ssthresh` ramp off (an MPTCP subflow: the connection's window
+    /// is advertised instead of the subflow's, see [`Receiver::disable_ramp`]).
+    pub fn disable_window_ramp(&mut self) {
+        self.rcv.disable_ramp();
+    }
+
     fn new(cfg: TcpConfig, local_port: u16, remote_port: u16, iss: u32, now: SimTime) -> Self {
         let mss = cfg.mss.max(1);
         let snd_buf = cfg.snd_buf.initial().max(1);

@@ -129,6 +129,9 @@ pub struct Receiver {
     pub quickack: u32,
     /// The quick-ACK budget's maximum (`quickack`; Linux `TCP_MAX_QUICKACKS`).
     quickack_max: u32,
+    /// Whether `rcv_ssthresh` ramps up ([`Receiver::grow_window`]); off for an MPTCP subflow,
+    /// whose window field carries the connection's window instead of its own.
+    ramp: bool,
     /// Linux `tp->rcv_ssthresh`: the most the advertised window may offer, grown by
     /// [`Receiver::grow_window`] (`tcp_grow_window`).
     pub rcv_ssthresh: u64,
@@ -185,6 +188,7 @@ impl Receiver {
             bytes_unacked: 0,
             quickack: 0,
             quickack_max: 0,
+            ramp: true,
             rcv_ssthresh: buf.initial().min(65_535),
             ack_now: false,
             delack_deadline: None,
@@ -237,9 +241,17 @@ impl Receiver {
         self.quickack_max = max;
         self.quickack = 0;
         self.incr_quickack();
-        if max == 0 {
+        if max == 0 || !self.ramp {
             self.rcv_ssthresh = u64::MAX;
         }
+    }
+
+    /// Turns the `rcv_ssthresh` ramp off: the window is the free buffer from the start. An MPTCP
+    /// subflow's advertised window is the connection's (RFC 8684 §3.3.4; Linux MPTCP advertises
+    /// the msk's window, `mptcp_set_rwin`), so its own ramp must not cap what it accepts.
+    pub fn disable_ramp(&mut self) {
+        self.ramp = false;
+        self.rcv_ssthresh = u64::MAX;
     }
 
     /// Linux `tcp_incr_quickack(sk, max)`: the budget becomes at least
@@ -255,7 +267,7 @@ impl Receiver {
     /// if it grew, `icsk_ack.quick |= 1` (the ACK goes at once). Returns whether it grew.
     fn grow_window(&mut self, len: u64) -> bool {
         // tcp_event_data_recv: `if (skb->len >= 128) tcp_grow_window(sk, skb, true);`
-        if len < 128 {
+        if len < 128 || !self.ramp {
             return false;
         }
         let free = self.buf.saturating_sub(self.used());

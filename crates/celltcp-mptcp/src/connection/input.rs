@@ -41,8 +41,9 @@ impl MptcpConnection {
                 }
                 let n = self.subflows.len();
                 let iss = derive32(self.local_key, b'i', n);
-                let ep =
+                let mut ep =
                     TcpEndpoint::accept(self.subflow_tcp(), local.port, remote.port, iss, seg, now);
+                ep.disable_window_ramp();
                 let local_id = self
                     .local_addrs
                     .iter()
