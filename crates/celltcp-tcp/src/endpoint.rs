@@ -31,7 +31,9 @@
 //!   (RFC 8985 §6.2, reordering window min_rtt / 4; Linux `tcp_mark_lost_retrans` before RACK)
 //!   and sent again within the same recovery episode, instead of waiting for the RTO.
 //! - Spurious fast retransmits and RTOs are detected with timestamps (Eifel, RFC 3522 §2: the
-//!   ACK covering the first retransmission echoes an older TSval) and undone (RFC 4015:
+//!   ACK covering the first retransmission echoes an older TSval; in fast recovery an old echo
+//!   counts only once no retransmission is in flight, as Linux `tcp_try_undo_partial`, since
+//!   the ACK advancing SND.UNA may cover a merely delayed original) and undone (RFC 4015:
 //!   [`Controller::on_spurious`], the episode ends, after an RTO no go-back-N). Without
 //!   timestamps nothing is detected (no DSACK / F-RTO).
 //! - RTO as Linux computes it (RTO >= SRTT + `min_rto`) or by RFC 6298, see [`crate::rtt`]; the timer also restarts whenever the oldest outstanding

@@ -285,6 +285,66 @@ fn spurious_fast_retransmit_from_reordering_is_undone_with_timestamps() {
 }
 
 #[test]
+fn a_delayed_head_is_no_eifel_undo_while_a_retransmission_is_in_flight() {
+    // Segment 40 is delayed 12 ms and segment 41 is lost: the SACKs of 42.. make RACK mark both
+    // lost and resend both. The original of 40 then arrives and its ACK advances SND.UNA,
+    // echoing a TSval from before the retransmissions; but 41's retransmission is still in
+    // flight, so this proves nothing about the episode (RFC 3522 §2 judges the ACK covering the
+    // retransmission; Linux `tcp_try_undo_partial` does not undo while `retrans_out` > 0). The
+    // ACK that fills 41's hole echoes its retransmission: the loss was real, no undo.
+    // Regression: the first ACK advancing SND.UNA undid the episode, and with BBR on a shallow
+    // buffer the sender re-entered and undid recovery on every ACK.
+    let mut w = bulk(TcpConfig::default(), 20, 10_000_000, 600_000);
+    w.fate = Box::new(|s, _| match s.data_idx {
+        Some(40) => Fate::Delay(ms(12)),
+        Some(41) => Fate::Drop,
+        _ => Fate::Deliver,
+    });
+    w.run_until(at_ms(20_000), |w| w.both_closed());
+    assert_eq!(w.read_by_b, 600_000);
+    let s = *w.a.stats();
+    let got = (s.fast_recoveries, s.retransmitted_segments, s.spurious);
+    assert_eq!(got, (1, 2, 0), "{s:?}");
+    assert_eq!(s.timeouts, 0);
+}
+
+#[test]
+fn bbr_leaves_startup_within_a_few_rounds_on_an_8_packet_buffer() {
+    // draft-cardwell-iccrg-bbr-congestion-control-00 §4.3.2.2 (Linux `bbr_check_full_bw_reached`):
+    // three non-app-limited rounds without 25 % growth end STARTUP, whatever the losses. The
+    // golden path (10 Mbit/s, 20 ms each way, an 8-packet buffer) plateaus by round 5; Linux's
+    // `bbr_undo_cwnd` restarts the count on an undo, so only real undos may reset it.
+    // Regression: a false Eifel undo on every partial ACK of each recovery kept BBR in STARTUP
+    // (pacing 2.89 x BtlBw) for 10 s, losing 28 % of its packets.
+    let cfg = TcpConfig {
+        cc: CcKind::Bbr.into(),
+        ..Default::default()
+    };
+    let mut w = bulk(cfg, 20, 10_000_000, 1 << 40);
+    w.queue_pkts = 8;
+    let state = |w: &Wire| match w.a.controller() {
+        celltcp_tcp::cc::AnyCc::Bbr(b) => (b.filled_pipe(), b.round_count()),
+        _ => unreachable!(),
+    };
+    let mut filled_at = None;
+    for t in (5..=3_000).step_by(5) {
+        w.run_until(at_ms(t), |_| false);
+        if let (true, r) = state(&w) {
+            filled_at.get_or_insert(r);
+        }
+    }
+    let s = *w.a.stats();
+    assert!(s.fast_recoveries > 0, "the buffer must overflow: {s:?}");
+    let r = filled_at.expect("BBR never left STARTUP");
+    assert!(r <= 10, "STARTUP ended only in round {r}: {s:?}");
+    assert!(s.spurious <= 2, "{s:?}");
+    assert!(
+        s.retransmitted_segments < s.data_segments_sent / 10,
+        "{s:?}"
+    );
+}
+
+#[test]
 fn spurious_rto_after_a_delay_spike_is_undone_without_go_back_n() {
     // A handover-like stall: the bottleneck serves nothing for 600 ms, then drains its queue in
     // order. The RTO fires spuriously; Eifel (RFC 3522, timestamps) or F-RTO (RFC 5682 §3.1

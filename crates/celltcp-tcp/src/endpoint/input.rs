@@ -436,15 +436,27 @@ impl TcpEndpoint {
         if let Some(r) = rtt_sample {
             self.record_rtt(r.max(SimDuration::from_nanos(1)));
         }
-        // --- Eifel detection (RFC 3522 §2): the first ACK covering the first retransmission
-        // echoes a TSval older than that retransmission -> the original arrived; undo.
+        // --- Eifel detection (RFC 3522 §2): the ACK covering the first retransmission echoes a
+        // TSval older than that retransmission -> the original arrived; undo. In fast recovery
+        // the first ACK advancing SND.UNA need not cover a retransmission (RACK may have resent
+        // later segments while the head was only queued), so, as Linux `tcp_try_undo_partial`,
+        // an old echo there undoes only when no retransmission is still in flight
+        // (`retrans_out`); otherwise the check waits for a later ACK, and an echo at or after
+        // the retransmission (the hole was filled by it) ends it. Regression: every in-order
+        // partial ACK after a recovery began "proved" it spurious; BBR re-entered and undid
+        // recovery on each ACK (1,922 times in the golden 8-packet run), each undo resetting
+        // its full-pipe count (Linux `bbr_undo_cwnd`), so it never left STARTUP.
         if let Some(tv) = self.undo_tsval {
             if self.ca_state != CaState::Open && self.snd_una > self.undo_marker {
-                self.undo_tsval = None;
-                if let Some((_, ecr)) = seg.options.timestamps {
-                    if ecr != 0 && (ecr.wrapping_sub(tv) as i32) < 0 {
-                        self.undo_spurious(now);
-                    }
+                let delayed = seg
+                    .options
+                    .timestamps
+                    .is_some_and(|(_, ecr)| ecr != 0 && (ecr.wrapping_sub(tv) as i32) < 0);
+                if !delayed {
+                    self.undo_tsval = None;
+                } else if self.ca_state != CaState::Recovery || self.sb.retrans_bytes() == 0 {
+                    self.undo_tsval = None;
+                    self.undo_spurious(now);
                 }
             }
         }
