@@ -218,7 +218,7 @@ impl ProxyConn {
 
     /// Open: it counts for the fair share (not refused, a leg still open or bytes held).
     fn open(&self) -> bool {
-        !self.refused && !(self.client_closed && self.server_closed)
+        !(self.refused || self.client_closed && self.server_closed)
     }
 
     /// Bytes a leg has delivered: read from it, plus written into it and acknowledged.
@@ -304,7 +304,7 @@ impl SplitProxy {
     /// sets after every event ([`TcpEndpoint::set_rcv_buf_cap`]).
     fn leg_cfg(&self, base: &TcpConfig, initial: u64) -> TcpConfig {
         let max = self.cfg.per_connection_buffer.max(initial).max(1);
-        TcpConfig { rcv_buf: BufSize::Auto { initial, max }, ..base.clone() }
+        TcpConfig { rcv_buf: BufSize::Auto { initial, max }, ..*base }
     }
 
     /// The size autotuning starts a leg's receive buffer from (Linux: `tcp_rmem[1]`), the
@@ -601,13 +601,11 @@ impl App for SplitProxy {
         let (before, open_before) = (self.committed, self.open_last);
         self.pump(net, &mut pool, now, i);
         let c = &mut self.conns[i];
-        if !c.refused && !c.client_pending() {
-            if !c.server_closed && net.tcp(c.server).is_closed() && !net.tcp(c.client).is_closed() && c.queued_down == 0 {
-                // the server leg died (RST or retries exhausted) before a FIN: the client sees a close
-                c.server_closed = true;
-                c.client_closed = true;
-                net.tcp(c.client).close();
-            }
+        if !c.refused && !c.client_pending() && !c.server_closed && net.tcp(c.server).is_closed() && !net.tcp(c.client).is_closed() && c.queued_down == 0 {
+            // the server leg died (RST or retries exhausted) before a FIN: the client sees a close
+            c.server_closed = true;
+            c.client_closed = true;
+            net.tcp(c.client).close();
         }
         // space freed here (bytes acknowledged, a connection closed) may let the others' windows open
         if self.conns.len() > 1 && (pool.total < before || self.conns.iter().filter(|c| c.open()).count() < open_before) {
