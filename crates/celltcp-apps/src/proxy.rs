@@ -32,12 +32,15 @@
 //! share, one at or above it only the free space the others' shares do not claim. So the total
 //! commitment never exceeds `buffer`, a connection whose client leg drains slowly cannot keep a
 //! newer one (a web page, a video) from reading, and the space freed when any connection's
-//! client leg drains goes first to the connections below their share. Each direction keeps
-//! `min(64 KiB, per_connection_buffer / 8)` of window for the other (a request on a connection
-//! whose download fills it). This mirrors a Linux splice proxy (HAProxy, Squid with kernel
-//! buffers): the memory is in the sockets' buffers, sized per socket, and a full pool slows the
-//! senders by their windows (RFC 3135 §5.1: a PEP's resources are bounded, flow control is
-//! its tool).
+//! client leg drains goes first to the connections below their share. A leg opened while the
+//! pool is full is capped before its SYN or SYN-ACK goes out (a zero window) but its buffer
+//! starts from the autotuning start, so a rising cap opens its window with an update before
+//! any byte has arrived (autotuning alone grows a buffer only as bytes are read). Each
+//! direction keeps `min(64 KiB, per_connection_buffer / 8)` of window for the other (a request
+//! on a connection whose download fills it). This mirrors a Linux splice proxy (HAProxy,
+//! Squid with kernel buffers): the memory is in the sockets' buffers, sized per socket, and a
+//! full pool slows the senders by their windows (RFC 3135 §5.1: a PEP's resources are bounded,
+//! flow control is its tool).
 //!
 //! **Explicit or transparent.** Made with [`SplitProxy::new`] it is an explicit proxy: clients
 //! connect to its own address and port and it opens its leg to `upstream`. Made with
@@ -215,7 +218,7 @@ impl ProxyConn {
 
     /// Open: it counts for the fair share (not refused, a leg still open or bytes held).
     fn open(&self) -> bool {
-        !self.refused && !(self.client_closed && self.server_closed)
+        !(self.refused || self.client_closed && self.server_closed)
     }
 
     /// Bytes a leg has delivered: read from it, plus written into it and acknowledged.
@@ -301,12 +304,21 @@ impl SplitProxy {
     /// sets after every event ([`TcpEndpoint::set_rcv_buf_cap`]).
     fn leg_cfg(&self, base: &TcpConfig, initial: u64) -> TcpConfig {
         let max = self.cfg.per_connection_buffer.max(initial).max(1);
-        TcpConfig { rcv_buf: BufSize::Auto { initial, max }, ..base.clone() }
+        TcpConfig { rcv_buf: BufSize::Auto { initial, max }, ..*base }
     }
 
-    /// The receive buffer each leg of a new connection starts with: half of what the new
-    /// connection may commit at once (its share of the free space), at most the reserve of a
-    /// direction, less one window-scale unit (module doc); autotuning grows it below the cap.
+    /// The size autotuning starts a leg's receive buffer from (Linux: `tcp_rmem[1]`), the
+    /// reserve of a direction; the cap set at once ([`SplitProxy::initial_rcv_buf`]) may hold
+    /// the buffer below it, down to 0 when the pool is full, and raising the cap opens the window
+    /// up to it at once (a window update), whatever the connection has received so far.
+    fn leg_initial(&self) -> u64 {
+        leg_reserve(self.cfg.per_connection_buffer)
+    }
+
+    /// The cap each leg of a new connection starts with (set before its SYN or SYN-ACK goes
+    /// out): half of what the new connection may commit at once (its share of the free space),
+    /// at most the reserve of a direction, less one window-scale unit (module doc); the proxy
+    /// raises it as the pool allows and autotuning grows the buffer below it.
     fn initial_rcv_buf<S: SocketApi>(&mut self, net: &mut S, base: &TcpConfig) -> u64 {
         let pool = self.pool(net);
         let n = pool.open as u64 + 1;
@@ -326,10 +338,11 @@ impl SplitProxy {
         let client = match syn {
             SynMode::Immediate => {
                 let b = self.initial_rcv_buf(net, &self.cfg.cfg_client.clone());
-                let cfg = self.leg_cfg(&self.cfg.cfg_client, b);
+                let cfg = self.leg_cfg(&self.cfg.cfg_client, self.leg_initial());
                 match net.accept_held(now, orig, peer, &cfg) {
                     Ok(c) => {
-                                                c
+                        net.tcp(c).set_rcv_buf_cap(b);
+                        c
                     }
                     Err(e) => {
                         self.error = Some(e);
@@ -340,10 +353,11 @@ impl SplitProxy {
             SynMode::AfterServer => HELD,
         };
         let b = self.initial_rcv_buf(net, &self.cfg.cfg_server.clone());
-        let cfg = self.leg_cfg(&self.cfg.cfg_server, b);
+        let cfg = self.leg_cfg(&self.cfg.cfg_server, self.leg_initial());
         match net.connect_transparent(now, peer, orig, &cfg) {
             Ok(up) => {
-                                self.conns.push(ProxyConn::new(now, client, up, peer, orig));
+                net.tcp(up).set_rcv_buf_cap(b);
+                self.conns.push(ProxyConn::new(now, client, up, peer, orig));
                 self.record(now, net, None);
             }
             Err(e) => {
@@ -364,10 +378,11 @@ impl SplitProxy {
         let up = net.tcp(c.server);
         if up.is_established() {
             let b = self.initial_rcv_buf(net, &self.cfg.cfg_client.clone());
-            let cfg = self.leg_cfg(&self.cfg.cfg_client, b);
+            let cfg = self.leg_cfg(&self.cfg.cfg_client, self.leg_initial());
             match net.accept_held(now, c.orig, c.peer, &cfg) {
                 Ok(s) => {
-                                        self.conns[i].client = s;
+                    net.tcp(s).set_rcv_buf_cap(b);
+                    self.conns[i].client = s;
                 }
                 Err(e) => {
                     self.error = Some(e);
@@ -562,10 +577,11 @@ impl App for SplitProxy {
         if let SocketEvent::Accepted { .. } = ev {
             let (orig, peer) = net.sock_names(s).unwrap_or((SockAddr::new(net.local_addr(), self.cfg.port), SockAddr::new(celltcp_net::Ipv4(0), 0)));
             let b = self.initial_rcv_buf(net, &self.cfg.cfg_server.clone());
-            let cfg = self.leg_cfg(&self.cfg.cfg_server, b);
+            let cfg = self.leg_cfg(&self.cfg.cfg_server, self.leg_initial());
             match net.connect(now, self.cfg.upstream, &cfg) {
                 Ok(up) => {
-                                        self.conns.push(ProxyConn::new(now, s, up, peer, orig));
+                    net.tcp(up).set_rcv_buf_cap(b);
+                    self.conns.push(ProxyConn::new(now, s, up, peer, orig));
                     self.record(now, net, None);
                 }
                 Err(e) => {
@@ -585,13 +601,11 @@ impl App for SplitProxy {
         let (before, open_before) = (self.committed, self.open_last);
         self.pump(net, &mut pool, now, i);
         let c = &mut self.conns[i];
-        if !c.refused && !c.client_pending() {
-            if !c.server_closed && net.tcp(c.server).is_closed() && !net.tcp(c.client).is_closed() && c.queued_down == 0 {
-                // the server leg died (RST or retries exhausted) before a FIN: the client sees a close
-                c.server_closed = true;
-                c.client_closed = true;
-                net.tcp(c.client).close();
-            }
+        if !c.refused && !c.client_pending() && !c.server_closed && net.tcp(c.server).is_closed() && !net.tcp(c.client).is_closed() && c.queued_down == 0 {
+            // the server leg died (RST or retries exhausted) before a FIN: the client sees a close
+            c.server_closed = true;
+            c.client_closed = true;
+            net.tcp(c.client).close();
         }
         // space freed here (bytes acknowledged, a connection closed) may let the others' windows open
         if self.conns.len() > 1 && (pool.total < before || self.conns.iter().filter(|c| c.open()).count() < open_before) {

@@ -654,6 +654,12 @@ impl Receiver {
     pub fn set_cap(&mut self, cap: u64) {
         self.cap = cap;
         self.buf = self.want.min(cap);
+        if self.rcv_nxt == 1 && self.last_ack_sent == 0 {
+            // the peer's SYN is in and our SYN-ACK not yet sent: it will offer the capped
+            // buffer, so the right edge and the initial space are the capped buffer's
+            self.rcv_adv = 1 + self.syn_window() as u64;
+            self.space = (10 * self.mss).min(self.buf);
+        }
         if self.window_update_due() {
             self.ack_now = true;
         }
@@ -1098,6 +1104,31 @@ mod tests {
         r.on_ack_sent();
         r.set_cap(u64::MAX);
         assert!(r.buf > 30_000 && r.ack_now, "lifting the cap gives the autotuned size at once: {}", r.buf);
+    }
+
+    #[test]
+    fn receiver_capped_to_zero_before_its_syn_ack_opens_when_the_cap_rises_without_data() {
+        // A proxy's leg opened with its pool full: the SYN-ACK offers nothing (cap 0, RFC 9293
+        // §3.8.6.2.1 lets a receiver offer a zero window), and the right edge is that offer.
+        // When the cap rises the window opens to the autotuned size at once, with an update
+        // (§3.8.6.2.2), though no byte has arrived (autotuning grows only on reads).
+        let mut r = Receiver::new(BufSize::Auto { initial: 20_000, max: 1_000_000 }, 0, MSS, true, None);
+        r.on_syn(0, t(0));
+        assert_eq!(r.committed(), 20_000, "as constructed: the autotuning start");
+        r.set_cap(0);
+        assert_eq!((r.syn_window(), r.window(), r.committed()), (0, 0, 0));
+        assert!(!r.ack_now);
+        r.on_ack_sent(); // the SYN-ACK
+        r.set_cap(8_000);
+        assert!(r.ack_now, "8 000 bytes of window: an update is due");
+        assert_eq!(r.advertise(false), 8_000);
+        r.on_ack_sent();
+        r.set_cap(u64::MAX);
+        assert!(r.ack_now);
+        assert_eq!(r.advertise(false), 20_000, "up to the autotuning start");
+        // once the SYN-ACK is out, a lower cap never pulls the right edge back
+        r.set_cap(0);
+        assert_eq!(r.window(), 20_000);
     }
 
     #[test]
