@@ -654,6 +654,12 @@ impl Receiver {
     pub fn set_cap(&mut self, cap: u64) {
         self.cap = cap;
         self.buf = self.want.min(cap);
+        // rcv_ssthresh never stays below the window a socket starts with once the cap allows it:
+        // a side created while its cap was 0 took rcv_ssthresh = 0 from its SYN window, and the
+        // ramp only grows with data, which a zero window never lets in
+        if self.rcv_ssthresh != u64::MAX {
+            self.rcv_ssthresh = self.rcv_ssthresh.max(self.buf.min(65_535));
+        }
         if self.rcv_nxt == 1 && self.last_ack_sent == 0 {
             // the peer's SYN is in and our SYN-ACK not yet sent: it will offer the capped
             // buffer, so the right edge and the initial space are the capped buffer's
