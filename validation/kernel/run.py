@@ -13,7 +13,8 @@ For every case the same scenario runs twice per repeat:
   iperf3's `sum_received`, retransmissions its `sum_sent.retransmits`, the mean RTT the sender's
   `mean_rtt` (tcp_info's smoothed RTT, averaged over iperf3's samples), the RTO count the client
   namespace's `TcpExtTCPTimeouts` (`nstat`) after the flows ended, ping under load ping's mean;
-- **celltcp**: `celltcp run` with one `iperf` flow per kernel flow (same length, cc, `window`,
+- **celltcp**: `celltcp run` with one `iperf` flow per kernel flow (same length, cc (the kernel's
+  reno as `newreno` with `ssthresh_from_cwnd = true`, Linux's `tcp_reno_ssthresh`), `window`,
   and `quickack = 16`, Linux's quick-ACK start; every other TCP setting is celltcp's default,
   which is Linux's) and a `ping` flow (every 200 ms) beside them; goodput, retransmitted
   segments, `timeouts` and the mean of the RTT samples from its summary.
