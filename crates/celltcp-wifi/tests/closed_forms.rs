@@ -7,9 +7,12 @@
 //! intervals, never from the coordinator's code.
 
 use celltcp_engine::{SimDuration, SimTime};
-use celltcp_wifi::dcf::{EdcaParams, ACK_BYTES, BLOCK_ACK_BYTES, CTS_BYTES, RTS_BYTES};
+use celltcp_wifi::dcf::{EdcaParams, ACK_BYTES, BLOCK_ACK_BYTES};
 use celltcp_wifi::phy::{txtime, PhyClass};
 use celltcp_wifi::{Band, Bss, BssConfig, Channel, Node, RateKind, Standard, TxVector, WifiOutput};
+
+mod common;
+use common::{bianchi_bps, us};
 
 const MSDU: u32 = 1500;
 
@@ -42,33 +45,6 @@ fn saturated_goodput(cfg: BssConfig, n: usize, down: bool, secs: f64) -> f64 {
     bytes as f64 * 8.0 / (end - warm).as_secs_f64()
 }
 
-/// Bianchi (IEEE JSAC 18(3), 2000), Eq. (7) and (9): the fixed point of τ (a station's
-/// transmission probability in a slot) and p (its conditional collision probability),
-/// τ = 2(1 − 2p) / ((1 − 2p)(W + 1) + pW(1 − (2p)^m)) (written as 2 / (1 + W + pW·Σ_{i<m}(2p)^i)
-/// to stay finite at p = ½), p = 1 − (1 − τ)^(n−1), solved by bisection on p; then
-/// S = P_s·P_tr·E[P] / ((1 − P_tr)σ + P_tr·P_s·T_s + P_tr(1 − P_s)·T_c).
-fn bianchi_bps(n: usize, w: f64, m: i32, sigma: f64, ts: f64, tc: f64, payload_bits: f64) -> f64 {
-    let tau_of = |p: f64| 2.0 / (1.0 + w + p * w * (0..m).map(|i| (2.0 * p).powi(i)).sum::<f64>());
-    let (mut lo, mut hi) = (0.0f64, 1.0f64);
-    for _ in 0..200 {
-        let p = 0.5 * (lo + hi);
-        let implied = 1.0 - (1.0 - tau_of(p)).powi(n as i32 - 1);
-        if implied > p {
-            lo = p;
-        } else {
-            hi = p;
-        }
-    }
-    let tau = tau_of(0.5 * (lo + hi));
-    let p_tr = 1.0 - (1.0 - tau).powi(n as i32);
-    let p_s = n as f64 * tau * (1.0 - tau).powi(n as i32 - 1) / p_tr;
-    p_s * p_tr * payload_bits / ((1.0 - p_tr) * sigma + p_tr * p_s * ts + p_tr * (1.0 - p_s) * tc)
-}
-
-fn us(d: SimDuration) -> f64 {
-    d.as_nanos() as f64 * 1e-3
-}
-
 /// Bianchi's model has no retry limit: CW stays at CWmax after m doublings.
 fn no_retry_limit(standard: Standard, band: Band) -> EdcaParams {
     EdcaParams { short_retry_limit: u32::MAX, long_retry_limit: u32::MAX, ..EdcaParams::dcf(&standard.timing(band)) }
@@ -90,24 +66,7 @@ fn no_retry_limit(standard: Standard, band: Band) -> EdcaParams {
 /// The sampling error over 5 simulated seconds is about 0.4 %. A CW that did not double, a wrong
 /// EIFS or a backoff counted wrongly each move the figures well beyond the tolerance.
 fn bianchi_case(rts: bool, tol: f64) {
-    let t = Standard::A.timing(Band::Ghz5);
-    let data = TxVector::ofdm(7);
-    let ctrl = data.control_response();
-    let mpdu = MSDU + 8 + 24 + 4;
-    let (sifs, slot) = (us(t.sifs), us(t.slot));
-    let difs = sifs + 2.0 * slot;
-    let eifs = sifs + us(txtime(&TxVector::ofdm(0), ACK_BYTES, SimDuration::ZERO)) + difs;
-    let t_data = us(txtime(&data, mpdu, SimDuration::ZERO));
-    let t_ack = us(txtime(&ctrl, ACK_BYTES, SimDuration::ZERO));
-    let (ts, tc) = if rts {
-        let t_rts = us(txtime(&ctrl, RTS_BYTES, SimDuration::ZERO));
-        let t_cts = us(txtime(&ctrl, CTS_BYTES, SimDuration::ZERO));
-        (t_rts + sifs + t_cts + sifs + t_data + sifs + t_ack + difs, t_rts + eifs)
-    } else {
-        (t_data + sifs + t_ack + difs, t_data + eifs)
-    };
-    let w = (t.cw_min + 1) as f64;
-    let m = ((t.cw_max + 1) as f64 / w).log2().round() as i32;
+    let (w, m, slot, ts, tc) = common::ofdm54_params(MSDU, rts);
     let mut worst: f64 = 0.0;
     for n in 1..=50 {
         let want = bianchi_bps(n, w, m, slot, ts, tc, MSDU as f64 * 8.0) * 1e6;

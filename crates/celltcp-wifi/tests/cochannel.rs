@@ -8,9 +8,11 @@
 //! the stations. BSSs on different channels do not interact: each gets its own one-BSS figure.
 
 use celltcp_engine::{SimDuration, SimTime};
-use celltcp_wifi::dcf::{EdcaParams, ACK_BYTES, CTS_BYTES, RTS_BYTES};
+use celltcp_wifi::dcf::{EdcaParams, ACK_BYTES};
 use celltcp_wifi::phy::txtime;
 use celltcp_wifi::{Band, Bss, BssConfig, Channel, Medium, Node, RateKind, Standard, TxVector, WifiOutput};
+
+mod common;
 
 const MSDU: u32 = 1500;
 
@@ -59,38 +61,8 @@ fn saturated(split: &[usize], channels: &[Option<u32>], rts: bool, secs: f64) ->
 
 /// Bianchi (IEEE JSAC 18(3), 2000), Eq. (7), (9) and (13), as in `closed_forms.rs`.
 fn bianchi_bps(n: usize, rts: bool) -> f64 {
-    let t = Standard::A.timing(Band::Ghz5);
-    let us = |d: SimDuration| d.as_nanos() as f64 * 1e-3;
-    let data = TxVector::ofdm(7);
-    let ctrl = data.control_response();
-    let (sifs, slot) = (us(t.sifs), us(t.slot));
-    let difs = sifs + 2.0 * slot;
-    let eifs = sifs + us(txtime(&TxVector::ofdm(0), ACK_BYTES, SimDuration::ZERO)) + difs;
-    let t_data = us(txtime(&data, MSDU + 8 + 24 + 4, SimDuration::ZERO));
-    let t_ack = us(txtime(&ctrl, ACK_BYTES, SimDuration::ZERO));
-    let (ts, tc) = if rts {
-        let t_rts = us(txtime(&ctrl, RTS_BYTES, SimDuration::ZERO));
-        let t_cts = us(txtime(&ctrl, CTS_BYTES, SimDuration::ZERO));
-        (t_rts + sifs + t_cts + sifs + t_data + sifs + t_ack + difs, t_rts + eifs)
-    } else {
-        (t_data + sifs + t_ack + difs, t_data + eifs)
-    };
-    let w = (t.cw_min + 1) as f64;
-    let m = ((t.cw_max + 1) as f64 / w).log2().round() as i32;
-    let tau_of = |p: f64| 2.0 / (1.0 + w + p * w * (0..m).map(|i| (2.0 * p).powi(i)).sum::<f64>());
-    let (mut lo, mut hi) = (0.0f64, 1.0f64);
-    for _ in 0..200 {
-        let p = 0.5 * (lo + hi);
-        if 1.0 - (1.0 - tau_of(p)).powi(n as i32 - 1) > p {
-            lo = p;
-        } else {
-            hi = p;
-        }
-    }
-    let tau = tau_of(0.5 * (lo + hi));
-    let p_tr = 1.0 - (1.0 - tau).powi(n as i32);
-    let p_s = n as f64 * tau * (1.0 - tau).powi(n as i32 - 1) / p_tr;
-    p_s * p_tr * MSDU as f64 * 8.0 / ((1.0 - p_tr) * slot + p_tr * p_s * ts + p_tr * (1.0 - p_s) * tc) * 1e6
+    let (w, m, slot, ts, tc) = common::ofdm54_params(MSDU, rts);
+    common::bianchi_bps(n, w, m, slot, ts, tc, MSDU as f64 * 8.0) * 1e6
 }
 
 fn check_split(split: &[usize], rts: bool, tol: f64) {
