@@ -1,5 +1,8 @@
-//! The BSS coordinator: one AP and N stations on one channel, every one of them in range of
-//! every other (a single collision domain: no hidden stations). Other BSSs may share the
+//! The BSS coordinator: one AP and N stations on one channel, by default every one of them in
+//! range of every other (a single collision domain). When not every node senses every other
+//! ([`Bss::set_hears`], [`crate::hears`]), the BSS runs the per-PPDU path of `bss/hidden.rs`
+//! instead of the layout described below: carrier sense per node, hidden stations, RTS/CTS and
+//! NAV protecting against them. Other BSSs may share the
 //! channel ([`crate::medium`]): their nodes then contend, collide and defer with these as if
 //! they were one BSS; this file holds the pieces of an exchange (`plan`, `collide`, `transmit`,
 //! `overhear`, `finish`) and `medium::start_exchange` puts them together.
@@ -49,12 +52,15 @@ use crate::ampdu::{self, AmpduLen, Reorder};
 use crate::channel::{default_carrier_hz, Channel};
 use crate::dcf::{self, Backoff, EdcaParams, MacTiming};
 use crate::error::per;
+use crate::hears::Hears;
 use crate::phy::{txtime, Band, PhyClass, Standard, TxVector};
 use crate::rate::{AnyRate, RateControl, RateKind, RateSet};
 use crate::stats::{BssStats, LinkStats, StaStats};
 
 // air capture hook: the frames on the air (bss/capture.rs, crate::air)
 mod capture;
+// carrier sense per node when not every node senses every other (crate::hears)
+mod hidden;
 
 /// Linux's default transmit queue length (txqueuelen 1000 packets), per destination at the AP.
 pub const DEFAULT_QUEUE_LIMIT: usize = 1000;
@@ -223,6 +229,8 @@ pub struct Bss<P> {
     scratch: Vec<Msdu<P>>,
     /// air capture hook: the frames on the air, when recorded (bss/capture.rs).
     air: Option<crate::air::AirLog<P>>,
+    /// The per-PPDU path when not every node senses every other (bss/hidden.rs).
+    hidden: Option<Box<hidden::Hidden>>,
 }
 
 impl<P> Bss<P> {
@@ -286,6 +294,7 @@ impl<P> Bss<P> {
             bss_stats: BssStats::default(),
             scratch: Vec::new(),
             air: None,
+            hidden: None,
             cfg,
         }
     }
@@ -312,6 +321,31 @@ impl<P> Bss<P> {
     pub fn bss_stats(&self) -> &BssStats {
         &self.bss_stats
     }
+    /// Who senses whom among the AP (node 0) and the stations (1 + s), [`crate::hears`]. With
+    /// every pair sensing each other the BSS keeps the whole-range path (an exchange laid out at
+    /// its start); otherwise each PPDU is an event and each node senses the medium on its own
+    /// (`bss/hidden.rs`). Call it before the first `enqueue`; such a BSS must have its channel
+    /// to itself ([`crate::Medium::add`] refuses it on a shared one).
+    pub fn set_hears(&mut self, hears: Hears) {
+        if hears.is_full() {
+            self.hidden = None;
+        } else {
+            self.set_hears_per_ppdu(hears);
+        }
+    }
+
+    /// As [`Bss::set_hears`], but always on the per-PPDU path, even when every node senses
+    /// every other (to check that the two paths agree).
+    pub fn set_hears_per_ppdu(&mut self, hears: Hears) {
+        assert_eq!(hears.len(), self.nodes.len(), "one node per row of the hears relation");
+        self.hidden = Some(Box::new(hidden::Hidden::new(hears)));
+    }
+
+    /// The per-node carrier sense relation, when the BSS is on the per-PPDU path.
+    pub fn hears(&self) -> Option<&Hears> {
+        self.hidden.as_ref().map(|h| h.hears())
+    }
+
     /// Sets the limit of every transmit queue, MSDUs (queued MSDUs above it stay).
     pub fn set_queue_limit(&mut self, pkts: usize) {
         self.cfg.queue_limit_pkts = pkts;
@@ -390,6 +424,9 @@ impl<P> Bss<P> {
     }
 
     fn tx_at(&self, k: usize) -> Option<SimTime> {
+        if self.hidden.as_ref().is_some_and(|h| h.in_exchange(k)) {
+            return None;
+        }
         let c = &self.nodes[k];
         (c.queued > 0).then(|| c.backoff.ready_at(self.timing.slot).max(c.avail_since))
     }
@@ -400,6 +437,9 @@ impl<P> Bss<P> {
 
     /// Advances the MAC to `now`, pushing delivered and dropped packets into `out`.
     pub fn on_timer(&mut self, now: SimTime, out: &mut Vec<WifiOutput<P>>) {
+        if self.hidden.is_some() {
+            return self.hidden_on_timer(now, out);
+        }
         loop {
             if let Some(at) = self.inflight_at {
                 if at <= now {

@@ -9,7 +9,9 @@
 //! adds a second NAV for 802.11ax) and resume AIFS after its ACK, or EIFS after a frame in error
 //! (§10.3.2.3.7); every BSS's busy time counts every frame on the medium. Each BSS keeps its own
 //! MAC timing, queues, rate control and counters; `txops` and `collisions` of a BSS count the
-//! exchanges one of its own nodes started.
+//! exchanges one of its own nodes started. A BSS with hidden nodes ([`crate::hears`]) must
+//! have its channel to itself ([`Medium::add`] refuses it on a shared one): the per-node
+//! carrier sense of `bss/hidden.rs` does not reach across BSSs yet.
 //!
 //! [`start_exchange`] lays out one medium access over the BSSs of one medium (a lone BSS is a
 //! medium of one: [`crate::Bss::on_timer`] calls it with itself); [`Medium`] holds the BSSs of a
@@ -107,6 +109,9 @@ impl<P> Medium<P> {
         match key.and_then(|k| self.keys.iter().position(|&x| x == Some(k))) {
             Some(g) => {
                 let first = &self.bsss[self.groups[g][0]];
+                if bss.hears().is_some() || first.hears().is_some() {
+                    return Err(format!("channel {} is shared with another BSS, and a BSS with hidden nodes (stations that do not all sense each other) must have its channel to itself", channel.unwrap_or(0)));
+                }
                 let (s0, s1): (Standard, Standard) = (first.config().standard, bss.config().standard);
                 if s0 != s1 {
                     return Err(format!("channel {} is shared with a {} BSS, and BSSs on one channel must use the same standard, not {}", channel.unwrap_or(0), s0.name(), s1.name()));

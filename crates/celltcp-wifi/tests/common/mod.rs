@@ -37,9 +37,15 @@ pub fn bianchi_bps(n: usize, w: f64, m: i32, sigma: f64, ts: f64, tc: f64, paylo
 /// Bianchi's parameters for 802.11a at 54 Mbit/s with `msdu`-octet MSDUs, basic access or
 /// RTS/CTS: (W, m, slot, T_s, T_c), times in µs. T_c is the colliding PPDU (or RTS) plus EIFS,
 /// what the bystanders see.
+#[allow(dead_code)]
 pub fn ofdm54_params(msdu: u32, rts: bool) -> (f64, i32, f64, f64, f64) {
+    ofdm_params(7, msdu, rts)
+}
+
+/// As [`ofdm54_params`] with the data at OFDM rate index `rate` (0–7: 6 … 54 Mbit/s).
+pub fn ofdm_params(rate: u8, msdu: u32, rts: bool) -> (f64, i32, f64, f64, f64) {
     let t = Standard::A.timing(Band::Ghz5);
-    let data = TxVector::ofdm(7);
+    let data = TxVector::ofdm(rate);
     let ctrl = data.control_response();
     let mpdu = msdu + 8 + 24 + 4;
     let (sifs, slot) = (us(t.sifs), us(t.slot));
