@@ -388,6 +388,9 @@ pub fn plan(text: &str, cfg: &Config, base_dir: Option<&std::path::Path>) -> Res
             if o.bss.standard != wp.bss.standard {
                 return Err(err(text, Some(("wifi", i)), "channel", format!("channel {} is shared with BSS {:?} ({}); BSSs on one channel must use the same standard, got {}", wp.channel.unwrap_or(0), o.name, o.bss.standard.name(), wp.bss.standard.name())));
             }
+            if o.hears.is_some() || wp.hears.is_some() {
+                return Err(err(text, Some(("wifi", i)), "channel", format!("channel {} is shared with BSS {:?}, and a BSS with hidden nodes (`hidden`, or `positions` beyond the CCA range) must have its channel to itself", wp.channel.unwrap_or(0), o.name)));
+            }
         }
         let mut add = |name: &str, kind: NodeKind, key: &str| -> Result<usize, ScenarioError> {
             if let Some(&k) = by_name.get(name) {

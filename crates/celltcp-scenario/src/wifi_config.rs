@@ -8,7 +8,7 @@
 
 use celltcp_wifi::channel::default_carrier_hz;
 use celltcp_wifi::phy::PhyClass;
-use celltcp_wifi::{Band, BssConfig, Channel, PathLoss, RateKind, Standard, TxVector, DEFAULT_QUEUE_LIMIT};
+use celltcp_wifi::{Band, BssConfig, Channel, Hears, PathLoss, RateKind, Standard, TxVector, DEFAULT_QUEUE_LIMIT};
 use serde::{Deserialize, Serialize};
 
 use crate::config::{line_of_key, QueueLimitSpec};
@@ -162,6 +162,11 @@ pub struct WifiCfg {
     /// same band share one medium (one contention domain). Default: a channel of its own.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub channel: Option<u32>,
+    /// Pairs of nodes of this BSS (the AP's or stations' names) that do not sense each other,
+    /// on top of those `positions` puts beyond the CCA threshold (−82 dBm at 20 MHz): hidden
+    /// stations. Symmetric. A BSS with hidden nodes must have its channel to itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hidden: Option<Vec<[String; 2]>>,
 }
 
 /// A validated `[[wifi]]`.
@@ -181,6 +186,9 @@ pub struct WifiPlan {
     pub pcap_air: bool,
     /// The channel number, if given (BSSs on one channel of one band share the medium).
     pub channel: Option<u32>,
+    /// Who senses whom (node 0 the AP, 1 + s station s) when not every node senses every other
+    /// (from `positions` and `hidden`); `None`: all do.
+    pub hears: Option<Hears>,
 }
 
 fn werr(text: &str, i: usize, key: &str, msg: String) -> ScenarioError {
@@ -365,8 +373,26 @@ pub fn plan_wifi(text: &str, i: usize, w: &WifiCfg) -> Result<WifiPlan, Scenario
     bss.rts_cts = w.rts_cts;
     bss.queue_limit_pkts = queue_pkts(text, i, "ap_queue", w.ap_queue)?;
     bss.sta_queue_limit_pkts = Some(queue_pkts(text, i, "sta_queue", w.sta_queue)?);
+    // who senses whom: the CCA threshold over the path loss between positions, then the
+    // pairs declared hidden
+    let mut hears = match &positions {
+        Some((p, ap)) => Hears::from_positions(*ap, p, &channel, width_mhz),
+        None => Hears::all(stations.len() + 1),
+    };
+    for pair in w.hidden.iter().flatten() {
+        let index = |name: &str| if name == w.ap { Some(0) } else { stations.iter().position(|s| s == name).map(|k| k + 1) };
+        let (Some(a), Some(b)) = (index(&pair[0]), index(&pair[1])) else {
+            let bad = if index(&pair[0]).is_none() { &pair[0] } else { &pair[1] };
+            return Err(e("hidden", format!("expected pairs of this BSS's node names (the AP {:?} or its stations), got {bad:?}", w.ap)));
+        };
+        if a == b {
+            return Err(e("hidden", format!("expected two different nodes in a pair, got [{:?}, {:?}]", pair[0], pair[1])));
+        }
+        hears.set_hidden(a, b);
+    }
+    let hears = (!hears.is_full()).then_some(hears);
     bss.channel = channel;
-    Ok(WifiPlan { name: w.name.clone(), bss, ap: w.ap.clone(), stations, distances_m, positions, snrs_db, pcap: w.pcap, pcap_air: w.pcap_air, channel: w.channel })
+    Ok(WifiPlan { name: w.name.clone(), bss, ap: w.ap.clone(), stations, distances_m, positions, snrs_db, pcap: w.pcap, pcap_air: w.pcap_air, channel: w.channel, hears })
 }
 
 fn band_name(band: Band) -> &'static str {
@@ -437,6 +463,16 @@ mod tests {
         let p = cfg("standard = \"11g\"\nchannel = 6\npathloss = \"free-space\"").unwrap();
         assert_eq!(p.channel, Some(6));
         assert!(matches!(p.bss.channel, Channel::PathLoss { carrier_hz, .. } if carrier_hz == 2.437e9));
+        // hidden pairs, symmetric; stations 80 m apart, 40 m either side of the AP, are hidden
+        // from each other (the CCA range of ns-3's log-distance model at 16 dBm is 51.5 m)
+        assert_eq!(cfg("").unwrap().hears, None);
+        let h = cfg("hidden = [[\"a\", \"b\"]]").unwrap().hears.unwrap();
+        assert!(!h.hears(1, 2) && !h.hears(2, 1) && h.hears(0, 1) && h.hears(2, 0));
+        let h = cfg("hidden = [[\"ap\", \"b\"]]").unwrap().hears.unwrap();
+        assert!(!h.hears(0, 2) && h.hears(1, 2));
+        let h = cfg("positions = [[-40.0, 0.0], [40.0, 0.0]]").unwrap().hears.unwrap();
+        assert!(!h.hears(1, 2) && h.hears(0, 1) && h.hears(0, 2));
+        assert_eq!(cfg("positions = [[-20.0, 0.0], [20.0, 0.0]]").unwrap().hears, None);
         let p = cfg("channel = 44").unwrap();
         assert!(matches!(p.bss.channel, Channel::PathLoss { carrier_hz, .. } if carrier_hz == 5.22e9));
     }
@@ -462,6 +498,8 @@ mod tests {
             ("snrs = [\"30dB\"]", "wifi[0].snrs", "one SNR per station (2), got 1"),
             ("snr = \"20dB\"\nsnrs = [\"30dB\", \"12dB\"]", "wifi[0].snrs", "got both"),
             ("snrs = [\"30dB\", \"200dB\"]", "wifi[0].snrs", "200dB"),
+            ("hidden = [[\"a\", \"x\"]]", "wifi[0].hidden", "node names (the AP \"ap\" or its stations), got \"x\""),
+            ("hidden = [[\"b\", \"b\"]]", "wifi[0].hidden", "two different nodes"),
         ] {
             let err = cfg(extra).err().unwrap_or_else(|| panic!("{extra} accepted"));
             assert_eq!(err.key, key, "{extra}: {err}");

@@ -104,6 +104,9 @@ pub(crate) fn build(plans: Vec<PlanWifi>, node_names: &[String], seed: u64, out_
         if air_pcap.is_some() {
             bss.enable_air_capture(&p.plan.name);
         }
+        if let Some(h) = p.plan.hears {
+            bss.set_hears(h);
+        }
         air.add(bss, p.plan.channel).map_err(|m| ScenarioError::new(format!("wifi[{b}].channel"), m))?;
         bsss.push(WlanBss {
             name: p.plan.name,
