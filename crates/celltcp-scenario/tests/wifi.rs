@@ -485,7 +485,19 @@ fn hidden_stations_by_name_and_by_position() {
     let text = bss("standard = \"802.11a\"\nchannel = 36\nhidden = [[\"a\", \"b\"]]", "[\"a\", \"b\"]")
         + "[[wifi]]\nname = \"other\"\nap = \"ap2\"\nstations = [\"c\"]\nstandard = \"802.11a\"\nchannel = 36\n[[link]]\nbetween = [\"server\", \"ap2\"]\nrate = \"1Gbps\"\ndelay = \"1ms\"\n"
         + "[[flow]]\napp = \"bulk\"\nfrom = \"server\"\nto = \"a\"\n";
-    let e = validate(&text, &[], None).err().expect("refused");
+    let e = validate(&text, &[], None).expect_err("refused");
     assert_eq!(e.key, "wifi[1].channel", "{e}");
     assert!(e.to_string().contains("hidden"), "{e}");
+}
+
+#[test]
+fn the_hidden_station_example_of_docs_wifi_md_runs() {
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/wifi.md")).unwrap();
+    let block = doc.split("```toml\n").map(|b| b.split("```").next().unwrap()).find(|b| b.contains("name = \"hall\"")).expect("the example");
+    let goodput = |text: &str| run_ok(text, 1).summary["flows"].as_array().unwrap().iter().map(|f| f["goodput_bps"].as_f64().unwrap()).sum::<f64>();
+    let hidden = goodput(block);
+    let rts = goodput(&block.replace("rts_cts = false", "rts_cts = true"));
+    let sensing = goodput(&block.replace("[40.0, 0.0]]", "[-28.28, 28.28]]"));
+    eprintln!("hall: hidden {:.3} Mbit/s, RTS/CTS {:.3}, sensing {:.3}", hidden / 1e6, rts / 1e6, sensing / 1e6);
+    assert!(hidden < 0.5 * sensing && rts > 0.9 * sensing, "{hidden} {rts} {sensing}");
 }
