@@ -3,7 +3,7 @@
 //! seed gives the same run.
 
 use celltcp_engine::SimTime;
-use celltcp_wifi::{Bss, BssConfig, Channel, Node, RateKind, Standard, WifiOutput};
+use celltcp_wifi::{Bss, BssConfig, Channel, Hears, Node, RateKind, Standard, WifiOutput};
 use rand::{Rng, SeedableRng};
 
 /// A packet: (source, destination, sequence number within the pair).
@@ -19,7 +19,15 @@ struct Outcome {
 /// Offers `per_pair` packets on every pair of `pairs` at random times over 2 s, runs until the
 /// BSS is idle and returns what happened to each.
 fn run(cfg: BssConfig, n_sta: usize, pairs: &[(Node, Node)], per_pair: u32, seed: u64) -> (Outcome, Bss<Pkt>) {
+    run_hears(cfg, n_sta, pairs, per_pair, seed, None)
+}
+
+/// As [`run`], with a "hears" relation (the per-PPDU path of hidden stations).
+fn run_hears(cfg: BssConfig, n_sta: usize, pairs: &[(Node, Node)], per_pair: u32, seed: u64, hears: Option<Hears>) -> (Outcome, Bss<Pkt>) {
     let mut bss: Bss<Pkt> = Bss::new(cfg, &vec![10.0; n_sta], seed, "props");
+    if let Some(h) = hears {
+        bss.set_hears(h);
+    }
     let mut traffic_rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed ^ 0xabc);
     let mut arrivals: Vec<(SimTime, Pkt)> = Vec::new();
     for &(a, b) in pairs {
@@ -147,6 +155,33 @@ fn conservation_under_collisions_errors_and_retry_drops() {
         assert!(bss.bss_stats().collisions > 0, "{standard:?} rts {rts}: no collisions");
         let retx: u64 = (0..8).map(|i| bss.sta_stats(i).up.mpdu_retx + bss.sta_stats(i).down.mpdu_retx).sum();
         assert!(retx > 0);
+    }
+}
+
+#[test]
+fn conservation_with_hidden_stations() {
+    // stations 0–1, 2–3, 0–3 and 4–5 do not sense each other (the per-PPDU path): overlaps at
+    // the AP, frame errors at PER 0.2 and retry drops, with and without RTS/CTS and A-MPDU
+    let mut h = Hears::all(9);
+    for (a, b) in [(1, 2), (3, 4), (1, 4), (5, 6)] {
+        h.set_hidden(a, b);
+    }
+    for (standard, rts, ampdu) in [(Standard::Ac, false, true), (Standard::Ac, true, true), (Standard::G, false, false), (Standard::G, true, false)] {
+        let mut cfg = BssConfig::new(standard);
+        cfg.channel = Channel::FixedSnr(if standard == Standard::G { 24.0 } else { 27.0 });
+        cfg.rts_cts = rts;
+        cfg.ampdu = ampdu;
+        cfg.queue_limit_pkts = 200;
+        let (o, bss) = run_hears(cfg.clone(), 8, &pairs(8), 600, 7, Some(h.clone()));
+        eprintln!("hidden {standard:?} rts {rts}: accepted {} delivered {} dropped {} refused {} collisions {}", o.accepted.len(), o.delivered.len(), o.dropped.len(), o.refused.len(), bss.bss_stats().collisions);
+        assert!(bss.hears().is_some());
+        check_conservation(&o);
+        assert!(o.delivered.len() > o.dropped.len());
+        assert!(bss.bss_stats().collisions > 0, "{standard:?} rts {rts}: no collisions");
+        // the same seed, the same run
+        let (o2, bss2) = run_hears(cfg, 8, &pairs(8), 600, 7, Some(h.clone()));
+        assert_eq!((o.delivered, o.dropped), (o2.delivered, o2.dropped));
+        assert_eq!(bss.bss_stats(), bss2.bss_stats());
     }
 }
 
