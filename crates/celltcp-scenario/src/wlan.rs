@@ -107,6 +107,10 @@ pub(crate) fn build(plans: Vec<PlanWifi>, node_names: &[String], seed: u64, out_
         if let Some(h) = p.plan.hears {
             bss.set_hears(h);
         }
+        if let Some((pos, ap)) = &p.plan.positions {
+            // other BSSs on its channel judge its frames with their own SNR, and it theirs
+            bss.set_positions(*ap, pos, seed, &p.plan.name);
+        }
         air.add(bss, p.plan.channel).map_err(|m| ScenarioError::new(format!("wifi[{b}].channel"), m))?;
         bsss.push(WlanBss {
             name: p.plan.name,

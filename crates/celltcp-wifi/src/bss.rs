@@ -61,6 +61,8 @@ use crate::stats::{BssStats, LinkStats, StaStats};
 mod capture;
 // carrier sense per node when not every node senses every other (crate::hears)
 mod hidden;
+// frames of another BSS on the channel judged with each node's own SNR (crate::medium)
+mod overhear;
 
 /// Linux's default transmit queue length (txqueuelen 1000 packets), per destination at the AP.
 pub const DEFAULT_QUEUE_LIMIT: usize = 1000;
@@ -231,6 +233,11 @@ pub struct Bss<P> {
     air: Option<crate::air::AirLog<P>>,
     /// The per-PPDU path when not every node senses every other (bss/hidden.rs).
     hidden: Option<Box<hidden::Hidden>>,
+    /// Positions (AP, then stations) and the random stream with which its nodes judge other
+    /// BSSs' frames (bss/overhear.rs).
+    geometry: Option<Box<overhear::Geometry>>,
+    /// The last exchange's frames as another BSS's nodes receive them (bss/overhear.rs).
+    pub(crate) last_frames: Option<overhear::Frames>,
 }
 
 impl<P> Bss<P> {
@@ -295,6 +302,8 @@ impl<P> Bss<P> {
             scratch: Vec::new(),
             air: None,
             hidden: None,
+            geometry: None,
+            last_frames: None,
             cfg,
         }
     }
@@ -638,6 +647,10 @@ impl<P> Bss<P> {
             self.capture(t, ds, capture::AirTx { link: p.link, txv: p.txv, n: p.n, ba: p.ba, dur: p.dur, ctrl: p.ctrl }, Some(ok));
         }
         let resp = txtime(&p.ctrl, if p.ba { dcf::BLOCK_ACK_BYTES } else { dcf::ACK_BYTES }, sig);
+        if self.geometry.is_some() {
+            let first = ampdu::mpdu_bytes(self.links[p.link].pending[0].msdu.bytes, self.qos);
+            self.last_frames = Some(overhear::Frames { tx: p.k, rx: overhear::index(self.links[p.link].rx), data: p.txv, first_mpdu_bytes: first, ctrl: p.ctrl, resp_bytes: if p.ba { dcf::BLOCK_ACK_BYTES } else { dcf::ACK_BYTES }, resp_end: de + tm.sifs + resp });
+        }
         let dropped;
         let heard;
         if ok != 0 {

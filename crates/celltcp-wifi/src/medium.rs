@@ -9,7 +9,11 @@
 //! adds a second NAV for 802.11ax) and resume AIFS after its ACK, or EIFS after a frame in error
 //! (§10.3.2.3.7); every BSS's busy time counts every frame on the medium. Each BSS keeps its own
 //! MAC timing, queues, rate control and counters; `txops` and `collisions` of a BSS count the
-//! exchanges one of its own nodes started. A BSS with hidden nodes ([`crate::hears`]) must
+//! exchanges one of its own nodes started. When both BSSs have positions (in one coordinate
+//! frame, [`crate::Bss::set_positions`]), a node of one BSS judges the other's frames with its
+//! own SNR from their transmitter, not the transmitting link's: it resumes AIFS after an ACK it
+//! decodes, EIFS after one it does not, and takes a NAV from a failed data frame it decodes
+//! (`bss/overhear.rs`); it still senses every frame on the channel. A BSS with hidden nodes ([`crate::hears`]) must
 //! have its channel to itself ([`Medium::add`] refuses it on a shared one): the per-node
 //! carrier sense of `bss/hidden.rs` does not reach across BSSs yet.
 //!
@@ -44,9 +48,11 @@ pub(crate) fn start_exchange<P>(bsss: &mut [&mut Bss<P>], t: SimTime) {
     let i = plans.iter().position(|ps| !ps.is_empty()).expect("a transmitter");
     let p = plans[i].pop().expect("a transmitter");
     let heard = bsss[i].transmit(t, p);
+    // with positions, each node of the other BSSs judges the frames with its own SNR
+    let frames = bsss[i].last_frames.take().and_then(|f| bsss[i].frames_at_positions(f));
     for (j, b) in bsss.iter_mut().enumerate() {
         if j != i {
-            b.overhear(&heard);
+            b.overhear_other(&heard, frames.as_ref());
         }
     }
 }

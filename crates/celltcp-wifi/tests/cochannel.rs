@@ -189,3 +189,59 @@ fn simultaneous_access_in_two_bsss_collides() {
         assert_eq!(s.busy_ns, m.bss(1 - b).bss_stats().busy_ns);
     }
 }
+
+/// Frames of another BSS judged with the overhearing node's own SNR (positions on both sides):
+/// two BSSs of one saturated station each, 802.11a 54 Mbit/s on one channel (ns-3's
+/// log-distance loss). Neighbours 20 m apart decode each other's ACKs and resume DIFS after
+/// them: the pair is one contention domain of two stations, Bianchi(2) within the 4 % of
+/// `closed_forms.rs`. 300 m apart (SNR −11 dB) they still sense every frame (whole-range carrier
+/// sense across BSSs) but decode none, so after each exchange of the other BSS they wait EIFS
+/// (94 µs) where the winner waits DIFS (34 µs): the winner starts its count 60 µs (6.7 slots)
+/// ahead, against backoffs of 0 … 15 slots, and the total stays within 4 % (it rises a little).
+/// The collisions nearly vanish (1 against 771): the model counts a collision only when two
+/// counters reach zero at the same instant, and the two slot grids are now 60 µs apart, not a
+/// multiple of 9 µs, so they never do. Real CCA would also miss a start less than aCCATime
+/// (4 µs, §17.3.10.6) before the other's slot boundary; the model does not (a known gap, in
+/// docs/wifi.md), and this test pins the present behaviour.
+#[test]
+fn another_bsss_frames_are_judged_with_the_overhearing_nodes_snr() {
+    let run = |x2: f64| {
+        let mut cfg = cfg_a(false);
+        cfg.channel = Channel::ns3_default(5.18e9);
+        let mut m: Medium<()> = Medium::new();
+        for (b, ap) in [[0.0, 0.0], [x2, 0.0]].into_iter().enumerate() {
+            let mut bss = Bss::new(cfg.clone(), &[5.0], 42, &format!("bss{b}"));
+            bss.set_positions(ap, &[[ap[0], 5.0]], 42, &format!("bss{b}"));
+            m.add(bss, Some(36)).unwrap();
+        }
+        let (mut now, end, warm) = (SimTime::ZERO, SimTime::from_secs(5), SimTime::from_millis(200));
+        let mut out = Vec::new();
+        let mut bytes = [0u64; 2];
+        while now < end {
+            for b in 0..2 {
+                while m.bss(b).queue_len(Node::Sta(0), Node::Ap) < 130 {
+                    m.bss_mut(b).enqueue(now, Node::Sta(0), Node::Ap, (), MSDU).unwrap();
+                }
+            }
+            now = m.next_deadline().unwrap();
+            m.on_timer(now, &mut out);
+            for (b, o) in out.drain(..) {
+                if let WifiOutput::Delivered { at, .. } = o {
+                    if at >= warm && at < end {
+                        bytes[b] += MSDU as u64;
+                    }
+                }
+            }
+        }
+        (bytes.map(|x| x as f64 * 8.0 / (end - warm).as_secs_f64()), m.bss(0).bss_stats().collisions)
+    };
+    let (w, mm, slot, ts, tc) = common::ofdm54_params(MSDU, false);
+    let bianchi2 = common::bianchi_bps(2, w, mm, slot, ts, tc, MSDU as f64 * 8.0) * 1e6;
+    let (near, cn) = run(20.0);
+    let (far, cf) = run(300.0);
+    let (tn, tf) = (near[0] + near[1], far[0] + far[1]);
+    println!("two BSSs 20 m apart: {:.3} + {:.3} Mbit/s (Bianchi(2) {:.3}), {cn} collisions; 300 m apart: {:.3} + {:.3} ({:+.2} %), {cf} collisions", near[0] / 1e6, near[1] / 1e6, bianchi2 / 1e6, far[0] / 1e6, far[1] / 1e6, (tf / tn - 1.0) * 100.0);
+    assert!((tn / bianchi2 - 1.0).abs() < 0.04, "near: {tn} against Bianchi(2) {bianchi2}");
+    assert!((cf as f64) < 0.75 * cn as f64, "collisions far {cf} against near {cn}");
+    assert!((tf / tn - 1.0).abs() < 0.04, "far {tf} against near {tn}");
+}
