@@ -25,7 +25,17 @@
 //!   duplicates (reinjected or redundant copies) dropped; the DATA_ACK is the next expected DSN.
 //! - Connection-level receive window (§3.3.4): the TCP window field of every subflow segment is
 //!   the connection's free receive buffer, relative to the DATA_ACK; the sender keeps new data
-//!   within `DATA_ACK + window`.
+//!   within `DATA_ACK + window`. The subflows' receivers run without the `rcv_ssthresh` ramp
+//!   ([`TcpEndpoint::disable_window_ramp`]): not against a deadlock (the one the ramp exposed
+//!   was ADD_ADDR taking the DATA_ACK's place, fixed in [`MptcpConnection::poll_transmit`]),
+//!   but because Linux's ramped msk window (each subflow's `rcv_ssthresh` capping the msk's
+//!   free space in `__tcp_select_window`, `mptcp_set_rwin` keeping the largest right edge and
+//!   raising the subflow's own window to it) also needs the msk-level autotuning that Linux
+//!   propagates to every subflow's buffer and clamp (`mptcp_rcv_space_adjust`); without it a
+//!   subflow's ramp stops at its own autotuned buffer, sized by its own share of the data,
+//!   and starves the others (two ndiffports subflows on one path: 0.23 MB for one of them in
+//!   6 s instead of more than 0.5 MB). With the ramp off the window is Linux's once its
+//!   autotuning has reached `rcv_buf`.
 //! - DATA_FIN (§3.3.3): after [`MptcpConnection::close`] and once all data has been handed to
 //!   subflows, a DSS with F and a one-octet mapping (SSN 0) goes on a pure ACK, again every RTO
 //!   until DATA_ACKed; when both DATA_FINs are acknowledged the subflows close with TCP FINs.
