@@ -25,7 +25,17 @@
 //!   duplicates (reinjected or redundant copies) dropped; the DATA_ACK is the next expected DSN.
 //! - Connection-level receive window (§3.3.4): the TCP window field of every subflow segment is
 //!   the connection's free receive buffer, relative to the DATA_ACK; the sender keeps new data
-//!   within `DATA_ACK + window`.
+//!   within `DATA_ACK + window`. The subflows' receivers run without the `rcv_ssthresh` ramp
+//!   ([`TcpEndpoint::disable_window_ramp`]): not against a deadlock (the one the ramp exposed
+//!   was ADD_ADDR taking the DATA_ACK's place, fixed in [`MptcpConnection::poll_transmit`]),
+//!   but because Linux's ramped msk window (each subflow's `rcv_ssthresh` capping the msk's
+//!   free space in `__tcp_select_window`, `mptcp_set_rwin` keeping the largest right edge and
+//!   raising the subflow's own window to it) also needs the msk-level autotuning that Linux
+//!   propagates to every subflow's buffer and clamp (`mptcp_rcv_space_adjust`); without it a
+//!   subflow's ramp stops at its own autotuned buffer, sized by its own share of the data,
+//!   and starves the others (two ndiffports subflows on one path: 0.23 MB for one of them in
+//!   6 s instead of more than 0.5 MB). With the ramp off the window is Linux's once its
+//!   autotuning has reached `rcv_buf`.
 //! - DATA_FIN (§3.3.3): after [`MptcpConnection::close`] and once all data has been handed to
 //!   subflows, a DSS with F and a one-octet mapping (SSN 0) goes on a pure ACK, again every RTO
 //!   until DATA_ACKed; when both DATA_FINs are acknowledged the subflows close with TCP FINs.
@@ -69,6 +79,11 @@ mod reinject;
 pub const DSS_OPTION_BYTES: u32 = 28;
 /// Largest mapping (the Data-Level Length is 16 bits, §3.3.1).
 pub const MAX_MAPPING: u64 = 65_535;
+/// An ADD_ADDR not echoed is sent again after this long (Linux's `net.mptcp.add_addr_timeout`
+/// default, 120 s; RFC 8684 §3.4.1 leaves the retransmission policy to the implementation).
+pub const ADD_ADDR_TIMEOUT: SimDuration = SimDuration::from_secs(120);
+/// At most this many retransmissions of an ADD_ADDR (Linux `ADD_ADDR_RETRANS_MAX`, pm.c).
+pub const ADD_ADDR_RETRANS_MAX: u8 = 3;
 
 /// Configuration of one MPTCP connection (the flow's `mptcp = { ... }`).
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -215,6 +230,9 @@ struct Subflow {
     red_nxt: u64,
     stale: bool,
     stale_una: u64,
+    /// A pure ACK of its own was queued for an ADD_ADDR or an ADD_ADDR echo: the next pure ACK
+    /// carries that option (and so no DSS).
+    signal_ack: bool,
     /// OLIA's loss bookkeeping: congestion events seen and the delivered counts at the last two.
     losses_seen: u64,
     loss_marks: [u64; 2],
@@ -280,7 +298,10 @@ pub struct MptcpConnection {
     app_closed: bool,
     data_fin_acked: bool,
     data_fin_deadline: Option<SimTime>,
+    /// Address ids to announce with ADD_ADDR at the next signal ACK.
     add_addr_pending: Vec<u8>,
+    /// Announced and not echoed yet: (id, when to send it again, retransmissions so far).
+    add_addr_unechoed: Vec<(u8, SimTime, u8)>,
     add_addr_echo: Vec<(u8, Ipv4)>,
     // --- receiver (offsets in the peer's data sequence space)
     rcv_nxt: u64,
@@ -343,6 +364,7 @@ impl MptcpConnection {
             } else {
                 Vec::new()
             },
+            add_addr_unechoed: Vec::new(),
             add_addr_echo: Vec::new(),
             rcv_nxt: 0,
             ooo: BTreeMap::new(),
@@ -451,6 +473,7 @@ impl MptcpConnection {
             red_nxt: 0,
             stale: false,
             stale_una: 0,
+            signal_ack: false,
             losses_seen: 0,
             loss_marks: [0; 2],
             stats: SubflowStats::default(),
@@ -668,10 +691,20 @@ impl MptcpConnection {
             .iter()
             .filter_map(|s| s.ep.next_deadline())
             .min();
-        match (sub, self.data_fin_deadline.filter(|_| !self.data_fin_acked)) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        let add_addr = self
+            .add_addr_unechoed
+            .iter()
+            .filter(|e| e.2 < ADD_ADDR_RETRANS_MAX)
+            .map(|e| e.1)
+            .min();
+        [
+            sub,
+            self.data_fin_deadline.filter(|_| !self.data_fin_acked),
+            add_addr,
+        ]
+        .into_iter()
+        .flatten()
+        .min()
     }
 
     /// Fires every subflow timer due at `now`.

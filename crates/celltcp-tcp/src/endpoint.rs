@@ -665,6 +665,21 @@ impl TcpEndpoint {
         self.rcv.ack_now = true;
     }
 
+    /// Builds a pure ACK now, to leave at the next [`TcpEndpoint::poll_transmit`] ahead of any
+    /// data: the hook through which MPTCP sends an option that needs a segment of its own (an
+    /// ADD_ADDR or its echo, as Linux's `mptcp_pm_nl_addr_send_ack` sends a pure ACK for it even
+    /// while the subflow has data to send). False if the peer's SYN has not been seen or another
+    /// such ACK is still waiting.
+    pub fn queue_pure_ack(&mut self, now: SimTime) -> bool {
+        if !self.peer_syn_seen || self.ack_before.is_some() || self.state == TcpState::Closed {
+            return false;
+        }
+        self.stats.pure_acks_sent += 1;
+        let a = self.build(now, self.snd_nxt, 0, false);
+        self.ack_before = Some(a);
+        true
+    }
+
     pub fn stats(&self) -> &TcpStats {
         &self.stats
     }

@@ -210,8 +210,8 @@ impl MptcpConnection {
                                 announced: true,
                             });
                         }
+                        // echoed on a pure ACK of its own (`poll_transmit`)
                         self.add_addr_echo.push((addr_id, addr));
-                        self.subflows[i].ep.send_ack_now();
                     }
                 }
             }
@@ -219,7 +219,10 @@ impl MptcpConnection {
                 echo: true,
                 addr_id,
                 ..
-            } => self.add_addr_pending.retain(|&a| a != addr_id),
+            } => {
+                self.add_addr_pending.retain(|&a| a != addr_id);
+                self.add_addr_unechoed.retain(|e| e.0 != addr_id);
+            }
             MptcpOpt::RemoveAddr { ids, n } => {
                 for &id in &ids[..n as usize] {
                     self.remote_addrs.retain(|a| a.id != id || id == 0);

@@ -201,12 +201,13 @@ impl MptcpConnection {
                 }
             }
         }
+        self.queue_signal_ack(now);
         let n = self.subflows.len();
         for k in 0..n {
             let i = (self.cursor + k) % n;
             if let Some(mut seg) = self.subflows[i].ep.poll_transmit(now) {
                 self.cursor = (i + 1) % n;
-                let mptcp = self.decorate(i, &mut seg);
+                let mptcp = self.decorate(now, i, &mut seg);
                 let s = &self.subflows[i];
                 return Some(Outgoing {
                     subflow: i,
@@ -220,8 +221,44 @@ impl MptcpConnection {
         None
     }
 
+    /// An ADD_ADDR to send (a new one, or one not echoed within [`ADD_ADDR_TIMEOUT`]) or an
+    /// echo to return: queues a pure ACK of its own for it on an established subflow. An option
+    /// of its own because a pure ACK carrying ADD_ADDR carries no DSS (one MPTCP option per
+    /// segment here; Linux drops the other suboptions of a pure ACK for an ADD_ADDR,
+    /// `mptcp_pm_add_addr_signal`), and of its own so that it never takes the place of the ACK
+    /// that carries a DATA_ACK: Linux sends it with `mptcp_pm_nl_addr_send_ack` even while the
+    /// subflow has data to send. Regression: the listener put its ADD_ADDR on every pure ACK
+    /// until echoed and the client echoed only when it had nothing else to send, so a client
+    /// sending at full tilt got no DATA_ACK at all and stopped for ever at the initial 65,535
+    /// bytes of data-level window (study mptcp-lwa).
+    pub(super) fn queue_signal_ack(&mut self, now: SimTime) {
+        for e in &mut self.add_addr_unechoed {
+            if e.1 <= now && e.2 < ADD_ADDR_RETRANS_MAX {
+                e.1 = now + ADD_ADDR_TIMEOUT;
+                e.2 += 1;
+                if !self.add_addr_pending.contains(&e.0) {
+                    self.add_addr_pending.push(e.0);
+                }
+            }
+        }
+        let due = !self.add_addr_echo.is_empty()
+            || (!self.add_addr_pending.is_empty() && self.remote_key.is_some());
+        if !due || self.subflows.iter().any(|s| s.signal_ack && s.usable()) {
+            return;
+        }
+        if let Some(s) = self
+            .subflows
+            .iter_mut()
+            .find(|s| s.usable() && (s.third_ack_sent || !s.active) && !s.stale)
+        {
+            if s.ep.queue_pure_ack(now) {
+                s.signal_ack = true;
+            }
+        }
+    }
+
     /// The MPTCP option for a subflow's segment; puts the connection-level window on it.
-    pub(super) fn decorate(&mut self, i: usize, seg: &mut TcpSegment) -> MptcpOption {
+    pub(super) fn decorate(&mut self, now: SimTime, i: usize, seg: &mut TcpSegment) -> MptcpOption {
         let syn = seg.flags.syn();
         let ack = seg.flags.ack();
         let lk = self.local_key;
@@ -279,7 +316,8 @@ impl MptcpConnection {
                     checksum: None,
                 }
             }
-        } else if seg.payload_len == 0 && !self.add_addr_echo.is_empty() {
+        } else if seg.payload_len == 0 && s.signal_ack && !self.add_addr_echo.is_empty() {
+            s.signal_ack = false;
             let (id, addr) = self.add_addr_echo.remove(0);
             MptcpOpt::AddAddr {
                 echo: true,
@@ -289,11 +327,15 @@ impl MptcpConnection {
                 hmac: None,
             }
         } else if seg.payload_len == 0
-            && s.usable()
+            && s.signal_ack
             && !self.add_addr_pending.is_empty()
             && rk.is_some()
         {
-            let id = self.add_addr_pending[0];
+            s.signal_ack = false;
+            let id = self.add_addr_pending.remove(0);
+            if !self.add_addr_unechoed.iter().any(|e| e.0 == id) {
+                self.add_addr_unechoed.push((id, now + ADD_ADDR_TIMEOUT, 0));
+            }
             let addr = self
                 .local_addrs
                 .iter()

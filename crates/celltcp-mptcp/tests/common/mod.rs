@@ -1,8 +1,10 @@
 //! A small two-host, multi-path network for MPTCP tests: host A (the client, one address per
-//! path) and host B (the listener, one address), paths made of a rate link each way with a
-//! drop-tail queue (`celltcp-net`), driven by the engine's event queue. Beside the MPTCP
-//! connection, plain TCP flows can share any path. Optional impairments per path: random loss,
-//! random extra delay (reordering), and a time from which the path drops everything.
+//! path) and host B (the listener, one address; or one per path, announced with ADD_ADDR: see
+//! [`Net::with_listener_paths`]), paths made of a rate link each way with a drop-tail queue
+//! (`celltcp-net`), driven by the engine's event queue. A writes (an upload) and B reads; B may
+//! write too (a download, [`Net::b_to_write`]), A then reads. Beside the MPTCP connection, plain
+//! TCP flows can share any path. Optional impairments per path: random loss, random extra delay
+//! (reordering), and a time from which the path drops everything.
 #![allow(dead_code)]
 
 use celltcp_engine::{EventQueue, SimDuration, SimRng, SimTime};
@@ -19,6 +21,11 @@ pub const MP_PORT: u16 = 80;
 
 pub fn a_ip(k: usize) -> Ipv4 {
     Ipv4::new(10, 0, k as u8, 1)
+}
+
+/// B's address `k` (`b_ip(0)` is [`B_IP`]).
+pub fn b_ip(k: usize) -> Ipv4 {
+    Ipv4::new(10, 9, k as u8, 1)
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -81,6 +88,9 @@ pub struct Net {
     paths: Vec<PathLinks>,
     /// Which path each of A's addresses uses.
     pub route: Vec<usize>,
+    /// Which path each of B's addresses uses, when B has more than one (then B's address
+    /// decides the path, not A's).
+    pub b_route: Vec<usize>,
     pub a: MptcpConnection,
     pub b: Option<MptcpConnection>,
     pub bcfg: MptcpConfig,
@@ -90,6 +100,11 @@ pub struct Net {
     pub close_after: bool,
     pub b_read: u64,
     pub b_closed: bool,
+    /// Bytes B still has to write (0: none, u64::MAX: unlimited), and whether B closes after.
+    pub b_to_write: u64,
+    pub b_close_after: bool,
+    /// Bytes A has read (a download).
+    pub a_read: u64,
     armed: Vec<Option<SimTime>>,
     rng: SimRng,
     uid: u64,
@@ -156,6 +171,7 @@ impl Net {
             q: EventQueue::new(),
             paths: links,
             route: route.to_vec(),
+            b_route: vec![0],
             a,
             b: None,
             bcfg: cfg,
@@ -164,6 +180,9 @@ impl Net {
             close_after: false,
             b_read: 0,
             b_closed: false,
+            b_to_write: 0,
+            b_close_after: false,
+            a_read: 0,
             armed: vec![None; 2],
             rng: SimRng::seed_from_u64(seed ^ 0xdead_beef),
             uid: 0,
@@ -174,6 +193,14 @@ impl Net {
             opts: MptcpSideTable::default(),
             a_key: key_a,
         }
+    }
+
+    /// B gets one address per entry of `b_route` (address k on path `b_route[k]`), the others
+    /// than the first announced with ADD_ADDR (RFC 8684 §3.4.1): the paths of the MPTCP
+    /// connection are then chosen by B's address (A normally has one address).
+    pub fn with_listener_paths(mut self, b_route: &[usize]) -> Self {
+        self.b_route = b_route.to_vec();
+        self
     }
 
     /// Adds a plain TCP bulk flow from A's address `addr` (on its path) to B, started at `start`.
@@ -208,10 +235,17 @@ impl Net {
             c.push((now, pkt, mptcp));
         }
         let a_addr = if from_a { src } else { dst };
-        let k = (0..self.route.len())
-            .find(|&k| a_ip(k) == a_addr)
-            .expect("address of A");
-        let p = &mut self.paths[self.route[k]];
+        let b_addr = if from_a { dst } else { src };
+        let path = match (0..self.b_route.len()).find(|&k| b_ip(k) == b_addr) {
+            Some(k) if self.b_route.len() > 1 => self.b_route[k],
+            _ => {
+                let k = (0..self.route.len())
+                    .find(|&k| a_ip(k) == a_addr)
+                    .expect("address of A");
+                self.route[k]
+            }
+        };
+        let p = &mut self.paths[path];
         if p.cfg.dies_at.is_some_and(|t| now >= t) {
             self.opts.forget(pkt.uid);
             return;
@@ -270,15 +304,25 @@ impl Net {
         if self.to_write == 0 && self.close_after {
             self.a.close();
         }
+        self.a_read += self.a.read(now, u64::MAX);
         while let Some(o) = self.a.poll_transmit(now) {
             self.send(now, true, o.local.ip, o.remote.ip, o.seg, o.mptcp);
         }
         let dl = self.a.next_deadline();
         self.arm(T_A, dl);
         if let Some(b) = &mut self.b {
+            if self.b_to_write > 0 && b.is_established() {
+                let n = b.write(self.b_to_write);
+                if self.b_to_write != u64::MAX {
+                    self.b_to_write -= n;
+                }
+                if self.b_to_write == 0 && self.b_close_after {
+                    b.close();
+                }
+            }
             let n = b.read(now, u64::MAX);
             self.b_read += n;
-            if b.peer_closed() && !self.b_closed {
+            if b.peer_closed() && !self.b_closed && self.b_to_write == 0 {
                 self.b_closed = true;
                 b.close();
             }
@@ -372,15 +416,9 @@ impl Net {
                 }
                 None => {
                     let key_b = 0x0b0b_0000_0000_0000 ^ self.uid;
+                    let b_addrs: Vec<Ipv4> = (0..self.b_route.len()).map(b_ip).collect();
                     self.b = MptcpConnection::accept(
-                        self.bcfg,
-                        key_b,
-                        &[B_IP],
-                        local_b,
-                        remote_b,
-                        &seg,
-                        &mptcp,
-                        now,
+                        self.bcfg, key_b, &b_addrs, local_b, remote_b, &seg, &mptcp, now,
                     );
                 }
             }
