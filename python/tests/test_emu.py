@@ -120,6 +120,40 @@ def test_emu_wired_iperf3_goodput_and_ping_rtt(tmp_path: Path) -> None:
     assert _leftovers() == []
 
 
+def test_emu_raw_store_holds_the_packets_in_flight_not_the_dropped_ones(tmp_path: Path) -> None:
+    """Real UDP through a link that loses 5 % of packets: the store of real packets' bytes
+    (`emu.raw_store_peak_bytes`) stays at what is in flight. Before drops released their bytes
+    it grew by every lost packet: 5 % of 8 Mbit/s for 6 s is 300 KB, against the 8 Mbit/s x
+    20 ms = 20 KB in flight."""
+    require_emu()
+    scen = WIRED.replace('"20ms"', '"20ms"\nloss = { forward = 0.05, reverse = 0.0 }') + """
+[[exec]]
+node = "server"
+cmd = "iperf3 -s -1"
+background = true
+[[exec]]
+node = "client"
+cmd = "iperf3 -c {addr:server} -u -b 8M -l 1400 -t 6 -J"
+start = "0.3s"
+"""
+    r = celltcp.api.execute(scen, out=tmp_path / "emu", emu=celltcp.api.EmuArgs())
+    text = (tmp_path / "emu" / "exec" / "1-client.out").read_text()
+    report = json.loads(text[text.index("{"):])
+    lost = report["end"]["sum"]["lost_packets"]
+    sent = report["end"]["sum"]["packets"]
+    emu = r.summary["emu"]
+    link = next(x for x in r.summary["links"] if x["name"].endswith("client->server"))
+    print(f"\n{sent} datagrams, {lost} lost (iperf3), {link['lost_packets']} lost on the link; "
+          f"raw store peak {emu['raw_store_peak_bytes']} B, {emu['raw_store_bytes']} B at the end")
+    assert link["lost_packets"] > 100, link
+    assert emu["raw_store_evicted"] == 0 and emu["packets_expired"] == 0
+    # in flight at most: 20 ms of 8 Mbit/s each way (20 KB) and iperf3's bursts in the queue
+    # (100 packets, 150 KB, at most); the lost packets alone were 300 KB
+    assert emu["raw_store_peak_bytes"] < 150_000, emu["raw_store_peak_bytes"]
+    assert emu["raw_store_bytes"] < 150_000, emu["raw_store_bytes"]
+    assert _leftovers() == []
+
+
 def test_emu_kill9_leaves_nothing(tmp_path: Path) -> None:
     require_emu()
     scen = tmp_path / "s.toml"

@@ -120,6 +120,7 @@ pub fn emulate(text: &str, opts: &EmuOptions) -> Result<RunOutput, String> {
             })
         })
         .collect();
+    let (raw_bytes, raw_peak, raw_evicted) = sim.raw_store_stats();
     let mut out = sim.into_output().map_err(|e| e.to_string())?;
     for p in &ns.procs {
         if !p.spec.interactive {
@@ -156,6 +157,9 @@ pub fn emulate(text: &str, opts: &EmuOptions) -> Result<RunOutput, String> {
         "writes": stats.writes,
         "forced_sleeps": stats.forced_sleeps,
         "gso_writes": offload && eplan.gso_writes,
+        "raw_store_bytes": raw_bytes,
+        "raw_store_peak_bytes": raw_peak,
+        "raw_store_evicted": raw_evicted,
         "hosts": hosts,
         "exec": procs,
     });
