@@ -63,10 +63,10 @@ fn raw_store_holds_only_the_packets_in_flight_through_loss_overflow_fragments_tt
     while t < SimTime::ZERO + SimDuration::from_secs(10) {
         i = i.wrapping_add(1);
         let b = match i {
-            _ if i % 17 == 0 => udp(c, s, i, 64, true, 1460),
-            _ if i % 13 == 0 => udp(c, [192, 0, 2, 1], i, 64, true, 1400),
-            _ if i % 11 == 0 => udp(c, s, i, 1, true, 1400),
-            _ if i % 7 == 0 => udp(c, s, i, 64, false, 2800),
+            _ if i.is_multiple_of(17) => udp(c, s, i, 64, true, 1460),
+            _ if i.is_multiple_of(13) => udp(c, [192, 0, 2, 1], i, 64, true, 1400),
+            _ if i.is_multiple_of(11) => udp(c, s, i, 1, true, 1400),
+            _ if i.is_multiple_of(7) => udp(c, s, i, 64, false, 2800),
             _ => udp(c, s, i, 64, true, 1400),
         };
         sim.step_until(t);
@@ -76,7 +76,7 @@ fn raw_store_holds_only_the_packets_in_flight_through_loss_overflow_fragments_tt
             assert_eq!(node, server);
             got_bytes += bytes.len() as u64;
         });
-        t = t + gap;
+        t += gap;
     }
     sim.step_until(t + SimDuration::from_secs(2));
     lost += sim.drain_external(|_, _, bytes| got_bytes += bytes.len() as u64);
