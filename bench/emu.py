@@ -12,6 +12,10 @@ runs with the TUN devices' segmentation offload on (the default, `[emu] offload`
 is noisy), with the emulator's CPU time per second, the packets per device read and per device
 write (`--gso-writes`: trains of segments written as one GSO packet, `[emu] gso_writes`).
 `--worst` prints each run's latest loop steps (`emu.worst_steps`: what delayed them).
+`--starts N` adds N short programs (`true`, background) starting during the traffic, from 1 s to
+the end, and reports the loop's lateness around them: the max lateness, the latest step that
+followed a start (`prev_spawn_us` of `worst_steps`) and how late the programs started (their
+`start_s` against their `start`).
 
 `--lte10` runs the loaded-cell case instead: a 20 MHz LTE cell with 10 UEs, one real (iperf3 -R,
 kernel CUBIC, from a real server 10 ms behind the PGW) and nine simulated UEs each downloading
@@ -125,6 +129,33 @@ def lte10(secs: int, repeat: int) -> int:
     return 0
 
 
+def starts(rate: str, secs: int, n: int, repeat: int, worst: bool) -> int:
+    """iperf3 through one link of `rate` with `n` programs starting during the traffic."""
+    due = [1.0 + k * (secs - 1.0) / n for k in range(n)]
+    text = SCENARIO.format(rate=rate, secs=secs, dur=secs + 3)
+    text += "".join(f'[[exec]]\nnode = "a"\ncmd = "true"\nbackground = true\nstart = "{t:.3f}s"\n' for t in due)
+    print(f"{rate}, iperf3 for {secs} s, {n} programs starting from 1 s; load average {os.getloadavg()[0]:.1f}")
+    print(f"{'run':>4} {'iperf3 Mbit/s':>14} {'p99 us':>8} {'max us':>8} {'late>1ms':>8} {'spawn-step late us':>19} "
+          f"{'max prev_spawn us':>18} {'start late ms (med/max)':>24} {'load':>5}")
+    for i in range(repeat):
+        with tempfile.TemporaryDirectory() as d:
+            res = celltcp.api.execute(text, out=Path(d) / "o", emu=celltcp.api.EmuArgs())
+            rep = json.loads((Path(d) / "o" / "exec" / "1-a.out").read_text())
+        e = res.summary["emu"]
+        lat = e["lateness"]
+        ws = e.get("worst_steps", [])
+        after = [s["late_us"] for s in ws if s.get("prev_spawn_us", 0) > 100]
+        spawn = max((s.get("prev_spawn_us", 0) for s in ws), default=0)
+        late = sorted((p["start_s"] - due[p["index"] - 2]) * 1e3 for p in e["exec"] if p["index"] >= 2)
+        if worst:
+            for s in ws:
+                print(f"    {json.dumps(s)}")
+        print(f"{i + 1:>4} {rep['end']['sum_received']['bits_per_second'] / 1e6:>14.1f} {lat['p99_us']:>8.0f} "
+              f"{lat['max_us']:>8.0f} {lat['late_1ms']:>8} {max(after, default=0):>19.0f} {spawn:>18.0f} "
+              f"{statistics.median(late):>11.3f} / {max(late):>10.3f} {os.getloadavg()[0]:>5.1f}")
+    return 0
+
+
 def parse_rate(s: str) -> float:
     units = {"kbps": 1e3, "mbps": 1e6, "gbps": 1e9, "bps": 1.0}
     low = s.lower()
@@ -143,7 +174,10 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--lte10", action="store_true", help="the 10-UE LTE cell instead of the wired rates")
     ap.add_argument("--worst", action="store_true", help="print each run's latest steps (emu.worst_steps)")
+    ap.add_argument("--starts", type=int, default=0, help="N programs starting during the traffic")
     args = ap.parse_args()
+    if args.starts:
+        return starts(args.rates.split(",")[0], args.seconds, args.starts, args.repeat, args.worst)
     if args.lte10:
         return lte10(args.seconds, args.repeat)
     print(f"load average {os.getloadavg()[0]:.1f}; medians of {args.repeat}")

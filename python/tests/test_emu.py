@@ -120,6 +120,69 @@ def test_emu_wired_iperf3_goodput_and_ping_rtt(tmp_path: Path) -> None:
     assert _leftovers() == []
 
 
+def test_emu_raw_store_holds_the_packets_in_flight_not_the_dropped_ones(tmp_path: Path) -> None:
+    """Real UDP through a link that loses 5 % of packets: the store of real packets' bytes
+    (`emu.raw_store_peak_bytes`) stays at what is in flight. Before drops released their bytes
+    it grew by every lost packet: 5 % of 8 Mbit/s for 6 s is 300 KB, against the 8 Mbit/s x
+    20 ms = 20 KB in flight."""
+    require_emu()
+    scen = WIRED.replace('"20ms"', '"20ms"\nloss = { forward = 0.05, reverse = 0.0 }') + """
+[[exec]]
+node = "server"
+cmd = "iperf3 -s -1"
+background = true
+[[exec]]
+node = "client"
+cmd = "iperf3 -c {addr:server} -u -b 8M -l 1400 -t 6 -J"
+start = "0.3s"
+"""
+    r = celltcp.api.execute(scen, out=tmp_path / "emu", emu=celltcp.api.EmuArgs())
+    text = (tmp_path / "emu" / "exec" / "1-client.out").read_text()
+    report = json.loads(text[text.index("{"):])
+    lost = report["end"]["sum"]["lost_packets"]
+    sent = report["end"]["sum"]["packets"]
+    emu = r.summary["emu"]
+    link = next(x for x in r.summary["links"] if x["name"].endswith("client->server"))
+    print(f"\n{sent} datagrams, {lost} lost (iperf3), {link['lost_packets']} lost on the link; "
+          f"raw store peak {emu['raw_store_peak_bytes']} B, {emu['raw_store_bytes']} B at the end")
+    assert link["lost_packets"] > 100, link
+    assert emu["raw_store_evicted"] == 0 and emu["packets_expired"] == 0
+    # in flight at most: 20 ms of 8 Mbit/s each way (20 KB) and iperf3's bursts in the queue
+    # (100 packets, 150 KB, at most); the lost packets alone were 300 KB
+    assert emu["raw_store_peak_bytes"] < 150_000, emu["raw_store_peak_bytes"]
+    assert emu["raw_store_bytes"] < 150_000, emu["raw_store_bytes"]
+    assert _leftovers() == []
+
+
+def test_emu_programs_start_off_the_loop_at_their_time(tmp_path: Path) -> None:
+    """Eight programs starting during iperf3 traffic: the loop only posts them to its spawning
+    thread, so no step of the loop waits for a start (`prev_spawn_us` of the latest steps; a
+    fork in the loop's turn took 1.5-10 ms here), and each program's recorded start is its
+    actual one, within a few ms after its `start` (`due_s`)."""
+    require_emu()
+    due = [round(1.0 + 0.4 * k, 1) for k in range(8)]
+    scen = WIRED_EXEC.replace("-t 5", "-t 4") + "".join(
+        f'[[exec]]\nnode = "client"\ncmd = "echo {k}"\nbackground = true\nstart = "{t}s"\n'
+        for k, t in enumerate(due))
+    r = celltcp.api.execute(scen, out=tmp_path / "emu", emu=celltcp.api.EmuArgs())
+    emu = r.summary["emu"]
+    extra = [p for p in emu["exec"] if p["index"] >= 2]
+    assert len(extra) == 8
+    for p in extra:
+        k = p["index"] - 2
+        assert p["due_s"] == pytest.approx(due[k])
+        assert (tmp_path / "emu" / "exec" / f"{p['index']}-client.out").read_text() == f"{k}\n"
+        assert p["exit_code"] == 0
+    late = [p["start_s"] - p["due_s"] for p in extra]
+    spawn = max(s["prev_spawn_us"] for s in emu["worst_steps"])
+    print(f"\nstarts late by {min(late) * 1e3:.2f}..{max(late) * 1e3:.2f} ms; lateness max "
+          f"{emu['lateness']['max_us']:.0f} us; max prev_spawn_us of the latest steps {spawn:.0f}")
+    assert all(0 <= x < 0.05 for x in late), late
+    assert spawn < 500, emu["worst_steps"]
+    assert emu["ended_by"] == "commands exited"
+    assert _leftovers() == []
+
+
 def test_emu_kill9_leaves_nothing(tmp_path: Path) -> None:
     require_emu()
     scen = tmp_path / "s.toml"

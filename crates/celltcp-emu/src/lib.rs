@@ -16,8 +16,8 @@
 //!
 //! # The loop
 //!
-//! Simulated time is wall time since the loop started. Each turn: start the commands that are
-//! due, run every event due (`step_until(wall now)`), write the packets handed to real hosts to
+//! Simulated time is wall time since the loop started. Each turn: post the commands that are
+//! due to the spawning thread (`netns`: they start off the loop), run every event due (`step_until(wall now)`), write the packets handed to real hosts to
 //! their TUN devices, read what the kernels sent and inject it at the current wall time, then
 //! sleep in `ppoll(2)` on the TUN devices until the next event, a command's start or a 10 ms
 //! check of the programs, whichever is first; below `emu.busy_poll` (50 µs) it spins instead,
@@ -113,6 +113,7 @@ pub fn emulate(text: &str, opts: &EmuOptions) -> Result<RunOutput, String> {
                 "node": eplan.hosts[p.spec.host].name,
                 "cmd": p.spec.cmd,
                 "background": p.spec.background,
+                "due_s": p.spec.start.as_secs_f64(),
                 "start_s": p.started_s,
                 "end_s": p.ended_s.filter(|x| x.is_finite()),
                 "exit_code": p.exit.and_then(|s| s.code()),
@@ -120,6 +121,7 @@ pub fn emulate(text: &str, opts: &EmuOptions) -> Result<RunOutput, String> {
             })
         })
         .collect();
+    let (raw_bytes, raw_peak, raw_evicted) = sim.raw_store_stats();
     let mut out = sim.into_output().map_err(|e| e.to_string())?;
     for p in &ns.procs {
         if !p.spec.interactive {
@@ -156,6 +158,9 @@ pub fn emulate(text: &str, opts: &EmuOptions) -> Result<RunOutput, String> {
         "writes": stats.writes,
         "forced_sleeps": stats.forced_sleeps,
         "gso_writes": offload && eplan.gso_writes,
+        "raw_store_bytes": raw_bytes,
+        "raw_store_peak_bytes": raw_peak,
+        "raw_store_evicted": raw_evicted,
         "hosts": hosts,
         "exec": procs,
     });
@@ -233,10 +238,12 @@ fn run_loop(
     loop {
         let now = clock(&t0);
         let t_spawn = t0.elapsed().as_nanos() as u64;
+        // programs due are posted to the spawning thread (`netns`), which starts them off the loop
         while pending.last().is_some_and(|e| SimTime::ZERO + e.start <= now) {
             let e = pending.pop().unwrap();
-            ns.spawn(e, exec_dir, now.as_secs_f64()).map_err(|e| e.to_string())?;
+            ns.post(e, exec_dir).map_err(|e| e.to_string())?;
         }
+        ns.collect(t0, false).map_err(|e| e.to_string())?;
         if let Some(t) = sim.next_event_time().filter(|&t| t <= now) {
             let late = now.as_nanos() - t.as_nanos();
             st.events.record(late);
@@ -335,7 +342,7 @@ fn run_loop(
             next_reap = now + celltcp_engine::SimDuration::from_millis(10);
             nivcsw = os::involuntary_switches();
             let fg_done = ns.reap(now.as_secs_f64());
-            if has_foreground && pending.iter().all(|e| e.background) && fg_done {
+            if has_foreground && pending.iter().all(|e| e.background) && ns.starting() == 0 && fg_done {
                 st.ended_by = "commands exited";
                 break;
             }

@@ -10,11 +10,21 @@
 //! --net --pid`) cannot outlive the run either. The TUN devices are not persistent: they vanish
 //! when the emulator's file descriptors close, i.e. with the emulator. `--cleanup`
 //! ([`cleanup_stale`]) kills holders whose emulator is gone and removes stray devices by prefix.
+//!
+//! Programs are started off the real-time loop: the loop posts a request ([`Namespaces::post`])
+//! to a spawning thread, which starts the program with `posix_spawn` (glibc's `clone(CLONE_VM |
+//! CLONE_VFORK)`: no copy of the emulator's page tables, which `fork` took up to 13 ms for, in the
+//! loop's own turn) and hands back the child with the time it started ([`Namespaces::collect`]).
+//! A program still dies with the emulator: `setpriv --pdeathsig KILL` asks for SIGKILL when the
+//! spawning thread ends (it lives until [`Namespaces::end_all`]), and the namespace's death
+//! kills everything in it.
 
 use std::fs::File;
 use std::io;
-use std::path::Path;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use crate::os;
@@ -36,6 +46,8 @@ pub struct Proc {
     pub spec: ExecSpec,
     child: Child,
     pub exit: Option<std::process::ExitStatus>,
+    /// When it started (the spawning thread's clock once `posix_spawn` returned), on the run's
+    /// clock.
     pub started_s: f64,
     pub ended_s: Option<f64>,
 }
@@ -45,6 +57,48 @@ pub struct Proc {
 pub struct Namespaces {
     pub hosts: Vec<Host>,
     pub procs: Vec<Proc>,
+    spawner: Option<Spawner>,
+}
+
+/// A program for the spawning thread to start: its command, ready but for the start.
+struct SpawnReq {
+    spec: ExecSpec,
+    cmd: Command,
+    outputs: Option<PathBuf>,
+}
+
+/// The spawning thread and its two channels.
+struct Spawner {
+    tx: Option<mpsc::Sender<SpawnReq>>,
+    rx: mpsc::Receiver<(ExecSpec, io::Result<Child>, Instant)>,
+    thread: Option<std::thread::JoinHandle<()>>,
+    /// Requests posted and not yet collected.
+    in_flight: usize,
+}
+
+impl Spawner {
+    /// The thread, under `SCHED_FIFO` as the loop when it may (`os::set_realtime`: it starts a
+    /// program as soon as asked on a loaded machine; the programs do not inherit the policy).
+    fn start() -> io::Result<Spawner> {
+        let (tx, req_rx) = mpsc::channel::<SpawnReq>();
+        let (done_tx, rx) = mpsc::channel();
+        let thread = std::thread::Builder::new().name("ctemu-spawn".into()).spawn(move || {
+            os::set_realtime();
+            for mut r in req_rx {
+                let child = (|| {
+                    if let Some(base) = &r.outputs {
+                        r.cmd.stdout(File::create(base.with_extension("out"))?);
+                        r.cmd.stderr(File::create(base.with_extension("err"))?);
+                    }
+                    r.cmd.spawn().map_err(|e| io::Error::new(e.kind(), format!("cannot run setpriv and nsenter (util-linux): {e}")))
+                })();
+                if done_tx.send((r.spec, child, Instant::now())).is_err() {
+                    break;
+                }
+            }
+        })?;
+        Ok(Spawner { tx: Some(tx), rx, thread: Some(thread), in_flight: 0 })
+    }
 }
 
 fn run_checked(cmd: &mut Command, what: &str) -> io::Result<()> {
@@ -129,23 +183,51 @@ impl Namespaces {
         Ok(ns)
     }
 
-    /// Starts `spec` in its host's namespace; stdout/stderr to `exec_dir/<index>-<node>.out/.err`
-    /// (the terminal for an interactive shell). `now_s` is the run's clock, for the record.
-    pub fn spawn(&mut self, spec: &ExecSpec, exec_dir: &Path, now_s: f64) -> io::Result<()> {
+    /// Asks the spawning thread (module doc) to start `spec` in its host's namespace now;
+    /// stdout/stderr to `exec_dir/<index>-<node>.out/.err` (the terminal for an interactive
+    /// shell). The program joins [`Namespaces::procs`] when [`Namespaces::collect`] finds it
+    /// started. The thread starts with the first request.
+    pub fn post(&mut self, spec: &ExecSpec, exec_dir: &Path) -> io::Result<()> {
         let h = &self.hosts[spec.host];
-        let mut cmd = Command::new("nsenter");
-        cmd.args(["-t", &h.ns_pid.to_string(), "-n", "-p", "--", "sh", "-c", &spec.cmd]);
+        // no pre_exec closure: Rust's `Command` then uses posix_spawn (vfork-like), not fork
+        let mut cmd = Command::new("setpriv");
+        cmd.args(["--pdeathsig", "KILL", "--", "nsenter", "-t", &h.ns_pid.to_string(), "-n", "-p", "--", "sh", "-c", &spec.cmd]);
         cmd.env("CELLTCP_EMU_NODE", &h.spec.name);
+        let mut outputs = None;
         if !spec.interactive {
-            let base = exec_dir.join(format!("{}-{}", spec.index, h.spec.name));
+            outputs = Some(exec_dir.join(format!("{}-{}", spec.index, h.spec.name)));
             cmd.stdin(Stdio::null());
-            cmd.stdout(File::create(base.with_extension("out"))?);
-            cmd.stderr(File::create(base.with_extension("err"))?);
+            // its own process group: the terminal's Ctrl-C reaches only the emulator, which
+            // then ends the programs in order (`end_all` signals the group)
+            cmd.process_group(0);
         }
-        os::die_with_parent(&mut cmd, !spec.interactive);
-        let child = cmd.spawn().map_err(|e| io::Error::new(e.kind(), format!("cannot run nsenter (util-linux): {e}")))?;
-        self.procs.push(Proc { spec: spec.clone(), child, exit: None, started_s: now_s, ended_s: None });
+        if self.spawner.is_none() {
+            self.spawner = Some(Spawner::start()?);
+        }
+        let s = self.spawner.as_mut().unwrap();
+        s.tx.as_ref().unwrap().send(SpawnReq { spec: spec.clone(), cmd, outputs }).map_err(|_| io::Error::other("the spawning thread has ended"))?;
+        s.in_flight += 1;
         Ok(())
+    }
+
+    /// Takes the programs the spawning thread has started (their start times on the clock
+    /// that started at `t0`); with `wait`, until every request posted is answered. A program
+    /// that could not start is an error.
+    pub fn collect(&mut self, t0: Instant, wait: bool) -> io::Result<()> {
+        let Some(s) = self.spawner.as_mut() else { return Ok(()) };
+        while s.in_flight > 0 {
+            let got = if wait { s.rx.recv_timeout(Duration::from_secs(5)).ok() } else { s.rx.try_recv().ok() };
+            let Some((spec, child, at)) = got else { break };
+            s.in_flight -= 1;
+            let started_s = at.saturating_duration_since(t0).as_secs_f64();
+            self.procs.push(Proc { spec, child: child?, exit: None, started_s, ended_s: None });
+        }
+        Ok(())
+    }
+
+    /// Programs asked for and not yet collected.
+    pub fn starting(&self) -> usize {
+        self.spawner.as_ref().map_or(0, |s| s.in_flight)
     }
 
     /// Notes which programs have exited; returns true when every foreground program started so
@@ -169,6 +251,8 @@ impl Namespaces {
     /// Ends the run's programs (SIGTERM to each program's process group, `grace` to exit, then
     /// SIGKILL of the namespaces: everything in them dies) and the namespaces.
     pub fn end_all(&mut self, grace: Duration) {
+        // the programs being started join the others first (the clock does not matter now)
+        let _ = self.collect(Instant::now(), true);
         for p in &self.procs {
             if p.exit.is_none() {
                 let pid = p.child.id() as i32;
@@ -191,12 +275,19 @@ impl Namespaces {
             }
         }
         self.hosts.clear(); // closes the TUN files: the devices go
+        // the spawning thread ends last: its end SIGKILLs what it started (`--pdeathsig`)
+        if let Some(mut s) = self.spawner.take() {
+            s.tx = None;
+            if let Some(t) = s.thread.take() {
+                let _ = t.join();
+            }
+        }
     }
 }
 
 impl Drop for Namespaces {
     fn drop(&mut self) {
-        if !self.hosts.is_empty() || self.procs.iter().any(|p| p.exit.is_none()) {
+        if !self.hosts.is_empty() || self.spawner.is_some() || self.procs.iter().any(|p| p.exit.is_none()) {
             self.end_all(Duration::from_millis(200));
         }
     }

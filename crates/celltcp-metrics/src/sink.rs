@@ -15,6 +15,10 @@
 //! - **Parquet file** ([`Sink::parquet`]): rows are buffered column by column and written as one
 //!   Parquet row group every `row_group_rows` rows (default [`ROW_GROUP_ROWS`]); the buffers are
 //!   then cleared and reused, so a sink holds at most one row group whatever the run's length.
+//!   From the first full row group on, a thread of the sink writes them (encoding a row group of
+//!   65 536 rows took 12-21 ms, which held up the caller: the real-time loop of `celltcp emu`);
+//!   the sink hands the full buffers over and goes on with the ones the thread gave back, and
+//!   waits only when the thread is a whole row group behind (so at most three are held).
 //!   [`Sink::finish`] writes the last, partial row group and the footer. Until then the file is
 //!   incomplete (no footer): a run that dies leaves an unreadable file, which is why the Python
 //!   API writes into a temporary directory and renames it only after success.
@@ -180,14 +184,52 @@ pub struct Sink {
     rows: u64,
     row_group_rows: usize,
     file: Option<parquet::ParquetFile>,
+    /// The thread writing the row groups, once the first is full (module doc).
+    writer: Option<Writer>,
     /// The first write error (the file is abandoned after it).
     error: Option<SinkError>,
+}
+
+/// A file sink's writing thread: row groups to it, emptied buffers back.
+struct Writer {
+    path: PathBuf,
+    tx: std::sync::mpsc::SyncSender<Vec<Column>>,
+    back: std::sync::mpsc::Receiver<Vec<Column>>,
+    thread: std::thread::JoinHandle<Result<parquet::ParquetFile, String>>,
+}
+
+impl Writer {
+    /// Starts the thread and hands it `file` (taken only once the thread runs: without a
+    /// thread the caller keeps writing on its own).
+    fn start(file: &mut Option<parquet::ParquetFile>) -> Option<Writer> {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Column>>(1);
+        let (back_tx, back) = std::sync::mpsc::channel();
+        let (ftx, frx) = std::sync::mpsc::channel::<parquet::ParquetFile>();
+        let thread = std::thread::Builder::new()
+            .name("celltcp-sink".into())
+            .spawn(move || {
+                let mut file = frx.recv().map_err(|e| e.to_string())?;
+                for mut cols in rx {
+                    file.write_row_group(&cols)?;
+                    for c in &mut cols {
+                        c.data.clear();
+                    }
+                    let _ = back_tx.send(cols);
+                }
+                Ok(file)
+            })
+            .ok()?;
+        let f = file.take()?;
+        let path = f.path().to_path_buf();
+        ftx.send(f).expect("the writing thread waits for its file");
+        Some(Writer { path, tx, back, thread })
+    }
 }
 
 impl Sink {
     fn with_columns(name: &str, columns: &[(&str, ColType)]) -> Sink {
         let cols = columns.iter().map(|(n, t)| Column { name: (*n).to_string(), data: ColumnData::empty(*t) }).collect();
-        Sink { name: name.to_string(), cols, cursor: 0, buffered: 0, rows: 0, row_group_rows: usize::MAX, file: None, error: None }
+        Sink { name: name.to_string(), cols, cursor: 0, buffered: 0, rows: 0, row_group_rows: usize::MAX, file: None, writer: None, error: None }
     }
 
     /// A sink that keeps every row in memory.
@@ -211,7 +253,7 @@ impl Sink {
 
     /// True when the rows go to a file.
     pub fn is_file(&self) -> bool {
-        self.file.is_some()
+        self.file.is_some() || self.writer.is_some()
     }
 
     /// Rows pushed so far (written or buffered).
@@ -329,13 +371,36 @@ impl Sink {
     #[cold]
     #[inline(never)]
     fn flush(&mut self) {
-        let Some(file) = self.file.as_mut() else { return };
-        if self.buffered == 0 {
+        if self.buffered == 0 || !self.is_file() {
             return;
         }
+        if self.writer.is_none() && self.error.is_none() {
+            self.writer = Writer::start(&mut self.file);
+        }
         if self.error.is_none() {
-            if let Err(message) = file.write_row_group(&self.cols) {
-                self.error = Some(SinkError { path: file.path().to_path_buf(), message });
+            if let Some(w) = &self.writer {
+                // the full buffers to the thread; the sink goes on with emptied ones
+                let fresh = w.back.try_recv().unwrap_or_else(|_| {
+                    let n = self.row_group_rows;
+                    self.cols
+                        .iter()
+                        .map(|c| {
+                            let mut data = ColumnData::empty(c.data.col_type());
+                            data.reserve(n);
+                            Column { name: c.name.clone(), data }
+                        })
+                        .collect()
+                });
+                let full = std::mem::replace(&mut self.cols, fresh);
+                // a closed channel: the thread stopped at an error, which `finish` reports
+                let _ = w.tx.send(full);
+                self.buffered = 0;
+                return;
+            }
+            if let Some(file) = self.file.as_mut() {
+                if let Err(message) = file.write_row_group(&self.cols) {
+                    self.error = Some(SinkError { path: file.path().to_path_buf(), message });
+                }
             }
         }
         for c in &mut self.cols {
@@ -348,10 +413,19 @@ impl Sink {
     /// group and the footer, and returns `None`.
     pub fn finish(mut self) -> Result<Option<Table>, SinkError> {
         assert!(self.cursor == 0, "sink {}: finished in the middle of a row", self.name);
-        if self.file.is_none() {
+        if !self.is_file() {
             return Ok(Some(Table { name: self.name, columns: self.cols }));
         }
         self.flush();
+        if let Some(w) = self.writer.take() {
+            let Writer { path, tx, back, thread } = w;
+            drop((tx, back));
+            match thread.join() {
+                Ok(Ok(file)) => self.file = Some(file),
+                Ok(Err(message)) => return Err(self.error.take().unwrap_or(SinkError { path, message })),
+                Err(_) => return Err(SinkError { path, message: "the writing thread panicked".into() }),
+            }
+        }
         let file = self.file.take().expect("a file sink");
         if let Some(e) = self.error {
             return Err(e);

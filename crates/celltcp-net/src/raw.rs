@@ -10,11 +10,17 @@
 //! fields (checksum recomputed, RFC 1071), the payload from the stored bytes (the fragment's
 //! share of it, RFC 791 §3.2). Only IPv4 without options (IHL 5, what Linux sends) is accepted.
 //!
-//! The store is bounded: a packet that the simulation drops is never reported, so its bytes are
-//! freed by age (first in, first out) once the store holds more than its capacity; a packet
-//! whose bytes were evicted is lost when it leaves (counted by the caller).
+//! The store counts the packets that carry a key ([`RawStore::retain`] when a packet is cut into
+//! fragments, [`RawStore::release`] when one leaves the simulation or is dropped): the bytes are
+//! freed when the last packet carrying them is gone, so memory follows the packets in flight,
+//! not the run's length. The simulation releases at every drop it knows of (queue overflow,
+//! loss, a medium's discards, no route, TTL, a simulated host's IP layer); an entry whose
+//! packets vanish without a release is freed by age (first in, first out) once the store holds
+//! more than its capacity, and a packet whose bytes were evicted is lost when it leaves
+//! (counted by the caller). Entries live in a map by key, so one such entry holds nothing but
+//! itself (a first-in first-out array would keep every slot behind it).
 
-use std::collections::VecDeque;
+use std::collections::HashMap;
 
 use crate::packet::{Body, Ecn, Fragment, Ipv4, Packet, RawIp, IPV4_HEADER, PROTO_TCP, PROTO_UDP};
 use crate::pcap::Csum;
@@ -188,66 +194,101 @@ pub fn echo_reply(req: &[u8], ident: u16, out: &mut Vec<u8>) -> bool {
     true
 }
 
-/// A first-in first-out store of packet bytes under increasing keys, bounded in bytes.
+/// A store of packet bytes under increasing keys, each entry with the count of packets that
+/// carry it, bounded in bytes (module doc).
 #[derive(Debug)]
 pub struct RawStore {
-    /// The key of `entries[0]`.
-    base: u64,
-    entries: VecDeque<Option<Box<[u8]>>>,
+    entries: HashMap<u64, RawEntry>,
+    /// The key the next [`RawStore::put`] returns.
+    next: u64,
+    /// Every key below `low` is gone (the front of the eviction order).
+    low: u64,
     bytes: usize,
+    peak_bytes: usize,
     cap_bytes: usize,
     evicted: u64,
+}
+
+#[derive(Debug)]
+struct RawEntry {
+    bytes: Box<[u8]>,
+    /// Packets of the simulation carrying this key.
+    refs: u32,
 }
 
 impl RawStore {
     /// A store that holds at most `cap_bytes` (the oldest entries are evicted beyond it).
     pub fn new(cap_bytes: usize) -> Self {
-        RawStore { base: 0, entries: VecDeque::new(), bytes: 0, cap_bytes, evicted: 0 }
+        RawStore { entries: HashMap::new(), next: 0, low: 0, bytes: 0, peak_bytes: 0, cap_bytes, evicted: 0 }
     }
 
     /// The key the next [`RawStore::put`] will return.
     pub fn next_key(&self) -> u64 {
-        self.base + self.entries.len() as u64
+        self.next
     }
 
-    /// Stores `b` and returns its key.
+    /// Stores `b`, carried by one packet, and returns its key.
     pub fn put(&mut self, b: &[u8]) -> u64 {
-        let key = self.next_key();
+        let key = self.next;
+        self.next += 1;
         self.bytes += b.len();
-        self.entries.push_back(Some(b.into()));
+        self.entries.insert(key, RawEntry { bytes: b.into(), refs: 1 });
         while self.bytes > self.cap_bytes && self.entries.len() > 1 {
-            if let Some(Some(e)) = self.entries.pop_front() {
-                self.bytes -= e.len();
+            if let Some(e) = self.entries.remove(&self.low) {
+                self.bytes -= e.bytes.len();
                 self.evicted += 1;
             }
-            self.base += 1;
+            self.low += 1;
         }
+        self.peak_bytes = self.peak_bytes.max(self.bytes);
         key
     }
 
-    /// The bytes under `key`, unless removed or evicted.
+    /// The bytes under `key`, unless released or evicted.
     pub fn get(&self, key: u64) -> Option<&[u8]> {
-        let i = key.checked_sub(self.base)?;
-        self.entries.get(i as usize)?.as_deref()
+        self.entries.get(&key).map(|e| &*e.bytes)
     }
 
-    /// Frees the bytes under `key` (a packet that has left whole).
-    pub fn remove(&mut self, key: u64) {
-        let Some(i) = key.checked_sub(self.base) else { return };
-        if let Some(slot) = self.entries.get_mut(i as usize) {
-            if let Some(e) = slot.take() {
-                self.bytes -= e.len();
-            }
+    /// `n` more packets carry `key` (a packet cut into `n + 1` fragments).
+    pub fn retain(&mut self, key: u64, n: u32) {
+        if let Some(e) = self.entries.get_mut(&key) {
+            e.refs += n;
         }
-        while let Some(None) = self.entries.front() {
-            self.entries.pop_front();
-            self.base += 1;
+    }
+
+    /// One packet carrying `key` is gone (it left the simulation or was dropped): the bytes are
+    /// freed with the last one.
+    pub fn release(&mut self, key: u64) {
+        let Some(e) = self.entries.get_mut(&key) else { return };
+        e.refs -= 1;
+        if e.refs == 0 {
+            let e = self.entries.remove(&key).unwrap();
+            self.bytes -= e.bytes.len();
+            // the front moves past the keys already gone
+            while self.low < self.next && !self.entries.contains_key(&self.low) {
+                self.low += 1;
+            }
         }
     }
 
     /// Bytes held.
     pub fn bytes(&self) -> usize {
         self.bytes
+    }
+
+    /// The most bytes held at once.
+    pub fn peak_bytes(&self) -> usize {
+        self.peak_bytes
+    }
+
+    /// Entries held.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// No entry held.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
     }
 
     /// Entries evicted for room (their packets, if still in flight, are lost when they leave).
@@ -353,18 +394,74 @@ mod tests {
     }
 
     #[test]
-    fn raw_store_evicts_oldest_beyond_capacity_and_frees_removed() {
+    fn raw_store_evicts_oldest_beyond_capacity_and_frees_released() {
         let mut s = RawStore::new(250);
         let k: Vec<u64> = (0..3).map(|i| s.put(&[i as u8; 100])).collect();
         assert_eq!(k, vec![0, 1, 2]);
         assert!(s.get(0).is_none(), "300 bytes > 250: the oldest is evicted");
         assert_eq!(s.get(2), Some(&[2u8; 100][..]));
         assert_eq!((s.bytes(), s.evicted()), (200, 1));
-        s.remove(1);
+        s.release(1);
         assert_eq!(s.bytes(), 100);
         assert!(s.get(1).is_none());
         assert_eq!(s.put(&[9; 10]), 3);
         assert_eq!(s.get(2).map(|b| b.len()), Some(100));
+        assert_eq!(s.peak_bytes(), 200, "the cap holds: 300 bytes never held at once");
+    }
+
+    #[test]
+    fn raw_store_front_entry_released_lets_the_store_shrink_with_exact_bytes() {
+        // a packet dropped by the model (key 0) and then many that leave: once 0 is released,
+        // nothing is held; the bytes are the sum of the entries held, checked after every call
+        // against a plain list of (key, size, refs) kept beside it
+        let mut s = RawStore::new(1 << 30);
+        let mut model: Vec<(u64, usize, u32)> = Vec::new();
+        let check = |s: &RawStore, m: &[(u64, usize, u32)]| {
+            assert_eq!(s.bytes(), m.iter().map(|e| e.1).sum::<usize>());
+            assert_eq!(s.len(), m.len());
+            for &(k, n, _) in m {
+                assert_eq!(s.get(k).map(<[u8]>::len), Some(n));
+            }
+        };
+        let k0 = s.put(&[0; 1500]);
+        model.push((k0, 1500, 1));
+        for i in 1..1000u64 {
+            let n = 40 + (i as usize * 37) % 1460;
+            let k = s.put(&vec![i as u8; n]);
+            model.push((k, n, 1));
+            if i % 3 == 0 {
+                // cut into three fragments, which leave one by one
+                s.retain(k, 2);
+                for left in [2, 1] {
+                    s.release(k);
+                    assert_eq!(s.get(k).map(<[u8]>::len), Some(n), "{left} fragments left");
+                }
+            }
+            s.release(k);
+            model.pop();
+            check(&s, &model);
+        }
+        assert_eq!((s.len(), s.bytes()), (1, 1500), "only the front entry is held");
+        s.release(k0);
+        model.clear();
+        check(&s, &model);
+        assert!(s.is_empty());
+        let largest = (1..1000usize).map(|i| 40 + (i * 37) % 1460).max().unwrap();
+        assert_eq!(s.peak_bytes(), 1500 + largest, "the front entry and one more at most");
+        // a key released twice, or unknown, changes nothing
+        s.release(k0);
+        s.release(12_345);
+        s.retain(k0, 1);
+        assert_eq!((s.len(), s.bytes(), s.evicted()), (0, 0, 0));
+        // the eviction order's front has moved past every key gone: a new entry beyond the cap
+        // evicts itself last, not a stale key
+        let mut s2 = RawStore::new(100);
+        let a = s2.put(&[1; 60]);
+        s2.release(a);
+        let b = s2.put(&[2; 60]);
+        let c = s2.put(&[3; 60]);
+        assert!(s2.get(b).is_none() && s2.get(c).is_some(), "the oldest held entry is evicted");
+        assert_eq!((s2.bytes(), s2.evicted()), (60, 1));
     }
 
     #[test]

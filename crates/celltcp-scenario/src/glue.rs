@@ -305,6 +305,8 @@ impl World {
             Body::Raw(r) => {
                 if r.proto == 1 && pkt.frag.is_none() {
                     self.raw_echo_reply(now, node, r.key);
+                } else {
+                    self.raw.release(r.key);
                 }
             }
             Body::Tcp(seg) => self.tcp_input(now, node, &pkt, seg),
@@ -346,7 +348,7 @@ impl World {
         let Some(req) = self.raw.get(key) else { return };
         let mut b = Vec::with_capacity(req.len());
         let ok = celltcp_net::raw::echo_reply(req, ident, &mut b);
-        self.raw.remove(key);
+        self.raw.release(key);
         if !ok {
             return;
         }

@@ -231,6 +231,13 @@ impl Simulation {
         Ok(())
     }
 
+    /// The store of real packets' bytes (emulation, [`celltcp_net::raw::RawStore`]): bytes held
+    /// now, the most held at once, entries evicted for room.
+    pub fn raw_store_stats(&self) -> (usize, usize, u64) {
+        let r = &self.world.raw;
+        (r.bytes(), r.peak_bytes(), r.evicted())
+    }
+
     /// Hands out the packets that arrived at external nodes since the last call, in arrival
     /// order: `f(arrival time, node, wire bytes)`. Returns how many could not be rebuilt (their
     /// bytes evicted from the store: lost).
@@ -242,9 +249,8 @@ impl Simulation {
             buf.clear();
             if let celltcp_net::Body::Raw(r) = pkt.body {
                 let ok = self.world.raw.get(r.key).is_some_and(|orig| celltcp_net::raw::wire_bytes(pkt, orig, &mut buf));
-                if pkt.frag.is_none() {
-                    self.world.raw.remove(r.key);
-                }
+                // this packet (or fragment) has left: the bytes go with the last one
+                self.world.raw.release(r.key);
                 if !ok {
                     lost += 1;
                     continue;

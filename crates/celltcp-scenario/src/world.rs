@@ -515,14 +515,14 @@ impl World {
                 self.local_deliver(now, node, pkt);
                 return;
             }
-            Out::Unreachable => return,
+            Out::Unreachable => return self.raw_release(&pkt),
             Out::Policy => {
-                let Some((dst, ifc)) = self.ifaces.owner(pkt.dst) else { return };
+                let Some((dst, ifc)) = self.ifaces.owner(pkt.dst) else { return self.raw_release(&pkt) };
                 if dst as usize == node {
                     self.local_deliver(now, node, pkt);
                     return;
                 }
-                let Some(d) = self.ifaces.route(&self.routes, node, pkt.src, pkt.dst, dst as usize, ifc) else { return };
+                let Some(d) = self.ifaces.route(&self.routes, node, pkt.src, pkt.dst, dst as usize, ifc) else { return self.raw_release(&pkt) };
                 d
             }
         };
@@ -545,6 +545,10 @@ impl World {
             let mut out = std::mem::take(&mut self.frag_out);
             out.clear();
             if fragment(pkt, mtu, &mut out).is_ok() {
+                if let Body::Raw(r) = pkt.body {
+                    // each fragment carries the key (`RawStore`)
+                    self.raw.retain(r.key, out.len() as u32 - 1);
+                }
                 for p in out.drain(..) {
                     self.dir_send(now, d, p, encap);
                 }
@@ -628,6 +632,14 @@ impl World {
         self.scratch = out;
     }
 
+    /// A real packet (emulation) is gone: its bytes' reference in the store with it (`RawStore`).
+    #[inline]
+    pub(crate) fn raw_release(&mut self, pkt: &Packet) {
+        if let Body::Raw(r) = pkt.body {
+            self.raw.release(r.key);
+        }
+    }
+
     pub(crate) fn count_drop(&mut self, d: usize, pkt: &Packet) {
         self.dirs[d].drops_pkts += 1;
         self.dirs[d].drops_bytes += pkt.size() as u64;
@@ -637,6 +649,7 @@ impl World {
     /// Counts a data packet of a flow that will not arrive: a whole datagram once, even when
     /// several of its IP fragments are lost (`data_pkts_sent` counts datagrams too).
     pub(crate) fn count_loss(&mut self, pkt: &Packet) {
+        self.raw_release(pkt);
         if pkt.mptcp_len > 0 && pkt.frag.is_none() {
             self.mptcp_opts.forget(pkt.uid);
         }
@@ -717,14 +730,24 @@ impl World {
                 return;
             }
             if pkt.ttl <= 1 {
-                return;
+                return self.raw_release(&pkt);
             }
             pkt.ttl -= 1;
             self.ip_output(now, node, pkt);
             return;
         }
         let pkt = if pkt.frag.is_some() {
-            match self.nodes[node].reasm.push(now, pkt) {
+            // a real fragment's reference goes when it is taken in; the datagram it completes
+            // takes one first (`RawStore`: fragments held until a timeout hold nothing)
+            let raw = if let Body::Raw(r) = pkt.body { Some(r.key) } else { None };
+            let done = self.nodes[node].reasm.push(now, pkt);
+            if let Some(key) = raw {
+                if let Some(Body::Raw(d)) = done.map(|p| p.body) {
+                    self.raw.retain(d.key, 1);
+                }
+                self.raw.release(key);
+            }
+            match done {
                 Some(p) => p,
                 None => return,
             }
