@@ -622,7 +622,8 @@ fn rlc_buffer_below_the_bdp_limits_tcp_to_buffer_over_rtt() {
     // model; Linux's (PRR, RACK-TLP: the default) spreads the recovery's sending over the ACKs
     // and keeps more of the window in flight with 15 KB (×1.80 at 10 ms, ×2.34 at 20 ms, against
     // ×1.54 and ×1.96 with RFC 6675), so its band is ×0.6–2.6; with 8 KB it gets less (×0.64 and
-    // ×0.93 against ×1.08 and ×1.10: not yet explained).
+    // ×0.93 against ×1.08 and ×1.10): its recovery leaves the window in one ACK clump per round
+    // trip, whose burst overflows the five-SDU buffer at 7 segments (docs/validation.md).
     let cap = payload_per_tb(TBS_26_25, 1452.0, 1400.0, 0.0) * 8.0 * 1000.0;
     let text = |delay: &str, buffer: &str, recovery: &str| {
         scenario(

@@ -34,7 +34,8 @@
 //!   ACK covering the first retransmission echoes an older TSval; in fast recovery an old echo
 //!   counts only once no retransmission is in flight, as Linux `tcp_try_undo_partial`, since
 //!   the ACK advancing SND.UNA may cover a merely delayed original) and undone (RFC 4015:
-//!   [`Controller::on_spurious`], the episode ends, after an RTO no go-back-N). Without
+//!   [`Controller::on_spurious`], the episode ends, after an RTO no go-back-N; a partial undo
+//!   in Linux recovery clears the loss marks, as `tcp_undo_cwnd_reduction(sk, true)`). Without
 //!   timestamps nothing is detected (no DSACK / F-RTO).
 //! - RTO as Linux computes it (RTO >= SRTT + `min_rto`) or by RFC 6298, see [`crate::rtt`]; the timer also restarts whenever the oldest outstanding
 //!   segment is resent (Linux `tcp_xmit_retransmit_queue`); on expiry everything un-SACKed is marked lost and

@@ -211,3 +211,33 @@ fn dsack_after_the_end_of_fast_recovery_still_undoes_it() {
     assert_eq!(w.read_by_b, 600_000);
     assert_eq!((w.a.stats().fast_recoveries, w.a.stats().timeouts), (1, 0));
 }
+
+#[test]
+fn partial_undo_clears_the_loss_marks_and_resends_nothing_on_its_ack() {
+    // Linux `tcp_try_undo_partial`: an ACK advancing SND.UNA with an echoed timestamp older
+    // than the episode's first retransmission (`tcp_packet_delayed`) while no retransmission
+    // is in flight undoes the reduction by `tcp_undo_cwnd_reduction(sk, true)`, which clears
+    // every `TCPCB_LOST` mark (`lost_out = 0`) and sets `rack.advanced`; `tcp_fastretrans_alert`
+    // then returns, so that ACK resends nothing and RACK looks again at the next one.
+    // Segments 5-7 of the initial window (sent at 40 ms) are late: 5 by 25 ms, 6 and 7 by
+    // 200 ms. RACK's reordering timer marks all three lost at 92 ms and PRR resends 5. The
+    // original 5 arrives at 85 ms; its ACK (at A at 105 ms, echoing the original's TSval)
+    // covers 5 and removes its retransmission from flight: partial undo. 6 and 7 go out again
+    // only when the next ACK (120 ms) lets RACK mark them anew, not on the undoing ACK.
+    let mut w = Wire::new(cfg(Recovery::Linux), cfg(Recovery::Linux), 7, 9, ms(20));
+    w.to_write = 40 * MSS;
+    w.fate = Box::new(|s, _| match s.data_idx {
+        Some(5) => Fate::Delay(ms(25)),
+        Some(6) | Some(7) => Fate::Delay(ms(200)),
+        _ => Fate::Deliver,
+    });
+    w.run_until(at_ms(20_000), |w| w.both_closed());
+    assert_eq!(w.read_by_b, 40 * MSS);
+    assert_eq!(sends_of(&w, 5 * MSS), vec![at_ms(40), at_ms(92)]);
+    assert!(w.a.stats().spurious >= 1, "{:?}", w.a.stats());
+    for seg in [6, 7] {
+        let tx = sends_of(&w, seg * MSS);
+        assert_eq!(tx.len(), 2, "segment {seg}: {tx:?}");
+        assert!(tx[1] > at_ms(105), "segment {seg} resent by the undoing ACK: {tx:?}");
+    }
+}

@@ -446,6 +446,14 @@ impl TcpEndpoint {
         // partial ACK after a recovery began "proved" it spurious; BBR re-entered and undid
         // recovery on each ACK (1,922 times in the golden 8-packet run), each undo resetting
         // its full-pipe count (Linux `bbr_undo_cwnd`), so it never left STARTUP.
+        //
+        // A partial undo (Linux recovery, SND.UNA still below the recovery point) is Linux's
+        // `tcp_try_undo_partial` -> `tcp_undo_cwnd_reduction(sk, true)`: every loss mark is
+        // cleared (`TCPCB_LOST`, `lost_out = 0`), `rack.advanced` is set so that RACK looks
+        // again at the next ACK, and `tcp_fastretrans_alert` returns, so this ACK marks and
+        // resends nothing. Regression: the marks stayed and the ACK that undid the episode
+        // resent the other segments RACK had marked, at once (tests/linux_recovery.rs).
+        let mut partial_undo = false;
         if let Some(tv) = self.undo_tsval {
             if self.ca_state != CaState::Open && self.snd_una > self.undo_marker {
                 let delayed = seg
@@ -455,8 +463,13 @@ impl TcpEndpoint {
                 if !delayed {
                     self.undo_tsval = None;
                 } else if self.ca_state != CaState::Recovery || self.sb.retrans_bytes() == 0 {
+                    partial_undo = linux && self.ca_state == CaState::Recovery && self.snd_una < self.recovery_point;
                     self.undo_tsval = None;
                     self.undo_spurious(now);
+                    if partial_undo {
+                        self.sb.undo_loss_marks();
+                        self.rack.advanced = true;
+                    }
                 }
             }
         }
@@ -521,7 +534,9 @@ impl TcpEndpoint {
         }
         // --- loss detection and recovery
         let mut newly_lost = 0;
-        if linux {
+        if linux && partial_undo {
+            // `tcp_try_undo_partial` returned true: no loss detection on this ACK.
+        } else if linux {
             // RFC 8985 §6.2 (Linux `tcp_rack_mark_lost`); recovery starts as soon as anything
             // is lost (Linux `tcp_time_to_recover` with RACK: no DupThresh).
             if self.rack.advanced {
