@@ -9,16 +9,21 @@
 // channel with a MatrixPropagationLossModel: each station reaches the AP at --loss dB (default
 // 50: 16.02 dBm − 50 dB = −34 dBm against a −94 dBm noise floor, SNR 60 dB as celltcp's
 // FixedSnr(60)); between the stations 200 dB (--hidden=1: neither senses the other) or --loss
-// dB (--hidden=0, the control case). NIST error model, ns-3's default PHY (threshold preamble
-// detection, no frame capture model). ConstantRateWifiManager, DataMode OfdmRate<rate>Mbps,
-// ControlMode --control (default: the data rate's control-response rate as celltcp picks it:
+// dB (--hidden=0, the control case). Error rate model --errorModel (default
+// ns3::TableBasedErrorRateModel, set explicitly; ns3::NistErrorRateModel decodes no frame at the
+// SINR of an equal-power overlap), ns-3's default PHY otherwise (threshold preamble detection: a
+// preamble is detected when its SINR is at least 4 dB, and the PHY then stays on that PPDU: a
+// later one is dropped, RXING, and counts as interference; no frame capture model).
+// ConstantRateWifiManager, DataMode OfdmRate<rate>Mbps, ControlMode --control (default: the data rate's control-response rate as celltcp picks it:
 // 24 Mbit/s for 54, 6 for 6), RtsCtsThreshold 0 (--rts=1) or 999999 (--rts=0); retry limits
 // ns-3's defaults (MaxSsrc 7, MaxSlrc 4, as celltcp's dot11ShortRetryLimit/LongRetryLimit).
 //
 // Traffic: each station sends saturating UDP (OnOff, 1472-byte payloads = 1500-byte IP
 // packets, the 1,500-byte MSDUs of celltcp's test; --udpRate per station) to a sink on the AP.
 // Traffic starts at --start s (after association; the JSON gives the count of associations and
-// the time of the last), counted over [start, duration]. ARP caches filled statically.
+// the time of the last), counted over [start, duration]. ARP caches filled statically and one
+// lone packet per station first (without them one station's ARP exchange dies under the other's
+// saturated traffic, ArpCache gives up for 100 s, and that station sends nothing).
 // WifiMacQueue 1000 packets.
 //
 // Counters over [start, duration] (traces):
@@ -31,6 +36,13 @@
 //   - MacTxDataFailed / MacTxRtsFailed / MacTxFinalDataFailed at the stations.
 // lost_data = 1 − data MPDUs decoded by the AP / data MPDUs sent by the stations (the same for
 // RTSs), the fraction celltcp's test counts as collisions / ppdu_tx.
+//
+// --overlaps=1 adds, from the stations' PPDUs and the AP's decodes: for every pair of the two
+// stations' PPDUs that overlap, whether the AP decoded the earlier and the later one, by the part
+// of the earlier one covered ("overlaps"); the pairs of exchange-opening PPDUs (data, or RTS)
+// starting within 12 slots by their offset in 9 µs slots ("near_offset_slots"); and, after each
+// ACK, the slot (after ACK + DIFS) at which the first and the second station open their next
+// exchange ("after_ack_first_slots", "after_ack_second_slots", 40 = 40 or more).
 //
 // Output: one JSON line on stdout.
 
@@ -99,9 +111,40 @@ Kind(Ptr<const Packet> p)
     return Kind(h);
 }
 
+// --overlaps=1: every station PPDU over the measured span (start, end, sender, kind) and the
+// times the AP decoded a frame from each sender, to see which of two overlapping PPDUs survive.
+struct StaPpdu
+{
+    double start;
+    double end;
+    int sta;
+    std::string kind;
+    bool decoded = false;
+};
+static bool g_overlaps = false;
+static std::vector<StaPpdu> g_ppdus;
+static std::vector<std::pair<double, Mac48Address>> g_decodes;
+static std::vector<double> g_ackEnds; // the AP's ACKs (and CTSs: kind in g_apResp) on the air
+static std::vector<std::string> g_apResp;
+static Mac48Address g_staAddr[2];
+
 static void
 OnTxPsduBegin(std::string ctx, WifiConstPsduMap psdus, WifiTxVector txVector, double)
 {
+    if (g_overlaps && Counting() && ctx.find("/NodeList/0/") != std::string::npos)
+    {
+        const auto& psdu = psdus.begin()->second;
+        double d = WifiPhy::CalculateTxDuration(psdu->GetSize(), txVector, WIFI_PHY_BAND_5GHZ).GetSeconds();
+        g_ackEnds.push_back(Simulator::Now().GetSeconds() + d);
+        g_apResp.push_back(Kind(psdu->GetHeader(0)));
+    }
+    if (g_overlaps && Counting() && ctx.find("/NodeList/0/") == std::string::npos)
+    {
+        const auto& psdu = psdus.begin()->second;
+        double t = Simulator::Now().GetSeconds();
+        double d = WifiPhy::CalculateTxDuration(psdu->GetSize(), txVector, WIFI_PHY_BAND_5GHZ).GetSeconds();
+        g_ppdus.push_back({t, t + d, ctx.find("/NodeList/1/") != std::string::npos ? 0 : 1, Kind(psdu->GetHeader(0))});
+    }
     if (!Counting())
     {
         return;
@@ -110,10 +153,6 @@ OnTxPsduBegin(std::string ctx, WifiConstPsduMap psdus, WifiTxVector txVector, do
     for (const auto& [id, psdu] : psdus)
     {
         std::string k = Kind(psdu->GetHeader(0));
-        if (getenv("HIDDEN_TRACE") && k == "data")
-        {
-            std::cerr << Simulator::Now().GetSeconds() << " " << ctx.substr(0, 12) << " " << psdu->GetSize() << " " << psdu->GetHeader(0).GetAddr1() << " retry " << psdu->GetHeader(0).IsRetry() << "\n";
-        }
         g_txModes[k + "@" + txVector.GetMode().GetUniqueName()] += 1;
         if (fromSta)
         {
@@ -149,6 +188,12 @@ OnApSniffRx(Ptr<const Packet> p, uint16_t, WifiTxVector, MpduInfo, SignalNoiseDb
     if (Counting())
     {
         g_apRxOk[Kind(p)] += 1;
+        WifiMacHeader h;
+        p->PeekHeader(h);
+        if (g_overlaps && (h.IsData() || h.IsRts()))
+        {
+            g_decodes.emplace_back(Simulator::Now().GetSeconds(), h.GetAddr2());
+        }
     }
 }
 
@@ -188,7 +233,6 @@ static void
 OnDeAssoc(Mac48Address)
 {
     g_deassoc += 1;
-    std::cerr << "deassoc at " << Simulator::Now().GetSeconds() << "\n";
 }
 
 static void
@@ -216,6 +260,7 @@ main(int argc, char* argv[])
     double start = 1.0;
     std::string udpRate = "";
     uint32_t seed = 1;
+    std::string errorModel = "ns3::TableBasedErrorRateModel";
 
     CommandLine cmd(__FILE__);
     cmd.AddValue("rate", "802.11a data rate, Mbit/s (6, 9, 12, 18, 24, 36, 48, 54)", rate);
@@ -227,6 +272,8 @@ main(int argc, char* argv[])
     cmd.AddValue("start", "traffic start, seconds", start);
     cmd.AddValue("udpRate", "offered UDP rate per station (default 2 x the data rate)", udpRate);
     cmd.AddValue("seed", "ns-3 RNG run number", seed);
+    cmd.AddValue("errorModel", "the PHYs' error rate model", errorModel);
+    cmd.AddValue("overlaps", "report which of two overlapping station PPDUs the AP decoded", g_overlaps);
     cmd.Parse(argc, argv);
     const uint32_t rates[] = {6, 9, 12, 18, 24, 36, 48, 54};
     if (std::find(std::begin(rates), std::end(rates), rate) == std::end(rates) || duration <= start)
@@ -272,6 +319,7 @@ main(int argc, char* argv[])
                                  "ControlMode", StringValue("OfdmRate" + control + "Mbps"));
     YansWifiPhyHelper phy;
     phy.SetChannel(chan);
+    phy.SetErrorRateModel(errorModel);
     WifiMacHelper mac;
     Ssid ssid("hidden");
     mac.SetType("ns3::ApWifiMac", "Ssid", SsidValue(ssid));
@@ -330,6 +378,10 @@ main(int argc, char* argv[])
         rsm->TraceConnectWithoutContext("MacTxFinalRtsFailed", MakeBoundCallback(&OnMac, std::string("final_rts_failed")));
     }
 
+    for (uint32_t i = 0; i < 2; ++i)
+    {
+        g_staAddr[i] = DynamicCast<WifiNetDevice>(staDevs.Get(i))->GetMac()->GetAddress();
+    }
     // bytes at the sinks at `start`, to count over [start, duration] only
     std::vector<uint64_t> atStart(2, 0);
     Simulator::Schedule(Seconds(start), [&]() {
@@ -355,7 +407,7 @@ main(int argc, char* argv[])
     };
     std::ostringstream js;
     js << "{\"simulator\":\"ns-3.37\",\"scenario\":\"wifi-hidden\",\"rate_mbps\":" << rate << ",\"control_mbps\":" << control
-       << ",\"rts\":" << (rts ? "true" : "false") << ",\"hidden\":" << (hidden ? "true" : "false") << ",\"seed\":" << seed
+       << ",\"error_model\":\"" << errorModel << "\",\"rts\":" << (rts ? "true" : "false") << ",\"hidden\":" << (hidden ? "true" : "false") << ",\"seed\":" << seed
        << ",\"goodput_bps_total\":" << JsonDouble(per[0] + per[1]) << ",\"per_flow_goodput_bps\":[" << JsonDouble(per[0])
        << "," << JsonDouble(per[1]) << "]"
        << ",\"associations\":" << g_assoc << ",\"last_association_s\":" << JsonDouble(g_lastAssoc.GetSeconds())
@@ -367,6 +419,136 @@ main(int argc, char* argv[])
     Obj(js, "ap_rx_drop", g_apRxDrop);
     Obj(js, "mac", g_mac);
     Obj(js, "tx_modes", g_txModes);
+    if (g_overlaps)
+    {
+        // mark decoded PPDUs: the decode comes at the PPDU's end (+ propagation, < 1 µs)
+        for (const auto& [t, a] : g_decodes)
+        {
+            for (auto it = g_ppdus.rbegin(); it != g_ppdus.rend(); ++it)
+            {
+                if (g_staAddr[it->sta] == a && std::abs(it->end - t) < 2e-6)
+                {
+                    it->decoded = true;
+                    break;
+                }
+            }
+        }
+        // overlapping pairs (the later one starts before the earlier one ends): how many of the
+        // earlier and of the later PPDUs the AP decoded, by the part of the earlier PPDU the
+        // later one covers (< 10 %, 10-50 %, > 50 %, and the same start within 1 µs)
+        std::map<std::string, std::pair<uint64_t, uint64_t>> first, second; // bucket -> (pairs, decoded)
+        std::map<int, uint64_t> offsetSlots; // RTS/RTS and data/data pairs by start offset, 9 µs slots
+        std::map<int, uint64_t> nearSlots;   // the same for all pairs starting within 12 slots
+        for (size_t i = 0; i < g_ppdus.size(); ++i)
+        {
+            for (size_t j = i + 1; j < g_ppdus.size() && g_ppdus[j].start < g_ppdus[i].start + 12 * 9e-6; ++j)
+            {
+                if (g_ppdus[j].sta != g_ppdus[i].sta && g_ppdus[j].kind == g_ppdus[i].kind)
+                {
+                    nearSlots[int(std::floor((g_ppdus[j].start - g_ppdus[i].start) / 9e-6 + 0.5))] += 1;
+                }
+            }
+        }
+        for (size_t i = 0; i < g_ppdus.size(); ++i)
+        {
+            for (size_t j = i + 1; j < g_ppdus.size() && g_ppdus[j].start < g_ppdus[i].end; ++j)
+            {
+                if (g_ppdus[j].sta == g_ppdus[i].sta)
+                {
+                    continue;
+                }
+                const StaPpdu& a = g_ppdus[i];
+                const StaPpdu& b = g_ppdus[j];
+                double covered = (std::min(a.end, b.end) - b.start) / (a.end - a.start);
+                std::string bucket = a.kind + "/" + b.kind + "/" +
+                                     (b.start - a.start < 1e-6 ? "same-start"
+                                      : covered < 0.1     ? "cover<10%"
+                                      : covered < 0.5     ? "cover10-50%"
+                                                          : "cover>50%");
+                if (a.kind == b.kind)
+                {
+                    offsetSlots[int(std::floor((b.start - a.start) / 9e-6 + 0.5))] += 1;
+                }
+                first[bucket].first += 1;
+                first[bucket].second += a.decoded;
+                second[bucket].first += 1;
+                second[bucket].second += b.decoded;
+            }
+        }
+        js << ",\"overlaps\":{";
+        bool f = true;
+        for (const auto& [k, v] : first)
+        {
+            js << (f ? "" : ",") << "\"" << k << "\":{\"pairs\":" << v.first << ",\"earlier_decoded\":" << v.second
+               << ",\"later_decoded\":" << second[k].second << "}";
+            f = false;
+        }
+        // after each ACK: each station's next exchange-opening PPDU, in slots after ACK end + DIFS
+        // (34 µs), the lower and the higher of the two
+        std::map<int, uint64_t> firstAfterAck, secondAfterAck;
+        size_t j = 0;
+        for (size_t i = 0; i < g_ackEnds.size(); ++i)
+        {
+            if (g_apResp[i] != "ack")
+            {
+                continue;
+            }
+            double t = g_ackEnds[i];
+            while (j < g_ppdus.size() && g_ppdus[j].start < t)
+            {
+                ++j;
+            }
+            double next[2] = {-1, -1};
+            for (size_t k = j; k < g_ppdus.size() && (next[0] < 0 || next[1] < 0); ++k)
+            {
+                if (g_ppdus[k].kind == "cts" || g_ppdus[k].kind == "ack")
+                {
+                    continue;
+                }
+                if (next[g_ppdus[k].sta] < 0)
+                {
+                    next[g_ppdus[k].sta] = g_ppdus[k].start;
+                }
+            }
+            if (next[0] < 0 || next[1] < 0)
+            {
+                continue;
+            }
+            double lo = std::min(next[0], next[1]) - t - 34e-6;
+            double hi = std::max(next[0], next[1]) - t - 34e-6;
+            firstAfterAck[int(std::floor(lo / 9e-6 + 0.5))] += 1;
+            secondAfterAck[std::min(40, int(std::floor(hi / 9e-6 + 0.5)))] += 1;
+        }
+        js << "},\"near_offset_slots\":{";
+        f = true;
+        for (const auto& [k, v] : nearSlots)
+        {
+            js << (f ? "" : ",") << "\"" << k << "\":" << v;
+            f = false;
+        }
+        js << "},\"after_ack_first_slots\":{";
+        f = true;
+        for (const auto& [k, v] : firstAfterAck)
+        {
+            js << (f ? "" : ",") << "\"" << k << "\":" << v;
+            f = false;
+        }
+        js << "},\"after_ack_second_slots\":{";
+        f = true;
+        for (const auto& [k, v] : secondAfterAck)
+        {
+            js << (f ? "" : ",") << "\"" << k << "\":" << v;
+            f = false;
+        }
+        js << "},\"overlap_offset_slots\":{";
+        f = true;
+        for (const auto& [k, v] : offsetSlots)
+        {
+            js << (f ? "" : ",") << "\"" << k << "\":" << v;
+            f = false;
+        }
+        js << "}";
+    }
     js << "}";
     std::cout << js.str() << std::endl;
     return 0;
