@@ -122,6 +122,7 @@ struct StaPpdu
     bool decoded = false;
 };
 static bool g_overlaps = false;
+static bool g_rtsMode = false;
 static std::vector<StaPpdu> g_ppdus;
 static std::vector<std::pair<double, Mac48Address>> g_decodes;
 static std::vector<double> g_ackEnds; // the AP's ACKs (and CTSs: kind in g_apResp) on the air
@@ -292,6 +293,7 @@ main(int argc, char* argv[])
     RngSeedManager::SetSeed(1);
     RngSeedManager::SetRun(seed);
     g_countFrom = start;
+    g_rtsMode = rts;
     Config::SetDefault("ns3::WifiMacQueue::MaxSize", QueueSizeValue(QueueSize("1000p")));
     Config::SetDefault("ns3::WifiRemoteStationManager::RtsCtsThreshold", UintegerValue(rts ? 0 : 999999));
     Config::SetDefault("ns3::WifiRemoteStationManager::FragmentationThreshold", UintegerValue(999999));
@@ -518,6 +520,50 @@ main(int argc, char* argv[])
             double hi = std::max(next[0], next[1]) - t - 34e-6;
             firstAfterAck[int(std::floor(lo / 9e-6 + 0.5))] += 1;
             secondAfterAck[std::min(40, int(std::floor(hi / 9e-6 + 0.5)))] += 1;
+        }
+        // per station: the number of failed openings (RTS not followed by the station's data, or
+        // data not decoded) before each success
+        std::map<int, uint64_t> failRuns;
+        for (int st = 0; st < 2; ++st)
+        {
+            int run = 0;
+            for (size_t i = 0; i < g_ppdus.size(); ++i)
+            {
+                const StaPpdu& p = g_ppdus[i];
+                if (p.sta != st || p.kind == "data" && g_rtsMode)
+                {
+                    continue;
+                }
+                bool ok = p.decoded;
+                if (g_rtsMode)
+                {
+                    ok = false;
+                    for (size_t k = i + 1; k < g_ppdus.size() && g_ppdus[k].start < p.end + 200e-6; ++k)
+                    {
+                        if (g_ppdus[k].sta == st)
+                        {
+                            ok = g_ppdus[k].kind == "data";
+                            break;
+                        }
+                    }
+                }
+                if (ok)
+                {
+                    failRuns[std::min(run, 7)] += 1;
+                    run = 0;
+                }
+                else
+                {
+                    run += 1;
+                }
+            }
+        }
+        js << "},\"failures_before_success\":{";
+        f = true;
+        for (const auto& [k, v] : failRuns)
+        {
+            js << (f ? "" : ",") << "\"" << k << "\":" << v;
+            f = false;
         }
         js << "},\"near_offset_slots\":{";
         f = true;
