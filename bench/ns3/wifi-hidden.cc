@@ -42,7 +42,9 @@
 // of the earlier one covered ("overlaps"); the pairs of exchange-opening PPDUs (data, or RTS)
 // starting within 12 slots by their offset in 9 µs slots ("near_offset_slots"); and, after each
 // ACK, the slot (after ACK + DIFS) at which the first and the second station open their next
-// exchange ("after_ack_first_slots", "after_ack_second_slots", 40 = 40 or more).
+// exchange ("after_ack_first_slots", "after_ack_second_slots", 40 = 40 or more); per station,
+// the failed openings (an RTS not followed by the station's data, or data not decoded) before
+// each success ("failures_before_success", 7 = 7 or more).
 //
 // Output: one JSON line on stdout.
 
