@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Build an ns-3 reference program against Debian's ns-3 3.37 packages:
-#   bench/ns3/build.sh [dumbbell|lte|x2|wifi|ccv]     (default dumbbell)
+#   bench/ns3/build.sh [dumbbell|lte|x2|wifi|wifi-hidden|ccv]     (default dumbbell)
 # compiles bench/ns3/NAME.cc into bench/ns3/build/NAME. Installs ns3 + libns3-dev
 # if missing. Idempotent: rebuilds only when NAME.cc or this script is newer than
 # the binary.
@@ -14,7 +14,7 @@ name="${1:-dumbbell}"
 src="$here/$name.cc"
 out_dir="$here/build"
 out="$out_dir/$name"
-[ -f "$src" ] || { echo "bench/ns3/build.sh: error: no program $src (expected dumbbell, lte, x2, wifi or ccv)" >&2; exit 1; }
+[ -f "$src" ] || { echo "bench/ns3/build.sh: error: no program $src (expected dumbbell, lte, x2, wifi, wifi-hidden or ccv)" >&2; exit 1; }
 
 die() { echo "bench/ns3/build.sh: error: $*" >&2; exit 1; }
 
@@ -57,7 +57,7 @@ case "$name" in
     lte|x2) libs=(lte config-store spectrum antenna propagation buildings mobility stats virtual-net-device applications internet traffic-control point-to-point bridge network core) ;;
     # cc-variants-lte's counterpart: the LTE libraries and FlowMonitor.
     ccv) libs=(lte flow-monitor config-store spectrum antenna propagation buildings mobility stats virtual-net-device applications internet traffic-control point-to-point bridge network core) ;;
-    wifi) libs=(wifi mobility propagation spectrum antenna energy applications internet traffic-control point-to-point network core) ;;
+    wifi|wifi-hidden) libs=(wifi mobility propagation spectrum antenna energy applications internet traffic-control point-to-point network core) ;;
     *) libs=(applications internet traffic-control point-to-point network core) ;;
 esac
 libdir=""

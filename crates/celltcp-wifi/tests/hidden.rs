@@ -2,7 +2,9 @@
 //! `bss/hidden.rs`) against closed forms.
 //!
 //! - With every node sensing every other, the per-PPDU path gives the whole-range path's
-//!   figures (Bianchi's cases of `closed_forms.rs` forced through it).
+//!   figures (Bianchi's cases of `closed_forms.rs` forced through it): identical for one and two
+//!   stations, within 2.5 % beyond (the per-PPDU path's aCCATime, which the whole-range path
+//!   does not model, matters after collisions).
 //! - Two saturated stations hidden from each other, the AP between them (the textbook
 //!   hidden-terminal setting, ns-3's examples/wireless/wifi-hidden-terminal.cc), basic access:
 //!   the AP loses most frames to overlaps and the goodput collapses against Bianchi's for two
@@ -86,7 +88,14 @@ fn full_hears_relation_through_the_per_ppdu_path_gives_the_whole_range_figures()
             let per_ppdu = saturated(cfg_a(rts, false), n, Some(Hears::all(n + 1)), 3.0, 42).goodput_bps;
             let d = (per_ppdu - fast) / fast;
             println!("rts {rts} n {n:2}: Bianchi {:.3} Mbit/s, whole-range {:.3}, per-PPDU {:.3} ({:+.3} %)", want / 1e6, fast / 1e6, per_ppdu / 1e6, d * 100.0);
-            assert!(d.abs() < 0.005, "rts {rts} n {n}: per-PPDU {per_ppdu} against whole-range {fast}");
+            // the per-PPDU path adds aCCATime (bss/hidden.rs: a counter reaching zero within 4 µs
+            // of a PPDU's start sends); off the slot grid only after a collision, where the
+            // transmitters resume AckTimeout + DIFS (84 µs) after it and the others EIFS (94 µs),
+            // 1 µs apart modulo the slot: up to 1.9 % here (N = 7), 0 for N ≤ 2
+            assert!(d.abs() < 0.025, "rts {rts} n {n}: per-PPDU {per_ppdu} against whole-range {fast}");
+            if n <= 2 {
+                assert!(d.abs() < 1e-9, "rts {rts} n {n}: per-PPDU {per_ppdu} against whole-range {fast}");
+            }
             // and both within closed_forms.rs's tolerance of Bianchi
             assert!(((per_ppdu - want) / want).abs() < 0.04, "rts {rts} n {n}: {per_ppdu} against Bianchi {want}");
         }
@@ -180,7 +189,7 @@ fn hidden_stations_collapse_under_basic_access() {
 /// CTS + data + ACK + 3 SIFS + DIFS) but not checked against it: both stations sense the AP's
 /// ACK and restart their counts together after every exchange, so their RTSs are far from
 /// independent (they overlap when the two counters end within ⌈T_RTS/σ⌉ = 6 slots of each
-/// other), and the argument understates the losses about fourfold (0.02 against 0.10).
+/// other), and the argument understates the losses about fourfold (0.02 against 0.08).
 #[test]
 fn rts_cts_protects_hidden_stations() {
     let rate = 0;

@@ -11,7 +11,13 @@
 //!   [`crate::dcf::Backoff::freeze`]) and it resumes AIFS after the last PPDU it sensed ends,
 //!   EIFS if that one was received in error (§10.3.2.3.7), and not before the end of its NAV +
 //!   AIFS (§10.3.2.4). A node that does not sense a transmitter keeps counting and may start
-//!   during its exchange: the hidden-terminal problem.
+//!   during its exchange: the hidden-terminal problem. CCA reports a PPDU's start only
+//!   aCCATime (4 µs) after it ([`CCA_TIME`]): a node whose counter reaches zero in between
+//!   transmits and misses that PPDU. Exchanges that open on the shared slot grid never meet
+//!   this; a hidden station's slot boundaries fall anywhere against the AP's CTS or ACK (a CTS
+//!   starting 44 µs into a 54 Mbit/s exchange, a station counting since its start is on its
+//!   fifth boundary at 45 µs), which ns-3 3.37 shows the same way (its PHY detects a preamble
+//!   after 4 µs; docs/validation.md, "Hidden stations vs ns-3").
 //! - **Reception.** A frame is received by a node that senses its transmitter when no other PPDU
 //!   that node senses (or sends) overlaps it in time: no capture, whatever the powers (the
 //!   simplest rule; a receiver locked on a preamble loses the frame to any overlap it senses).
@@ -35,7 +41,7 @@
 //! With every node sensing every other this path gives the figures of the whole-range path
 //! (`tests/hidden.rs` forces it through Bianchi's cases).
 
-use celltcp_engine::SimTime;
+use celltcp_engine::{SimDuration, SimTime};
 use rand::Rng;
 
 use super::capture::AirTx;
@@ -45,6 +51,12 @@ use crate::dcf;
 use crate::error::per;
 use crate::hears::Hears;
 use crate::phy::txtime;
+
+/// aCCATime, the time within which CCA reports the start of a PPDU it senses: 4 µs for the
+/// OFDM PHYs (IEEE 802.11-2020 Table 17-21 "aCCATime < 4 µs", §17.3.10.6; clauses 19 and 21
+/// take it over). A node whose backoff counter reaches zero within it of a PPDU's start has
+/// not seen the medium turn busy and transmits.
+const CCA_TIME: SimDuration = SimDuration::from_micros(4);
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
@@ -235,6 +247,11 @@ impl<P> Bss<P> {
         }
         let slot = self.timing.slot;
         for j in 0..n {
+            if j != q.tx && h.hears.hears(j, q.tx) && self.hidden_tx_at(h, j).is_some_and(|r| r > q.start && r <= q.start + CCA_TIME) {
+                // its counter reaches zero before its CCA can report the PPDU: it transmits
+                // (and misses the PPDU: `txd`)
+                continue;
+            }
             if j == q.tx || h.hears.hears(j, q.tx) {
                 self.nodes[j].backoff.freeze(q.start, slot);
                 let c = &mut h.cs[j];
@@ -490,5 +507,43 @@ mod tests {
         let WifiOutput::Delivered { at, pkt: 2, .. } = out[1] else { panic!("{out:?}") };
         assert!(at >= t0 + data + US(16) + ack + US(34) + data, "{at:?}");
         assert_eq!(b.bss_stats().collisions, 0);
+    }
+
+    #[test]
+    fn a_counter_ending_within_the_cca_time_of_the_cts_sends_and_misses_it() {
+        // station 0's RTS at t0 (28 µs at 24 Mbit/s), the AP's CTS from t0 + 44 µs. Station 1,
+        // hidden from station 0, counts 5 slots from t0: its counter reaches zero at t0 + 45
+        // µs, 1 µs into the CTS, before its CCA can report it (aCCATime 4 µs): it sends its RTS
+        // then, which the AP (transmitting) does not receive. Counting from t0 + 4 µs it would
+        // reach zero 5 µs into the CTS: frozen, it decodes the CTS and waits for the NAV.
+        let (data, ack, rts, cts) = data_ack_rts_cts();
+        assert_eq!((rts, cts), (US(28), US(28)));
+        for (resume_after, first_rts_at, lost) in [(US(0), US(45), true), (US(4), US(44 + 28 + 16) + data + US(16) + ack + US(34), false)] {
+            let mut b = hidden_pair(true);
+            b.enable_air_capture("unit");
+            let t0 = SimTime::from_millis(1);
+            b.enqueue(t0, Node::Sta(0), Node::Ap, 1, 1500).unwrap();
+            b.enqueue(t0, Node::Sta(1), Node::Ap, 2, 1500).unwrap();
+            b.nodes[2].backoff.slots = 5;
+            b.nodes[2].backoff.resume = t0 + resume_after;
+            let out = run(&mut b, &[]);
+            let sta1 = crate::air::mac_address("unit", Node::Sta(1));
+            let rts1: Vec<SimTime> = b.air_log().unwrap().drain().filter_map(|f| match f.kind {
+                crate::air::FrameKind::Rts { ta, .. } if ta == sta1 => Some(f.at),
+                _ => None,
+            }).collect();
+            if lost {
+                assert_eq!(rts1[0], t0 + first_rts_at, "{rts1:?}");
+                assert!(b.sta_stats(1).up.collisions >= 1);
+            } else {
+                // the earliest it may start: DIFS after the ACK, its counter at zero
+                assert!(rts1[0] >= t0 + first_rts_at && rts1[0] - (t0 + first_rts_at) <= US(9 * 15), "{rts1:?}");
+                assert_eq!(b.bss_stats().collisions, 0);
+                assert_eq!(out[0], WifiOutput::Delivered { at: t0 + US(44 + 28 + 16) + data, from: Node::Sta(0), to: Node::Ap, pkt: 1 });
+            }
+            let mut got: Vec<u32> = out.iter().filter_map(|o| if let WifiOutput::Delivered { pkt, .. } = o { Some(*pkt) } else { None }).collect();
+            got.sort();
+            assert_eq!(got, vec![1, 2]);
+        }
     }
 }
