@@ -271,8 +271,9 @@ def test_emu_lte_one_ue_kernel_download_vs_celltcp(tmp_path: Path) -> None:
     text = (ROOT / "examples" / "emu-lte.toml").read_text()
     r = celltcp.api.execute(text, out=tmp_path / "emu", emu=celltcp.api.EmuArgs())
     rep = json.loads((tmp_path / "emu" / "exec" / "1-server.out").read_text())
-    kept = [i["sum"]["bits_per_second"] for i in rep["intervals"] if not i["sum"]["omitted"]]
-    kernel = sorted(kept[:-1])[len(kept[:-1]) // 2]  # the last interval may be partial
+    # the receiver's goodput over the test's 5 s after iperf3's 2 omitted seconds (`-O 2`): the
+    # sender's 1 s intervals count socket writes, which under load swing 37-84 Mbit/s around it
+    kernel = rep["end"]["sum_received"]["bits_per_second"]
     sim_text = text[:text.index("\n[[exec]]")] + (
         '\n[[flow]]\nname = "dl"\napp = "iperf"\nfrom = "ue"\nto = "server"\nreverse = true\n'
         'cc = "cubic"\nstart = "0.5s"\nduration = "9s"\n')
