@@ -55,7 +55,8 @@ def test_the_manifest_records_every_default(tmp_path: Path) -> None:
     manifest = json.loads((tmp_path / "r" / "manifest.json").read_text())
     flow = manifest["config"]["flow"][0]
     assert flow["cc"] == {"name": "cubic", "c": 0.4, "beta": 0.5, "fast_convergence": True,
-                          "hystart": True, "hystart_variant": "linux", "abc_limit_segments": 2}
+                          "hystart": True, "hystart_variant": "linux", "abc_limit_segments": 2,
+                          "ssthresh_from_cwnd": True}
     assert flow["mss"] == 1448 and flow["initial_cwnd"] == 10 and flow["min_rto"] == "200ms"
     assert manifest["config"]["link"][1]["name"] == "b-c"
     assert res.config == manifest["config"]

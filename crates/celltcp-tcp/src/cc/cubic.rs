@@ -8,11 +8,18 @@
 //!   `W_cubic(t) < W_est`, cwnd follows `W_est`.
 //! - Concave and convex regions (§4.4, §4.5): `target = W_cubic(t + RTT)` clamped to
 //!   `[cwnd, 1.5 cwnd]`, and each ACK adds `(target - cwnd) / cwnd` segments per segment acknowledged.
-//! - Multiplicative decrease (§4.6): `ssthresh = max(flight_size * beta_cubic, 2 SMSS)`,
-//!   `cwnd = ssthresh`; fast convergence (§4.7) lowers `W_max` to `cwnd (1 + beta) / 2` when a
-//!   loss comes before the previous `W_max` was regained.
-//! - Timeout (§4.8): cwnd to one segment, ssthresh as in §4.6 (held on a repeated timeout of the
-//!   same segment, RFC 5681 §3.1), and the next epoch starts with `K = 0`, `W_max = cwnd`.
+//! - Multiplicative decrease: `ssthresh = max(cwnd * beta_cubic, 2 SMSS)`, `cwnd = ssthresh`,
+//!   from cwnd as Linux's `bictcp_recalc_ssthresh` (net/ipv4/tcp_cubic.c: `max(tcp_snd_cwnd *
+//!   beta / BICTCP_BETA_SCALE, 2U)`) and ns-3's `TcpCubic::GetSsThresh` do (the default,
+//!   [`CubicConfig::ssthresh_from_cwnd`]); or from the flight, RFC 9438 §4.6's
+//!   `ssthresh = max(flight_size * beta_cubic, 2 SMSS)` (the RFC notes that using cwnd instead
+//!   can keep the window too large when the sender was application-limited). They differ where
+//!   the flight is below cwnd at the loss (app-limited or send-buffer-limited senders). Fast
+//!   convergence (§4.7) lowers `W_max` to `cwnd (1 + beta) / 2` when a loss comes before the
+//!   previous `W_max` was regained.
+//! - Timeout (§4.8): cwnd to one segment, ssthresh as on a loss (Linux's `tcp_enter_loss` calls
+//!   the same `ssthresh()` hook; held on a repeated timeout of the same segment, RFC 5681 §3.1),
+//!   and the next epoch starts with `K = 0`, `W_max = cwnd`.
 //! - Spurious congestion events (§4.9): the state saved before the reduction is restored.
 //! - Slow start is RFC 5681 §3.1 with RFC 3465 byte counting. [`CubicConfig::hystart`] chooses
 //!   and [`CubicConfig::hystart_variant`] choose how it ends before a loss: `"linux"` (default) is Linux's HyStart (ACK train and delay
@@ -110,6 +117,7 @@ struct RawCubicConfig {
     hystart: HyStartSetting,
     hystart_variant: GivenVariant,
     abc_limit_segments: u32,
+    ssthresh_from_cwnd: bool,
 }
 
 impl<'de> serde::Deserialize<'de> for HyStartVariant {
@@ -145,6 +153,7 @@ impl Default for RawCubicConfig {
             hystart: HyStartSetting::On(d.hystart),
             hystart_variant: GivenVariant(None),
             abc_limit_segments: d.abc_limit_segments,
+            ssthresh_from_cwnd: d.ssthresh_from_cwnd,
         }
     }
 }
@@ -168,6 +177,7 @@ impl TryFrom<RawCubicConfig> for CubicConfig {
             hystart,
             hystart_variant,
             abc_limit_segments: r.abc_limit_segments,
+            ssthresh_from_cwnd: r.ssthresh_from_cwnd,
         })
     }
 }
@@ -191,6 +201,9 @@ pub struct CubicConfig {
     /// Appropriate Byte Counting limit L in segments per ACK during slow start, >= 1
     /// (RFC 3465 §2.2: 2).
     pub abc_limit_segments: u32,
+    /// Reduce from cwnd on a loss or timeout, as Linux's `bictcp_recalc_ssthresh` and ns-3's
+    /// `TcpCubic::GetSsThresh` (default true); false: from the flight size, RFC 9438 §4.6.
+    pub ssthresh_from_cwnd: bool,
 }
 
 impl Default for CubicConfig {
@@ -202,6 +215,7 @@ impl Default for CubicConfig {
             hystart: true,
             hystart_variant: HyStartVariant::Linux,
             abc_limit_segments: 2,
+            ssthresh_from_cwnd: true,
         }
     }
 }
@@ -404,9 +418,15 @@ impl Cubic {
         });
     }
 
-    /// RFC 9438 §4.6 ssthresh with the 2 SMSS floor, in bytes.
+    /// ssthresh after a loss or timeout with the 2 SMSS floor, in bytes: from cwnd as Linux's
+    /// `bictcp_recalc_ssthresh`, or from `flight` as RFC 9438 §4.6 ([`CubicConfig::ssthresh_from_cwnd`]).
     fn reduced_ssthresh(&self, flight: u64) -> f64 {
-        (flight as f64 * self.cfg.beta).max(2.0 * self.mss).floor()
+        let base = if self.cfg.ssthresh_from_cwnd {
+            self.cwnd
+        } else {
+            flight as f64
+        };
+        (base * self.cfg.beta).max(2.0 * self.mss).floor()
     }
 
     fn slow_start_ack(&mut self, now: SimTime, ack: &Ack) {
@@ -554,7 +574,9 @@ impl Controller for Cubic {
         // bictcp_reset also zeroes last_max_cwnd: the 5 %-per-RTT floor applies again.
         self.loss_set_w_max = false;
         if !self.rto_pending {
-            // §4.8: ssthresh as in §4.6; held on a repeated timeout (RFC 5681 §3.1 note on eq. 4).
+            // §4.8: ssthresh as on a loss (tcp_enter_loss -> bictcp_recalc_ssthresh, from the
+            // cwnd before it drops to the loss window); held on a repeated timeout (RFC 5681
+            // §3.1 note on eq. 4).
             self.cwnd_prior = self.cwnd_seg();
             self.ssthresh = self.reduced_ssthresh(bytes_in_flight) as u64;
         }
@@ -646,12 +668,54 @@ mod tests {
 
     #[test]
     fn cubic_beta_0_7_on_loss() {
-        // RFC 9438 §4.6: ssthresh = flight_size * 0.7, cwnd = ssthresh; W_max = cwnd (§4.7 with
-        // no previous W_max).
+        // RFC 9438 §4.6 (flight_size = cwnd here) and Linux bictcp_recalc_ssthresh: ssthresh =
+        // 0.7 cwnd, cwnd = ssthresh; W_max = cwnd (§4.7 with no previous W_max).
         let s = after_loss_at(no_hystart(), 100, RTT);
         assert_eq!(s.window(), 70 * MSS as u64);
         assert_eq!(s.cc.ssthresh(), 70 * MSS as u64);
         assert_eq!(s.cc.w_max(), 100.0);
+    }
+
+    #[test]
+    fn cubic_reduces_from_cwnd_as_linux_when_the_flight_is_smaller() {
+        // Linux bictcp_recalc_ssthresh (net/ipv4/tcp_cubic.c) returns
+        // max(tcp_snd_cwnd * beta / BICTCP_BETA_SCALE, 2) and sets last_max_cwnd from cwnd
+        // too; ns-3's TcpCubic::GetSsThresh also uses cwnd. An app-limited sender with cwnd 100
+        // and 40 segments in flight keeps 70 (from cwnd), not 28 (RFC 9438 §4.6, flight_size).
+        let mut s = sender(no_hystart(), 100, RTT);
+        s.send(40);
+        s.lose_n(1);
+        assert_eq!(s.cc.ssthresh(), 70 * MSS as u64);
+        assert_eq!(s.window(), 70 * MSS as u64);
+        assert_eq!(s.cc.w_max(), 100.0);
+        // ssthresh_from_cwnd = false: RFC 9438 §4.6, 0.7 of the 40 segments in flight.
+        let cfg = CubicConfig {
+            ssthresh_from_cwnd: false,
+            ..no_hystart()
+        };
+        let mut s = sender(cfg, 100, RTT);
+        s.send(40);
+        s.lose_n(1);
+        assert_eq!(s.cc.ssthresh(), 28 * MSS as u64);
+        assert_eq!(s.window(), 28 * MSS as u64);
+        assert_eq!(s.cc.w_max(), 100.0, "W_max is cwnd in both (RFC 9438 §4.6 too)");
+    }
+
+    #[test]
+    fn cubic_rto_reduces_from_cwnd_as_linux() {
+        // tcp_enter_loss calls icsk_ca_ops->ssthresh(), bictcp_recalc_ssthresh: from the cwnd
+        // at the timeout (100 segments), not the 40 in flight, before cwnd drops to one segment.
+        for (from_cwnd, want) in [(true, 70), (false, 28)] {
+            let cfg = CubicConfig {
+                ssthresh_from_cwnd: from_cwnd,
+                ..no_hystart()
+            };
+            let mut s = sender(cfg, 100, RTT);
+            s.send(40);
+            s.rto();
+            assert_eq!(s.cc.ssthresh(), want * MSS as u64, "from_cwnd {from_cwnd}");
+            assert_eq!(s.window(), MSS as u64);
+        }
     }
 
     #[test]
@@ -863,7 +927,7 @@ mod tests {
 
     #[test]
     fn cubic_rto_loss_window_and_ssthresh() {
-        // RFC 9438 §4.8: cwnd = 1 segment, ssthresh = flight_size * beta_cubic; the next epoch
+        // RFC 9438 §4.8: cwnd = 1 segment, ssthresh = cwnd (= flight_size here) * beta_cubic; the next epoch
         // uses K = 0 and W_max = cwnd at its start even though the old W_max was larger.
         let mut s = sender(no_hystart(), 40, RTT);
         s.send_window();

@@ -604,7 +604,7 @@ mod tests {
         assert_eq!(bbr["probe_rtt_duration"], "200ms");
         assert!(bbr.get("seed").is_none(), "{bbr}");
         let cubic = serde_json::to_value(CcConfig::from(CcKind::Cubic)).unwrap();
-        assert_eq!(cubic, serde_json::json!({"name": "cubic", "c": 0.4, "beta": 0.7, "fast_convergence": true, "hystart": true, "hystart_variant": "linux", "abc_limit_segments": 2}));
+        assert_eq!(cubic, serde_json::json!({"name": "cubic", "c": 0.4, "beta": 0.7, "fast_convergence": true, "hystart": true, "hystart_variant": "linux", "abc_limit_segments": 2, "ssthresh_from_cwnd": true}));
     }
 
     /// The window after one loss at a window of `w` segments, through [`super::super::AnyCc`]
@@ -637,6 +637,20 @@ mod tests {
             window_after_loss(json!({"name": "cubic", "beta": 0.5, "hystart": false}), 100),
             50_000
         );
+        // ssthresh_from_cwnd reaches CUBIC's configuration (the unit tests in cubic.rs show the
+        // two rules apart); true by default; a wrong type names the key and the value.
+        let off = table(&[
+            ("name", ParamValue::Str("cubic".into())),
+            ("ssthresh_from_cwnd", ParamValue::Bool(false)),
+        ]);
+        assert!(matches!(off, Ok(CcConfig::Cubic(c)) if !c.ssthresh_from_cwnd));
+        assert!(matches!(CcConfig::from(CcKind::Cubic), CcConfig::Cubic(c) if c.ssthresh_from_cwnd));
+        let e = table(&[
+            ("name", ParamValue::Str("cubic".into())),
+            ("ssthresh_from_cwnd", ParamValue::Str("yes".into())),
+        ])
+        .unwrap_err();
+        assert!(e.contains("cubic.ssthresh_from_cwnd = \"yes\""), "{e}");
         // RFC 5681 eq. 4 with NewReno's beta: FlightSize/2 by default, FlightSize * 0.8 when set.
         assert_eq!(window_after_loss(json!("newreno"), 100), 50_000);
         assert_eq!(
