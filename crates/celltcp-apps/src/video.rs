@@ -7,10 +7,14 @@
 //!   time) and keeps about `buffer_target` of media ahead of the playhead. While the buffered
 //!   media is below the target (start-up, a stall, or a buffer drawn down by playback) it requests
 //!   the next block as soon as the previous one is in; once the buffer exceeds the target it
-//!   waits until playback has drained it back to the target. This is the ON/OFF pattern Rao et
-//!   al. measured for YouTube ("Network characteristics of video streaming traffic", CoNEXT
-//!   2011, §4–5): a buffering phase at the rate TCP allows, then a steady state of blocks (64 KB
-//!   for Flash, larger for HTML5 players) at the encoding rate with idle periods in between.
+//!   waits until playback has drained it back to the target. This is the kind of ON/OFF pattern
+//!   Rao et al. measured for YouTube and Netflix ("Network characteristics of video streaming
+//!   traffic", CoNEXT 2011; its abstract: ON/OFF cycles that are not ACK-clocked, up to bulk
+//!   transfer, depending on the player and container): a buffering phase at the rate TCP
+//!   allows, then a steady state of blocks at the encoding rate with idle periods in between.
+//!   The block sizes and buffer amounts per player in the paper's body could not be checked
+//!   (docs/scenario.md, "Paced video"); in 2011 YouTube's servers paced the blocks (Alcock and
+//!   Nelson, SIGCOMM CCR 2011), here the client does with range requests.
 //!   In steady state on a link of goodput `R` above the bitrate `b`, each block of `B` bytes
 //!   (`8B/b` seconds of media) is requested when the buffer is back at the target, so the
 //!   ON/OFF period is `8B/b`, the ON time about one round trip plus `B/R`, the duty cycle their

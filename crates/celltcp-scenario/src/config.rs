@@ -670,8 +670,10 @@ pub mod app_defaults {
     pub const VIDEO_BITRATE_BPS: u64 = 512_000;
     pub const VIDEO_LENGTH_S: u64 = 90;
     pub const VIDEO_STARTUP_MS: u64 = 2_000;
-    /// Paced video: media kept buffered (Rao et al., CoNEXT 2011: YouTube's Flash player buffered
-    /// about 40 s before its ON/OFF steady state) and the block per request (64 KB, ibid.).
+    /// Paced video: media kept buffered and the block per request. Not verified against Rao et
+    /// al. (CoNEXT 2011), to whom they used to be attributed (YouTube's Flash player: ~40 s
+    /// buffered, 64 KB blocks): only the paper's abstract could be checked (docs/scenario.md,
+    /// "Paced video").
     pub const VIDEO_BUFFER_TARGET_S: u64 = 40;
     pub const VIDEO_BLOCK: u64 = 64 * 1024;
 }

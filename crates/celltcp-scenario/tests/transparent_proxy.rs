@@ -44,6 +44,16 @@ fn the_example_runs_and_every_download_crosses_the_pgw_proxy() {
         let srtt = l["server_leg"]["srtt_ms"].as_f64().unwrap();
         assert!((150.0..155.0).contains(&srtt), "{l:#}");
     }
+    // `window = "64KB"` (iperf3 -w 64K): 128 KB of send buffer at the server, an 80 KB window at
+    // the UE. End to end a download cannot pass 81 920 bytes per 150 ms even with no RAN delay
+    // (4.37 Mbit/s); through the proxy its server leg is bounded by the server's send buffer,
+    // 131 072 bytes per 150 ms (6.99 Mbit/s). Each UE's mean over the 8 s (slow start
+    // included) lies between the two: the proxy split the window's bound (docs/scenario.md).
+    let (e2e, split) = (81_920.0 * 8.0 / 0.150, 131_072.0 * 8.0 / 0.150);
+    for f in v["flows"].as_array().unwrap() {
+        let g = f["goodput_bps"].as_f64().unwrap();
+        assert!(g > 1.3 * e2e && g < split, "{g} bit/s: the end-to-end bound {e2e:.0}, the server leg's {split:.0}");
+    }
 }
 
 use celltcp_apps::app::{AnyApp, SockAddr};
