@@ -7,7 +7,8 @@
 //
 // Stations stand on a circle of --distance metres around the AP (ConstantPosition),
 // YANS channel with its defaults (log-distance, exponent 3, 46.6777 dB at 1 m; 16.0206 dBm
-// transmit power, 7 dB noise figure), NIST error model (ns-3's default), constant rate.
+// transmit power, 7 dB noise figure), ns-3.37's default error model (TableBasedErrorRateModel;
+// celltcp models NIST, ns-3's default before 3.33), constant rate.
 //
 //   --standard=ac : 802.11ac VHT, channel 36, 20 MHz, VhtMcs<mcs> for data, A-MPDU on
 //                   (BE_MaxAmpduSize --maxAmpdu, default 1048575 as celltcp's VHT limit)
