@@ -4,6 +4,12 @@
 
 use celltcp_scenario::{run, validate, ColumnData, RunOptions};
 
+// Bianchi's saturation model, the one celltcp-wifi's closed-form tests use.
+#[path = "../../celltcp-wifi/tests/common/mod.rs"]
+#[allow(dead_code)]
+mod common;
+use common::bianchi_bps;
+
 fn run_ok(text: &str, seed: u64) -> celltcp_scenario::RunOutput {
     run(text, &[], &RunOptions { seed: Some(seed), ..Default::default() }, &mut |_| true).unwrap_or_else(|e| panic!("{e}\n{text}"))
 }
@@ -198,27 +204,6 @@ fn the_configuration_as_run_has_the_mcs_and_aggregation() {
     assert_eq!(v["wifi"][0]["ap_queue"], "1000p");
 }
 
-/// Bianchi's saturation throughput (IEEE JSAC 18(3), 2000, Eqs. 7, 9, 13): `n` stations, CWmin
-/// `w` − 1, `m` doublings, slot `sigma`, a success occupying `ts` and a collision `tc` (s),
-/// `payload` bits per success. The (τ, p) fixed point is solved by bisection on p.
-fn bianchi_bps(n: u32, w: f64, m: i32, sigma: f64, ts: f64, tc: f64, payload: f64) -> f64 {
-    let tau_of = |p: f64| 2.0 * (1.0 - 2.0 * p) / ((1.0 - 2.0 * p) * (w + 1.0) + p * w * (1.0 - (2.0 * p).powi(m)));
-    let (mut lo, mut hi) = (1e-9f64, 1.0 - 1e-9);
-    for _ in 0..200 {
-        let p: f64 = 0.5 * (lo + hi);
-        let p = if (1.0 - 2.0 * p).abs() < 1e-12 { p + 1e-9 } else { p };
-        if 1.0 - (1.0 - tau_of(p)).powi(n as i32 - 1) > p {
-            lo = p;
-        } else {
-            hi = p;
-        }
-    }
-    let tau = tau_of(0.5 * (lo + hi));
-    let ptr = 1.0 - (1.0 - tau).powi(n as i32);
-    let ps = n as f64 * tau * (1.0 - tau).powi(n as i32 - 1) / ptr;
-    ps * ptr * payload / ((1.0 - ptr) * sigma + ptr * ps * ts + ptr * (1.0 - ps) * tc)
-}
-
 #[test]
 fn saturated_vht_ampdu_stations_match_bianchi() {
     // N saturated stations sending 1500-byte IP packets up through a VHT MCS 7 (20 MHz, one
@@ -234,7 +219,7 @@ fn saturated_vht_ampdu_stations_match_bianchi() {
     let ba = 20.0 + 4.0 * (16 + 8 * 32 + 6u32).div_ceil(96) as f64;
     let ts = (16.0 + 27.0 + vht_us(k * sub) + 16.0 + ba) * 1e-6;
     for (n, seed) in [(1u32, 1u64), (5, 2), (14, 3)] {
-        let reference = bianchi_bps(n, 16.0, 6, 9e-6, ts, ts, f64::from(k * 1472 * 8));
+        let reference = bianchi_bps(n as usize, 16.0, 6, 9e-6, ts, ts, f64::from(k * 1472 * 8));
         let text = bss_for("20s", "standard = \"802.11ac\"\nmcs = 7\ndistance = \"5m\"", &format!("{{ prefix = \"sta\", count = {n} }}"))
             + &format!("[[flow]]\nname = \"up\"\napp = \"udp\"\nfrom = \"sta*\"\nto = \"server\"\nrate = \"{}Mbps\"\nsize = \"1472B\"\n", 90 / n);
         let out = run_ok(&text, seed);
@@ -392,7 +377,7 @@ fn two_bsss_on_one_channel_share_it_like_one() {
     let k = 28;
     let ba = 20.0 + 4.0 * (16 + 8 * 32 + 6u32).div_ceil(96) as f64;
     let ts = (16.0 + 27.0 + vht_us(k * sub) + 16.0 + ba) * 1e-6;
-    let bianchi = |n: u32| bianchi_bps(n, 16.0, 6, 9e-6, ts, ts, f64::from(k * 1472 * 8));
+    let bianchi = |n: u32| bianchi_bps(n as usize, 16.0, 6, 9e-6, ts, ts, f64::from(k * 1472 * 8));
 
     let (w, g) = two_bsss(2, 3, 36, 36, 20, 3);
     let total = g[0] + g[1];
