@@ -516,20 +516,28 @@ mod tests {
     #[test]
     fn lp_ignores_timer_acks_but_uses_one_segment_acks_sent_at_once() {
         // Module doc (RFC 5681 §4.2): once an ACK covered two segments the receiver delays ACKs.
-        let mut s = primed();
-        s.send_window();
-        s.advance(RTT);
-        s.ack_stretch(2);
-        s.ack_all();
+        let delaying = || {
+            let mut s = primed();
+            s.send_window();
+            s.advance(RTT);
+            s.ack_stretch(2);
+            s.ack_all();
+            s
+        };
+        // the next window, 300 ms later, acknowledged one segment per ACK, `gap` apart
+        let singles = |s: &mut TestSender<Lp>, gap: SimDuration| {
+            s.send_window();
+            s.advance(RTT * 3);
+            while s.pkts_in_flight() > 0 {
+                s.ack_n(1);
+                s.advance(gap);
+            }
+        };
+        let mut s = delaying();
         // Its one-segment ACKs that each come DELACK_MIN (40 ms, TCP_DELACK_MIN) after the
         // previous ACK may be timer ACKs: a window acknowledged that way at 300 ms and later is
         // no indication.
-        s.send_window();
-        s.advance(RTT * 3);
-        while s.pkts_in_flight() > 0 {
-            s.ack_n(1);
-            s.advance(DELACK_MIN);
-        }
+        singles(&mut s, DELACK_MIN);
         assert_eq!(s.cc.indications(), 1);
         // One-segment ACKs that follow each other closely were sent at once (Linux's quick ACKs,
         // and tcp_grow_window's `quick |= 1`): the same 300 ms is an indication. (The first
@@ -549,17 +557,8 @@ mod tests {
         // ACKs 39 ms apart cannot be timer ACKs of a Linux receiver (its timer is at least
         // 40 ms): their samples count, and the window acknowledged that way at 300 ms and later
         // is an indication.
-        let mut s = primed();
-        s.send_window();
-        s.advance(RTT);
-        s.ack_stretch(2);
-        s.ack_all();
-        s.send_window();
-        s.advance(RTT * 3);
-        while s.pkts_in_flight() > 0 {
-            s.ack_n(1);
-            s.advance(DELACK_MIN - SimDuration::from_millis(1));
-        }
+        let mut s = delaying();
+        singles(&mut s, DELACK_MIN - SimDuration::from_millis(1));
         assert_eq!(s.cc.indications(), 2);
     }
 
