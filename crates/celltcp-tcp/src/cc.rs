@@ -108,6 +108,21 @@ pub struct CongestionEvent {
     pub mss: u32,
 }
 
+/// Whether a retransmission timeout may reduce ssthresh: the sender decides, because the rule
+/// depends on its recovery state, once for every controller (Linux `tcp_enter_loss`,
+/// net/ipv4/tcp_input.c: "Reduce ssthresh if it has not yet been made inside this window").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RtoSsthresh {
+    /// Recompute ssthresh (RFC 5681 §3.1 eq. 4, or the controller's own decrease) and save the
+    /// state before it for an undo; a controller still holds ssthresh for a repeated timeout of
+    /// the same data (RFC 5681's note on eq. 4, [`loss_window::LossWindow::on_rto`]).
+    Reduce,
+    /// Keep ssthresh and the undo state of the reduction already made in this window of data
+    /// (the sender is in a fast recovery whose recovery point is not yet acknowledged, or in
+    /// ECN's CWR): only cwnd drops to the loss window.
+    Hold,
+}
+
 /// The ECN feedback of one ACK that acknowledged data, on a connection that negotiated ECN
 /// (RFC 3168 §6.1); given to the controller before [`Controller::on_ack`]. DCTCP estimates the
 /// marked fraction from it (RFC 8257 §3.3). Sequence numbers are absolute (our SYN is 0).
@@ -147,8 +162,9 @@ pub trait Controller {
     fn on_congestion_event(&mut self, now: SimTime, ev: &CongestionEvent);
     /// Fast recovery ended (the recovery point was cumulatively acknowledged).
     fn on_recovery_exit(&mut self, _now: SimTime) {}
-    /// The retransmission timer expired (RFC 5681 §3.1 eq. 4, cwnd to the loss window).
-    fn on_rto(&mut self, now: SimTime, bytes_in_flight: u64, mss: u32);
+    /// The retransmission timer expired (RFC 5681 §3.1 eq. 4, cwnd to the loss window); `ss`
+    /// says whether ssthresh may be recomputed ([`RtoSsthresh`]).
+    fn on_rto(&mut self, now: SimTime, bytes_in_flight: u64, mss: u32, ss: RtoSsthresh);
     /// The last congestion event was spurious (e.g. detected with timestamps, RFC 3522): undo it.
     fn on_spurious(&mut self, _now: SimTime) {}
     /// The congestion window in bytes.
@@ -468,8 +484,8 @@ impl Controller for AnyCc {
     fn on_recovery_exit(&mut self, now: SimTime) {
         self.inner_mut().on_recovery_exit(now)
     }
-    fn on_rto(&mut self, now: SimTime, in_flight: u64, mss: u32) {
-        self.inner_mut().on_rto(now, in_flight, mss)
+    fn on_rto(&mut self, now: SimTime, in_flight: u64, mss: u32, ss: RtoSsthresh) {
+        self.inner_mut().on_rto(now, in_flight, mss, ss)
     }
     fn on_spurious(&mut self, now: SimTime) {
         self.inner_mut().on_spurious(now)

@@ -31,7 +31,10 @@
 //!   (RFC 8985 §6.2, reordering window min_rtt / 4; Linux `tcp_mark_lost_retrans` before RACK)
 //!   and sent again within the same recovery episode, instead of waiting for the RTO.
 //! - Spurious fast retransmits and RTOs are detected with timestamps (Eifel, RFC 3522 §2: the
-//!   ACK covering the first retransmission echoes an older TSval; in fast recovery an old echo
+//!   ACK covering the first retransmission echoes an older TSval than that retransmission's,
+//!   Linux `tcp_packet_delayed` with `retrans_stamp`, the first retransmission of the episode,
+//!   kept through a timeout inside it; an ACK advancing SND.UNA before anything was resent
+//!   undoes too, as Linux 6.16+ does; in fast recovery an old echo
 //!   counts only once no retransmission is in flight, as Linux `tcp_try_undo_partial`, since
 //!   the ACK advancing SND.UNA may cover a merely delayed original) and undone (RFC 4015:
 //!   [`Controller::on_spurious`], the episode ends, after an RTO no go-back-N; a partial undo
@@ -40,6 +43,8 @@
 //! - RTO as Linux computes it (RTO >= SRTT + `min_rto`) or by RFC 6298, see [`crate::rtt`]; the timer also restarts whenever the oldest outstanding
 //!   segment is resent (Linux `tcp_xmit_retransmit_queue`); on expiry everything un-SACKed is marked lost and
 //!   resent in order from SND.UNA (Linux `tcp_enter_loss`, RFC 6675 §5.1 keeps SACKed data),
+//!   ssthresh is reduced only when no reduction was made for this window of data (Linux
+//!   `tcp_enter_loss`; RFC 5681 with `recovery = "rfc6675"`, see `rto_ssthresh`),
 //!   the timer backs off, and `recover` is set so later duplicate ACKs do not start a second
 //!   reduction (RFC 6582 §3.2 step 1).
 //! - RTT samples: from the send time of the oldest newly acknowledged, never retransmitted
@@ -275,10 +280,14 @@ pub struct TcpEndpoint {
     /// 4.3, RFC 6582 §3.2 steps 2 and 5: fast retransmit is not subject to the window).
     force_rtx: bool,
     dupacks: u32,
-    /// Eifel detection (RFC 3522 §2): the TSval of our first retransmission in the current
-    /// recovery or loss episode, and SND.UNA when it began.
-    undo_tsval: Option<u32>,
+    /// Eifel detection (RFC 3522 §2) as Linux `tcp_packet_delayed`: the undo check is armed
+    /// for the current recovery or loss episode (Linux `undo_marker != 0`), SND.UNA when it
+    /// began (`undo_marker`), and the TSval of the episode's first retransmission (Linux
+    /// `retrans_stamp`, set in `tcp_retransmit_skb` when zero, cleared when the episode ends;
+    /// `None` while nothing has been retransmitted; not set by a TLP probe).
+    undo_armed: bool,
     undo_marker: u64,
+    retrans_stamp: Option<u32>,
     /// RFC 6582 sender-side window inflation (bytes), non-SACK fast recovery only.
     inflation: u64,
     /// F-RTO (RFC 5682 §3, Linux `tp->frto`) is running for the current RTO episode.
@@ -393,8 +402,9 @@ impl TcpEndpoint {
             rescue_done: false,
             force_rtx: false,
             dupacks: 0,
-            undo_tsval: None,
+            undo_armed: false,
             undo_marker: 0,
+            retrans_stamp: None,
             inflation: 0,
             frto: false,
             frto_new_only: false,

@@ -54,7 +54,7 @@
 use celltcp_engine::{SimDuration, SimTime};
 
 use super::minmax::MinMax;
-use super::{Ack, CcMetrics, CongestionEvent, Controller, RateSample};
+use super::{Ack, CcMetrics, CongestionEvent, Controller, RateSample, RtoSsthresh};
 
 /// §4.3.2.1 BBRHighGain = 2/ln(2) ≈ 2.885: the smallest gain that doubles the sending rate each
 /// round in STARTUP.
@@ -699,7 +699,7 @@ impl Controller for Bbr {
         self.exit_recovery();
     }
 
-    fn on_rto(&mut self, _now: SimTime, bytes_in_flight: u64, _mss: u32) {
+    fn on_rto(&mut self, _now: SimTime, bytes_in_flight: u64, _mss: u32, _ss: RtoSsthresh) {
         // §4.2.3.4: after a timeout, save cwnd and send one segment.
         self.prior_cwnd = self.save_cwnd();
         self.in_recovery = true;
@@ -837,8 +837,8 @@ mod tests {
         fn on_recovery_exit(&mut self, now: SimTime) {
             self.bbr.on_recovery_exit(now)
         }
-        fn on_rto(&mut self, now: SimTime, in_flight: u64, mss: u32) {
-            self.bbr.on_rto(now, in_flight, mss)
+        fn on_rto(&mut self, now: SimTime, in_flight: u64, mss: u32, ss: RtoSsthresh) {
+            self.bbr.on_rto(now, in_flight, mss, ss)
         }
         fn window(&self) -> u64 {
             self.bbr.window()

@@ -27,7 +27,7 @@
 use celltcp_engine::SimTime;
 
 use super::loss_window::{loss_window, ssthresh_floor, undo_cwnd, LossWindow};
-use super::{Ack, CongestionEvent, Controller};
+use super::{Ack, CongestionEvent, Controller, RtoSsthresh};
 
 /// BIC parameters.
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -222,10 +222,10 @@ impl Controller for Bic {
         self.frac = 0.0;
     }
 
-    fn on_rto(&mut self, _now: SimTime, _bytes_in_flight: u64, _mss: u32) {
+    fn on_rto(&mut self, _now: SimTime, _bytes_in_flight: u64, _mss: u32, ss: RtoSsthresh) {
         // RFC 5681 §3.1: LW = 1 SMSS; a repeated timeout holds ssthresh. Linux forgets the
         // search state on entering Loss.
-        if self.loss.on_rto() {
+        if self.loss.on_rto(ss) {
             self.ssthresh = self.reduce();
         }
         self.w_max = 0.0;

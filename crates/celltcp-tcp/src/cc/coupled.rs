@@ -19,7 +19,7 @@
 use celltcp_engine::SimTime;
 
 use super::loss_window::{loss_window, ssthresh_floor, undo_cwnd, LossWindow};
-use super::{Ack, CongestionEvent, Controller};
+use super::{Ack, CongestionEvent, Controller, RtoSsthresh};
 
 /// No parameters of its own: everything comes from the connection through [`Coupling`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -126,9 +126,9 @@ impl Controller for Coupled {
         self.cwnd = self.ssthresh as f64;
     }
 
-    fn on_rto(&mut self, _now: SimTime, bytes_in_flight: u64, _mss: u32) {
+    fn on_rto(&mut self, _now: SimTime, bytes_in_flight: u64, _mss: u32, ss: RtoSsthresh) {
         // RFC 5681 §3.1 eq. 4, ssthresh held on a repeated timeout.
-        if self.loss.on_rto() {
+        if self.loss.on_rto(ss) {
             self.ssthresh = self.reduce(bytes_in_flight);
         }
         self.cwnd = loss_window(self.mss) as f64;

@@ -46,7 +46,7 @@ use celltcp_engine::{SimDuration, SimTime};
 
 use super::hystart::{HyStart, HyStartEvent, HyStartState};
 use super::hystart_linux::{HyStartAck, LinuxHyStart};
-use super::{Ack, CcMetrics, CongestionEvent, Controller};
+use super::{Ack, CcMetrics, CongestionEvent, Controller, RtoSsthresh};
 
 /// Linux's floor before the first loss: `cnt <= 20` in `bictcp_update`, i.e. at least 1/20 of a
 /// segment per segment acknowledged.
@@ -566,17 +566,19 @@ impl Controller for Cubic {
         self.t_epoch = None;
     }
 
-    fn on_rto(&mut self, _now: SimTime, bytes_in_flight: u64, _mss: u32) {
-        self.save();
+    fn on_rto(&mut self, _now: SimTime, bytes_in_flight: u64, _mss: u32, ss: RtoSsthresh) {
         self.hystart.on_congestion();
         // Linux cubictcp_state(TCP_CA_Loss): bictcp_reset + bictcp_hystart_reset.
         self.linux_hystart.on_rto();
         // bictcp_reset also zeroes last_max_cwnd: the 5 %-per-RTT floor applies again.
         self.loss_set_w_max = false;
-        if !self.rto_pending {
+        if !self.rto_pending && ss == RtoSsthresh::Reduce {
             // §4.8: ssthresh as on a loss (tcp_enter_loss -> bictcp_recalc_ssthresh, from the
             // cwnd before it drops to the loss window); held on a repeated timeout (RFC 5681
-            // §3.1 note on eq. 4).
+            // §3.1 note on eq. 4) or when the sender says so (an RTO inside fast recovery,
+            // Linux `tcp_enter_loss`), and so is the state saved for an undo (`prior_ssthresh`
+            // and `prior_cwnd` are set only when ssthresh is).
+            self.save();
             self.cwnd_prior = self.cwnd_seg();
             self.ssthresh = self.reduced_ssthresh(bytes_in_flight) as u64;
         }

@@ -23,7 +23,7 @@
 use celltcp_engine::SimTime;
 
 use super::loss_window::{loss_window, ssthresh_floor, undo_cwnd, LossWindow};
-use super::{Ack, CongestionEvent, Controller, EcnFeedback};
+use super::{Ack, CongestionEvent, Controller, EcnFeedback, RtoSsthresh};
 
 /// DCTCP parameters.
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -173,8 +173,8 @@ impl Controller for Dctcp {
         self.ca_acked = 0;
     }
 
-    fn on_rto(&mut self, _now: SimTime, bytes_in_flight: u64, _mss: u32) {
-        if self.loss.on_rto() {
+    fn on_rto(&mut self, _now: SimTime, bytes_in_flight: u64, _mss: u32, ss: RtoSsthresh) {
+        if self.loss.on_rto(ss) {
             self.save();
             self.ssthresh = ssthresh_floor(bytes_in_flight / 2, self.mss);
         }

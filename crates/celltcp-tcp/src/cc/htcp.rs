@@ -32,7 +32,7 @@
 use celltcp_engine::{SimDuration, SimTime};
 
 use super::loss_window::{loss_window, ssthresh_floor, undo_cwnd, LossWindow};
-use super::{Ack, CongestionEvent, Controller};
+use super::{Ack, CongestionEvent, Controller, RtoSsthresh};
 
 /// H-TCP parameters.
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -213,9 +213,9 @@ impl Controller for Htcp {
         self.cwnd = self.ssthresh as f64;
     }
 
-    fn on_rto(&mut self, now: SimTime, _bytes_in_flight: u64, _mss: u32) {
+    fn on_rto(&mut self, now: SimTime, _bytes_in_flight: u64, _mss: u32, ss: RtoSsthresh) {
         // RFC 5681 §3.1: LW = 1 SMSS; ssthresh = β·cwnd, held on a repeated timeout.
-        if self.loss.on_rto() {
+        if self.loss.on_rto(ss) {
             self.ssthresh = self.reduce(now);
         }
         self.cwnd = loss_window(self.mss) as f64;

@@ -29,7 +29,7 @@ use celltcp_engine::{SimDuration, SimTime};
 
 use super::loss_window::{loss_window, ssthresh_floor, undo_cwnd, LossWindow};
 use super::round::{RoundCounter, RoundEvent};
-use super::{Ack, CongestionEvent, Controller};
+use super::{Ack, CongestionEvent, Controller, RtoSsthresh};
 
 /// Illinois parameters.
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -293,10 +293,10 @@ impl Controller for Illinois {
         self.frac = 0.0;
     }
 
-    fn on_rto(&mut self, _now: SimTime, _bytes_in_flight: u64, _mss: u32) {
+    fn on_rto(&mut self, _now: SimTime, _bytes_in_flight: u64, _mss: u32, ss: RtoSsthresh) {
         // RFC 5681 §3.1: LW = 1 SMSS; a repeated timeout holds ssthresh. Linux resets α, β and
         // the θ counter on entering Loss.
-        if self.loss.on_rto() {
+        if self.loss.on_rto(ss) {
             self.ssthresh = self.reduce();
         }
         self.cwnd = loss_window(self.mss);

@@ -9,9 +9,14 @@
 //!   ssthresh (the flight size is then the one retransmitted segment and would collapse it):
 //!   [`LossWindow::on_rto`] says whether this timeout may recompute ssthresh,
 //!   [`LossWindow::on_ack`] ends the run of repeated timeouts.
+//! - Linux `tcp_enter_loss` (net/ipv4/tcp_input.c, "Reduce ssthresh if it has not yet been made
+//!   inside this window"): the sender decides whether a timeout may reduce at all
+//!   ([`RtoSsthresh`]); a timeout inside an unfinished fast recovery holds ssthresh.
 //! - RFC 3522 / RFC 4015 (undo): the state from before the last reduction is kept
 //!   ([`LossWindow::save`]) so that a congestion event later found spurious can be undone
 //!   ([`LossWindow::saved`]; cwnd goes back to at least its prior value, [`undo_cwnd`]).
+
+use super::RtoSsthresh;
 
 /// The per-connection part of the rules: the state saved for an undo (`S`, the controller's
 /// own tuple: cwnd and ssthresh, plus whatever else it restores) and whether a timeout is
@@ -55,12 +60,16 @@ impl<S: Copy> LossWindow<S> {
 
     /// The retransmission timer expired: true when this timeout may recompute ssthresh (RFC
     /// 5681 eq. 4), false for a repeated timeout of the same data, which holds it (note on
-    /// eq. 4). The caller sets cwnd to the loss window, [`loss_window`].
+    /// eq. 4), and false whenever the sender says [`RtoSsthresh::Hold`] (Linux
+    /// `tcp_enter_loss`: a timeout inside a fast recovery whose window is not yet
+    /// acknowledged keeps the ssthresh, and the undo state, that recovery set). The caller
+    /// saves its state for an undo and recomputes ssthresh only when this is true, and sets
+    /// cwnd to the loss window, [`loss_window`], either way.
     #[inline]
-    pub fn on_rto(&mut self) -> bool {
+    pub fn on_rto(&mut self, ss: RtoSsthresh) -> bool {
         let first = !self.rto_pending;
         self.rto_pending = true;
-        first
+        first && ss == RtoSsthresh::Reduce
     }
 }
 
@@ -117,16 +126,34 @@ mod tests {
     #[test]
     fn repeated_rto_holds_ssthresh_until_new_data_is_acknowledged() {
         // RFC 5681 §3.1, note on eq. 4.
+        use RtoSsthresh::Reduce;
         let mut lw = LossWindow::<(u64, u64)>::default();
-        assert!(lw.on_rto(), "the first timeout recomputes ssthresh");
-        assert!(!lw.on_rto(), "a repeated timeout holds it");
+        assert!(lw.on_rto(Reduce), "the first timeout recomputes ssthresh");
+        assert!(!lw.on_rto(Reduce), "a repeated timeout holds it");
         lw.on_ack(0);
-        assert!(!lw.on_rto(), "an ACK of no new data does not end the run");
+        assert!(
+            !lw.on_rto(Reduce),
+            "an ACK of no new data does not end the run"
+        );
         lw.on_ack(MSS);
         assert!(
-            lw.on_rto(),
+            lw.on_rto(Reduce),
             "after new data is acknowledged a timeout is a new event"
         );
+    }
+
+    #[test]
+    fn a_timeout_the_sender_holds_never_recomputes_and_still_starts_a_run() {
+        // Linux tcp_enter_loss: a timeout inside an unfinished fast recovery keeps ssthresh;
+        // a repeated timeout after it holds too (RFC 5681 note on eq. 4 / `icsk_retransmits`).
+        let mut lw = LossWindow::<(u64, u64)>::default();
+        assert!(!lw.on_rto(RtoSsthresh::Hold), "held by the sender");
+        assert!(
+            !lw.on_rto(RtoSsthresh::Reduce),
+            "the repeat of a held timeout holds too"
+        );
+        lw.on_ack(MSS);
+        assert!(lw.on_rto(RtoSsthresh::Reduce));
     }
 
     #[test]

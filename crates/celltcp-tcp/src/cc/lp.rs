@@ -87,7 +87,7 @@ use celltcp_engine::{SimDuration, SimTime};
 
 use super::round::{RoundCounter, RoundEvent};
 use super::loss_window::{loss_window, ssthresh_floor, undo_cwnd, LossWindow};
-use super::{Ack, CongestionEvent, Controller};
+use super::{Ack, CongestionEvent, Controller, RtoSsthresh};
 
 /// Linux `TCP_DELACK_MIN` (HZ / 25, include/net/tcp.h): the shortest delayed-ACK timer of a
 /// Linux receiver; a one-segment ACK this long after the previous ACK may be a timer ACK.
@@ -323,10 +323,10 @@ impl Controller for Lp {
         self.ca_acked = 0;
     }
 
-    fn on_rto(&mut self, _now: SimTime, _bytes_in_flight: u64, _mss: u32) {
+    fn on_rto(&mut self, _now: SimTime, _bytes_in_flight: u64, _mss: u32, ss: RtoSsthresh) {
         self.calibrated = true;
         // RFC 5681 §3.1: LW = 1 SMSS; a repeated timeout holds ssthresh.
-        if self.loss.on_rto() {
+        if self.loss.on_rto(ss) {
             self.loss.save((self.cwnd, self.ssthresh));
             self.ssthresh = ssthresh_floor(self.cwnd / 2, self.mss);
         }

@@ -15,7 +15,7 @@
 use celltcp_engine::SimTime;
 
 use super::loss_window::{loss_window, reno_ssthresh, undo_cwnd, LossWindow};
-use super::{Ack, CongestionEvent, Controller};
+use super::{Ack, CongestionEvent, Controller, RtoSsthresh};
 
 /// NewReno parameters.
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -127,11 +127,11 @@ impl Controller for NewReno {
         self.ca_acked = 0;
     }
 
-    fn on_rto(&mut self, _now: SimTime, bytes_in_flight: u64, _mss: u32) {
+    fn on_rto(&mut self, _now: SimTime, bytes_in_flight: u64, _mss: u32, ss: RtoSsthresh) {
         // RFC 5681 §3.1 eq. 4 and "LW = 1 SMSS". When the timer expires again before any new
         // data is acknowledged, ssthresh is held (RFC 5681 §3.1, implementation note on eq. 4):
         // the flight size is then the one retransmitted segment and would collapse ssthresh.
-        if self.loss.on_rto() {
+        if self.loss.on_rto(ss) {
             self.ssthresh = self.reduce(bytes_in_flight);
         }
         self.cwnd = loss_window(self.mss);
@@ -341,10 +341,10 @@ mod tests {
         assert_eq!(linux.window(), 1_800_000);
         // an RTO (tcp_enter_loss -> ssthresh()): also from cwnd; floor 2 SMSS
         let mut l2 = NewReno::new(cfg, 1000, 3);
-        l2.on_rto(SimTime::ZERO, 100_000, 1000);
+        l2.on_rto(SimTime::ZERO, 100_000, 1000, RtoSsthresh::Reduce);
         assert_eq!(l2.ssthresh(), 2_000);
         let mut l3 = NewReno::new(cfg, 1000, 40);
-        l3.on_rto(SimTime::ZERO, 10_000, 1000);
+        l3.on_rto(SimTime::ZERO, 10_000, 1000, RtoSsthresh::Reduce);
         assert_eq!(l3.ssthresh(), 20_000);
     }
 }

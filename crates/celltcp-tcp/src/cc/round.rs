@@ -82,7 +82,7 @@ mod tests {
 
     use super::*;
     use crate::cc::test_sender::TestSender;
-    use crate::cc::{CongestionEvent, Controller};
+    use crate::cc::{CongestionEvent, Controller, RtoSsthresh};
 
     const MSS: u32 = 1000;
     const RTT: SimDuration = SimDuration::from_millis(100);
@@ -94,7 +94,7 @@ mod tests {
             self.1.on_ack(ack);
         }
         fn on_congestion_event(&mut self, _: SimTime, _: &CongestionEvent) {}
-        fn on_rto(&mut self, _: SimTime, _: u64, _: u32) {}
+        fn on_rto(&mut self, _: SimTime, _: u64, _: u32, _: RtoSsthresh) {}
         fn window(&self) -> u64 {
             self.0
         }

@@ -21,7 +21,7 @@
 use celltcp_engine::SimTime;
 
 use super::loss_window::{loss_window, ssthresh_floor, undo_cwnd, LossWindow};
-use super::{Ack, CongestionEvent, Controller};
+use super::{Ack, CongestionEvent, Controller, RtoSsthresh};
 
 /// Scalable TCP parameters.
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -147,10 +147,10 @@ impl Controller for Scalable {
         self.ca_acked = 0;
     }
 
-    fn on_rto(&mut self, _now: SimTime, bytes_in_flight: u64, _mss: u32) {
+    fn on_rto(&mut self, _now: SimTime, bytes_in_flight: u64, _mss: u32, ss: RtoSsthresh) {
         // RFC 5681 §3.1: LW = 1 SMSS; a repeated timeout before new data is acknowledged holds
         // ssthresh (note on eq. 4).
-        if self.loss.on_rto() {
+        if self.loss.on_rto(ss) {
             self.ssthresh = self.reduce(bytes_in_flight);
         }
         self.cwnd = loss_window(self.mss) as f64;

@@ -25,7 +25,7 @@ use std::collections::VecDeque;
 
 use celltcp_engine::{SimDuration, SimTime};
 
-use super::{Ack, CongestionEvent, Controller, RateSample};
+use super::{Ack, CongestionEvent, Controller, RateSample, RtoSsthresh};
 
 /// Per-segment send state (draft-cheng-iccrg-delivery-rate-estimation-02 §3.2).
 #[derive(Clone, Copy, Debug)]
@@ -383,6 +383,12 @@ impl<C: Controller> TestSender<C> {
     /// The retransmission timer fires: everything in flight is deemed lost (RFC 5681 §3.1, RFC
     /// 6298 §5) and the controller is told with the flight size at expiry.
     pub fn rto(&mut self) {
+        self.rto_with(RtoSsthresh::Reduce);
+    }
+
+    /// [`TestSender::rto`], with the sender's ssthresh decision (`Hold`: a timeout inside a
+    /// fast recovery whose window is not yet acknowledged, Linux `tcp_enter_loss`).
+    pub fn rto_with(&mut self, ss: RtoSsthresh) {
         let flight = self.bytes_in_flight;
         self.pending_lost += flight;
         self.flight.clear();
@@ -390,7 +396,7 @@ impl<C: Controller> TestSender<C> {
         self.in_recovery = false;
         self.last_departure = self.last_departure.min(self.now);
         self.last_ack_at = self.now;
-        self.cc.on_rto(self.now, flight, self.mss);
+        self.cc.on_rto(self.now, flight, self.mss, ss);
     }
 
     /// The last congestion event was spurious.
@@ -485,7 +491,7 @@ mod tests {
     impl Controller for Fixed {
         fn on_ack(&mut self, _: SimTime, _: &Ack) {}
         fn on_congestion_event(&mut self, _: SimTime, _: &CongestionEvent) {}
-        fn on_rto(&mut self, _: SimTime, _: u64, _: u32) {}
+        fn on_rto(&mut self, _: SimTime, _: u64, _: u32, _: RtoSsthresh) {}
         fn window(&self) -> u64 {
             self.0
         }
@@ -501,7 +507,7 @@ mod tests {
             self.1.push(*a);
         }
         fn on_congestion_event(&mut self, _: SimTime, _: &CongestionEvent) {}
-        fn on_rto(&mut self, _: SimTime, _: u64, _: u32) {}
+        fn on_rto(&mut self, _: SimTime, _: u64, _: u32, _: RtoSsthresh) {}
         fn window(&self) -> u64 {
             self.0
         }

@@ -28,7 +28,7 @@ use celltcp_engine::{SimDuration, SimTime};
 
 use super::loss_window::{loss_window, reno_ssthresh, undo_cwnd, LossWindow};
 use super::round::{RoundCounter, RoundEvent};
-use super::{Ack, CongestionEvent, Controller};
+use super::{Ack, CongestionEvent, Controller, RtoSsthresh};
 
 /// Vegas parameters. Thresholds are in segments (queued packets at the bottleneck).
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -249,9 +249,9 @@ impl Controller for Vegas {
         self.ca_acked = 0;
     }
 
-    fn on_rto(&mut self, _now: SimTime, bytes_in_flight: u64, _mss: u32) {
+    fn on_rto(&mut self, _now: SimTime, bytes_in_flight: u64, _mss: u32, ss: RtoSsthresh) {
         // RFC 5681 §3.1: LW = 1 SMSS; a repeated timeout holds ssthresh.
-        if self.loss.on_rto() {
+        if self.loss.on_rto(ss) {
             self.ssthresh = self.reno_reduce(bytes_in_flight);
         }
         self.cwnd = loss_window(self.mss);

@@ -38,7 +38,7 @@
 use celltcp_engine::{SimDuration, SimTime};
 
 use super::loss_window::{loss_window, reno_ssthresh, ssthresh_floor, undo_cwnd, LossWindow};
-use super::{Ack, CongestionEvent, Controller};
+use super::{Ack, CongestionEvent, Controller, RtoSsthresh};
 
 /// Westwood(+) parameters.
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -276,10 +276,10 @@ impl Controller for Westwood {
         self.ca_acked = 0;
     }
 
-    fn on_rto(&mut self, _now: SimTime, bytes_in_flight: u64, _mss: u32) {
+    fn on_rto(&mut self, _now: SimTime, bytes_in_flight: u64, _mss: u32, ss: RtoSsthresh) {
         // Westwood: after a timeout ssthresh = BWE·RTTmin, cwnd = 1 MSS; a repeated timeout
         // holds ssthresh (RFC 5681 §3.1).
-        if self.loss.on_rto() {
+        if self.loss.on_rto(ss) {
             self.ssthresh = self.loss_ssthresh(bytes_in_flight);
         }
         self.cwnd = loss_window(self.mss);

@@ -28,7 +28,7 @@ use celltcp_engine::{SimDuration, SimTime};
 
 use super::loss_window::{loss_window, ssthresh_floor, undo_cwnd, LossWindow};
 use super::round::{RoundCounter, RoundEvent};
-use super::{Ack, CongestionEvent, Controller};
+use super::{Ack, CongestionEvent, Controller, RtoSsthresh};
 
 /// YeAH parameters.
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -292,9 +292,9 @@ impl Controller for Yeah {
         self.frac = 0.0;
     }
 
-    fn on_rto(&mut self, _now: SimTime, _bytes_in_flight: u64, _mss: u32) {
+    fn on_rto(&mut self, _now: SimTime, _bytes_in_flight: u64, _mss: u32, ss: RtoSsthresh) {
         // RFC 5681 §3.1: LW = 1 SMSS; a repeated timeout holds ssthresh.
-        if self.loss.on_rto() {
+        if self.loss.on_rto(ss) {
             self.ssthresh = self.reduce();
         }
         self.cwnd = loss_window(self.mss);

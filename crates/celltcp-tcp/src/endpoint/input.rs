@@ -453,23 +453,36 @@ impl TcpEndpoint {
         // again at the next ACK, and `tcp_fastretrans_alert` returns, so this ACK marks and
         // resends nothing. Regression: the marks stayed and the ACK that undid the episode
         // resent the other segments RACK had marked, at once (tests/linux_recovery.rs).
+        //
+        // The reference is Linux's `retrans_stamp` (`tcp_packet_delayed`), the TSval of the
+        // episode's first retransmission, not the episode's start: an echo between the two
+        // comes from a segment sent before anything was resent, so the hole was filled by an
+        // original. While nothing has been retransmitted yet (the fast retransmit still waits,
+        // e.g. for pacing), an ACK advancing SND.UNA shows the "lost" segment was only delayed,
+        // timestamps or not (Linux 6.16+, `tcp_packet_delayed` after commit e37ab7373696 "tcp:
+        // fix to allow timestamp undo if no retransmits were sent" and its fix for non-SACK
+        // connections at the recovery point). Regression: the reference was the episode's
+        // start, so a timeout inside a recovery whose check had already ended took the
+        // timeout's own time as the reference, and the late-arriving retransmission of the
+        // recovery (sent before the timeout) "proved" the timeout spurious.
         let mut partial_undo = false;
-        if let Some(tv) = self.undo_tsval {
-            if self.ca_state != CaState::Open && self.snd_una > self.undo_marker {
-                let delayed = seg
+        if self.undo_armed && self.ca_state != CaState::Open && self.snd_una > self.undo_marker {
+            let delayed = match self.retrans_stamp {
+                Some(tv) => seg
                     .options
                     .timestamps
-                    .is_some_and(|(_, ecr)| ecr != 0 && (ecr.wrapping_sub(tv) as i32) < 0);
-                if !delayed {
-                    self.undo_tsval = None;
-                } else if self.ca_state != CaState::Recovery || self.sb.retrans_bytes() == 0 {
-                    partial_undo = linux && self.ca_state == CaState::Recovery && self.snd_una < self.recovery_point;
-                    self.undo_tsval = None;
-                    self.undo_spurious(now);
-                    if partial_undo {
-                        self.sb.undo_loss_marks();
-                        self.rack.advanced = true;
-                    }
+                    .is_some_and(|(_, ecr)| ecr != 0 && (ecr.wrapping_sub(tv) as i32) < 0),
+                None => self.sack_ok || self.snd_una < self.recovery_point,
+            };
+            if !delayed {
+                self.undo_armed = false;
+            } else if self.ca_state != CaState::Recovery || self.sb.retrans_bytes() == 0 {
+                partial_undo = linux && self.ca_state == CaState::Recovery && self.snd_una < self.recovery_point;
+                self.undo_armed = false;
+                self.undo_spurious(now);
+                if partial_undo {
+                    self.sb.undo_loss_marks();
+                    self.rack.advanced = true;
                 }
             }
         }
@@ -600,7 +613,8 @@ impl TcpEndpoint {
             self.ca_state = CaState::Open;
             self.inflation = 0;
             self.dupacks = 0;
-            self.undo_tsval = None;
+            self.undo_armed = false;
+            self.retrans_stamp = None;
             self.prr = None;
             self.prr_cwnd = None;
         }

@@ -325,9 +325,15 @@ impl TcpEndpoint {
                 s.is_app_limited = al;
                 s.tx_in_flight = in_flight + s.len();
                 let s = *s;
-                if let Some((_, n)) = self.dsack_undo.as_mut() {
-                    // Linux `undo_retrans`: retransmissions a DSACK may yet show needless.
-                    *n = (*n).max(0) + 1;
+                if !is_tlp {
+                    // Linux `tcp_retransmit_skb` (a TLP probe goes through
+                    // `__tcp_retransmit_skb` and counts in neither): `undo_retrans`, the
+                    // retransmissions a DSACK may yet show needless, and `retrans_stamp`, the
+                    // first retransmission of the episode (the timestamp undo's reference).
+                    if let Some((_, n)) = self.dsack_undo.as_mut() {
+                        *n = (*n).max(0) + 1;
+                    }
+                    self.retrans_stamp.get_or_insert(Self::ts_now(now));
                 }
                 self.stats.retransmitted_segments += 1;
                 self.stats.retransmitted_bytes += s.payload();

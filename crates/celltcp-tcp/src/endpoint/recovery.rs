@@ -24,6 +24,7 @@ impl TcpEndpoint {
             self.sb.undo_loss_marks();
         }
         self.ca_state = CaState::Open;
+        self.retrans_stamp = None;
         self.inflation = 0;
         self.dupacks = 0;
         self.force_rtx = false;
@@ -105,10 +106,10 @@ impl TcpEndpoint {
         self.recover = self.snd_nxt;
         self.rescue_done = false;
         self.force_rtx = true;
-        if self.ts_ok {
-            self.undo_tsval = Some(Self::ts_now(now));
-            self.undo_marker = self.snd_una;
-        }
+        // Linux `tcp_enter_recovery` -> `tcp_init_undo`; the timestamp reference is the first
+        // retransmission of the episode (`retrans_stamp`, set when it leaves), not its start.
+        self.undo_armed = true;
+        self.undo_marker = self.snd_una;
         self.stats.fast_recoveries += 1;
         let lost_sent_at = self.sb.front().map_or(now, |s| s.sent_time);
         let ev = CongestionEvent {

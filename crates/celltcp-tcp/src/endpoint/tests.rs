@@ -5,8 +5,8 @@ use celltcp_engine::{SimDuration, SimTime};
 use celltcp_net::packet::{TcpFlags, TcpSegment};
 
 use super::*;
-use crate::cc::CcKind;
-use crate::config::BufSize;
+use crate::cc::{CcKind, RtoSsthresh};
+use crate::config::{BufSize, Recovery};
 
 const MSS: u64 = 1448;
 
@@ -607,4 +607,300 @@ fn dctcp_receiver_echoes_ce_state_of_acknowledged_segments() {
             (5, 6, false), // ...then 5 at once without
         ]
     );
+}
+
+// ---------------------------------------------------------------- RTO inside recovery (Linux `tcp_enter_loss`)
+
+/// An established pair with controller `cc` and recovery `rec` whose sender has sent ten
+/// segments and lost `lost` of them (indices); the others reached B, whose ACKs A has
+/// processed (firing RACK's reordering timer if needed), and A's answer (the retransmissions)
+/// is returned undelivered.
+fn after_losses(
+    cc: CcKind,
+    rec: Recovery,
+    lost: &[usize],
+) -> (Pair, Vec<TcpSegment>, Vec<TcpSegment>) {
+    let mut p = established(TcpConfig {
+        cc: cc.into(),
+        recovery: rec,
+        ..cfg()
+    });
+    // warm up: an RTT sample and B's full window advertised
+    p.a.write(MSS);
+    p.exchange();
+    p.advance(SimDuration::from_millis(40));
+    p.exchange();
+    p.a.write(10 * MSS);
+    let segs = send_paced(&mut p, 10);
+    assert_eq!(segs.len(), 10, "{cc}: initial window");
+    p.advance(SimDuration::from_millis(3));
+    let mut acks = vec![];
+    for (i, s) in segs.iter().enumerate() {
+        if !lost.contains(&i) {
+            p.b.on_segment(p.now, s, false);
+            acks.extend(drain(&mut p.b, p.now));
+        }
+    }
+    let mut out = vec![];
+    for a in &acks {
+        p.a.on_segment(p.now, a, false);
+        out.extend(drain(&mut p.a, p.now));
+    }
+    for _ in 0..10 {
+        if p.a.ca_state() == CaState::Recovery {
+            break;
+        }
+        p.now += SimDuration::from_millis(1);
+        p.a.on_timeout(p.now);
+        out.extend(drain(&mut p.a, p.now));
+    }
+    assert_eq!(
+        p.a.ca_state(),
+        CaState::Recovery,
+        "{cc} {rec:?}: fast recovery"
+    );
+    (p, segs, out)
+}
+
+/// A's next `n` segments, moving its clock in 0.1 ms steps while pacing holds them.
+fn send_paced(p: &mut Pair, n: usize) -> Vec<TcpSegment> {
+    let mut segs = drain(&mut p.a, p.now);
+    while segs.len() < n {
+        p.now += SimDuration::from_micros(100);
+        p.a.on_timeout(p.now);
+        segs.extend(drain(&mut p.a, p.now));
+    }
+    segs
+}
+
+/// Moves A's clock in 10 ms steps, dropping all it sends, until its `n`-th timeout; returns
+/// what A sent at that timeout.
+fn until_timeout(p: &mut Pair, n: u64) -> Vec<TcpSegment> {
+    for _ in 0..2_000 {
+        p.now += SimDuration::from_millis(10);
+        p.a.on_timeout(p.now);
+        let sent = drain(&mut p.a, p.now);
+        if p.a.stats().timeouts >= n {
+            return sent;
+        }
+    }
+    panic!("no timeout {n}");
+}
+
+#[test]
+fn rto_inside_linux_fast_recovery_holds_ssthresh_for_every_controller() {
+    // Linux tcp_enter_loss (net/ipv4/tcp_input.c): ssthresh is recomputed only when
+    // `icsk_ca_state <= TCP_CA_Disorder`, or `!after(high_seq, snd_una)`, or in Loss with no
+    // retransmission yet; an RTO during Recovery whose recovery point is not acknowledged keeps
+    // the ssthresh recovery set (and its undo state) and only drops cwnd. One rule in the sender
+    // for every controller. Regression: every controller recomputed ssthresh from the (tiny)
+    // flight at the timeout, e.g. NewReno 2 MSS instead of recovery's half of ten segments.
+    let mut changed_by_old_rule = 0;
+    for cc in CcKind::ALL {
+        let (mut p, _, _) = after_losses(cc, Recovery::Linux, &[0]);
+        let in_recovery = p.a.cc.ssthresh();
+        until_timeout(&mut p, 1);
+        assert_eq!(p.a.ca_state(), CaState::Loss, "{cc}");
+        assert_eq!(
+            p.a.cc.ssthresh(),
+            in_recovery,
+            "{cc}: the RTO inside recovery holds ssthresh"
+        );
+        assert_eq!(
+            p.a.cc.window(),
+            MSS,
+            "{cc}: cwnd is the loss window all the same"
+        );
+        assert_eq!(
+            p.a.dsack_undo.map(|d| d.0),
+            Some(p.a.undo_marker),
+            "{cc}: recovery's undo state kept"
+        );
+        // a repeated RTO holds it too (Loss with `icsk_retransmits` > 0)
+        until_timeout(&mut p, 2);
+        assert_eq!(p.a.cc.ssthresh(), in_recovery, "{cc}: repeated RTO");
+        // the RFC 5681 / ns-3 rule (`recovery = "rfc6675"`) recomputes on the first RTO
+        let (mut q, _, _) = after_losses(cc, Recovery::Rfc6675, &[0]);
+        let before = q.a.cc.ssthresh();
+        until_timeout(&mut q, 1);
+        changed_by_old_rule += (q.a.cc.ssthresh() != before) as u32;
+        if matches!(cc, CcKind::NewReno | CcKind::Cubic) {
+            assert_ne!(
+                q.a.cc.ssthresh(),
+                before,
+                "{cc}: ns-3 ReTxTimeout recomputes in CA_RECOVERY"
+            );
+        }
+    }
+    assert!(
+        changed_by_old_rule >= 10,
+        "the old rule moved {changed_by_old_rule} controllers' ssthresh"
+    );
+}
+
+#[test]
+fn rto_in_open_recomputes_ssthresh_and_a_repeated_rto_holds_it() {
+    // Linux tcp_enter_loss: in Open (`icsk_ca_state <= TCP_CA_Disorder`) the timeout calls the
+    // controller's ssthresh(); a second timeout of the same data (Loss, `icsk_retransmits` 1)
+    // keeps it. After SND.UNA advanced in Loss (`icsk_retransmits` back to 0) a timeout
+    // recomputes again. BBR has no ssthresh.
+    for cc in CcKind::ALL.into_iter().filter(|&k| k != CcKind::Bbr) {
+        let mut p = established(TcpConfig {
+            cc: cc.into(),
+            ..cfg()
+        });
+        p.a.write(MSS);
+        p.exchange();
+        p.advance(SimDuration::from_millis(40));
+        p.exchange();
+        p.a.write(10 * MSS);
+        let segs = send_paced(&mut p, 10);
+        assert_eq!(p.a.cc.ssthresh(), u64::MAX, "{cc}: slow start");
+        assert_eq!(p.a.rto_ssthresh(), RtoSsthresh::Reduce);
+        until_timeout(&mut p, 1);
+        let first = p.a.cc.ssthresh();
+        assert!(
+            first < u64::MAX,
+            "{cc}: the RTO in Open recomputes ssthresh"
+        );
+        assert_eq!(
+            p.a.rto_ssthresh(),
+            RtoSsthresh::Hold,
+            "{cc}: Loss, no progress"
+        );
+        let rtx = until_timeout(&mut p, 2);
+        assert_eq!(p.a.cc.ssthresh(), first, "{cc}: the repeated RTO holds it");
+        // its retransmission arrives: SND.UNA advances inside Loss, so the next timeout may
+        // reduce
+        assert_eq!(rtx[0].seq, segs[0].seq);
+        p.b.on_segment(p.now, &rtx[0], false);
+        for a in drain(&mut p.b, p.now) {
+            p.a.on_segment(p.now, &a, false);
+        }
+        assert_eq!(p.a.ca_state(), CaState::Loss, "{cc}");
+        assert_eq!(
+            p.a.rto_ssthresh(),
+            RtoSsthresh::Reduce,
+            "{cc}: Loss after progress"
+        );
+    }
+}
+
+#[test]
+fn eifel_reference_is_the_first_retransmission_not_a_later_timeout() {
+    // Linux tcp_packet_delayed: an echo is "delayed" only when older than `retrans_stamp`, the
+    // TSval of the episode's first retransmission (tcp_retransmit_skb, set when zero); an RTO
+    // inside the recovery keeps it (tcp_enter_loss neither clears it nor re-inits the undo).
+    // Two holes: the first retransmission repairs hole 1 (a partial ACK echoing it: no undo);
+    // hole 2's retransmission, sent with it, is held in the network past an RTO and arrives
+    // after it, echoing its own TSval. Linux: echo = retrans_stamp, not delayed, no undo -- the
+    // loss was real. Regression: the held RTO took its own time as the reference and the echo,
+    // older than that, undid the reduction as spurious.
+    let (mut p, segs, out) = after_losses(CcKind::Cubic, Recovery::Linux, &[0, 5]);
+    let ssthresh = p.a.cc.ssthresh();
+    p.advance(SimDuration::from_millis(5));
+    let mut out = out;
+    out.extend(drain(&mut p.a, p.now));
+    let h1 = *out
+        .iter()
+        .find(|s| s.seq == segs[0].seq)
+        .expect("hole 1 resent");
+    let h2 = *out
+        .iter()
+        .find(|s| s.seq == segs[5].seq)
+        .expect("hole 2 resent");
+    let first_rtx_ts = h1.options.timestamps.unwrap().0;
+    // hole 1 repaired: a partial ACK echoing the first retransmission
+    p.now += SimDuration::from_millis(5);
+    p.b.on_segment(p.now, &h1, false);
+    for a in drain(&mut p.b, p.now) {
+        assert_eq!(a.options.timestamps.unwrap().1, first_rtx_ts);
+        p.a.on_segment(p.now, &a, false);
+    }
+    assert_eq!(p.a.ca_state(), CaState::Recovery);
+    assert_eq!(p.a.stats().spurious, 0);
+    // the RTO inside recovery (hole 2's retransmission still on its way)
+    until_timeout(&mut p, 1);
+    assert_eq!(p.a.ca_state(), CaState::Loss);
+    assert_eq!(
+        p.a.retrans_stamp,
+        Some(first_rtx_ts),
+        "kept through the timeout"
+    );
+    // hole 2's first retransmission arrives at last: the loss was real
+    p.now += SimDuration::from_millis(10);
+    p.b.on_segment(p.now, &h2, false);
+    let acks = drain(&mut p.b, p.now);
+    assert!(acks
+        .iter()
+        .all(|a| a.options.timestamps.unwrap().1 >= first_rtx_ts));
+    for a in &acks {
+        p.a.on_segment(p.now, a, false);
+    }
+    assert_eq!(p.a.ca_state(), CaState::Open, "everything acknowledged");
+    assert_eq!(p.a.stats().spurious, 0, "no Eifel undo of a real loss");
+    assert_eq!(p.a.cc.ssthresh(), ssthresh, "the reduction stays");
+}
+
+#[test]
+fn an_ack_before_the_paced_fast_retransmit_leaves_undoes_without_timestamps() {
+    // Linux tcp_packet_delayed (6.16+: commit e37ab7373696 "tcp: fix to allow timestamp undo if
+    // no retransmits were sent" and its fix for non-SACK connections): while `retrans_stamp`
+    // is zero -- nothing of the episode retransmitted yet, here because pacing holds the fast
+    // retransmit -- an ACK advancing SND.UNA shows the "lost" segment was merely delayed, and
+    // tcp_try_undo_recovery undoes, timestamps or not. Regression: without timestamps there
+    // was no such undo at all.
+    let mut p = established(TcpConfig {
+        cc: CcKind::Cubic.into(),
+        pacing: true,
+        timestamps: false,
+        ..cfg()
+    });
+    // warm up over a path of about 100 ms: pacing then spaces segments milliseconds apart
+    for _ in 0..8 {
+        p.a.write(MSS);
+        let s = drain(&mut p.a, p.now);
+        p.now += SimDuration::from_millis(50);
+        for x in &s {
+            p.b.on_segment(p.now, x, false);
+        }
+        p.advance(SimDuration::from_millis(40));
+        let acks = drain(&mut p.b, p.now);
+        p.now += SimDuration::from_millis(50);
+        for a in &acks {
+            p.a.on_segment(p.now, a, false);
+        }
+    }
+    assert!(p.a.rtt.srtt().unwrap() > SimDuration::from_millis(50));
+    p.a.write(10 * MSS);
+    let segs = send_paced(&mut p, 10);
+    let before = p.a.cc.ssthresh();
+    // segment 0 is late; the others arrive and are SACKed: RACK declares it lost
+    p.now += SimDuration::from_micros(500);
+    for s in &segs[1..] {
+        p.b.on_segment(p.now, s, false);
+        for a in drain(&mut p.b, p.now) {
+            p.a.on_segment(p.now, &a, false);
+        }
+    }
+    assert_eq!(p.a.ca_state(), CaState::Recovery);
+    assert_ne!(p.a.cc.ssthresh(), before);
+    assert!(
+        drain(&mut p.a, p.now).is_empty(),
+        "pacing holds the fast retransmit"
+    );
+    assert_eq!(p.a.retrans_stamp, None);
+    // the original arrives before the retransmission left
+    p.b.on_segment(p.now, &segs[0], false);
+    for a in drain(&mut p.b, p.now) {
+        p.a.on_segment(p.now, &a, false);
+    }
+    assert_eq!(p.a.ca_state(), CaState::Open);
+    assert_eq!(
+        p.a.stats().spurious,
+        1,
+        "undone: nothing had been retransmitted"
+    );
+    assert_eq!(p.a.cc.ssthresh(), before, "ssthresh restored");
+    assert_eq!(p.a.stats().retransmitted_segments, 0);
 }
