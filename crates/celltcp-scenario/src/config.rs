@@ -541,6 +541,11 @@ pub struct FlowCfg {
     pub nagle: Option<bool>,
     #[serde(default)]
     pub pacing: Option<bool>,
+    /// How a paced flow (BBR, or `pacing = true`) spaces its data: `"tso"` (default, Linux's
+    /// TSO autosizing: bursts of about 1 ms of data, at least 2 segments) or `"segment"` (every
+    /// segment on its own); see `docs/tcp.md`.
+    #[serde(default)]
+    pub pacing_quantum: Option<celltcp_tcp::PacingQuantum>,
     #[serde(default)]
     pub initial_cwnd: Option<u32>,
     #[serde(default)]
@@ -716,6 +721,7 @@ impl Config {
                 f.quickack.get_or_insert(tcp.quickack_segments);
                 f.nagle.get_or_insert(tcp.nagle);
                 f.pacing.get_or_insert(tcp.pacing);
+                f.pacing_quantum.get_or_insert(tcp.pacing_quantum);
                 f.initial_cwnd.get_or_insert(tcp.initial_cwnd_pkts);
                 f.min_rto.get_or_insert(Dur(tcp.min_rto));
                 f.recovery.get_or_insert(tcp.recovery);

@@ -668,6 +668,7 @@ pub fn plan(text: &str, cfg: &Config, base_dir: Option<&std::path::Path>) -> Res
             ("quickack", f.quickack.is_some()),
             ("nagle", f.nagle.is_some()),
             ("pacing", f.pacing.is_some()),
+            ("pacing_quantum", f.pacing_quantum.is_some()),
             ("initial_cwnd", f.initial_cwnd.is_some()),
             ("min_rto", f.min_rto.is_some()),
             ("recovery", f.recovery.is_some()),

@@ -963,6 +963,9 @@ fn tcp_config(f: &crate::config::FlowCfg, pf: &crate::plan::PlanFlow, seed: u64,
     if let Some(v) = f.pacing {
         c.pacing = v;
     }
+    if let Some(v) = f.pacing_quantum {
+        c.pacing_quantum = v;
+    }
     if let Some(v) = f.initial_cwnd {
         c.initial_cwnd_pkts = v;
     }

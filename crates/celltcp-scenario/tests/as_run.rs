@@ -80,6 +80,21 @@ fn recovery_key_selects_rfc6675_and_refuses_unknown_values() {
 }
 
 #[test]
+fn pacing_quantum_key_selects_segment_pacing_and_refuses_unknown_values() {
+    // Default: Linux's TSO autosizing (docs/tcp.md, "Pacing"), written out as run.
+    let cfg = validate(APPS, &[], None).unwrap();
+    assert_eq!(cfg["flow"][0]["pacing_quantum"], "tso");
+    let cfg = validate(APPS, &["flow.flow0.pacing_quantum=\"segment\"".into()], None).unwrap();
+    assert_eq!(cfg["flow"][0]["pacing_quantum"], "segment");
+    let e = validate(APPS, &["flow.flow0.pacing_quantum=\"skb\"".into()], None).unwrap_err().to_string();
+    assert!(e.contains("pacing_quantum") && e.contains("skb") && e.contains("segment") && e.contains("tso"), "{e}");
+    assert!(!e.contains('\n'), "{e}");
+    // a TCP key: refused on a UDP flow
+    let e = validate(APPS, &["flow.flow2.pacing_quantum=\"segment\"".into()], None).unwrap_err().to_string();
+    assert!(e.contains("pacing_quantum"), "{e}");
+}
+
+#[test]
 fn ack_policy_keys_are_checked_and_written_out() {
     let cfg = validate(APPS, &["flow.flow0.delayed_ack_timeout=\"200ms\"".into(), "flow.flow0.quickack=16".into(), "flow.flow0.nagle=false".into()], None).unwrap();
     assert_eq!(cfg["flow"][0]["delayed_ack_timeout"], "200ms");

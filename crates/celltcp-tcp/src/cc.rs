@@ -175,6 +175,11 @@ pub trait Controller {
     fn pacing_rate(&self) -> Option<f64> {
         None
     }
+    /// The fewest segments a paced burst carries (Linux `ca_ops->min_tso_segs`, else the
+    /// `tcp_min_tso_segs` sysctl, 2); see [`crate::pacing`].
+    fn min_tso_segs(&self) -> u32 {
+        crate::pacing::MIN_TSO_SEGS
+    }
     fn metrics(&self) -> CcMetrics {
         CcMetrics {
             cwnd_bytes: self.window(),
@@ -498,6 +503,9 @@ impl Controller for AnyCc {
     }
     fn pacing_rate(&self) -> Option<f64> {
         self.inner().pacing_rate()
+    }
+    fn min_tso_segs(&self) -> u32 {
+        self.inner().min_tso_segs()
     }
     fn metrics(&self) -> CcMetrics {
         self.inner().metrics()

@@ -180,6 +180,12 @@ pub struct TcpConfig {
     /// avoidance (Linux `tcp_update_pacing_rate`). A controller with a pacing rate (BBR) is always
     /// paced at its rate.
     pub pacing: bool,
+    /// How a paced flow spaces its data ([`crate::pacing`]): `"tso"` (default, Linux) sends bursts
+    /// of the kernel's TSO autosize (`tcp_tso_autosize`: about 1 ms of data at the pacing rate,
+    /// at least the controller's `min_tso_segs`) back to back and the next after the burst's
+    /// payload / pacing rate (`tcp_update_skb_after_send`); `"segment"` paces every segment on
+    /// its own. No effect on a flow that does not pace.
+    pub pacing_quantum: crate::pacing::PacingQuantum,
     /// SYN / SYN-ACK retransmissions before giving up (Linux `tcp_syn_retries`: 6).
     pub syn_retries: u32,
     /// Consecutive RTOs without progress before the connection is aborted (Linux `tcp_retries2`: 15).
@@ -223,6 +229,7 @@ impl Default for TcpConfig {
             cc: CcKind::NewReno.into(),
             cc_seed: 0,
             pacing: false,
+            pacing_quantum: crate::pacing::PacingQuantum::Tso,
             syn_retries: 6,
             max_retries: 15,
             dupthresh: 3,

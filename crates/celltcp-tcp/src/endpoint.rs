@@ -53,7 +53,8 @@
 //!   otherwise none (Karn's algorithm, RFC 6298 §3).
 //! - Delivery-rate samples (draft-cheng-iccrg-delivery-rate-estimation-02 §3) and app-limited
 //!   marking (§3.4) for every ACK that delivers data.
-//! - Pacing (Linux `tcp_update_pacing_rate` ratios, or the controller's own rate).
+//! - Pacing (Linux `tcp_update_pacing_rate` ratios, or the controller's own rate), in bursts of
+//!   Linux's TSO autosize by default ([`TcpConfig::pacing_quantum`], [`crate::pacing`]).
 //! - Receiver: see [`crate::receiver`].
 //! - A closed endpoint answers a non-RST segment with a RST (RFC 9293 §3.10.7.1), so a peer
 //!   whose last ACK was lost after our TIME-WAIT ended closes at once instead of retrying; keep
@@ -111,6 +112,7 @@ use crate::scoreboard::Scoreboard;
 
 mod input;
 mod output;
+use output::Burst;
 mod rate;
 mod recovery;
 mod timers;
@@ -303,8 +305,11 @@ pub struct TcpEndpoint {
     app_limited_until: u64,
     cwnd_limited: bool,
     // --- pacing
+    /// When the next segment (or burst) may leave (Linux `tcp_wstamp_ns`).
     pacing_next: SimTime,
     pacing_blocked: bool,
+    /// The burst being sent (`pacing_quantum = "tso"`, [`crate::pacing`]).
+    burst: Burst,
     // --- timers
     rto_deadline: Option<SimTime>,
     persist_deadline: Option<SimTime>,
@@ -416,6 +421,7 @@ impl TcpEndpoint {
             cwnd_limited: false,
             pacing_next: now,
             pacing_blocked: false,
+            burst: Burst::default(),
             rto_deadline: None,
             persist_deadline: None,
             persist_backoff: 0,
@@ -741,6 +747,15 @@ impl TcpEndpoint {
     /// RFC 7323 §4 TSval: a 1 ms clock, offset by one so that TSval is never zero.
     fn ts_now(now: SimTime) -> u32 {
         (now.as_nanos() / 1_000_000) as u32 + 1
+    }
+
+    /// The send quantum a burst may take now, in segments ([`crate::pacing`]): the TSO autosize
+    /// at `rate` (`tcp_tso_segs`) within `tcp_cwnd_test`'s max(cwnd / 2, 1).
+    pub fn send_quantum_segs(&self, rate: f64) -> u32 {
+        let min_rtt = self.rtt.srtt().map(|_| self.rtt.min_rtt());
+        let segs = crate::pacing::tso_segs(rate, self.mss as u64, self.cc.min_tso_segs(), min_rtt);
+        let half_cwnd = (self.cwnd() / (self.mss as u64).max(1) / 2).max(1);
+        segs.min(half_cwnd.min(u32::MAX as u64) as u32)
     }
 
     /// Pacing rate in bytes per second: the controller's, else Linux's 200% / 120% of

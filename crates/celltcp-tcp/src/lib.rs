@@ -10,6 +10,7 @@
 //! - [`receiver`]: reassembly, SACK blocks (RFC 2018), delayed ACKs (RFC 5681 §4.2), the
 //!   advertised window (RFC 9293 §3.8.6.2) and receive-buffer autotuning.
 //! - [`rack`], [`prr`]: RACK-TLP (RFC 8985) and PRR (RFC 6937) state as Linux keeps it.
+//! - [`pacing`]: the send quantum of a paced sender, Linux's TSO autosizing (`tcp_tso_autosize`).
 //! - [`endpoint`]: [`TcpEndpoint`], the connection state machine (RFC 9293), the sender, loss
 //!   recovery (Linux's RACK-TLP + PRR by default, RFC 6675 / RFC 6582 selectable), timers,
 //!   delivery-rate samples and pacing.
@@ -21,6 +22,7 @@
 pub mod cc;
 pub mod config;
 pub mod endpoint;
+pub mod pacing;
 pub mod prr;
 pub mod rack;
 pub mod receiver;
@@ -29,4 +31,5 @@ pub mod scoreboard;
 pub mod seq;
 
 pub use config::{BufSize, Recovery, RtoEstimator, TcpConfig};
+pub use pacing::PacingQuantum;
 pub use endpoint::{CaState, Negotiated, TcpEndpoint, TcpSample, TcpState, TcpStats};

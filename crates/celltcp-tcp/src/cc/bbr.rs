@@ -19,7 +19,10 @@
 //! (`bbr_update_ack_aggregation`, `bbr_ack_aggregation_cwnd`), plus 3 send quanta
 //! (`bbr_tso_segs_goal`), rounded up to an even count, plus 2 in the 5/4 phase
 //! (`bbr_quantization_budget`) — the draft's §4.2.3.2 has only `+ 3 * send_quantum` — through
-//! four modes (§4.3):
+//! four modes (§4.3). The send quantum is one figure with the sender's bursts: both are
+//! [`crate::pacing::tso_segs`] of the pacing rate with BBR's floor (`bbr_min_tso_segs`, given to
+//! the sender as [`Controller::min_tso_segs`]), the sender adding only the kernel's short-path
+//! allowance of `tcp_tso_autosize`. The modes:
 //! - **STARTUP** (§4.3.2.1): pacing and cwnd gain `2/ln 2`; the pipe is full (§4.3.2.2) after 3
 //!   non-app-limited rounds in which BtlBw did not grow by 25%.
 //! - **DRAIN** (§4.3.3): pacing gain `ln 2 / 2` until bytes in flight fall to the estimated BDP.
@@ -55,6 +58,7 @@ use celltcp_engine::{SimDuration, SimTime};
 
 use super::minmax::MinMax;
 use super::{Ack, CcMetrics, CongestionEvent, Controller, RateSample, RtoSsthresh};
+use crate::pacing;
 
 /// §4.3.2.1 BBRHighGain = 2/ln(2) ≈ 2.885: the smallest gain that doubles the sending rate each
 /// round in STARTUP.
@@ -73,6 +77,8 @@ pub const GAIN_CYCLE: [f64; 8] = [1.25, 0.75, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0];
 pub const FULL_BW_THRESH: f64 = 1.25;
 /// ... and the pipe is full after this many rounds without such growth.
 pub const FULL_BW_COUNT: u32 = 3;
+/// Linux `bbr_min_tso_rate` in bit/s: below it BBR bursts one segment at a time.
+pub const BBR_MIN_TSO_RATE: f64 = 1.2e6;
 
 /// BBR parameters. The defaults are the draft's; change them only for experiments.
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -574,15 +580,25 @@ impl Bbr {
         }
     }
 
-    /// §4.2.2 BBRSetSendQuantum as Linux `bbr_tso_segs_goal`: the whole segments in
-    /// pacing_rate >> 10 bytes (about 1 ms; `sk_pacing_shift` = 10), capped at a 64 KB GSO
-    /// burst less headers, at least 1 segment below 1.2 Mbit/s (`bbr_min_tso_rate`) and 2
-    /// above, at most 127.
+    /// Linux `bbr_min_tso_segs`: 1 segment per burst below `bbr_min_tso_rate` (1.2 Mbit/s),
+    /// else 2.
+    fn bbr_min_tso_segs(&self) -> u32 {
+        if self.pacing_rate < BBR_MIN_TSO_RATE / 8.0 {
+            1
+        } else {
+            2
+        }
+    }
+
+    /// §4.2.2 BBRSetSendQuantum as Linux `bbr_tso_segs_goal`: the sender's TSO autosize
+    /// ([`pacing::tso_segs`]: whole segments in pacing_rate >> 10 bytes, capped at a 64 KB GSO
+    /// burst less headers, at least [`Self::bbr_min_tso_segs`]) without the short-path
+    /// allowance, at most 127. The sender's bursts are this figure (module doc of
+    /// [`crate::pacing`]).
     fn set_send_quantum(&mut self) {
-        let min_segs = if self.pacing_rate < 1.2e6 / 8.0 { 1 } else { 2 };
-        let bytes = ((self.pacing_rate / 1024.0) as u64).min(65_536 - 1 - 320);
-        let segs = (bytes / self.mss).max(min_segs).min(127);
-        self.send_quantum = segs * self.mss;
+        let segs = pacing::tso_segs(self.pacing_rate, self.mss, self.bbr_min_tso_segs(), None)
+            .min(pacing::BBR_MAX_TSO_SEGS);
+        self.send_quantum = segs as u64 * self.mss;
     }
 
     /// §4.2.3 BBRSetCwnd with §4.2.3.4 (recovery) and §4.2.3.5 (PROBE_RTT).
@@ -725,6 +741,10 @@ impl Controller for Bbr {
 
     fn pacing_rate(&self) -> Option<f64> {
         Some(self.pacing_rate)
+    }
+
+    fn min_tso_segs(&self) -> u32 {
+        self.bbr_min_tso_segs()
     }
 
     fn metrics(&self) -> CcMetrics {

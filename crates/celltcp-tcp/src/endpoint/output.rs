@@ -1,6 +1,15 @@
 //! Output: choosing and building the next segment ([`TcpEndpoint::poll_transmit`]): SYN /
 //! SYN-ACK, RFC 6675 §4 `NextSeg` (lost data, new data, rules 3 and 4), the cwnd and peer-window
 //! checks with sender SWS avoidance (RFC 9293 §3.8.6.2.1), pacing, window probes and pure ACKs.
+//!
+//! Pacing with `pacing_quantum = "tso"` (the default) is Linux's per-skb pacing
+//! ([`crate::pacing`]): a burst ("skb") of up to [`TcpEndpoint::send_quantum_segs`] segments
+//! leaves at one instant once `pacing_next` (`tcp_wstamp_ns`) has come (`tcp_pacing_check`), and
+//! `pacing_next` becomes the burst's departure time plus its payload / pacing rate, less up to
+//! half of that for time the sender fell behind (`credit`), not advanced at all while the
+//! connection has sent fewer than 10 data segments (`tcp_update_skb_after_send`). With
+//! `"segment"` each segment waits for `pacing_next` and moves it by its bytes (payload and TCP
+//! header) / pacing rate.
 
 use celltcp_engine::SimDuration;
 use celltcp_engine::SimTime;
@@ -8,8 +17,24 @@ use celltcp_net::packet::{TcpFlags, TcpOptions, TcpSegment};
 
 use super::{CaState, TcpEndpoint, TcpState, TS_OPTION_BYTES};
 use crate::cc::Controller;
+use crate::pacing::{PacingQuantum, UNPACED_INITIAL_SEGS};
 use crate::scoreboard::SentSeg;
 use crate::seq;
+
+/// The burst ("skb") a paced sender is sending with `pacing_quantum = "tso"`.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Burst {
+    /// When it left; later segments join it only at this same instant.
+    at: SimTime,
+    /// Segments it may still take.
+    left: u32,
+    /// Its departure time (`tcp_wstamp_ns` after `max(tcp_wstamp_ns, now)`) and the
+    /// departure time the previous burst had set (`prior_wstamp`).
+    wstamp: SimTime,
+    prior_wstamp: SimTime,
+    /// Payload bytes in it so far (`skb->len`).
+    bytes: u64,
+}
 
 impl TcpEndpoint {
     /// The next segment to send at `now`, or `None`. Call until `None`.
@@ -287,8 +312,12 @@ impl TcpEndpoint {
             self.cwnd_limited = true;
             return None;
         }
-        // Pacing: the next segment may leave at `pacing_next` (Linux `tcp_wstamp_ns`).
-        if self.pacing_rate().is_some() && now < self.pacing_next {
+        // Pacing: the next segment, or with TSO bursts the next burst, may leave at
+        // `pacing_next` (Linux `tcp_pacing_check` on `tcp_wstamp_ns`).
+        let pacing_rate = self.pacing_rate();
+        let tso = self.cfg.pacing_quantum == PacingQuantum::Tso;
+        let in_burst = tso && self.burst.left > 0 && self.burst.at == now;
+        if pacing_rate.is_some() && !in_burst && now < self.pacing_next {
             self.pacing_blocked = true;
             self.tlp_pending |= is_tlp;
             return None;
@@ -396,13 +425,42 @@ impl TcpEndpoint {
                 seg.flags.0 |= TcpFlags::CWR;
             }
         }
-        if let Some(rate) = self.pacing_rate() {
-            let wire = payload + seg.header_len() as u64;
-            let d = SimDuration::from_secs_f64(wire as f64 / rate.max(1.0));
-            self.pacing_next = self.pacing_next.max(now) + d;
+        match pacing_rate {
+            Some(rate) if tso => self.pace_burst(now, rate, payload, in_burst),
+            Some(rate) => {
+                let wire = payload + seg.header_len() as u64;
+                let d = SimDuration::from_secs_f64(wire as f64 / rate.max(1.0));
+                self.pacing_next = self.pacing_next.max(now) + d;
+            }
+            None => {}
         }
         self.pacing_blocked = false;
         Some(seg)
+    }
+
+    /// A segment of `payload` bytes joined the current burst (`in_burst`) or opened a new one:
+    /// Linux `tcp_update_skb_after_send` for the burst so far (module doc).
+    fn pace_burst(&mut self, now: SimTime, rate: f64, payload: u64, in_burst: bool) {
+        if !in_burst {
+            let wstamp = self.pacing_next.max(now);
+            self.burst = Burst {
+                at: now,
+                left: self.send_quantum_segs(rate),
+                wstamp,
+                prior_wstamp: self.pacing_next,
+                bytes: 0,
+            };
+        }
+        let b = &mut self.burst;
+        b.left = b.left.saturating_sub(1);
+        b.bytes += payload;
+        if self.stats.data_segments_sent < UNPACED_INITIAL_SEGS {
+            self.pacing_next = b.wstamp;
+            return;
+        }
+        let len_ns = (b.bytes as f64 * 1e9 / rate.max(1.0)) as u64;
+        let credit = (b.wstamp - b.prior_wstamp).as_nanos();
+        self.pacing_next = b.wstamp + SimDuration::from_nanos(len_ns - (len_ns / 2).min(credit));
     }
 
     /// Nothing to send: app-limited marking (draft-cheng §3.4) and the persist timer
