@@ -59,6 +59,11 @@
 //! on one leg is passed on once everything before it has been forwarded; a reset leg resets
 //! the other.
 //!
+//! **Cost.** The accounting reads every connection after each event (O(n)); it reads through
+//! [`SocketApi::tcp_peek`] and sets a cap only when it changes the receiver
+//! ([`TcpEndpoint::rcv_buf_cap_settled`]), so the node stack services only the sockets an event
+//! changed, in the order the proxy first used them (docs/performance.md).
+//!
 //! Metrics: bytes read and written per leg and direction, the occupancy (now, peak, and a series
 //! sampled at most every `sample_every`).
 
@@ -550,10 +555,15 @@ impl SplitProxy {
                 c.min_server_window = Some(c.min_server_window.map_or(w, |m| m.min(w)));
             }
         }
-        self.held = self.conns.iter().map(|c| c.held(net)).sum();
-        self.peak_held = self.peak_held.max(self.held);
-        self.committed = self.conns.iter().map(|c| c.committed(net)).sum();
-        self.peak_committed = self.peak_committed.max(self.committed);
+        let (mut held, mut committed) = (0, 0);
+        for c in &self.conns {
+            held += c.held(net);
+            committed += c.committed(net);
+        }
+        self.held = held;
+        self.peak_held = self.peak_held.max(held);
+        self.committed = committed;
+        self.peak_committed = self.peak_committed.max(committed);
         self.open_last = self.conns.iter().filter(|c| c.open()).count();
         if self.occupancy.last().is_none_or(|&(t, _)| now.saturating_since(t) >= self.cfg.sample_every) {
             self.occupancy.push((now, self.held));
