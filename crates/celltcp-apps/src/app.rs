@@ -129,6 +129,16 @@ pub trait SocketApi {
     /// The TCP endpoint of a connection: `write`, `read`, `close` and its state. Panics on
     /// an MPTCP connection: apps that may be given one use [`SocketApi::stream`].
     fn tcp(&mut self, s: SockId) -> &mut TcpEndpoint;
+    /// The TCP endpoint of a connection, to read its state only. [`SocketApi::tcp`] tells the
+    /// stack the socket may have changed (it sends what became sendable and re-arms the
+    /// socket's timer once the app returns); this does not, so an app that reads many
+    /// connections per event and changes a few (the proxy's buffer accounting) costs the
+    /// stack only the ones it changed. The stack keeps the order the app used its sockets in,
+    /// read or changed, for the order it services the changed ones. The default is
+    /// [`SocketApi::tcp`].
+    fn tcp_peek(&mut self, s: SockId) -> &TcpEndpoint {
+        self.tcp(s)
+    }
     /// A connection's byte stream: its TCP endpoint, or its MPTCP connection when the flow
     /// asked for MPTCP (the stack decides at `connect` and `listen`; the app does not know).
     fn stream(&mut self, s: SockId) -> Stream<'_> {

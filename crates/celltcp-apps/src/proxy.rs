@@ -59,6 +59,11 @@
 //! on one leg is passed on once everything before it has been forwarded; a reset leg resets
 //! the other.
 //!
+//! **Cost.** The accounting reads every connection after each event (O(n)); it reads through
+//! [`SocketApi::tcp_peek`] and sets a cap only when it changes the receiver
+//! ([`TcpEndpoint::rcv_buf_cap_settled`]), so the node stack services only the sockets an event
+//! changed, in the order the proxy first used them (docs/performance.md).
+//!
 //! Metrics: bytes read and written per leg and direction, the occupancy (now, peak, and a series
 //! sampled at most every `sample_every`).
 
@@ -199,9 +204,9 @@ impl ProxyConn {
     /// Bytes this connection holds (module doc): both receive buffers, both queues and both
     /// sockets' unacknowledged bytes.
     pub fn held<S: SocketApi>(&self, net: &mut S) -> u64 {
-        let mut h = self.queued_up + self.queued_down + rcv_held(net.tcp(self.server)) + unacked(net.tcp(self.server));
+        let mut h = self.queued_up + self.queued_down + rcv_held(net.tcp_peek(self.server)) + unacked(net.tcp_peek(self.server));
         if !self.client_pending() {
-            h += rcv_held(net.tcp(self.client)) + unacked(net.tcp(self.client));
+            h += rcv_held(net.tcp_peek(self.client)) + unacked(net.tcp_peek(self.client));
         }
         h
     }
@@ -209,9 +214,9 @@ impl ProxyConn {
     /// The most bytes this connection can come to hold before the proxy enlarges a receive
     /// buffer (module doc); never below [`ProxyConn::held`].
     pub fn committed<S: SocketApi>(&self, net: &mut S) -> u64 {
-        let mut h = self.queued_up + self.queued_down + rcv_potential(net.tcp(self.server)) + unacked(net.tcp(self.server));
+        let mut h = self.queued_up + self.queued_down + rcv_potential(net.tcp_peek(self.server)) + unacked(net.tcp_peek(self.server));
         if !self.client_pending() {
-            h += rcv_potential(net.tcp(self.client)) + unacked(net.tcp(self.client));
+            h += rcv_potential(net.tcp_peek(self.client)) + unacked(net.tcp_peek(self.client));
         }
         h
     }
@@ -227,7 +232,7 @@ impl ProxyConn {
             return 0;
         }
         let (sock, read, written) = if client_leg { (self.client, self.read_client, self.written_client) } else { (self.server, self.read_server, self.written_server) };
-        read + written.saturating_sub(unacked(net.tcp(sock)))
+        read + written.saturating_sub(unacked(net.tcp_peek(sock)))
     }
 
     /// The server leg was closed by the proxy (the client had closed), and the client leg.
@@ -375,7 +380,7 @@ impl SplitProxy {
     /// refused once it failed.
     fn settle_held<S: SocketApi>(&mut self, now: SimTime, net: &mut S, i: usize) {
         let c = self.conns[i];
-        let up = net.tcp(c.server);
+        let up = net.tcp_peek(c.server);
         if up.is_established() {
             let b = self.initial_rcv_buf(net, &self.cfg.cfg_client.clone());
             let cfg = self.leg_cfg(&self.cfg.cfg_client, self.leg_initial());
@@ -441,7 +446,7 @@ impl SplitProxy {
             if from == HELD {
                 continue;
             }
-            let t = net.tcp(from);
+            let t = net.tcp_peek(from);
             if !t.is_established() || t.is_closed() || t.peer_fin_received() {
                 continue;
             }
@@ -451,7 +456,7 @@ impl SplitProxy {
             let keep = if other == HELD {
                 reserve
             } else {
-                let o = net.tcp(other);
+                let o = net.tcp_peek(other);
                 if o.is_closed() || o.peer_fin_received() {
                     0
                 } else {
@@ -461,9 +466,12 @@ impl SplitProxy {
             let rest = self.commit[i].saturating_sub(own);
             let target = cap.saturating_sub(rest + keep);
             let buf = (target + 1).saturating_sub(g);
-            let t = net.tcp(from);
-            t.set_rcv_buf_cap(buf);
-            let new = rest + rcv_potential(net.tcp(from));
+            // a cap already in force changes nothing: the socket is only read, so the stack need
+            // not service it (the survey of every connection after space was freed)
+            if !net.tcp_peek(from).rcv_buf_cap_settled(buf) {
+                net.tcp(from).set_rcv_buf_cap(buf);
+            }
+            let new = rest + rcv_potential(net.tcp_peek(from));
             self.update(pool, i, new);
         }
     }
@@ -496,7 +504,7 @@ impl SplitProxy {
                     }
                     moved += n;
                 }
-                let n = net.tcp(from).readable();
+                let n = net.tcp_peek(from).readable();
                 if n > 0 {
                     let got = net.tcp(from).read(now, n);
                     if up {
@@ -515,11 +523,11 @@ impl SplitProxy {
         }
         // a FIN is passed on once everything before it was forwarded
         let c = &mut self.conns[i];
-        if !c.server_closed && c.queued_up == 0 && net.tcp(c.client).peer_closed() && net.tcp(c.client).readable() == 0 {
+        if !c.server_closed && c.queued_up == 0 && net.tcp_peek(c.client).peer_closed() && net.tcp_peek(c.client).readable() == 0 {
             net.tcp(c.server).close();
             c.server_closed = true;
         }
-        if !c.client_closed && c.queued_down == 0 && net.tcp(c.server).peer_closed() && net.tcp(c.server).readable() == 0 {
+        if !c.client_closed && c.queued_down == 0 && net.tcp_peek(c.server).peer_closed() && net.tcp_peek(c.server).readable() == 0 {
             net.tcp(c.client).close();
             c.client_closed = true;
         }
@@ -541,16 +549,21 @@ impl SplitProxy {
                 c.server_moved = sm;
                 c.server_last = now;
             }
-            let up = net.tcp(c.server);
+            let up = net.tcp_peek(c.server);
             if c.read_server > 0 && !up.is_closed() && !up.peer_fin_received() {
                 let w = up.rcv_wnd();
                 c.min_server_window = Some(c.min_server_window.map_or(w, |m| m.min(w)));
             }
         }
-        self.held = self.conns.iter().map(|c| c.held(net)).sum();
-        self.peak_held = self.peak_held.max(self.held);
-        self.committed = self.conns.iter().map(|c| c.committed(net)).sum();
-        self.peak_committed = self.peak_committed.max(self.committed);
+        let (mut held, mut committed) = (0, 0);
+        for c in &self.conns {
+            held += c.held(net);
+            committed += c.committed(net);
+        }
+        self.held = held;
+        self.peak_held = self.peak_held.max(held);
+        self.committed = committed;
+        self.peak_committed = self.peak_committed.max(committed);
         self.open_last = self.conns.iter().filter(|c| c.open()).count();
         if self.occupancy.last().is_none_or(|&(t, _)| now.saturating_since(t) >= self.cfg.sample_every) {
             self.occupancy.push((now, self.held));
@@ -601,7 +614,7 @@ impl App for SplitProxy {
         let (before, open_before) = (self.committed, self.open_last);
         self.pump(net, &mut pool, now, i);
         let c = &mut self.conns[i];
-        if !c.refused && !c.client_pending() && !c.server_closed && net.tcp(c.server).is_closed() && !net.tcp(c.client).is_closed() && c.queued_down == 0 {
+        if !c.refused && !c.client_pending() && !c.server_closed && net.tcp_peek(c.server).is_closed() && !net.tcp_peek(c.client).is_closed() && c.queued_down == 0 {
             // the server leg died (RST or retries exhausted) before a FIN: the client sees a close
             c.server_closed = true;
             c.client_closed = true;

@@ -7,8 +7,12 @@
 //! 1. the datagrams it sent leave, in order;
 //! 2. its timer is armed (a deadline not after `now` is ignored: such an app waits for a socket
 //!    event);
-//! 3. the sockets it touched are flushed (TCP output, RTT samples, the socket's timer), then the
-//!    connections it opened are serviced.
+//! 3. the sockets it used are flushed (TCP output, RTT samples, the socket's timer), in the
+//!    order it first used them, then the connections it opened are serviced. A socket it only
+//!    read (`SocketApi::tcp_peek`) that nothing changed since its last flush and whose timer is
+//!    not due is skipped: its flush would do nothing. It keeps its place in the order all the
+//!    same, so an app that reads many sockets and changes a few (the proxy's buffer survey)
+//!    gets the flushes, and the packets, of one that had changed them all.
 //!
 //! Servicing a socket is: the app's `on_socket`, then a flush; a flush that frees send buffer
 //! gives the app one more `Writable` (a window update lets a blocked writer write at once).
@@ -71,7 +75,10 @@ impl World {
                 self.stack.socks[s as usize].touched = false;
             }
             for &s in &touched {
-                self.flush_sock(now, s);
+                let k = &self.stack.socks[s as usize];
+                if k.dirty || k.timer_at.is_some_and(|t| t <= now) {
+                    self.flush_sock(now, s);
+                }
             }
             if self.stack.pending.touched.is_empty() {
                 touched.clear();
@@ -152,6 +159,7 @@ impl World {
     #[inline]
     pub(crate) fn service_sock(&mut self, now: SimTime, s: u32, ev: SocketEvent) {
         let k = &mut self.stack.socks[s as usize];
+        k.dirty = true;
         let a = k.app;
         let p = &self.stack.pending;
         if k.touched || !p.touched.is_empty() || !p.tx.is_empty() || !p.created.is_empty() {
@@ -189,6 +197,8 @@ impl World {
     /// Sends what TCP socket `s` may send, gives its app a `Writable` when that freed send
     /// buffer, records RTT samples and re-arms the socket's timer.
     fn flush_sock(&mut self, now: SimTime, s: u32) {
+        self.stack.socks[s as usize].dirty = false;
+        self.stack.flushes += 1;
         let SockKind::Tcp(ep) = &self.stack.socks[s as usize].kind else {
             if let SockKind::Mptcp(_) = self.stack.socks[s as usize].kind {
                 self.mptcp_flush(now, s);

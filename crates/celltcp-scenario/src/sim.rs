@@ -105,6 +105,13 @@ impl Simulation {
         self.world.events_processed()
     }
 
+    /// Socket flushes so far (a socket's TCP output sent and its timer re-armed, after the
+    /// socket changed or its app used it; glue.rs): the stack's servicing cost, which tests
+    /// compare against the events that needed it.
+    pub fn sock_flushes(&self) -> u64 {
+        self.world.stack.flushes
+    }
+
     /// The node named `name`.
     pub fn node(&self, name: &str) -> Option<NodeId> {
         self.world.nodes.iter().position(|n| n.name == name).map(NodeId)

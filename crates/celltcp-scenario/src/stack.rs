@@ -85,8 +85,12 @@ pub(crate) struct Sock {
     pub timer_at: Option<SimTime>,
     /// The sender of a flow with `trace_segments`.
     pub traced: bool,
-    /// Touched by an app during the current callback (queued in `touched`).
+    /// Used by an app during the current callback (queued in `touched`, in the order of use).
     pub touched: bool,
+    /// Changed since its last flush: by its app (`SocketApi::tcp`, `stream`) or by the stack (a
+    /// segment, its timer). A flush of a socket that is neither and has no timer due does
+    /// nothing, so the flush after a callback skips the touched sockets that are not dirty.
+    pub dirty: bool,
     /// A connection's initial sequence number.
     pub iss: u32,
 }
@@ -134,6 +138,8 @@ pub(crate) struct Stack {
     pub flow_rng: Vec<SimRng>,
     pub other_rng: Option<SimRng>,
     pub pending: Pending,
+    /// Socket flushes so far ([`crate::sim::Simulation::sock_flushes`]).
+    pub flushes: u64,
     /// Per flow: its MPTCP configuration, `None` for plain TCP (and flows of no TCP).
     pub flow_mptcp: Vec<Option<MptcpConfig>>,
     /// MPTCP connections accepted by listeners, by their token (RFC 8684 §3.2).
@@ -202,7 +208,7 @@ impl Stack {
         let iss = self.iss(flow);
         let ep = TcpEndpoint::connect(*cfg, port, remote.port, iss, now);
         let l = SockAddr::new(local, port);
-        let s = self.push(Sock { kind: SockKind::Tcp(ep), node, local: l, remote, app, flow, timer_at: None, traced: false, touched: false, iss });
+        let s = self.push(Sock { kind: SockKind::Tcp(ep), node, local: l, remote, app, flow, timer_at: None, traced: false, touched: false, dirty: false, iss });
         self.conns.insert(Tuple::new(TCP, l, remote), s);
         Ok(s)
     }
@@ -222,7 +228,7 @@ impl Stack {
         addrs.extend(others.iter().copied().filter(|&a| a != local));
         let m = MptcpConnection::connect(cfg, key, &addrs, port, msa(remote), iss, now);
         let l = SockAddr::new(local, port);
-        let s = self.push(Sock { kind: SockKind::Mptcp(Box::new(m)), node, local: l, remote, app, flow, timer_at: None, traced: false, touched: false, iss });
+        let s = self.push(Sock { kind: SockKind::Mptcp(Box::new(m)), node, local: l, remote, app, flow, timer_at: None, traced: false, touched: false, dirty: false, iss });
         self.conns.insert(Tuple::new(TCP, l, remote), s);
         Ok(s)
     }
@@ -252,7 +258,7 @@ impl Stack {
         let m = MptcpConnection::accept(cfg, key, &addrs, msa(local), msa(remote), seg, opt, now)?;
         let token = m.token();
         let iss = 0; // (the segment trace, which reads it, is plain TCP only)
-        let s = self.push(Sock { kind: SockKind::Mptcp(Box::new(m)), node, local, remote, app, flow, timer_at: None, traced: false, touched: false, iss });
+        let s = self.push(Sock { kind: SockKind::Mptcp(Box::new(m)), node, local, remote, app, flow, timer_at: None, traced: false, touched: false, dirty: false, iss });
         self.conns.insert(Tuple::new(TCP, local, remote), s);
         self.tokens.insert(token, s);
         Some(s)
@@ -304,7 +310,7 @@ impl Stack {
         let SockKind::Listener(cfg) = self.socks[lst as usize].kind else { unreachable!("not a listener") };
         let iss = self.iss(flow);
         let ep = TcpEndpoint::accept(cfg, local.port, remote.port, iss, seg, now);
-        let s = self.push(Sock { kind: SockKind::Tcp(ep), node, local, remote, app, flow, timer_at: None, traced: false, touched: false, iss });
+        let s = self.push(Sock { kind: SockKind::Tcp(ep), node, local, remote, app, flow, timer_at: None, traced: false, touched: false, dirty: false, iss });
         self.conns.insert(Tuple::new(TCP, local, remote), s);
         s
     }
@@ -317,7 +323,7 @@ impl Stack {
         let seg = self.held.remove(&key).ok_or(SocketError::AddrNotAvailable(orig.addr))?;
         let iss = self.iss(NO_FLOW);
         let ep = TcpEndpoint::accept(*cfg, orig.port, peer.port, iss, &seg, now);
-        let s = self.push(Sock { kind: SockKind::Tcp(ep), node, local: orig, remote: peer, app, flow: NO_FLOW, timer_at: None, traced: false, touched: false, iss });
+        let s = self.push(Sock { kind: SockKind::Tcp(ep), node, local: orig, remote: peer, app, flow: NO_FLOW, timer_at: None, traced: false, touched: false, dirty: false, iss });
         self.tproxy.insert(key, s);
         Ok(s)
     }
@@ -331,7 +337,7 @@ impl Stack {
         }
         let iss = self.iss(NO_FLOW);
         let ep = TcpEndpoint::connect(*cfg, local.port, remote.port, iss, now);
-        let s = self.push(Sock { kind: SockKind::Tcp(ep), node, local, remote, app, flow: NO_FLOW, timer_at: None, traced: false, touched: false, iss });
+        let s = self.push(Sock { kind: SockKind::Tcp(ep), node, local, remote, app, flow: NO_FLOW, timer_at: None, traced: false, touched: false, dirty: false, iss });
         self.tproxy.insert(key, s);
         Ok(s)
     }
@@ -340,7 +346,7 @@ impl Stack {
         if self.listeners.contains_key(&(local.addr, local.port)) {
             return Err(SocketError::AddrInUse(local));
         }
-        let s = self.push(Sock { kind: SockKind::Listener(*cfg), node, local, remote: SockAddr::new(Ipv4(0), 0), app, flow, timer_at: None, traced: false, touched: false, iss: 0 });
+        let s = self.push(Sock { kind: SockKind::Listener(*cfg), node, local, remote: SockAddr::new(Ipv4(0), 0), app, flow, timer_at: None, traced: false, touched: false, dirty: false, iss: 0 });
         self.listeners.insert((local.addr, local.port), s);
         Ok(s)
     }
@@ -358,7 +364,7 @@ impl Stack {
             (None, None) => self.ephemeral(UDP, local, any)?,
         };
         let l = SockAddr::new(local, port);
-        let s = self.push(Sock { kind: SockKind::Udp, node, local: l, remote: peer.unwrap_or(any), app, flow, timer_at: None, traced: false, touched: false, iss: 0 });
+        let s = self.push(Sock { kind: SockKind::Udp, node, local: l, remote: peer.unwrap_or(any), app, flow, timer_at: None, traced: false, touched: false, dirty: false, iss: 0 });
         match peer {
             Some(r) => {
                 self.conns.insert(Tuple::new(UDP, l, r), s);
@@ -381,7 +387,7 @@ impl Stack {
             }
         }
         *self.echo_next.get_mut(&local).unwrap() = ident.wrapping_add(1);
-        let s = self.push(Sock { kind: SockKind::Echo { ident }, node, local: SockAddr::new(local, ident), remote: SockAddr::new(dst, 0), app, flow, timer_at: None, traced: false, touched: false, iss: 0 });
+        let s = self.push(Sock { kind: SockKind::Echo { ident }, node, local: SockAddr::new(local, ident), remote: SockAddr::new(dst, 0), app, flow, timer_at: None, traced: false, touched: false, dirty: false, iss: 0 });
         self.echo.insert((local, ident), s);
         Ok(s)
     }
@@ -484,6 +490,7 @@ impl SocketApi for NodeApi<'_> {
     fn tcp(&mut self, s: SockId) -> &mut TcpEndpoint {
         debug_assert_eq!(self.stack.socks[s.0 as usize].app, self.app);
         let k = &mut self.stack.socks[s.0 as usize];
+        k.dirty = true;
         if !k.touched {
             k.touched = true;
             self.stack.pending.touched.push(s.0);
@@ -492,9 +499,23 @@ impl SocketApi for NodeApi<'_> {
     }
 
     #[inline]
+    fn tcp_peek(&mut self, s: SockId) -> &TcpEndpoint {
+        debug_assert_eq!(self.stack.socks[s.0 as usize].app, self.app);
+        let k = &mut self.stack.socks[s.0 as usize];
+        // queued in the order of use all the same: the sockets changed later in the callback
+        // are flushed in the order they were first used (glue.rs)
+        if !k.touched {
+            k.touched = true;
+            self.stack.pending.touched.push(s.0);
+        }
+        k.ep_ref().unwrap_or_else(|| panic!("socket {} is not a TCP connection", s.0))
+    }
+
+    #[inline]
     fn stream(&mut self, s: SockId) -> Stream<'_> {
         debug_assert_eq!(self.stack.socks[s.0 as usize].app, self.app);
         let k = &mut self.stack.socks[s.0 as usize];
+        k.dirty = true;
         if !k.touched {
             k.touched = true;
             self.stack.pending.touched.push(s.0);

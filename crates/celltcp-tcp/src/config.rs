@@ -250,12 +250,10 @@ impl TcpConfig {
     /// The window-scale shift we offer: the smallest shift that lets the largest receive buffer be
     /// advertised in 16 bits (RFC 7323 §2.3), at most 14.
     pub fn wscale_shift(&self) -> u8 {
-        let max = self.rcv_buf.max();
-        let mut s = 0u8;
-        while s < 14 && (max >> s) > 65_535 {
-            s += 1;
-        }
-        s
+        // max >> s fits 16 bits iff max >> 16 < 2^s: s is the bit length of max >> 16 (without
+        // a loop: the proxy asks for it on every socket it reads)
+        let bits = 64 - (self.rcv_buf.max() >> 16).leading_zeros();
+        bits.min(14) as u8
     }
 }
 
@@ -272,6 +270,12 @@ mod tests {
         assert_eq!(c.wscale_shift(), 0);
         c.rcv_buf = BufSize::Fixed(1 << 40);
         assert_eq!(c.wscale_shift(), 14);
+        // the definition, as a loop: the smallest shift that fits, at most 14
+        let by_loop = |max: u64| (0u8..14).find(|&s| (max >> s) <= 65_535).unwrap_or(14);
+        for max in (0..40).flat_map(|b| [(1u64 << b) - 1, 1 << b, (1 << b) + 1, 3 << b]).chain([0, 65_535, 65_536, 131_071, 131_072, 524_288, u64::MAX]) {
+            c.rcv_buf = BufSize::Fixed(max);
+            assert_eq!(c.wscale_shift(), by_loop(max), "buffer {max}");
+        }
     }
 
     #[test]

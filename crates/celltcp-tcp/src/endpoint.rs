@@ -623,6 +623,12 @@ impl TcpEndpoint {
         self.rcv.set_cap(cap);
     }
 
+    /// Would [`TcpEndpoint::set_rcv_buf_cap`]`(cap)` change nothing (the cap is already in
+    /// force and no window update would be queued by it)?
+    pub fn rcv_buf_cap_settled(&self, cap: u64) -> bool {
+        self.rcv.cap_settled(cap)
+    }
+
     /// Bytes in the receive buffer: unread in-order plus out-of-order.
     pub fn rcv_used(&self) -> u64 {
         self.rcv.used()

@@ -671,6 +671,19 @@ impl Receiver {
         }
     }
 
+    /// Would [`Receiver::set_cap`]`(cap)` leave every field as it is (the cap and the buffer
+    /// already its, `rcv_ssthresh` not raised, no SYN-ACK pending, no window update queued that
+    /// is not queued already)? A proxy re-granting many sockets the caps they have asks this
+    /// first, so that only the sockets whose state a cap changes need servicing.
+    pub fn cap_settled(&self, cap: u64) -> bool {
+        let buf = self.want.min(cap);
+        self.cap == cap
+            && self.buf == buf
+            && (self.rcv_ssthresh == u64::MAX || self.rcv_ssthresh >= buf.min(65_535))
+            && !(self.rcv_nxt == 1 && self.last_ack_sent == 0)
+            && (self.ack_now || !self.window_update_due())
+    }
+
     /// The most bytes the receive buffer can come to hold without a new advertisement: the
     /// unread bytes plus the window offered (out-of-order bytes lie inside it); only the unread
     /// bytes once the peer's FIN has arrived.
@@ -1110,6 +1123,53 @@ mod tests {
         r.on_ack_sent();
         r.set_cap(u64::MAX);
         assert!(r.buf > 30_000 && r.ack_now, "lifting the cap gives the autotuned size at once: {}", r.buf);
+    }
+
+    #[test]
+    fn receiver_cap_settled_exactly_when_set_cap_changes_nothing() {
+        // `cap_settled(c)` must be true only if `set_cap(c)` leaves the receiver as it was
+        // (compared field by field through `Debug`; it may say false for a no-op, which only
+        // costs a service), and true after a `set_cap(c)` that nothing followed; walked through a connection's life: SYN pending, capped to 0, data, reads
+        // that autotune the buffer, the cap lifted and lowered.
+        let mut r = Receiver::new(BufSize::Auto { initial: 20_000, max: 1_000_000 }, 3, MSS, true, None);
+        let check = |r: &Receiver, caps: &[u64]| {
+            for &c in caps {
+                let mut after = r.clone();
+                after.set_cap(c);
+                let same = format!("{after:?}") == format!("{r:?}");
+                assert!(!r.cap_settled(c) || same, "cap {c}: settled, but set_cap changes the receiver");
+                let mut again = after.clone();
+                again.set_cap(c);
+                assert_eq!(format!("{again:?}"), format!("{after:?}"), "a second set_cap({c}) must change nothing");
+                // settled after it, but while the SYN-ACK is pending (the cap moves the right
+                // edge it will offer) it always answers no, which only costs a service
+                let syn_pending = after.rcv_nxt == 1 && after.last_ack_sent == 0;
+                assert!(after.cap_settled(c) || syn_pending, "settled after set_cap({c})");
+            }
+        };
+        let caps = [0, 4_000, 20_000, 30_000, 65_535, 200_000, u64::MAX];
+        check(&r, &caps);
+        r.on_syn(0, t(0));
+        check(&r, &caps); // the SYN-ACK not yet sent
+        r.set_cap(0);
+        r.on_ack_sent();
+        check(&r, &caps);
+        r.rtt_measure_ts(SimDuration::from_millis(10));
+        r.set_cap(30_000);
+        let mut seq = 1;
+        for k in 1..=12 {
+            r.advertise(false);
+            r.on_ack_sent();
+            r.on_data(t(k * 10), seq, 8_000, false);
+            seq += 8_000;
+            check(&r, &caps);
+            r.read(t(k * 10), if k % 3 == 0 { 0 } else { 8_000 });
+            check(&r, &caps);
+            r.set_cap(if k % 4 == 0 { 4_000 } else { 30_000 + 10_000 * k });
+            check(&r, &caps);
+        }
+        r.on_data(t(200), seq, 0, true);
+        check(&r, &caps);
     }
 
     #[test]
