@@ -403,6 +403,32 @@ def test_emu_ping_of_simulated_router_and_host_answered_through_the_links(tmp_pa
     assert _leftovers() == []
 
 
+def test_emu_fragmented_ping_of_a_simulated_host_answered(tmp_path: Path) -> None:
+    """`ping -s 3000` of a simulated host: the kernel sends each 3028-byte request as three
+    fragments (1500-byte MTU); the host reassembles them (RFC 791 section 3.2) and answers with
+    a 3028-byte reply in fragments, which the pinger's kernel reassembles and ping checks (it
+    reports a wrong payload as "wrong data byte")."""
+    require_emu()
+    text = PING_SIM.replace('cmd = "ping -c 8 -i 0.2 -n {addr:r}; ping -c 8 -i 0.2 -n 10.0.9.9"',
+                            'cmd = "ping -c 3 -i 0.2 -s 3000 -n 10.0.9.9"')
+    out = tmp_path / "emu"
+    r = celltcp.api.execute(text, out=out, emu=celltcp.api.EmuArgs())
+    ping = (out / "exec" / "0-client.out").read_text()
+    rtts = [float(x) for x in re.findall(r"^3008 bytes from 10\.0\.9\.9: icmp_seq=\d+ ttl=63 time=([\d.]+) ms", ping, re.M)]
+    print("\n" + ping)
+    assert len(rtts) == 3, ping
+    assert "3 received" in ping and "wrong" not in ping and "truncated" not in ping, ping
+    # closed form: each way 8 ms of propagation, the first fragment (1500 B) at 100 Mbit/s on
+    # the first link, then all three (1500 + 1500 + 68 B) back to back on the second
+    want = 2 * (0.008 + (1500 + 3068) * 8 / 100e6) * 1e3
+    med = sorted(rtts)[1]
+    print(f"ping -s 3000: median {med:.3f} ms, closed form {want:.3f} ms")
+    assert want - 0.1 <= med <= want + 1.0, (rtts, want)
+    assert r.summary["emu"]["packets_refused"] == 0
+    assert r.summary["emu"]["raw_store_bytes"] == 0
+    assert _leftovers() == []
+
+
 def test_emu_ping_of_the_pgw_answered_through_the_cell(tmp_path: Path) -> None:
     """A UE pings the PGW (simulated, `{addr:pgw}`) and the server 10 ms behind it (real): the
     PGW answers every request through the cell (its reply forwarded by the eNB: ttl 63), and

@@ -410,6 +410,10 @@ pub struct PdcpRx<P> {
     reordering: bool,
     /// COUNT ranges `[start, end)` passed over by flushes without delivery.
     skipped: VecDeque<(u32, u32)>,
+    /// SDUs discarded since the last [`PdcpRx::take_discarded`] without ever being delivered
+    /// (out of window: their COUNT passed over). Duplicates are not among them: a copy of
+    /// theirs was delivered or is stored.
+    discarded: Vec<P>,
     stats: PdcpRxStats,
 }
 
@@ -427,6 +431,7 @@ impl<P: Copy + std::fmt::Debug> PdcpRx<P> {
             stored: VecDeque::new(),
             reordering: false,
             skipped: VecDeque::new(),
+            discarded: Vec::new(),
             stats: PdcpRxStats::default(),
         }
     }
@@ -526,6 +531,7 @@ impl<P: Copy + std::fmt::Debug> PdcpRx<P> {
             };
             if self.was_skipped(count) {
                 self.stats.out_of_window_discarded += 1;
+                self.discarded.push(pdu.sdu);
             } else {
                 self.stats.duplicates_discarded += 1;
             }
@@ -556,6 +562,7 @@ impl<P: Copy + std::fmt::Debug> PdcpRx<P> {
             .wrapping_sub(1) as usize;
         if idx >= w as usize {
             self.stats.out_of_window_discarded += 1;
+            self.discarded.push(pdu.sdu);
             return;
         }
         if idx == 0 && self.stored.is_empty() {
@@ -586,6 +593,12 @@ impl<P: Copy + std::fmt::Debug> PdcpRx<P> {
         while let Some(Some(_)) = self.stored.front() {
             self.pop_front(delivered);
         }
+    }
+
+    /// Moves the SDUs discarded out of window since the last call (never delivered: lost) into
+    /// `out`, for the caller to count as dropped.
+    pub fn take_discarded(&mut self, out: &mut Vec<P>) {
+        out.append(&mut self.discarded);
     }
 
     /// Delivers every stored SDU in ascending COUNT order, passing over the gaps, as on expiry of

@@ -717,6 +717,13 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         for p in lost.drain(..) {
             out.push(RanOutput::Dropped { ue, dir: Direction::Uplink, sdu: p.sdu });
         }
+        // PDCP receivers: SDUs that arrived after their COUNT was passed over (an uplink SDU
+        // resent in the target behind newer ones, say), never delivered
+        let mut gone = Vec::new();
+        u.ue.bearer.pdcp_rx.take_discarded(&mut gone);
+        out.extend(gone.drain(..).map(|sdu| RanOutput::Dropped { ue, dir: Direction::Downlink, sdu }));
+        u.enb.bearer.pdcp_rx.take_discarded(&mut gone);
+        out.extend(gone.drain(..).map(|sdu| RanOutput::Dropped { ue, dir: Direction::Uplink, sdu }));
         if let LowerLeg::LwaUe(_, rx) = &mut u.ue.bearer.leg {
             // duplicates and PDUs that came after t-Reordering gave up on them
             let mut gone = Vec::new();

@@ -526,6 +526,27 @@ impl<P: Copy + Debug> RlcEntity<P> {
     pub fn untransmitted_and_unacked(&self) -> Vec<P> {
         dispatch!(self, e => e.untransmitted_and_unacked())
     }
+    /// UM: the transmitter sequence numbers of the SDUs still in the transmit queue (whole, or
+    /// the rest of one cut into pieces); TM and AM: none (a TM SDU leaves the queue whole; AM's
+    /// [`RlcEntity::untransmitted_and_unacked`] covers every SDU its peer may hold a piece of).
+    pub fn tx_seqs(&self) -> Vec<u64> {
+        match self {
+            RlcEntity::Um(e) => e.tx_seqs(),
+            _ => Vec::new(),
+        }
+    }
+    /// UM: the SDUs the receiving side has in progress, each with its transmitter sequence
+    /// number: the one under reassembly and those with a piece in a PDU waiting for reordering,
+    /// but not the one reassembly gave up on last (reported already), whose sequence number it
+    /// returns (its pieces still on the way are to be discarded silently). What
+    /// re-establishment (TS 36.322 §5.4) throws away here, as this model does not reassemble
+    /// then. TM keeps nothing; AM's transmitter holds every such SDU until acknowledged.
+    pub fn rx_in_progress(&self, out: &mut Vec<(u64, P)>) -> Option<u64> {
+        match self {
+            RlcEntity::Um(e) => e.rx_in_progress(out),
+            _ => None,
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -720,6 +741,16 @@ impl<P: Copy> Reassembler<P> {
         self.sdus_delivered += 1;
         self.bytes_delivered += bytes as u64;
         delivered.push(sdu);
+    }
+
+    /// The SDU under reassembly, if any, with its sequence number.
+    pub(crate) fn in_progress(&self) -> Option<(u64, P)> {
+        self.partial.as_ref().map(|p| (p.seq, p.sdu))
+    }
+
+    /// The SDU given up on last: its later pieces are discarded silently.
+    pub(crate) fn given_up(&self) -> Option<u64> {
+        self.skip_seq
     }
 
     fn lose(&mut self, sdu: P, seq: u64, lost: &mut Vec<P>) {

@@ -28,6 +28,7 @@ pub mod pcap;
 pub mod policy;
 pub mod queue;
 pub mod raw;
+pub mod raw_frag;
 pub mod routing;
 pub mod trace_link;
 

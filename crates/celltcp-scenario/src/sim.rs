@@ -135,6 +135,8 @@ impl Simulation {
             let (now, ev) = self.world.q.pop().unwrap();
             self.world.dispatch(now, ev);
         }
+        // real fragments that waited out `ipfrag_time` for the rest of their datagram
+        self.world.raw_frag.expire(t);
         self.now = self.now.max(t);
         self.wall_s += t0.elapsed().as_secs_f64();
         self.world.events_processed() - before
@@ -239,10 +241,12 @@ impl Simulation {
     }
 
     /// The store of real packets' bytes (emulation, [`celltcp_net::raw::RawStore`]): bytes held
-    /// now, the most held at once, entries evicted for room.
+    /// now (with the real fragments simulated hosts hold for reassembly,
+    /// [`celltcp_net::raw_frag::RawReassembler`]), the most held at once in the store, entries
+    /// evicted for room.
     pub fn raw_store_stats(&self) -> (usize, usize, u64) {
         let r = &self.world.raw;
-        (r.bytes(), r.peak_bytes(), r.evicted())
+        (r.bytes() + self.world.raw_frag.bytes(), r.peak_bytes(), r.evicted())
     }
 
     /// Hands out the packets that arrived at external nodes since the last call, in arrival

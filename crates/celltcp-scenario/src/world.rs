@@ -173,6 +173,8 @@ pub(crate) struct World {
     pub(crate) medium_out: Vec<MediumOutput>,
     /// Real packets' bytes (emulation; empty otherwise).
     pub(crate) raw: celltcp_net::raw::RawStore,
+    /// Real fragments waiting for the rest of their datagram at simulated hosts (emulation).
+    pub(crate) raw_frag: celltcp_net::raw_frag::RawReassembler,
     /// Packets that arrived at external nodes, with their arrival time, until taken.
     pub(crate) external_out: Vec<(SimTime, u32, Packet)>,
     raw_scratch: Vec<u8>,
@@ -431,6 +433,7 @@ impl World {
             media,
             medium_out: Vec::new(),
             raw: celltcp_net::raw::RawStore::new(256 << 20),
+            raw_frag: Default::default(),
             external_out: Vec::new(),
             raw_scratch: Vec::new(),
             tproxy: None,
@@ -737,17 +740,10 @@ impl World {
             return;
         }
         let pkt = if pkt.frag.is_some() {
-            // a real fragment's reference goes when it is taken in; the datagram it completes
-            // takes one first (`RawStore`: fragments held until a timeout hold nothing)
-            let raw = if let Body::Raw(r) = pkt.body { Some(r.key) } else { None };
-            let done = self.nodes[node].reasm.push(now, pkt);
-            if let Some(key) = raw {
-                if let Some(Body::Raw(d)) = done.map(|p| p.body) {
-                    self.raw.retain(d.key, 1);
-                }
-                self.raw.release(key);
+            if let Body::Raw(r) = pkt.body {
+                return self.raw_fragment_in(now, node, &pkt, r.key);
             }
-            match done {
+            match self.nodes[node].reasm.push(now, pkt) {
                 Some(p) => p,
                 None => return,
             }
@@ -755,6 +751,25 @@ impl World {
             pkt
         };
         self.local_deliver(now, node, pkt);
+    }
+
+    /// A real fragment (emulation) for simulated host `node`: its bytes go to the reassembler
+    /// (`raw_frag.rs`, RFC 791 §3.2 with Linux's limits) and its reference in the store with
+    /// them; a datagram it completes enters the store whole and is delivered (a kernel's
+    /// fragmented `ping -s 3000` is answered).
+    #[cold]
+    fn raw_fragment_in(&mut self, now: SimTime, node: usize, pkt: &Packet, key: u64) {
+        let mut b = std::mem::take(&mut self.raw_scratch);
+        b.clear();
+        let ok = self.raw.get(key).is_some_and(|orig| celltcp_net::raw::wire_bytes(pkt, orig, &mut b));
+        self.raw.release(key);
+        let whole = if ok { self.raw_frag.push(now, node as u32, &b) } else { None };
+        self.raw_scratch = b;
+        let Some(whole) = whole else { return };
+        let Ok(mut p) = celltcp_net::raw::parse_ipv4(&whole, self.raw.next_key(), pkt.created) else { return };
+        self.raw.put(&whole);
+        p.uid = self.fresh_uid();
+        self.local_deliver(now, node, p);
     }
 
     // ---------------------------------------------------------------- flows

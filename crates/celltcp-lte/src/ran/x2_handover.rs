@@ -46,7 +46,9 @@
 use celltcp_engine::{SimDuration, SimTime};
 
 use super::{HarqEntity, Ran, RanOutput};
+use crate::mac::TransportBlock;
 use crate::pdcp::{PdcpPdu, StatusReport};
+use crate::rlc::{RlcEntity, RlcPdu};
 
 /// RLC AM data PDU header carrying the status report (TS 36.322 §6.2.1.4, 2 bytes).
 const AM_HEADER_BYTES: u32 = 2;
@@ -183,6 +185,25 @@ impl HoState {
             HoPhase::Completing { switch_at } => switch_at,
         }
     }
+}
+
+/// RLC UM or TM at re-establishment: the SDUs, once each, with a piece in a block of `harq`
+/// (the sending end's HARQ entity, flushed) or in the receiving entity `rx`'s buffers, and none
+/// in the transmitting entity `tx`'s queue; not the one `rx` gave up on last (reported).
+fn vanished<P: Copy + std::fmt::Debug>(tx: &RlcEntity<PdcpPdu<P>>, harq: &HarqEntity<TransportBlock<P>>, rx: &RlcEntity<PdcpPdu<P>>) -> Vec<P> {
+    let mut held: Vec<(u64, PdcpPdu<P>)> = Vec::new();
+    let given_up = rx.rx_in_progress(&mut held);
+    for pid in 0..harq.n_processes() {
+        for pdu in harq.process(pid).tb().map_or(&[][..], |tb| &tb.pdus[..]) {
+            if let RlcPdu::Data(d) = pdu {
+                held.extend(d.segments.iter().map(|g| (g.sdu_seq, g.sdu)));
+            }
+        }
+    }
+    let queued = tx.tx_seqs();
+    held.sort_by_key(|h| h.0);
+    held.dedup_by_key(|h| h.0);
+    held.into_iter().filter(|h| Some(h.0) != given_up && !queued.contains(&h.0)).map(|h| h.1.sdu).collect()
 }
 
 impl<P: Copy + std::fmt::Debug> Ran<P> {
@@ -437,7 +458,7 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
                     let gap = self.cfg.handover.interruption;
                     self.detach(detach_at, ue, ho.target, ho.event, ho.forwarding, gap, out)
                 }
-                HoPhase::Executing { attach_at } => self.attach(attach_at, ue, ho.target, ho.event, ho.forwarding),
+                HoPhase::Executing { attach_at } => self.attach(attach_at, ue, ho.target, ho.event, ho.forwarding, out),
                 HoPhase::Completing { switch_at } => {
                     self.ho_events[ho.event].path_switch_s = switch_at.as_secs_f64();
                     self.ues[ue].ho = None;
@@ -493,8 +514,8 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         u.in_dl = false;
         u.in_ul = false;
         u.detached = true;
-        u.enb.dl_harq = HarqEntity::new(n_dl, harq_max);
-        u.ue.ul_harq = HarqEntity::new(n_ul, harq_max);
+        let old_dl_harq = std::mem::replace(&mut u.enb.dl_harq, HarqEntity::new(n_dl, harq_max));
+        let old_ul_harq = std::mem::replace(&mut u.ue.ul_harq, HarqEntity::new(n_ul, harq_max));
         u.ue.sr_bsr.reset();
         u.enb.bsr.reset();
         u.ue.status_report_pending = None;
@@ -541,7 +562,6 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
                 forwarded = unsent;
             }
         }
-        drop(old);
         // The source's forwarding buffer (TS 36.323 §5.2.1.1, TS 36.300 §10.1.2.3): what does
         // not fit is not forwarded; the UE's PDCP passes over the gaps it leaves once the
         // forwarded data has drained (`end_reordering_if_done`).
@@ -562,10 +582,14 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         u.ue.ul_resend.clear();
         match forwarding {
             Some(PdcpForwarding::Lossless) => {} // decided at attach, from the target's status report
+            // (an SDU the eNB's PDCP has received is not lost: its acknowledgement was still on
+            // its way to the UE)
             None => {
                 for p in old_ue.untransmitted_and_unacked() {
                     u.ue.bearer.pdcp_tx.forget(p.sn);
-                    out.push(RanOutput::Dropped { ue, dir: Direction::Uplink, sdu: p.sdu });
+                    if !u.enb.bearer.pdcp_rx.has_received(p.count) {
+                        out.push(RanOutput::Dropped { ue, dir: Direction::Uplink, sdu: p.sdu });
+                    }
                 }
             }
             Some(PdcpForwarding::Seamless | PdcpForwarding::SeamlessFlush) => {
@@ -574,10 +598,31 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
                 for p in old_ue.untransmitted_and_unacked() {
                     if !unsent_counts.contains(&p.count) {
                         u.ue.bearer.pdcp_tx.forget(p.sn);
-                        out.push(RanOutput::Dropped { ue, dir: Direction::Uplink, sdu: p.sdu });
+                        if !u.enb.bearer.pdcp_rx.has_received(p.count) {
+                            out.push(RanOutput::Dropped { ue, dir: Direction::Uplink, sdu: p.sdu });
+                        }
                     }
                 }
                 u.ue.ul_resend = unsent;
+            }
+        }
+        // What else the old entities and HARQ processes held goes with them: SDUs a receiver
+        // gave up on and had not reported yet, and with RLC UM or TM (neither end keeps what
+        // it sent) those with a piece in a HARQ block lost here or in the receiving RLC's
+        // buffers, and none left in the transmit queue (dealt with above). Each is reported
+        // dropped, once, so that nothing vanishes unaccounted (a real packet's bytes are
+        // released on it, `RanOutput::Dropped`).
+        let mut gone = Vec::new();
+        old_ue.take_lost(&mut gone);
+        out.extend(gone.drain(..).map(|p| RanOutput::Dropped { ue, dir: Direction::Downlink, sdu: p.sdu }));
+        old.take_lost(&mut gone);
+        out.extend(gone.drain(..).map(|p| RanOutput::Dropped { ue, dir: Direction::Uplink, sdu: p.sdu }));
+        if !old.confirms_delivery() {
+            for sdu in vanished(&old, &old_dl_harq, &old_ue) {
+                out.push(RanOutput::Dropped { ue, dir: Direction::Downlink, sdu });
+            }
+            for sdu in vanished(&old_ue, &old_ul_harq, &old) {
+                out.push(RanOutput::Dropped { ue, dir: Direction::Uplink, sdu });
             }
         }
         let attach_at = now + gap;
@@ -597,7 +642,7 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
     }
 
     /// Step 11: the UE is in the target cell. Status reports (lossless), uplink resend.
-    fn attach(&mut self, now: SimTime, ue: usize, target: usize, event: usize, forwarding: Option<PdcpForwarding>) {
+    fn attach(&mut self, now: SimTime, ue: usize, target: usize, event: usize, forwarding: Option<PdcpForwarding>, out: &mut Vec<RanOutput<P>>) {
         let h = self.cfg.handover;
         let u = &mut self.ues[ue];
         u.cell = target;
@@ -629,8 +674,10 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
             if u.ue.bearer.leg.rlc_mut().on_sdu(now, p, p.bytes).is_ok() {
                 resent += 1;
             } else {
+                // the UE's RLC buffer is full
                 u.ue.bearer.pdcp_tx.forget(p.sn);
                 u.stats.ul_sdus_dropped += 1;
+                out.push(RanOutput::Dropped { ue, dir: Direction::Uplink, sdu: p.sdu });
             }
         }
         let switch_at = if forwarding.is_some() { now + h.path_switch_delay } else { now };

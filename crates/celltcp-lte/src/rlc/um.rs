@@ -230,6 +230,21 @@ impl<P: Copy + Debug> UmEntity<P> {
         self.tx.discard(pred)
     }
 
+    /// [`super::RlcEntity::tx_seqs`].
+    pub fn tx_seqs(&self) -> Vec<u64> {
+        self.tx.iter().map(|(seq, _)| seq).collect()
+    }
+
+    /// [`super::RlcEntity::rx_in_progress`].
+    pub fn rx_in_progress(&self, out: &mut Vec<(u64, P)>) -> Option<u64> {
+        out.extend(self.reasm.in_progress());
+        let gone = self.reasm.given_up();
+        for pdu in self.rx_buf.iter().flatten() {
+            out.extend(pdu.segments.iter().filter(|s| Some(s.sdu_seq) != gone).map(|s| (s.sdu_seq, s.sdu)));
+        }
+        gone
+    }
+
     /// SDUs given up by reassembly since the last call.
     pub fn take_lost(&mut self, out: &mut Vec<P>) {
         out.append(&mut self.lost);
