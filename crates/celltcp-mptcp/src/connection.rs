@@ -24,18 +24,17 @@
 //! - Receiver: mappings by subflow sequence number, in-order reassembly at the data level,
 //!   duplicates (reinjected or redundant copies) dropped; the DATA_ACK is the next expected DSN.
 //! - Connection-level receive window (§3.3.4): the TCP window field of every subflow segment is
-//!   the connection's free receive buffer, relative to the DATA_ACK; the sender keeps new data
-//!   within `DATA_ACK + window`. The subflows' receivers run without the `rcv_ssthresh` ramp
-//!   ([`TcpEndpoint::disable_window_ramp`]): not against a deadlock (the one the ramp exposed
-//!   was ADD_ADDR taking the DATA_ACK's place, fixed in [`MptcpConnection::poll_transmit`]),
-//!   but because Linux's ramped msk window (each subflow's `rcv_ssthresh` capping the msk's
-//!   free space in `__tcp_select_window`, `mptcp_set_rwin` keeping the largest right edge and
-//!   raising the subflow's own window to it) also needs the msk-level autotuning that Linux
-//!   propagates to every subflow's buffer and clamp (`mptcp_rcv_space_adjust`); without it a
-//!   subflow's ramp stops at its own autotuned buffer, sized by its own share of the data,
-//!   and starves the others (two ndiffports subflows on one path: 0.23 MB for one of them in
-//!   6 s instead of more than 0.5 MB). With the ramp off the window is Linux's once its
-//!   autotuning has reached `rcv_buf`.
+//!   the connection's window, relative to the DATA_ACK; the sender keeps new data within
+//!   `DATA_ACK + window`. As Linux (`connection/rcv_space.rs`): the connection's receive buffer
+//!   autotunes from the subflows' initial buffer (`mptcp_rcv_space_adjust`) and every subflow's
+//!   buffer follows it; each subflow offers the connection's free space capped by its own
+//!   `rcv_ssthresh` ramp (`__tcp_select_window`, `tcp_grow_window`), and the connection's
+//!   right edge is the furthest any subflow advertised (`mptcp_set_rwin`); an application read
+//!   sends a window update by `mptcp_cleanup_rbuf`'s rule. (Before, the subflows ran without
+//!   the ramp and the buffer was fixed at `rcv_buf`, because a subflow's ramp alone stopped at
+//!   its own autotuned buffer, sized by its own share of the data, and starved the others: two
+//!   ndiffports subflows on one path, 0.23 MB for one of them in 6 s instead of more than
+//!   0.5 MB.)
 //! - DATA_FIN (§3.3.3): after [`MptcpConnection::close`] and once all data has been handed to
 //!   subflows, a DSS with F and a one-octet mapping (SSN 0) goes on a pure ACK, again every RTO
 //!   until DATA_ACKed; when both DATA_FINs are acknowledged the subflows close with TCP FINs.
@@ -44,8 +43,9 @@
 //!   until it makes progress (upstream Linux `mptcp_retransmit_timer` / stale subflows); a
 //!   subflow reset, aborted, or whose address is removed, fails and gives back all its data.
 //! - Path management: [`crate::path_manager`] decides the subflows; a listener announces its
-//!   other addresses with ADD_ADDR (HMAC checked, echoed, §3.4.1); REMOVE_ADDR fails the
-//!   subflows of that address; MP_FASTCLOSE with the right key resets everything (§3.5).
+//!   other addresses with ADD_ADDR (HMAC checked, echoed, §3.4.1); a removed local address
+//!   is announced with REMOVE_ADDR, and a received REMOVE_ADDR fails the subflows of that
+//!   address (§3.4.2); MP_FASTCLOSE with the right key resets everything (§3.5).
 //! - Coupled congestion control: before a subflow handles a segment, its
 //!   [`Coupling`](celltcp_tcp::cc::coupled::Coupling) is recomputed from every established
 //!   subflow ([`crate::coupled`]).
@@ -72,7 +72,10 @@ use crate::scheduler::{AnyScheduler, Candidate, Scheduler, SchedulerKind};
 
 mod input;
 mod output;
+mod rcv_space;
 mod reinject;
+
+use rcv_space::RcvSpace;
 
 /// Option bytes a data segment's DSS takes (26, NOP-padded to 28): the subflow MSS is the
 /// configured one less this, as Linux's `mptcp_established_options` shrinks `mss_now`.
@@ -99,7 +102,11 @@ pub struct MptcpConfig {
     pub max_subflows: u8,
     /// Connection-level send buffer, bytes (written and not DATA_ACKed).
     pub snd_buf: u64,
-    /// Connection-level receive buffer, bytes: bounds the window of §3.3.4.
+    /// The most the connection-level receive buffer holds, bytes (the window of §3.3.4 is its
+    /// free space). The buffer itself follows `tcp.rcv_buf`: autotuned from its initial size up
+    /// to the smaller of its maximum and this (Linux `mptcp_rcv_space_adjust`, `tcp_rmem[2]`),
+    /// or fixed at the smaller of its fixed size and this (`SO_RCVBUF`, as the flow's `window`
+    /// sets it).
     pub rcv_buf: u64,
     /// The listener announces its addresses other than the initial one with ADD_ADDR.
     pub announce: bool,
@@ -303,6 +310,8 @@ pub struct MptcpConnection {
     /// Announced and not echoed yet: (id, when to send it again, retransmissions so far).
     add_addr_unechoed: Vec<(u8, SimTime, u8)>,
     add_addr_echo: Vec<(u8, Ipv4)>,
+    /// Local address ids removed and not yet announced with REMOVE_ADDR.
+    rm_addr_pending: Vec<u8>,
     // --- receiver (offsets in the peer's data sequence space)
     rcv_nxt: u64,
     ooo: BTreeMap<u64, u64>,
@@ -310,7 +319,13 @@ pub struct MptcpConnection {
     app_read: u64,
     peer_fin: Option<u64>,
     fin_rcvd: bool,
+    /// The connection's right edge advertised so far (Linux `msk->rcv_wnd_sent`).
     last_adv_edge: u64,
+    /// The window last advertised, bytes (Linux `msk->old_wspace`): the reference of the
+    /// window-update rule ([`MptcpConnection::read`]).
+    old_wspace: u64,
+    /// Connection-level receive-buffer autotuning (Linux `msk->rcvq_space`).
+    rcv_space: RcvSpace,
     reset: bool,
     stats: MptcpStats,
     scratch: Vec<usize>,
@@ -366,6 +381,7 @@ impl MptcpConnection {
             },
             add_addr_unechoed: Vec::new(),
             add_addr_echo: Vec::new(),
+            rm_addr_pending: Vec::new(),
             rcv_nxt: 0,
             ooo: BTreeMap::new(),
             ooo_bytes: 0,
@@ -373,6 +389,8 @@ impl MptcpConnection {
             peer_fin: None,
             fin_rcvd: false,
             last_adv_edge: 0,
+            old_wspace: 0,
+            rcv_space: RcvSpace::new(&cfg),
             reset: false,
             stats: MptcpStats::default(),
             scratch: Vec::new(),
@@ -401,8 +419,7 @@ impl MptcpConnection {
         now: SimTime,
     ) -> Self {
         let mut c = Self::new(cfg, Role::Client, key, local_addrs, &[remote.ip]);
-        let mut ep = TcpEndpoint::connect(c.subflow_tcp(), local_port, remote.port, iss, now);
-        ep.disable_window_ramp();
+        let ep = TcpEndpoint::connect(c.subflow_tcp(), local_port, remote.port, iss, now);
         let local = SockAddr {
             ip: local_addrs[0],
             port: local_port,
@@ -431,8 +448,7 @@ impl MptcpConnection {
         }
         let mut c = Self::new(cfg, Role::Listener, key, local_addrs, &[remote.ip]);
         let iss = derive32(key, b'i', 0);
-        let mut ep = TcpEndpoint::accept(c.subflow_tcp(), local.port, remote.port, iss, syn, now);
-        ep.disable_window_ramp();
+        let ep = TcpEndpoint::accept(c.subflow_tcp(), local.port, remote.port, iss, syn, now);
         c.push_subflow(ep, local, remote, 0, 0, iss, false, false);
         c.subflows[0].irs = Some(syn.seq);
         Some(c)
@@ -479,6 +495,7 @@ impl MptcpConnection {
             stats: SubflowStats::default(),
         });
         self.stats.subflows_opened += 1;
+        self.sync_rcv_space();
     }
 
     // ================================================================== accessors
@@ -582,17 +599,17 @@ impl MptcpConnection {
         n
     }
 
-    /// Reads up to `max` in-order data bytes.
-    pub fn read(&mut self, _now: SimTime, max: u64) -> u64 {
+    /// Reads up to `max` in-order data bytes. Then, as Linux's `mptcp_recvmsg`: the receive
+    /// buffer's autotuning (`mptcp_rcv_space_adjust`) and the window-update rule
+    /// (`mptcp_cleanup_rbuf`), both in `connection/rcv_space.rs`.
+    pub fn read(&mut self, now: SimTime, max: u64) -> u64 {
         let n = max.min(self.readable());
         self.app_read += n;
         self.stats.bytes_read += n;
-        // A window update when the window opened by a quarter of the buffer (RFC 9293 §3.8.6.2.2
-        // in spirit; Linux `mptcp_cleanup_rbuf`).
-        if n > 0 && self.adv_edge() >= self.last_adv_edge + self.cfg.rcv_buf / 4 {
-            if let Some(s) = self.subflows.iter_mut().find(|s| s.usable()) {
-                s.ep.send_ack_now();
-            }
+        if n > 0 {
+            self.rcv_space_adjust(now, n);
+            self.sync_rcv_space();
+            self.cleanup_rbuf(n);
         }
         n
     }
@@ -664,8 +681,7 @@ impl MptcpConnection {
             ip: rip,
             port: self.subflows[0].remote.port,
         };
-        let mut ep = TcpEndpoint::connect(self.subflow_tcp(), local_port, remote.port, iss, now);
-        ep.disable_window_ramp();
+        let ep = TcpEndpoint::connect(self.subflow_tcp(), local_port, remote.port, iss, now);
         self.push_subflow(
             ep,
             SockAddr {
@@ -697,14 +713,16 @@ impl MptcpConnection {
             .filter(|e| e.2 < ADD_ADDR_RETRANS_MAX)
             .map(|e| e.1)
             .min();
-        [
-            sub,
-            self.data_fin_deadline.filter(|_| !self.data_fin_acked),
-            add_addr,
-        ]
-        .into_iter()
-        .flatten()
-        .min()
+        // The DATA_FIN timer only while the DATA_FIN is due (all data handed out, none queued
+        // for reinjection): otherwise `poll_transmit` does not send it, and a deadline in the
+        // past would call for a timeout at once, again and again (a reinjection waiting for
+        // window room at its expiry spun the conservation test's seed 52 at one instant).
+        let fin_due =
+            !self.data_fin_acked && self.snd_nxt == self.app_written && self.reinject.is_empty();
+        [sub, self.data_fin_deadline.filter(|_| fin_due), add_addr]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     /// Fires every subflow timer due at `now`.
@@ -721,8 +739,11 @@ impl MptcpConnection {
         }
     }
 
-    /// Removes a local address (an interface went down): its subflows fail and their data is
-    /// reinjected (sending REMOVE_ADDR to the peer is not modelled yet; receiving one is).
+    /// Removes a local address (an interface went down): its subflows fail, their data is
+    /// reinjected, and REMOVE_ADDR with its id (RFC 8684 §3.4.2) goes to the peer once, on a
+    /// pure ACK of its own on a remaining subflow (Linux `mptcp_pm_remove_addr` and
+    /// `mptcp_pm_nl_addr_send_ack`), so that the peer closes its subflows of that address at
+    /// once instead of keeping them until they time out. Not sent when no subflow remains.
     pub fn remove_local_addr(&mut self, id: u8) {
         for j in 0..self.subflows.len() {
             if self.subflows[j].local_id == id {
@@ -730,6 +751,13 @@ impl MptcpConnection {
             }
         }
         self.local_addrs.retain(|a| a.id != id);
+        if self.remote_key.is_some()
+            && !self.reset
+            && self.subflows.iter().any(|s| s.usable())
+            && !self.rm_addr_pending.contains(&id)
+        {
+            self.rm_addr_pending.push(id);
+        }
     }
 
     /// A per-subflow snapshot for time series: (cwnd, srtt, bytes scheduled, bytes acked).

@@ -32,8 +32,8 @@
 //!   stream (`celltcp_apps::app::ByteStream`, `SocketApi::stream`).
 //! - Metrics: per subflow `subflow_sample(i)` and [`SubflowStats`] (`mptcp_subflows` table,
 //!   `flows[].mptcp` in the summary); per connection [`MptcpStats`] (bytes read = goodput).
-//! - Not wired yet: interface down ([`MptcpConnection::remove_local_addr`] fails its subflows
-//!   and reinjects; scenarios cannot take a link down yet).
+//! - Not wired yet: interface down ([`MptcpConnection::remove_local_addr`] fails its subflows,
+//!   reinjects and sends REMOVE_ADDR; scenarios cannot take a link down yet).
 //!
 //! The option bytes ride beside the segment ([`Outgoing::mptcp`], and the `mptcp` argument of
 //! [`MptcpConnection::on_segment`]); on the network they travel in a

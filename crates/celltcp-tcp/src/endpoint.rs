@@ -359,10 +359,30 @@ pub struct TcpEndpoint {
 }
 
 impl TcpEndpoint {
-    /// Turns the receiver's `rcv_ssthresh` ramp off (an MPTCP subflow: the connection's window
-    /// is advertised instead of the subflow's, see [`Receiver::disable_ramp`]).
-    pub fn disable_window_ramp(&mut self) {
-        self.rcv.disable_ramp();
+    /// Linux `tp->rcv_ssthresh`: the most the receiver's advertised window may offer now, grown
+    /// by in-order data (`tcp_grow_window`).
+    pub fn rcv_ssthresh(&self) -> u64 {
+        self.rcv.rcv_ssthresh
+    }
+
+    /// The receiver's RTT estimate (Linux `rcv_rtt_est`; zero before any): an MPTCP connection
+    /// times its receive-buffer autotuning with its subflows' (`mptcp_rcv_space_adjust`).
+    pub fn rcv_rtt_est(&self) -> SimDuration {
+        self.rcv.rtt_est()
+    }
+
+    /// An MPTCP subflow: the receive buffer and window clamp are the connection's `buf` bytes
+    /// (no autotuning of the subflow's own), the window offered at most the connection's free
+    /// space `free` (see [`Receiver::set_mptcp_space`]).
+    pub fn set_mptcp_rcv_space(&mut self, buf: u64, free: u64) {
+        self.rcv.set_mptcp_space(buf, free);
+    }
+
+    /// Raises the window the receiver accepts to `wnd` bytes beyond RCV.NXT (never lowers it):
+    /// an MPTCP subflow whose segment carried the connection's right edge (see
+    /// [`Receiver::raise_window`]).
+    pub fn raise_rcv_window(&mut self, wnd: u64) {
+        self.rcv.raise_window(wnd);
     }
 
     fn new(cfg: TcpConfig, local_port: u16, remote_port: u16, iss: u32, now: SimTime) -> Self {

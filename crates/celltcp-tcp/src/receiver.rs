@@ -129,9 +129,10 @@ pub struct Receiver {
     pub quickack: u32,
     /// The quick-ACK budget's maximum (`quickack`; Linux `TCP_MAX_QUICKACKS`).
     quickack_max: u32,
-    /// Whether `rcv_ssthresh` ramps up ([`Receiver::grow_window`]); off for an MPTCP subflow,
-    /// whose window field carries the connection's window instead of its own.
-    ramp: bool,
+    /// An MPTCP subflow: the connection's free receive space (Linux `mptcp_space`), which
+    /// [`Receiver::advertise`] offers instead of this buffer's own free space
+    /// ([`Receiver::set_mptcp_space`]).
+    shared_free: Option<u64>,
     /// Linux `tp->rcv_ssthresh`: the most the advertised window may offer, grown by
     /// [`Receiver::grow_window`] (`tcp_grow_window`).
     pub rcv_ssthresh: u64,
@@ -188,7 +189,7 @@ impl Receiver {
             bytes_unacked: 0,
             quickack: 0,
             quickack_max: 0,
-            ramp: true,
+            shared_free: None,
             rcv_ssthresh: buf.initial().min(65_535),
             ack_now: false,
             delack_deadline: None,
@@ -241,17 +242,41 @@ impl Receiver {
         self.quickack_max = max;
         self.quickack = 0;
         self.incr_quickack();
-        if max == 0 || !self.ramp {
+        if max == 0 {
             self.rcv_ssthresh = u64::MAX;
         }
     }
 
-    /// Turns the `rcv_ssthresh` ramp off: the window is the free buffer from the start. An MPTCP
-    /// subflow's advertised window is the connection's (RFC 8684 §3.3.4; Linux MPTCP advertises
-    /// the msk's window, `mptcp_set_rwin`), so its own ramp must not cap what it accepts.
-    pub fn disable_ramp(&mut self) {
-        self.ramp = false;
-        self.rcv_ssthresh = u64::MAX;
+    /// An MPTCP subflow (RFC 8684 §3.3.4): the receive buffer is the connection's, `buf` bytes,
+    /// fixed here (a subflow runs no autotuning of its own: the connection grows every
+    /// subflow's buffer and window clamp, Linux `mptcp_rcv_space_adjust` -> `tcp_rcvbuf_grow`),
+    /// and the window offered is at most the connection's free space `free` (Linux
+    /// `__tcp_select_window` takes `mptcp_space` on a subflow), capped by `rcv_ssthresh`, which
+    /// still ramps with this subflow's own in-order data ([`Receiver::grow_window`], room from
+    /// this subflow's own free space, `tcp_space(ssk)`). Queues no ACK (the connection decides
+    /// its window updates, `mptcp_cleanup_rbuf`).
+    pub fn set_mptcp_space(&mut self, buf: u64, free: u64) {
+        self.auto = false;
+        self.buf = buf;
+        self.buf_max = buf;
+        self.want = buf;
+        self.cap = u64::MAX;
+        self.shared_free = Some(free);
+    }
+
+    /// Raises the advertised right edge to RCV.NXT + `wnd` (never lowers it): an MPTCP subflow
+    /// whose segment advertised the connection's right edge, beyond the subflow's own window,
+    /// accepts what it advertised (Linux `mptcp_set_rwin`: "The msk-level rcv wnd is after the
+    /// tcp level one, sync the latter", `tp->rcv_wnd = rcv_wnd_old - ack_seq`).
+    pub fn raise_window(&mut self, wnd: u64) {
+        self.rcv_adv = self.rcv_adv.max(self.rcv_nxt + wnd);
+    }
+
+    /// The free space the advertised window is taken from: the buffer's own, or the MPTCP
+    /// connection's ([`Receiver::set_mptcp_space`]).
+    fn free_space(&self) -> u64 {
+        self.shared_free
+            .unwrap_or_else(|| self.buf.saturating_sub(self.used()))
     }
 
     /// Linux `tcp_incr_quickack(sk, max)`: the budget becomes at least
@@ -267,7 +292,7 @@ impl Receiver {
     /// if it grew, `icsk_ack.quick |= 1` (the ACK goes at once). Returns whether it grew.
     fn grow_window(&mut self, len: u64) -> bool {
         // tcp_event_data_recv: `if (skb->len >= 128) tcp_grow_window(sk, skb, true);`
-        if len < 128 || !self.ramp {
+        if len < 128 {
             return false;
         }
         let free = self.buf.saturating_sub(self.used());
@@ -526,7 +551,7 @@ impl Receiver {
     pub fn advertise(&mut self, scaled: bool) -> u16 {
         // Linux __tcp_select_window: the free space, at most rcv_ssthresh.
         let full = self.buf.min(self.rcv_ssthresh);
-        let free = self.buf.saturating_sub(self.used()).min(full);
+        let free = self.free_space().min(full);
         let cur = self.window();
         // RFC 9293 §3.8.6.2.2: move the right edge only by a worthwhile amount.
         let thresh = (self.buf / 2).min(self.mss);
@@ -553,10 +578,7 @@ impl Receiver {
     /// Would a window update be worth sending now (RFC 9293 §3.8.6.2.2; Linux
     /// `tcp_cleanup_rbuf`): the window can open by at least `min(2 MSS, buffer / 2)`.
     pub fn window_update_due(&self) -> bool {
-        let free = self
-            .buf
-            .saturating_sub(self.used())
-            .min(self.buf.min(self.rcv_ssthresh));
+        let free = self.free_space().min(self.buf.min(self.rcv_ssthresh));
         let cur = self.window();
         free >= cur + (2 * self.mss).min(self.buf / 2).max(1)
     }

@@ -41,9 +41,8 @@ impl MptcpConnection {
                 }
                 let n = self.subflows.len();
                 let iss = derive32(self.local_key, b'i', n);
-                let mut ep =
+                let ep =
                     TcpEndpoint::accept(self.subflow_tcp(), local.port, remote.port, iss, seg, now);
-                ep.disable_window_ramp();
                 let local_id = self
                     .local_addrs
                     .iter()

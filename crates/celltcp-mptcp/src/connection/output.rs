@@ -46,7 +46,7 @@ impl MptcpConnection {
     /// The right edge of the receive window we advertise (peer's data offsets).
     pub(super) fn adv_edge(&self) -> u64 {
         let used = (self.rcv_nxt - self.app_read) + self.ooo_bytes;
-        self.rcv_nxt + self.cfg.rcv_buf.saturating_sub(used)
+        self.rcv_nxt + self.rcv_space.buf.saturating_sub(used)
     }
 
     /// Hands data to subflows with window room, as the scheduler chooses.
@@ -202,6 +202,8 @@ impl MptcpConnection {
             }
         }
         self.queue_signal_ack(now);
+        // the subflows' windows are taken from the connection's free space (rcv_space.rs)
+        self.sync_rcv_space();
         let n = self.subflows.len();
         for k in 0..n {
             let i = (self.cursor + k) % n;
@@ -221,10 +223,10 @@ impl MptcpConnection {
         None
     }
 
-    /// An ADD_ADDR to send (a new one, or one not echoed within [`ADD_ADDR_TIMEOUT`]) or an
-    /// echo to return: queues a pure ACK of its own for it on an established subflow. An option
-    /// of its own because a pure ACK carrying ADD_ADDR carries no DSS (one MPTCP option per
-    /// segment here; Linux drops the other suboptions of a pure ACK for an ADD_ADDR,
+    /// An ADD_ADDR to send (a new one, or one not echoed within [`ADD_ADDR_TIMEOUT`]), an
+    /// echo to return or a REMOVE_ADDR: queues a pure ACK of its own for it on an established
+    /// subflow. An option of its own because a pure ACK carrying ADD_ADDR carries no DSS (one
+    /// MPTCP option per segment here; Linux drops the other suboptions of a pure ACK for an ADD_ADDR,
     /// `mptcp_pm_add_addr_signal`), and of its own so that it never takes the place of the ACK
     /// that carries a DATA_ACK: Linux sends it with `mptcp_pm_nl_addr_send_ack` even while the
     /// subflow has data to send. Regression: the listener put its ADD_ADDR on every pure ACK
@@ -242,7 +244,8 @@ impl MptcpConnection {
             }
         }
         let due = !self.add_addr_echo.is_empty()
-            || (!self.add_addr_pending.is_empty() && self.remote_key.is_some());
+            || ((!self.add_addr_pending.is_empty() || !self.rm_addr_pending.is_empty())
+                && self.remote_key.is_some());
         if !due || self.subflows.iter().any(|s| s.signal_ack && s.usable()) {
             return;
         }
@@ -350,6 +353,18 @@ impl MptcpConnection {
                 port: None,
                 hmac: Some(h),
             }
+        } else if seg.payload_len == 0
+            && s.signal_ack
+            && !self.rm_addr_pending.is_empty()
+            && rk.is_some()
+        {
+            // §3.4.2: REMOVE_ADDR with the ids of the local addresses gone, once
+            s.signal_ack = false;
+            let n = self.rm_addr_pending.len().min(8);
+            let mut ids = [0u8; 8];
+            ids[..n].copy_from_slice(&self.rm_addr_pending[..n]);
+            self.rm_addr_pending.drain(..n);
+            MptcpOpt::RemoveAddr { ids, n: n as u8 }
         } else {
             let data_ack = rk.map(|k| {
                 crypto::idsn(k)
@@ -414,12 +429,8 @@ impl MptcpConnection {
             }
         };
         if !syn {
-            // §3.3.4: the connection-level window, scaled by this subflow's shift.
-            let edge = self.adv_edge();
-            self.last_adv_edge = self.last_adv_edge.max(edge);
-            let shift = self.subflows[i].ep.negotiated().rcv_wscale as u32;
-            let wnd = (edge - self.rcv_nxt) >> shift;
-            seg.window = wnd.min(65_535) as u16;
+            // §3.3.4: the connection-level window (Linux `mptcp_set_rwin`, rcv_space.rs).
+            self.set_rwin(i, seg);
         }
         opt.encode()
     }
