@@ -904,3 +904,25 @@ fn an_ack_before_the_paced_fast_retransmit_leaves_undoes_without_timestamps() {
     assert_eq!(p.a.cc.ssthresh(), before, "ssthresh restored");
     assert_eq!(p.a.stats().retransmitted_segments, 0);
 }
+
+#[test]
+fn rto_in_ecn_cwr_holds_the_ecn_reduction() {
+    // Linux tcp_enter_loss: CWR (> TCP_CA_Disorder) with `high_seq` not yet acknowledged keeps
+    // the ssthresh ECN set (tcp_enter_cwr -> tcp_init_cwnd_reduction); CWR ends only when an
+    // ACK passes `high_seq` (tcp_fastretrans_alert). Regression: recomputed from the flight.
+    let mut p = established(ecn_cfg());
+    p.a.write(1 << 20);
+    let w1 = drain(&mut p.a, p.now);
+    assert_eq!(w1.len(), 10);
+    let acks = deliver(&mut p.b, p.now, &w1[..1], |_| true);
+    for a in &acks {
+        p.a.on_segment(p.now, a, false);
+    }
+    drain(&mut p.a, p.now);
+    assert_eq!(p.a.stats().ecn_reductions, 1);
+    let ecn_ssthresh = p.a.cc.ssthresh();
+    assert_eq!(p.a.rto_ssthresh(), RtoSsthresh::Hold);
+    until_timeout(&mut p, 1);
+    assert_eq!(p.a.cc.ssthresh(), ecn_ssthresh);
+    assert_eq!(p.a.cc.window(), MSS);
+}
