@@ -19,7 +19,7 @@
 //! NAV from the Duration fields to the end of the expected ACK (§10.3.2.4) and keep deferring
 //! until then even if the data fail. These rules are the `resume_after_*` methods of
 //! [`MacTiming`]; the coordinator (`bss.rs`) applies them to every node after each exchange and
-//! finds collisions (all contenders whose counters reach zero in the same slot).
+//! finds collisions (all contenders whose counters reach zero within [`CCA_TIME`] of the first).
 //!
 //! The backoff is event-driven: instead of ticking every slot, [`Backoff`] remembers when its
 //! count-down (re)started and, when the medium turns busy at `t`, subtracts the whole idle
@@ -29,6 +29,13 @@ use celltcp_engine::{SimDuration, SimTime};
 use rand::Rng;
 
 use crate::phy::{txtime, PhyTiming, TxVector};
+
+/// aCCATime, the time within which CCA reports the start of a PPDU it senses: 4 µs for the
+/// OFDM PHYs (IEEE 802.11-2020 Table 17-21 "aCCATime < 4 µs", §17.3.10.6; clauses 19 and 21
+/// take it over). A node whose backoff counter reaches zero within it of a PPDU's start has
+/// not seen the medium turn busy and transmits: the two PPDUs collide. Both the whole-range
+/// path (`medium::start_exchange`) and the per-PPDU path (`bss/hidden.rs`) apply it.
+pub const CCA_TIME: SimDuration = SimDuration::from_micros(4);
 
 /// Frame sizes of the control frames (§9.3.1): RTS 20, CTS 14, ACK 14, compressed block ACK 32
 /// octets (with its 8-octet bitmap, §9.3.1.9.3).

@@ -41,22 +41,16 @@
 //! With every node sensing every other this path gives the figures of the whole-range path
 //! (`tests/hidden.rs` forces it through Bianchi's cases).
 
-use celltcp_engine::{SimDuration, SimTime};
+use celltcp_engine::SimTime;
 use rand::Rng;
 
 use super::capture::AirTx;
 use super::{Bss, Node, Plan, Sent, WifiOutput};
 use crate::ampdu;
-use crate::dcf;
+use crate::dcf::{self, CCA_TIME};
 use crate::error::per;
 use crate::hears::Hears;
 use crate::phy::txtime;
-
-/// aCCATime, the time within which CCA reports the start of a PPDU it senses: 4 µs for the
-/// OFDM PHYs (IEEE 802.11-2020 Table 17-21 "aCCATime < 4 µs", §17.3.10.6; clauses 19 and 21
-/// take it over). A node whose backoff counter reaches zero within it of a PPDU's start has
-/// not seen the medium turn busy and transmits.
-const CCA_TIME: SimDuration = SimDuration::from_micros(4);
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
