@@ -70,6 +70,7 @@ struct Run {
     /// With RTS/CTS: the RTSs lost, by what they overlapped at the AP: the other station's RTS,
     /// the AP's own CTS or ACK (it was transmitting), the other station's data, nothing.
     rts_lost_by: [u64; 4],
+    rts_sent: usize,
     /// Pairs of exchange-opening PPDUs of the two stations whose starts are within 12 slots,
     /// by the offset in slots (0: the same slot).
     near: BTreeMap<i64, u64>,
@@ -141,6 +142,7 @@ fn run(c: &Case, seed: u64) -> Run {
     let (tx0, lost0) = at_warm.unwrap();
     let (tx, lost) = counters(&bss);
     let mut rts_lost_by = [0u64; 4];
+    let mut rts_sent = 0;
     let mut lost = (lost - lost0) as f64 / (tx - tx0) as f64;
     if c.rts {
         // PPDU lengths: RTS, CTS and ACK at the control rate, the data at the data rate
@@ -168,7 +170,8 @@ fn run(c: &Case, seed: u64) -> Run {
             };
             rts_lost_by[k] += 1;
         }
-        lost = rts_lost_by.iter().sum::<u64>() as f64 / rtss.len() as f64;
+        rts_sent = rtss.len();
+        lost = rts_lost_by.iter().sum::<u64>() as f64 / rts_sent as f64;
     }
     opens.sort_by_key(|o| o.0);
     let mut near = BTreeMap::new();
@@ -198,7 +201,7 @@ fn run(c: &Case, seed: u64) -> Run {
             }
         }
     }
-    Run { goodput_bps: bytes as f64 * 8.0 / (end - warm).as_secs_f64(), lost, rts_lost_by, near, fail_runs }
+    Run { goodput_bps: bytes as f64 * 8.0 / (end - warm).as_secs_f64(), lost, rts_lost_by, rts_sent, near, fail_runs }
 }
 
 #[test]
@@ -219,7 +222,7 @@ fn hidden_stations_side_by_side_with_ns3() {
             println!("    failed openings before each success (seed 1): {:?}", r[0].fail_runs);
             if c.rts {
                 let b = r[0].rts_lost_by;
-                println!("    RTSs lost (seed 1) overlapping the other's RTS {}, the AP's CTS/ACK {}, the other's data {}, nothing {}", b[0], b[1], b[2], b[3]);
+                println!("    RTSs lost (seed 1) overlapping the other's RTS {}, the AP's CTS/ACK {}, the other's data {}, nothing {}, of {} sent", b[0], b[1], b[2], b[3], r[0].rts_sent);
             }
         }
         if c.rate_mbps == 6 && !c.rts && c.hidden {
