@@ -892,8 +892,8 @@ mod tests {
         let end = t0 + data;
         for k in [1, 2] {
             assert_eq!(b.nodes[k].backoff.cw, 31);
-            // AckTimeout = 16 + 9 + 25 µs, then DIFS
-            assert_eq!(b.nodes[k].backoff.resume, end + US(50) + US(34));
+            // AckTimeout = 16 + 9 + 20 µs (Table 17-21), then DIFS
+            assert_eq!(b.nodes[k].backoff.resume, end + US(45) + US(34));
         }
         // the bystanders (AP, station 2) saw a frame in error: EIFS = 16 + 44 + 34 µs
         assert_eq!(b.nodes[0].backoff.resume, end + US(94));
@@ -937,10 +937,10 @@ mod tests {
         assert!(out.is_empty());
         assert_eq!((air.bss(0).bss_stats().collisions, air.bss(1).bss_stats().collisions), (1, 1));
         let (data, _) = data_ack();
-        // each collider waits AckTimeout (50 µs) after its own PPDU, which starts at its own
+        // each collider waits AckTimeout (45 µs) after its own PPDU, which starts at its own
         // instant, then DIFS; the medium was busy from t0 to the later PPDU's end
-        assert_eq!(air.bss(0).nodes[1].backoff.resume, t0 + data + US(84));
-        assert_eq!(air.bss(1).nodes[1].backoff.resume, t0 + US(2) + data + US(84));
+        assert_eq!(air.bss(0).nodes[1].backoff.resume, t0 + data + US(79));
+        assert_eq!(air.bss(1).nodes[1].backoff.resume, t0 + US(2) + data + US(79));
         assert_eq!(air.bss(0).sta_stats(0).up.airtime_ns, data.as_nanos());
         assert_eq!(air.bss(1).sta_stats(0).up.airtime_ns, data.as_nanos());
         assert_eq!(air.bss(0).bss_stats().busy_ns, (US(2) + data).as_nanos());
@@ -994,7 +994,7 @@ mod tests {
         b.on_timer(t0, &mut out);
         let (data, _) = data_ack();
         // no ACK: the sender waits AckTimeout, everyone else EIFS
-        assert_eq!(b.nodes[1].backoff.resume, t0 + data + US(50) + US(34));
+        assert_eq!(b.nodes[1].backoff.resume, t0 + data + US(45) + US(34));
         assert_eq!(b.nodes[0].backoff.resume, t0 + data + US(94));
         assert_eq!(b.nodes[1].backoff.cw, 31);
         drain(&mut b, &mut out);

@@ -520,8 +520,9 @@ mod tests {
         b.nodes[2].backoff.resume = t0;
         let mut out = vec![];
         b.on_timer(t0 + US(73), &mut out);
-        // station 1's RTS (t0 + 45 … 73 µs) got no CTS: it resumes 50 + 34 µs after it
-        assert_eq!(b.nodes[2].backoff.resume, t0 + US(73 + 84));
+        // station 1's RTS (t0 + 45 … 73 µs) got no CTS: it resumes CTSTimeout 45 µs (16 + 9 + 20,
+        // Table 17-21's aRxPHYStartDelay) + DIFS 34 µs after it
+        assert_eq!(b.nodes[2].backoff.resume, t0 + US(73 + 79));
         b.nodes[2].backoff.slots = 1;
         run(&mut b, &[]);
         assert_eq!(b.sta_stats(0).up.collisions, 1);
@@ -535,7 +536,7 @@ mod tests {
             _ => false,
         }).map(|f| (f.0, f.1)).collect();
         assert_eq!(first, vec![(US(0), true), (US(44), true), (US(88), false)], "{frames:?}");
-        assert!(data > US(166 - 88));
+        assert!(data > US(161 - 88));
     }
 
     #[test]
