@@ -14,6 +14,8 @@ celltcp): stations 5 m around an AP wired to a server (1 Gbit/s, 1 ms), ns-3's d
     python3 bench/wifi.py --skip-ns3
     python3 bench/wifi.py --cases ac-udp-5,ac-udp-14 --ns3-args="--maxDelay=100000 --bar=0"
                                                    # isolate ns-3 mechanisms (bench/ns3/wifi.cc)
+    python3 bench/wifi.py --ns3-args="--errorModel=ns3::NistErrorRateModel"
+                                                   # ns-3 with NIST (its 3.37 default is table-based)
 
 Columns: goodput (Mbit/s over [start, end], summed over stations) and Jain's index of the
 stations' goodputs in each simulator, wall seconds of the event loop (celltcp) and of

@@ -7,8 +7,9 @@
 //
 // Stations stand on a circle of --distance metres around the AP (ConstantPosition),
 // YANS channel with its defaults (log-distance, exponent 3, 46.6777 dB at 1 m; 16.0206 dBm
-// transmit power, 7 dB noise figure), ns-3.37's default error model (TableBasedErrorRateModel;
-// celltcp models NIST, ns-3's default before 3.33), constant rate.
+// transmit power, 7 dB noise figure), constant rate. Error rate model --errorModel: default
+// ns3::TableBasedErrorRateModel (ns-3.37's own default, set explicitly), or
+// ns3::NistErrorRateModel (ns-3's default before 3.33, the model celltcp implements).
 //
 //   --standard=ac : 802.11ac VHT, channel 36, 20 MHz, VhtMcs<mcs> for data, A-MPDU on
 //                   (BE_MaxAmpduSize --maxAmpdu, default 1048575 as celltcp's VHT limit)
@@ -119,6 +120,7 @@ main(int argc, char* argv[])
     bool bar = true;
     uint32_t maxDelayMs = 500;
     uint32_t beaconInterval = 102400;
+    std::string errorModel = "ns3::TableBasedErrorRateModel";
 
     auto setupStart = std::chrono::steady_clock::now();
     CommandLine cmd(__FILE__);
@@ -135,6 +137,7 @@ main(int argc, char* argv[])
     cmd.AddValue("bar", "UseExplicitBarAfterMissedBlockAck (ns-3 default true)", bar);
     cmd.AddValue("maxDelay", "WifiMacQueue::MaxDelay, milliseconds (ns-3 default 500)", maxDelayMs);
     cmd.AddValue("beaconInterval", "beacon interval, microseconds (multiple of 1024)", beaconInterval);
+    cmd.AddValue("errorModel", "the PHYs' error rate model (ns3::TableBasedErrorRateModel | ns3::NistErrorRateModel)", errorModel);
     cmd.Parse(argc, argv);
     if (stations == 0 || duration <= start || (standard != "ac" && standard != "g") ||
         (transport != "udp" && transport != "tcp"))
@@ -171,6 +174,7 @@ main(int argc, char* argv[])
     YansWifiChannelHelper channel = YansWifiChannelHelper::Default();
     YansWifiPhyHelper phy;
     phy.SetChannel(channel.Create());
+    phy.SetErrorRateModel(errorModel);
     if (standard == "ac")
     {
         wifi.SetStandard(WIFI_STANDARD_80211ac);
@@ -295,7 +299,7 @@ main(int argc, char* argv[])
     std::ostringstream js;
     js << "{\"simulator\":\"ns-3.37\",\"scenario\":\"wifi\"";
     js << ",\"standard\":\"" << standard << "\",\"transport\":\"" << transport << "\"";
-    js << ",\"stations\":" << stations << ",\"mcs\":" << mcs;
+    js << ",\"stations\":" << stations << ",\"mcs\":" << mcs << ",\"error_model\":\"" << errorModel << "\"";
     js << ",\"sim_seconds\":" << JsonDouble(simSeconds);
     js << ",\"wall_seconds\":" << JsonDouble(wall);
     js << ",\"setup_wall_seconds\":" << JsonDouble(setupWall);

@@ -16,8 +16,12 @@
 //! The model jumps from one medium event to the next. When the medium falls idle, each
 //! contender knows when its AIFS (or EIFS) ends and how many backoff slots it still has to count,
 //! so the next transmission is at the earliest `resume + slots·aSlotTime` among the contenders
-//! with data; all contenders reaching zero in the same slot transmit together and collide
-//! (§10.3.2.1: carrier sense cannot tell a PPDU that starts in the same slot). At that instant
+//! with data; all contenders reaching zero at that instant or within aCCATime (4 µs,
+//! [`crate::dcf::CCA_TIME`], §17.3.10.6) after it transmit too and collide (§10.3.2.1: carrier
+//! sense cannot tell a PPDU that starts in the same slot, nor report one before aCCATime; on
+//! one slot grid only the same instant counts, and grids shifted by less than 4 µs occur after
+//! collisions, where the transmitters resume AckTimeout + AIFS and the others EIFS after the
+//! medium, 1 µs apart modulo the slot for 802.11a, or in other BSSs of the channel). At the first start
 //! the others freeze their counters ([`crate::dcf::Backoff::freeze`]). The whole frame exchange
 //! is then laid out at once, because in a single collision domain nothing can interrupt it:
 //!
@@ -195,6 +199,8 @@ struct Sent {
 /// One transmitter's PPDU of an exchange: laid out when its counter reaches zero, before it is
 /// known whether it collides.
 pub(crate) struct Plan {
+    /// When it starts: its counter's zero (up to aCCATime after the medium's first PPDU).
+    at: SimTime,
     k: usize,
     link: usize,
     txv: TxVector,
@@ -521,9 +527,10 @@ impl<P> Bss<P> {
         crate::medium::start_exchange(&mut [self], t);
     }
 
-    /// The contenders whose counters reach zero at `t`.
-    pub(crate) fn transmitters_at(&self, t: SimTime) -> Vec<usize> {
-        (0..self.nodes.len()).filter(|&k| self.tx_at(k) == Some(t)).collect()
+    /// The contenders whose counters reach zero from `t` to `until` (both included), with
+    /// that instant.
+    pub(crate) fn transmitters_within(&self, t: SimTime, until: SimTime) -> Vec<(usize, SimTime)> {
+        (0..self.nodes.len()).filter_map(|k| self.tx_at(k).filter(|&r| r >= t && r <= until).map(|r| (k, r))).collect()
     }
 
     /// The medium turns busy at `t`: every counter freezes with the idle slots before `t`
@@ -568,17 +575,17 @@ impl<P> Bss<P> {
             st.ampdus += 1;
             st.ampdu_mpdus += n as u64;
         }
-        Plan { k, link, txv, n, ba, dur, ctrl }
+        Plan { at: t, k, link, txv, n, ba, dur, ctrl }
     }
 
     /// When the transmitter's own frame of a collision ends: its RTS, or its data PPDU.
-    pub(crate) fn own_end(&self, t: SimTime, p: &Plan) -> SimTime {
-        t + if self.cfg.rts_cts { self.timing.rts_cts(&p.ctrl).0 } else { p.dur }
+    pub(crate) fn own_end(&self, p: &Plan) -> SimTime {
+        p.at + if self.cfg.rts_cts { self.timing.rts_cts(&p.ctrl).0 } else { p.dur }
     }
 
-    /// A collision on the medium from `t` to `medium_end`, `plans` being this BSS's
-    /// transmitters in it (none: its nodes are bystanders of other BSSs' collision). Each
-    /// transmitter's PPDU (or RTS) is lost.
+    /// A collision on the medium from `t` (its first PPDU's start) to `medium_end`, `plans`
+    /// being this BSS's transmitters in it, each from its own start (none: its nodes are
+    /// bystanders of other BSSs' collision). Each transmitter's PPDU (or RTS) is lost.
     pub(crate) fn collide(&mut self, t: SimTime, medium_end: SimTime, plans: Vec<Plan>) {
         let tm = self.timing;
         let rts = self.cfg.rts_cts;
@@ -594,15 +601,15 @@ impl<P> Bss<P> {
         if self.air.is_some() {
             // air capture hook: the colliding PPDUs (or RTSs)
             for p in &plans {
-                self.capture(t, t, capture::AirTx { link: p.link, txv: p.txv, n: p.n, ba: p.ba, dur: p.dur, ctrl: p.ctrl }, None);
+                self.capture(p.at, p.at, capture::AirTx { link: p.link, txv: p.txv, n: p.n, ba: p.ba, dur: p.dur, ctrl: p.ctrl }, None);
             }
         }
         let mut sent = Vec::with_capacity(plans.len());
         for p in &plans {
-            let end = self.own_end(t, p);
+            let end = self.own_end(p);
             let st = self.link_stats(p.link);
             st.collisions += 1;
-            st.airtime_ns += (end - t).as_nanos();
+            st.airtime_ns += (end - p.at).as_nanos();
             let dropped = self.fail(p.k, p.link, p.n, 0, rts, true);
             let c = &mut self.nodes[p.k];
             c.backoff.resume = tm.resume_after_timeout(end, medium_end);
@@ -885,8 +892,8 @@ mod tests {
         let end = t0 + data;
         for k in [1, 2] {
             assert_eq!(b.nodes[k].backoff.cw, 31);
-            // AckTimeout = 16 + 9 + 25 µs, then DIFS
-            assert_eq!(b.nodes[k].backoff.resume, end + US(50) + US(34));
+            // AckTimeout = 16 + 9 + 20 µs (Table 17-21), then DIFS
+            assert_eq!(b.nodes[k].backoff.resume, end + US(45) + US(34));
         }
         // the bystanders (AP, station 2) saw a frame in error: EIFS = 16 + 44 + 34 µs
         assert_eq!(b.nodes[0].backoff.resume, end + US(94));
@@ -896,6 +903,72 @@ mod tests {
         got.sort();
         assert_eq!(got, vec![1, 2]);
         assert_eq!(b.sta_stats(0).up.collisions + b.sta_stats(1).up.collisions, 2 * b.bss_stats().collisions);
+    }
+
+    /// Two one-station 802.11a BSSs on one channel, each station with a frame, station 0 of
+    /// the first BSS reaching zero at `t0` and that of the second `offset` later.
+    fn cochannel_offset(t0: SimTime, offset: SimDuration) -> crate::Medium<u32> {
+        let mut air = crate::Medium::new();
+        for name in ["a", "b"] {
+            let mut cfg = BssConfig::new(Standard::A);
+            cfg.channel = Channel::FixedSnr(60.0);
+            air.add(Bss::new(cfg, &[1.0], 5, name), Some(36)).unwrap();
+        }
+        for (i, at) in [(0, t0), (1, t0 + offset)] {
+            let b = air.bss_mut(i);
+            b.enqueue(SimTime::ZERO, Node::Sta(0), Node::Ap, i as u32, 1500).unwrap();
+            // its view of the medium: idle from `at` (AIFS or EIFS over), no slot left to count
+            b.nodes[1].backoff.resume = at;
+            b.nodes[1].backoff.slots = 0;
+            b.refresh();
+        }
+        air
+    }
+
+    #[test]
+    fn cochannel_backoff_ending_within_cca_time_collides() {
+        // aCCATime < 4 µs (§17.3.10.6, Table 17-21): the second BSS's station reaches zero 2 µs
+        // after the first's PPDU starts, before its CCA reports it: it transmits, both lose
+        // their frames (the per-PPDU path of bss/hidden.rs has the same rule)
+        let t0 = SimTime::from_millis(1);
+        let mut air = cochannel_offset(t0, US(2));
+        let mut out = vec![];
+        air.on_timer(t0, &mut out);
+        assert!(out.is_empty());
+        assert_eq!((air.bss(0).bss_stats().collisions, air.bss(1).bss_stats().collisions), (1, 1));
+        let (data, _) = data_ack();
+        // each collider waits AckTimeout (45 µs) after its own PPDU, which starts at its own
+        // instant, then DIFS; the medium was busy from t0 to the later PPDU's end
+        assert_eq!(air.bss(0).nodes[1].backoff.resume, t0 + data + US(79));
+        assert_eq!(air.bss(1).nodes[1].backoff.resume, t0 + US(2) + data + US(79));
+        assert_eq!(air.bss(0).sta_stats(0).up.airtime_ns, data.as_nanos());
+        assert_eq!(air.bss(1).sta_stats(0).up.airtime_ns, data.as_nanos());
+        assert_eq!(air.bss(0).bss_stats().busy_ns, (US(2) + data).as_nanos());
+        // the APs (bystanders) defer EIFS after the medium
+        assert_eq!(air.bss(0).nodes[0].backoff.resume, t0 + US(2) + data + US(94));
+        while let Some(t) = air.next_deadline() {
+            air.on_timer(t, &mut out);
+        }
+        assert_eq!(out.iter().filter(|(_, o)| matches!(o, WifiOutput::Delivered { .. })).count(), 2);
+    }
+
+    #[test]
+    fn cochannel_backoff_ending_after_cca_time_defers() {
+        // 5 µs after the start the CCA reports the PPDU: the second station freezes (with its
+        // counter at zero it goes AIFS after the exchange, having drawn no new backoff)
+        let t0 = SimTime::from_millis(1);
+        let mut air = cochannel_offset(t0, US(5));
+        let mut out = vec![];
+        air.on_timer(t0, &mut out);
+        assert_eq!((air.bss(0).bss_stats().collisions, air.bss(1).bss_stats().collisions), (0, 0));
+        let (data, ack) = data_ack();
+        assert_eq!(air.bss(1).nodes[1].backoff.resume, t0 + data + US(16) + ack + US(34));
+        while let Some(t) = air.next_deadline() {
+            air.on_timer(t, &mut out);
+        }
+        assert_eq!(out[0], (0, WifiOutput::Delivered { at: t0 + data, from: Node::Sta(0), to: Node::Ap, pkt: 0 }));
+        assert_eq!(out.len(), 2);
+        assert_eq!((air.bss(0).bss_stats().collisions, air.bss(1).bss_stats().collisions), (0, 0));
     }
 
     #[test]
@@ -921,7 +994,7 @@ mod tests {
         b.on_timer(t0, &mut out);
         let (data, _) = data_ack();
         // no ACK: the sender waits AckTimeout, everyone else EIFS
-        assert_eq!(b.nodes[1].backoff.resume, t0 + data + US(50) + US(34));
+        assert_eq!(b.nodes[1].backoff.resume, t0 + data + US(45) + US(34));
         assert_eq!(b.nodes[0].backoff.resume, t0 + data + US(94));
         assert_eq!(b.nodes[1].backoff.cw, 31);
         drain(&mut b, &mut out);

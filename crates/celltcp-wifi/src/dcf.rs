@@ -19,7 +19,7 @@
 //! NAV from the Duration fields to the end of the expected ACK (§10.3.2.4) and keep deferring
 //! until then even if the data fail. These rules are the `resume_after_*` methods of
 //! [`MacTiming`]; the coordinator (`bss.rs`) applies them to every node after each exchange and
-//! finds collisions (all contenders whose counters reach zero in the same slot).
+//! finds collisions (all contenders whose counters reach zero within [`CCA_TIME`] of the first).
 //!
 //! The backoff is event-driven: instead of ticking every slot, [`Backoff`] remembers when its
 //! count-down (re)started and, when the medium turns busy at `t`, subtracts the whole idle
@@ -29,6 +29,13 @@ use celltcp_engine::{SimDuration, SimTime};
 use rand::Rng;
 
 use crate::phy::{txtime, PhyTiming, TxVector};
+
+/// aCCATime, the time within which CCA reports the start of a PPDU it senses: 4 µs for the
+/// OFDM PHYs (IEEE 802.11-2020 Table 17-21 "aCCATime < 4 µs", §17.3.10.6; clauses 19 and 21
+/// take it over). A node whose backoff counter reaches zero within it of a PPDU's start has
+/// not seen the medium turn busy and transmits: the two PPDUs collide. Both the whole-range
+/// path (`medium::start_exchange`) and the per-PPDU path (`bss/hidden.rs`) apply it.
+pub const CCA_TIME: SimDuration = SimDuration::from_micros(4);
 
 /// Frame sizes of the control frames (§9.3.1): RTS 20, CTS 14, ACK 14, compressed block ACK 32
 /// octets (with its 8-octet bitmap, §9.3.1.9.3).
@@ -182,12 +189,28 @@ mod tests {
     fn difs_eifs_and_ack_timeout_for_80211a() {
         let t = Standard::A.timing(Band::Ghz5);
         let m = MacTiming::new(&t, &EdcaParams::dcf(&t));
-        // DIFS = 16 + 2·9 = 34 µs; EIFS = 16 + 44 + 34 = 94 µs; AckTimeout = 16 + 9 + 25 = 50 µs.
+        // DIFS = 16 + 2·9 = 34 µs; EIFS = 16 + 44 + 34 = 94 µs; AckTimeout = 16 + 9 + 20 = 45 µs
+        // (aRxPHYStartDelay 20 µs, IEEE 802.11-2020 Table 17-21).
         assert_eq!(m.aifs, SimDuration::from_micros(34));
         assert_eq!(m.eifs, SimDuration::from_micros(94));
-        assert_eq!(m.ack_timeout, SimDuration::from_micros(50));
+        assert_eq!(m.ack_timeout, SimDuration::from_micros(45));
         let be = MacTiming::new(&t, &EdcaParams::best_effort(&t));
         assert_eq!(be.aifs, SimDuration::from_micros(43));
+    }
+
+    #[test]
+    fn difs_eifs_and_ack_timeout_for_80211g() {
+        // ERP-OFDM (IEEE 802.11-2020 Table 18-5, short slot): DIFS = 10 + 2·9 = 28 µs; the 6 Mbit/s
+        // ACK 20 + 24 µs + 6 µs signal extension, EIFS = 10 + 50 + 28 = 88 µs (§10.3.2.3.7);
+        // AckTimeout = aSIFSTime + aSlotTime + aRxPHYStartDelay = 10 + 9 + 20 = 39 µs (§10.3.2.11),
+        // the value ns-3 arms (SIFS + slot + the ACK's PHY preamble and header). After a
+        // collision of PPDUs ending together the colliders resume 39 + 28 = 67 µs after it, the
+        // bystanders 88 µs: 2 slots + 3 µs apart.
+        let t = Standard::G.timing(Band::Ghz2_4);
+        let m = MacTiming::new(&t, &EdcaParams::dcf(&t));
+        assert_eq!((m.aifs, m.eifs, m.ack_timeout), (SimDuration::from_micros(28), SimDuration::from_micros(88), SimDuration::from_micros(39)));
+        let e = SimTime::from_micros(1_000);
+        assert_eq!((m.resume_after_timeout(e, e), m.resume_after_error(e, None)), (SimTime::from_micros(1_067), SimTime::from_micros(1_088)));
     }
 
     #[test]
@@ -196,8 +219,8 @@ mod tests {
         let m = MacTiming::new(&t, &EdcaParams::dcf(&t));
         let e = SimTime::from_micros(1_000);
         assert_eq!(m.resume_after_success(e), SimTime::from_micros(1_034));
-        // alone: AckTimeout 50 + DIFS 34; behind a longer colliding PPDU: that PPDU's end + DIFS
-        assert_eq!(m.resume_after_timeout(e, e), SimTime::from_micros(1_084));
+        // alone: AckTimeout 45 + DIFS 34; behind a longer colliding PPDU: that PPDU's end + DIFS
+        assert_eq!(m.resume_after_timeout(e, e), SimTime::from_micros(1_079));
         assert_eq!(m.resume_after_timeout(e, SimTime::from_micros(1_200)), SimTime::from_micros(1_234));
         // EIFS 94; a NAV running past it wins
         assert_eq!(m.resume_after_error(e, None), SimTime::from_micros(1_094));

@@ -9,7 +9,10 @@
 //! adds a second NAV for 802.11ax) and resume AIFS after its ACK, or EIFS after a frame in error
 //! (§10.3.2.3.7); every BSS's busy time counts every frame on the medium. Each BSS keeps its own
 //! MAC timing, queues, rate control and counters; `txops` and `collisions` of a BSS count the
-//! exchanges one of its own nodes started. When both BSSs have positions (in one coordinate
+//! exchanges one of its own nodes started. A contender whose counter reaches zero within
+//! aCCATime (4 µs) after another's PPDU starts, in its own BSS or another, has not sensed it
+//! and collides with it ([`start_exchange`]); BSSs whose slot grids drift apart (EIFS after
+//! frames they cannot decode, below) meet this. When both BSSs have positions (in one coordinate
 //! frame, [`crate::Bss::set_positions`]), a node of one BSS judges the other's frames with its
 //! own SNR from their transmitter, not the transmitting link's: it resumes AIFS after an ACK it
 //! decodes, EIFS after one it does not, and takes a NAV from a failed data frame it decodes
@@ -24,22 +27,26 @@
 use celltcp_engine::SimTime;
 
 use crate::bss::{Bss, Plan, WifiOutput};
+use crate::dcf::CCA_TIME;
 use crate::phy::{Band, Standard};
 
-/// The contenders of `bsss` (the BSSs on one medium) whose counters reach zero at `t` access
-/// the medium: all freeze; one transmitter's exchange is laid out in its BSS and heard by the
-/// others; two or more collide.
+/// The contenders of `bsss` (the BSSs on one medium) whose counters reach zero at `t` (the
+/// earliest) access the medium, and so do those reaching zero within aCCATime after it
+/// ([`CCA_TIME`], IEEE 802.11-2020 §17.3.10.6: their CCA has not reported the first PPDU yet;
+/// the per-PPDU path of `bss/hidden.rs` applies the same rule): all others freeze at `t`; one
+/// transmitter's exchange is laid out in its BSS and heard by the others; two or more collide,
+/// each PPDU from its own start.
 pub(crate) fn start_exchange<P>(bsss: &mut [&mut Bss<P>], t: SimTime) {
-    let txs: Vec<Vec<usize>> = bsss.iter().map(|b| b.transmitters_at(t)).collect();
-    debug_assert!(txs.iter().any(|x| !x.is_empty()));
+    let txs: Vec<Vec<(usize, SimTime)>> = bsss.iter().map(|b| b.transmitters_within(t, t + CCA_TIME)).collect();
+    debug_assert!(txs.iter().flatten().any(|&(_, r)| r == t));
     for b in bsss.iter_mut() {
         b.freeze_all(t);
     }
-    let mut plans: Vec<Vec<Plan>> = bsss.iter_mut().zip(&txs).map(|(b, ks)| ks.iter().map(|&k| b.plan(t, k)).collect()).collect();
+    let mut plans: Vec<Vec<Plan>> = bsss.iter_mut().zip(&txs).map(|(b, ks)| ks.iter().map(|&(k, r)| b.plan(r, k)).collect()).collect();
     let total: usize = plans.iter().map(Vec::len).sum();
     if total > 1 {
         // collision: everything on the air is lost; the medium is busy to the longest frame
-        let medium_end = bsss.iter().zip(&plans).flat_map(|(b, ps)| ps.iter().map(|p| b.own_end(t, p))).max().expect("transmitters");
+        let medium_end = bsss.iter().zip(&plans).flat_map(|(b, ps)| ps.iter().map(|p| b.own_end(p))).max().expect("transmitters");
         for (b, ps) in bsss.iter_mut().zip(plans) {
             b.collide(t, medium_end, ps);
         }

@@ -41,22 +41,16 @@
 //! With every node sensing every other this path gives the figures of the whole-range path
 //! (`tests/hidden.rs` forces it through Bianchi's cases).
 
-use celltcp_engine::{SimDuration, SimTime};
+use celltcp_engine::SimTime;
 use rand::Rng;
 
 use super::capture::AirTx;
 use super::{Bss, Node, Plan, Sent, WifiOutput};
 use crate::ampdu;
-use crate::dcf;
+use crate::dcf::{self, CCA_TIME};
 use crate::error::per;
 use crate::hears::Hears;
 use crate::phy::txtime;
-
-/// aCCATime, the time within which CCA reports the start of a PPDU it senses: 4 µs for the
-/// OFDM PHYs (IEEE 802.11-2020 Table 17-21 "aCCATime < 4 µs", §17.3.10.6; clauses 19 and 21
-/// take it over). A node whose backoff counter reaches zero within it of a PPDU's start has
-/// not seen the medium turn busy and transmits.
-const CCA_TIME: SimDuration = SimDuration::from_micros(4);
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
@@ -361,8 +355,9 @@ impl<P> Bss<P> {
         let rts = self.cfg.rts_cts;
         let t = q.end;
         if self.air.is_some() {
-            // air capture hook: RTS/CTS (if any), the data MPDUs, the ACK or block ACK
-            self.capture(t0, q.start, AirTx { link: p.link, txv: p.txv, n: p.n, ba: p.ba, dur: p.dur, ctrl: p.ctrl }, if rx_ok { Some(ok) } else { None });
+            // air capture hook: RTS/CTS (if any: the CTS came, the data went), the data MPDUs
+            // (all lost when the data met an overlap at the AP), the ACK or block ACK if any
+            self.capture(t0, q.start, AirTx { link: p.link, txv: p.txv, n: p.n, ba: p.ba, dur: p.dur, ctrl: p.ctrl }, Some(ok));
         }
         let hold;
         let dropped;
@@ -507,6 +502,41 @@ mod tests {
         let WifiOutput::Delivered { at, pkt: 2, .. } = out[1] else { panic!("{out:?}") };
         assert!(at >= t0 + data + US(16) + ack + US(34) + data, "{at:?}");
         assert_eq!(b.bss_stats().collisions, 0);
+    }
+
+    #[test]
+    fn data_lost_after_its_cts_is_captured_with_the_rts_and_cts() {
+        // station 1 misses the CTS to station 0 (its RTS 1 µs into it, as below) and, with no
+        // NAV, sends its next RTS 9 µs after AckTimeout + DIFS, into station 0's data: the AP
+        // loses both. The capture shows station 0's RTS and the AP's CTS received and its data
+        // lost, no ACK (it used to show only a lost RTS, as if the CTS had never come)
+        let (data, _, _, _) = data_ack_rts_cts();
+        let mut b = hidden_pair(true);
+        b.enable_air_capture("unit");
+        let t0 = SimTime::from_millis(1);
+        b.enqueue(t0, Node::Sta(0), Node::Ap, 1, 1500).unwrap();
+        b.enqueue(t0, Node::Sta(1), Node::Ap, 2, 1500).unwrap();
+        b.nodes[2].backoff.slots = 5;
+        b.nodes[2].backoff.resume = t0;
+        let mut out = vec![];
+        b.on_timer(t0 + US(73), &mut out);
+        // station 1's RTS (t0 + 45 … 73 µs) got no CTS: it resumes CTSTimeout 45 µs (16 + 9 + 20,
+        // Table 17-21's aRxPHYStartDelay) + DIFS 34 µs after it
+        assert_eq!(b.nodes[2].backoff.resume, t0 + US(73 + 79));
+        b.nodes[2].backoff.slots = 1;
+        run(&mut b, &[]);
+        assert_eq!(b.sta_stats(0).up.collisions, 1);
+        let sta0 = crate::air::mac_address("unit", Node::Sta(0));
+        let frames: Vec<_> = b.air_log().unwrap().drain().filter(|f| f.at < t0 + US(400)).map(|f| (f.at - t0, f.fcs_ok, f.kind)).collect();
+        let first: Vec<(SimDuration, bool)> = frames.iter().filter(|f| match &f.2 {
+            crate::air::FrameKind::Rts { ta, .. } => *ta == sta0,
+            crate::air::FrameKind::Cts { ra } => *ra == sta0,
+            crate::air::FrameKind::Data { addr, .. } => addr[1] == sta0,
+            crate::air::FrameKind::Ack { ra } => *ra == sta0,
+            _ => false,
+        }).map(|f| (f.0, f.1)).collect();
+        assert_eq!(first, vec![(US(0), true), (US(44), true), (US(88), false)], "{frames:?}");
+        assert!(data > US(161 - 88));
     }
 
     #[test]
