@@ -99,7 +99,7 @@ fn run(rlc: &str, forwarding: &str, extra: &str, ho: &str) -> (usize, u64, u64, 
         i += 1;
         sim.step_until(t);
         sim.inject_raw(server, &udp(s, u, i as u16, 1400), t).unwrap();
-        if i % 24 == 0 {
+        if i.is_multiple_of(24) {
             sim.inject_raw(ue, &udp(u, s, i as u16, 1400), t).unwrap();
         }
         lost += sim.drain_external(|_, _, _| got += 1);

@@ -151,7 +151,7 @@ impl RawReassembler {
         }
         let payload = &b[H..total_len];
         let end = start + payload.len();
-        if end == start || (more && payload.len() % 8 != 0) || end > 65_535 - H {
+        if end == start || (more && !payload.len().is_multiple_of(8)) || end > 65_535 - H {
             // RFC 791 §3.2: every fragment but the last carries a multiple of 8 bytes
             self.stats.inconsistent += 1;
             return None;
