@@ -15,10 +15,10 @@
 use celltcp_engine::{SimDuration, SimTime};
 use celltcp_wifi::dcf::{EdcaParams, ACK_BYTES};
 use celltcp_wifi::phy::txtime;
-use celltcp_wifi::{Band, Bss, BssConfig, Channel, Hears, Node, RateKind, Standard, TxVector, WifiOutput};
+use celltcp_wifi::{Band, Bss, BssConfig, Channel, Hears, RateKind, Standard, TxVector};
 
 mod common;
-use common::{bianchi_bps, us};
+use common::{bianchi_bps, saturated_uplink_bps, us};
 
 const MSDU: u32 = 1500;
 
@@ -46,28 +46,9 @@ fn saturated(cfg: BssConfig, n: usize, hears: Option<Hears>, secs: f64, seed: u6
     if let Some(h) = hears {
         bss.set_hears_per_ppdu(h);
     }
-    let mut out = Vec::new();
-    let warm = SimTime::from_millis(200);
     let end = SimTime::from_nanos((secs * 1e9) as u64);
-    let mut now = SimTime::ZERO;
-    let mut bytes = 0u64;
-    while now < end {
-        for s in 0..n as u16 {
-            while bss.queue_len(Node::Sta(s), Node::Ap) < 130 {
-                bss.enqueue(now, Node::Sta(s), Node::Ap, (), MSDU).unwrap();
-            }
-        }
-        now = bss.next_deadline().expect("saturated BSS is never idle");
-        bss.on_timer(now, &mut out);
-        for o in out.drain(..) {
-            if let WifiOutput::Delivered { at, .. } = o {
-                if at >= warm && at < end {
-                    bytes += MSDU as u64;
-                }
-            }
-        }
-    }
-    Sat { goodput_bps: bytes as f64 * 8.0 / (end - warm).as_secs_f64(), bss }
+    let goodput_bps = saturated_uplink_bps(&mut bss, n, MSDU, SimTime::from_millis(200), end);
+    Sat { goodput_bps, bss }
 }
 
 fn two_hidden() -> Hears {

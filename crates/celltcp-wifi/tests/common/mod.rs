@@ -1,10 +1,11 @@
 //! Bianchi's saturation model (IEEE JSAC 18(3), 2000, Eq. (7), (9) and (13)) for the tests that
-//! check DCF against it (`closed_forms.rs`, `cochannel.rs`).
+//! check DCF against it (`closed_forms.rs`, `cochannel.rs`), and the saturated uplink they and
+//! `hidden.rs` drive a BSS with.
 
-use celltcp_engine::SimDuration;
+use celltcp_engine::{SimDuration, SimTime};
 use celltcp_wifi::dcf::{ACK_BYTES, CTS_BYTES, RTS_BYTES};
 use celltcp_wifi::phy::txtime;
-use celltcp_wifi::{Band, Standard, TxVector};
+use celltcp_wifi::{Band, Bss, Node, Standard, TxVector, WifiOutput};
 
 /// A duration in microseconds.
 pub fn us(d: SimDuration) -> f64 {
@@ -63,4 +64,28 @@ pub fn ofdm_params(rate: u8, msdu: u32, rts: bool) -> (f64, i32, f64, f64, f64) 
     let w = (t.cw_min + 1) as f64;
     let m = ((t.cw_max + 1) as f64 / w).log2().round() as i32;
     (w, m, slot, ts, tc)
+}
+
+/// Keeps `n` stations' uplink queues at 130 MSDUs of `msdu` octets until `end` and returns the
+/// goodput delivered to the AP after `warm` (bit/s): Bianchi's saturation condition.
+#[allow(dead_code)]
+pub fn saturated_uplink_bps(bss: &mut Bss<()>, n: usize, msdu: u32, warm: SimTime, end: SimTime) -> f64 {
+    let (mut now, mut out, mut bytes) = (SimTime::ZERO, Vec::new(), 0u64);
+    while now < end {
+        for s in 0..n as u16 {
+            while bss.queue_len(Node::Sta(s), Node::Ap) < 130 {
+                bss.enqueue(now, Node::Sta(s), Node::Ap, (), msdu).unwrap();
+            }
+        }
+        now = bss.next_deadline().expect("saturated BSS is never idle");
+        bss.on_timer(now, &mut out);
+        for o in out.drain(..) {
+            if let WifiOutput::Delivered { at, .. } = o {
+                if at >= warm && at < end {
+                    bytes += msdu as u64;
+                }
+            }
+        }
+    }
+    bytes as f64 * 8.0 / (end - warm).as_secs_f64()
 }
