@@ -33,12 +33,15 @@
 //!   `BBRMinPipeCwnd` = 4 segments for `ProbeRTTDuration` = 200 ms and at least one round, then
 //!   RTprop is re-stamped and BBR returns to PROBE_BW (or STARTUP if the pipe was never filled).
 //!
-//! Loss handling (§4.2.3.4): on entering fast recovery cwnd becomes bytes in flight plus one
-//! segment and packet conservation holds for one round (cwnd >= inflight + newly delivered);
-//! lost bytes are subtracted from cwnd; on leaving recovery the cwnd from before it is restored.
-//! On an RTO cwnd becomes one segment, as the draft and Linux `tcp_bbr.c` do, and is restored in
-//! the same way once the bytes outstanding at the timeout have been delivered (or the sender
-//! signals the end of recovery).
+//! Loss handling (§4.2.3.4, as Linux `bbr_set_cwnd_to_recover_or_restore`): on the first ACK in
+//! fast recovery cwnd becomes bytes in flight plus the bytes that ACK delivered (the draft's
+//! "inflight + 1 segment" has one segment more than Linux) and packet conservation holds for one
+//! round (cwnd >= inflight + newly delivered); lost bytes are subtracted from cwnd; on leaving
+//! recovery the cwnd from before it is restored. On an RTO cwnd becomes one segment, as the draft
+//! and Linux `tcp_bbr.c` do, and is restored in the same way once the bytes outstanding at the
+//! timeout have been delivered (or the sender signals the end of recovery); as Linux
+//! `bbr_set_state(TCP_CA_Loss)` the RTO also zeroes `full_bw` (STARTUP's growth baseline), and a
+//! spurious-loss undo zeroes `full_bw` and its count (`bbr_undo_cwnd`).
 //!
 //! Determinism: the random start phase of PROBE_BW comes from a SplitMix64 stream seeded with
 //! [`BbrConfig::seed`]; the same seed and inputs give the same choices.
@@ -601,14 +604,22 @@ impl Bbr {
         self.send_quantum = segs as u64 * self.mss;
     }
 
-    /// §4.2.3 BBRSetCwnd with §4.2.3.4 (recovery) and §4.2.3.5 (PROBE_RTT).
-    fn set_cwnd(&mut self, ack: &Ack, newly_lost: u64) {
+    /// §4.2.3 BBRSetCwnd with §4.2.3.4 (recovery) and §4.2.3.5 (PROBE_RTT). `entering_recovery`
+    /// is true on the first ACK processed in fast recovery.
+    fn set_cwnd(&mut self, ack: &Ack, newly_lost: u64, entering_recovery: bool) {
         // Linux bbr_set_cwnd: bdp + ack-aggregation allowance, then the quantization budget.
         let aggr = self.ack_aggregation_cwnd().div_ceil(self.mss);
         let target = self.quantization_budget(self.bdp_pkts(self.cwnd_gain) + aggr) * self.mss;
         let delivered = ack.acked_bytes;
         if newly_lost > 0 {
             self.cwnd = self.cwnd.saturating_sub(newly_lost).max(self.mss);
+        }
+        if entering_recovery {
+            // Linux bbr_set_cwnd_to_recover_or_restore on the first ACK in Recovery: cwnd =
+            // packets in flight + packets acked ("cut unused cwnd"), replacing the cwnd after the
+            // losses were subtracted. The draft's §4.2.3.4 says inflight + 1 segment at the
+            // congestion event; Linux has no extra segment. Regression: celltcp kept it.
+            self.cwnd = ack.bytes_in_flight + delivered;
         }
         if self.packet_conservation {
             self.cwnd = self.cwnd.max(ack.bytes_in_flight + delivered);
@@ -670,7 +681,8 @@ impl Controller for Bbr {
             }
             None => self.round_start = false,
         }
-        if std::mem::take(&mut self.recovery_entry_pending) {
+        let entering_recovery = std::mem::take(&mut self.recovery_entry_pending);
+        if entering_recovery {
             // §4.2.3.4: the first round of recovery runs from here (C.delivered including this
             // ACK) and is conserved even if this ACK also closed a round. Regression: a round
             // ending on the ACK that started recovery cancelled packet conservation at once.
@@ -693,12 +705,14 @@ impl Controller for Bbr {
         }
         self.set_pacing_rate();
         self.set_send_quantum();
-        self.set_cwnd(ack, newly_lost);
+        self.set_cwnd(ack, newly_lost, entering_recovery);
     }
 
     fn on_congestion_event(&mut self, _now: SimTime, ev: &CongestionEvent) {
-        // §4.2.3.4: on entering fast recovery, save cwnd, set it to what is in flight plus one
-        // segment, and conserve packets for one round.
+        // §4.2.3.4: on entering fast recovery, save cwnd (Linux bbr_ssthresh) and conserve
+        // packets for one round. cwnd is set on the next ACK that delivers data (`set_cwnd`,
+        // Linux bbr_set_cwnd_to_recover_or_restore: inflight + acked); until then it is what
+        // was in flight plus one segment, as for a duplicate ACK that SACKs one segment.
         if self.in_recovery {
             return;
         }
@@ -718,6 +732,12 @@ impl Controller for Bbr {
     fn on_rto(&mut self, _now: SimTime, bytes_in_flight: u64, _mss: u32, _ss: RtoSsthresh) {
         // §4.2.3.4: after a timeout, save cwnd and send one segment.
         self.prior_cwnd = self.save_cwnd();
+        // Linux bbr_set_state(TCP_CA_Loss): full_bw = 0 restarts STARTUP's 25 %-growth baseline
+        // at the next round (full_bw_cnt is left alone there, and reset by that round), and
+        // round_start = 1 treats the RTO as the end of a round; in Linux only the long-term
+        // (policer) sampling reads it before the next ACK, which is not modelled here.
+        self.full_bw = 0.0;
+        self.round_start = true;
         self.in_recovery = true;
         self.packet_conservation = false;
         self.rto_recovery_until = Some(self.delivered + bytes_in_flight.max(1));
@@ -1204,9 +1224,10 @@ mod tests {
 
     #[test]
     fn bbr_packet_conservation_in_recovery() {
-        // §4.2.3.4: entering recovery sets cwnd = inflight + 1 segment; during the first round
-        // losses are subtracted and cwnd >= inflight + newly delivered; leaving recovery restores
-        // the cwnd from before it.
+        // §4.2.3.4: entering recovery sets cwnd = inflight + 1 segment until the first ACK, which
+        // sets inflight + delivered (Linux bbr_set_cwnd_to_recover_or_restore); during the first
+        // round cwnd >= inflight + newly delivered; leaving recovery restores the cwnd from
+        // before it.
         let mut s = TestSender::new(Bbr::new(BbrConfig::default(), MSS, 10, SimTime::ZERO), MSS, RTT);
         s.run_rounds(3);
         let before = s.window();
@@ -1214,10 +1235,11 @@ mod tests {
         let flight = s.bytes_in_flight();
         s.lose_n(2);
         assert_eq!(s.window(), flight + MSS as u64);
-        let at_event = s.window();
         s.advance(RTT);
         s.ack_n(1); // reports 2 segments newly lost
-        assert_eq!(s.window(), (at_event - 2 * MSS as u64).max(s.bytes_in_flight() + MSS as u64));
+        assert_eq!(s.window(), s.bytes_in_flight() + MSS as u64);
+        s.ack_n(1); // conservation: cwnd - 0 losses, at least inflight + delivered
+        assert!(s.window() >= s.bytes_in_flight() + MSS as u64);
         s.exit_recovery();
         assert!(s.window() >= before);
     }
@@ -1328,9 +1350,110 @@ mod tests {
         s.bbr.on_ack(s.now, &ack);
         assert_eq!(s.bbr.round_count(), rounds + 1, "the round ended");
         assert_eq!(s.bbr.btlbw(), bw, "no rate, no BtlBw update");
-        // cwnd - losses, then packet conservation: at least inflight + delivered.
-        assert_eq!(s.bbr.window(), (cwnd - 3 * MSS as u64).max(47 * MSS as u64));
+        // The first ACK in recovery: cwnd = inflight + delivered (Linux
+        // bbr_set_cwnd_to_recover_or_restore), not cwnd - losses = 48 segments.
+        assert_eq!(s.bbr.window(), 47 * MSS as u64);
         assert!(s.bbr.window() < cwnd);
+    }
+
+    #[test]
+    fn bbr_recovery_entry_cwnd_is_inflight_plus_acked() {
+        // Linux bbr_set_cwnd_to_recover_or_restore, first ACK in TCP_CA_Recovery: losses are
+        // subtracted (cwnd = max(cwnd - losses, 1)), then cwnd = tcp_packets_in_flight + acked,
+        // then packet conservation keeps max(cwnd, inflight + acked). With 40 segments in flight,
+        // an ACK that SACKs 2 and marks 3 lost leaves 35 in flight: cwnd = 37 segments. Regression:
+        // celltcp took the draft's inflight + 1 segment at the event, minus the losses, which
+        // gave 40 + 1 - 3 = 38.
+        let mut s = Script::new();
+        for r in [1e6, 2e6, 4e6] {
+            s.round(r, false);
+        }
+        let ev = CongestionEvent { bytes_in_flight: 40 * MSS as u64, mss: MSS, ..Default::default() };
+        s.bbr.on_congestion_event(s.now, &ev);
+        let prior = s.delivered - MSS as u64; // not a new round
+        s.delivered += 2 * MSS as u64;
+        s.now += SimDuration::from_millis(1);
+        let rs = RateSample {
+            delivery_rate: 4e6,
+            delivered: 2 * MSS as u64,
+            prior_delivered: prior,
+            interval: SimDuration::from_millis(10),
+            rtt: SimDuration::from_millis(10),
+            is_app_limited: false,
+            tx_in_flight: 40 * MSS as u64,
+            newly_lost: 3 * MSS as u64,
+        };
+        let ack = Ack {
+            acked_bytes: 2 * MSS as u64,
+            prior_in_flight: 40 * MSS as u64,
+            bytes_in_flight: 35 * MSS as u64,
+            rtt: Some(rs.rtt),
+            srtt: rs.rtt,
+            min_rtt: rs.rtt,
+            delivered: s.delivered,
+            rate: Some(rs),
+            in_recovery: true,
+            app_limited: false,
+            mss: MSS,
+        };
+        s.bbr.on_ack(s.now, &ack);
+        assert_eq!(s.bbr.window(), 37 * MSS as u64);
+        // The next ACK of the first round: one more SACKed, no loss; conservation allows
+        // max(cwnd, inflight + acked) = max(37, 34 + 1) = 37.
+        let prior2 = s.delivered;
+        s.delivered += MSS as u64;
+        let ack2 = Ack {
+            acked_bytes: MSS as u64,
+            prior_in_flight: 35 * MSS as u64,
+            bytes_in_flight: 34 * MSS as u64,
+            delivered: s.delivered,
+            rate: Some(RateSample { delivered: MSS as u64, prior_delivered: prior2 - 3 * MSS as u64, newly_lost: 0, ..rs }),
+            ..ack
+        };
+        s.bbr.on_ack(s.now, &ack2);
+        assert_eq!(s.bbr.window(), 37 * MSS as u64);
+    }
+
+    #[test]
+    fn bbr_rto_restarts_full_bw_baseline() {
+        // Linux bbr_set_state(TCP_CA_Loss) sets full_bw = 0: after an RTO in STARTUP the next
+        // round takes its BtlBw as the new baseline (full_bw_cnt = 0 in
+        // bbr_check_full_bw_reached), so 3 further rounds without 25 % growth are needed.
+        // Regression: the RTO left full_bw and the count of 2 flat rounds, so one more flat round
+        // ended STARTUP.
+        let mut s = Script::new();
+        for r in [100e3, 200e3, 400e3, 800e3, 900e3, 950e3] {
+            s.round(r, false);
+        }
+        s.bbr.on_rto(s.now, 1_000_000, MSS);
+        s.round(990e3, false); // new baseline
+        assert!(!s.bbr.filled_pipe());
+        s.round(990e3, false); // 1
+        s.round(990e3, false); // 2
+        assert!(!s.bbr.filled_pipe());
+        s.round(990e3, false); // 3
+        assert!(s.bbr.filled_pipe());
+    }
+
+    #[test]
+    fn bbr_undo_restarts_full_pipe_estimation() {
+        // Linux bbr_undo_cwnd: full_bw = 0 and full_bw_cnt = 0 on a spurious loss, so STARTUP
+        // needs 1 + 3 rounds without growth again; the cwnd from before recovery comes back.
+        let mut s = Script::new();
+        for r in [100e3, 200e3, 400e3, 800e3, 900e3, 950e3] {
+            s.round(r, false);
+        }
+        let before = s.bbr.window();
+        let ev = CongestionEvent { bytes_in_flight: 4 * MSS as u64, mss: MSS, ..Default::default() };
+        s.bbr.on_congestion_event(s.now, &ev);
+        s.bbr.on_spurious(s.now);
+        assert_eq!(s.bbr.window(), before);
+        for _ in 0..3 {
+            s.round(990e3, false);
+            assert!(!s.bbr.filled_pipe());
+        }
+        s.round(990e3, false);
+        assert!(s.bbr.filled_pipe());
     }
 
     #[test]
