@@ -1425,7 +1425,7 @@ mod tests {
         for r in [100e3, 200e3, 400e3, 800e3, 900e3, 950e3] {
             s.round(r, false);
         }
-        s.bbr.on_rto(s.now, 1_000_000, MSS);
+        s.bbr.on_rto(s.now, 1_000_000, MSS, RtoSsthresh::Reduce);
         s.round(990e3, false); // new baseline
         assert!(!s.bbr.filled_pipe());
         s.round(990e3, false); // 1
