@@ -93,6 +93,10 @@ pub struct Ack {
     pub app_limited: bool,
     /// Sender MSS in bytes.
     pub mss: u32,
+    /// The earliest departure time of the sender's next transmission (Linux `tcp_wstamp_ns`, as
+    /// `bbr_packets_in_net_at_edt` reads it): ahead of `now` while pacing holds the next burst;
+    /// any time not after `now` (the default) means nothing is held.
+    pub next_departure: SimTime,
 }
 
 /// A loss detected by duplicate ACKs or SACK: the start of one congestion event

@@ -29,6 +29,9 @@
 //! - **PROBE_BW** (§4.3.4): the 8-phase gain cycle `[5/4, 3/4, 1, 1, 1, 1, 1, 1]`, cwnd gain 2,
 //!   starting at a random phase other than 3/4; a phase lasts RTprop, the 5/4 phase longer until
 //!   inflight reaches `5/4 BDP` (or a loss), the 3/4 phase shorter once inflight is down to BDP.
+//!   Both compare the flight as Linux `bbr_is_next_cycle_phase` does, at the earliest departure
+//!   time of the sender's next burst ([`Ack::next_departure`], `bbr_packets_in_net_at_edt`): the
+//!   ACK's prior flight, plus that burst in the 5/4 phase, less BtlBw x (EDT - now).
 //! - **PROBE_RTT** (§4.3.5): when RTprop has not been refreshed for 10 s, cwnd drops to
 //!   `BBRMinPipeCwnd` = 4 segments for `ProbeRTTDuration` = 200 ms and at least one round, then
 //!   RTprop is re-stamped and BBR returns to PROBE_BW (or STARTUP if the pipe was never filled).
@@ -478,8 +481,25 @@ impl Bbr {
         }
     }
 
-    /// §4.3.4.3 BBRIsNextCyclePhase / BBRCheckCyclePhase.
-    fn check_cycle_phase(&mut self, now: SimTime, prior_inflight: u64, losses: u64) {
+    /// Linux `bbr_packets_in_net_at_edt`, in bytes: the flight expected in the network at the
+    /// earliest departure time `edt` of the sender's next burst (`tcp_wstamp_ns`), `inflight_now`
+    /// less what BtlBw delivers from `now` to `edt` (whole microseconds, whole segments, as the
+    /// kernel's integer arithmetic), plus that burst (`bbr_tso_segs_goal`, the send quantum) when
+    /// the gain raises the flight; never below zero.
+    fn in_net_at_edt(&self, now: SimTime, edt: SimTime, inflight_now: u64) -> u64 {
+        let interval_us = edt.saturating_since(now).as_nanos() / 1000;
+        let delivered_pkts = (self.btlbw() * interval_us as f64 * 1e-6 / self.mss as f64) as u64;
+        let mut at_edt = inflight_now;
+        if self.pacing_gain > 1.0 {
+            at_edt += self.send_quantum;
+        }
+        at_edt.saturating_sub(delivered_pkts * self.mss)
+    }
+
+    /// §4.3.4.3 BBRIsNextCyclePhase / BBRCheckCyclePhase as Linux `bbr_is_next_cycle_phase`: the
+    /// flight compared with `bbr_inflight` is the one at the next departure time
+    /// ([`Self::in_net_at_edt`]), not the ACK's prior flight (the draft's rule).
+    fn check_cycle_phase(&mut self, now: SimTime, prior_inflight: u64, losses: u64, edt: SimTime) {
         if self.mode != BbrMode::ProbeBw {
             return;
         }
@@ -488,9 +508,10 @@ impl Bbr {
         let next = if self.pacing_gain == 1.0 {
             is_full_length
         } else if self.pacing_gain > 1.0 {
-            is_full_length && (losses > 0 || prior_inflight >= self.inflight(self.pacing_gain))
+            let inflight = self.in_net_at_edt(now, edt, prior_inflight);
+            is_full_length && (losses > 0 || inflight >= self.inflight(self.pacing_gain))
         } else {
-            is_full_length || prior_inflight <= self.inflight(1.0)
+            is_full_length || self.in_net_at_edt(now, edt, prior_inflight) <= self.inflight(1.0)
         };
         if next {
             self.advance_cycle_phase(now);
@@ -689,7 +710,7 @@ impl Controller for Bbr {
             self.next_round_delivered = ack.delivered;
             self.packet_conservation = true;
         }
-        self.check_cycle_phase(now, ack.prior_in_flight, newly_lost);
+        self.check_cycle_phase(now, ack.prior_in_flight, newly_lost, ack.next_departure);
         if let Some(rs) = ack.rate {
             self.check_full_pipe(&rs);
         }
@@ -827,6 +848,7 @@ mod tests {
                 in_recovery: false,
                 app_limited,
                 mss: MSS,
+                next_departure: SimTime::ZERO,
             };
             self.bbr.on_ack(self.now, &ack);
         }
@@ -1016,6 +1038,83 @@ mod tests {
         }
         assert!(seen.iter().all(|&x| x), "all phases visited");
         assert!(changes >= 16, "{changes} phase changes in ~7 s of 41 ms phases");
+    }
+
+    /// A BBR in PROBE_BW phase `idx` at BtlBw = RATE (10 Mbit/s), RTprop 50 ms, the phase begun at
+    /// t = 0, with Linux's send quantum for its pacing rate (2 segments at this rate).
+    fn probe_bw_at(idx: usize) -> Bbr {
+        let mut b = Bbr::new(BbrConfig::default(), MSS, 10, SimTime::ZERO);
+        b.btlbw.update(0, RATE);
+        b.rtprop = Some(SimDuration::from_millis(50));
+        b.filled_pipe = true;
+        b.mode = BbrMode::ProbeBw;
+        b.cycle_index = idx;
+        b.cycle_stamp = SimTime::ZERO;
+        b.pacing_gain = GAIN_CYCLE[idx];
+        b.set_pacing_rate();
+        b.set_send_quantum();
+        assert_eq!(b.send_quantum, 2 * MSS as u64);
+        b
+    }
+
+    #[test]
+    fn bbr_probe_bw_up_phase_exit_counts_the_edt_burst() {
+        // Linux bbr_is_next_cycle_phase: the 5/4 phase ends (after RTprop) once
+        // bbr_packets_in_net_at_edt(prior_in_flight) >= bbr_inflight(bw, 5/4), where the flight
+        // at the EDT is prior_in_flight + bbr_tso_segs_goal (the skb leaving at tcp_wstamp_ns)
+        // less bw x (EDT - now). bbr_inflight: ceil(1.25 x 62.5) = 79 segments (bbr_bdp) + 3 x 2
+        // (bbr_tso_segs_goal) = 85, even 86, + 2 in phase 0 (bbr_quantization_budget) = 88.
+        // Regression: the draft's rule compared prior_in_flight alone, so the phase ran one burst
+        // longer, and ignored the flight that drains before the next departure.
+        let seg = MSS as u64;
+        let b = probe_bw_at(0);
+        assert_eq!(b.inflight(1.25), 88 * seg);
+        let now = SimTime::from_millis(51); // past RTprop: the phase may end
+        // EDT not ahead: 86 segments + the 2-segment burst reach the target.
+        let mut x = b.clone();
+        x.check_cycle_phase(now, 86 * seg, 0, now);
+        assert_eq!(x.cycle_index(), 1, "86 + one burst of 2 >= 88 ends the 5/4 phase");
+        let mut x = b.clone();
+        x.check_cycle_phase(now, 85 * seg, 0, SimTime::ZERO);
+        assert_eq!(x.cycle_index(), 0, "85 + 2 < 88");
+        // EDT 2.4 ms ahead: 3 segments (800 us each at 10 Mbit/s) leave the network before it.
+        let edt = now + SimDuration::from_micros(3 * 800 + 1);
+        let mut x = b.clone();
+        x.check_cycle_phase(now, 88 * seg, 0, edt);
+        assert_eq!(x.cycle_index(), 0, "88 + 2 - 3 = 87 < 88");
+        let mut x = b.clone();
+        x.check_cycle_phase(now, 89 * seg, 0, edt);
+        assert_eq!(x.cycle_index(), 1, "89 + 2 - 3 = 88");
+        // Before RTprop has passed, no flight ends it.
+        let mut x = b.clone();
+        x.check_cycle_phase(SimTime::from_millis(49), 200 * seg, 0, SimTime::ZERO);
+        assert_eq!(x.cycle_index(), 0);
+    }
+
+    #[test]
+    fn bbr_probe_bw_down_phase_exit_counts_delivery_until_edt() {
+        // Linux bbr_is_next_cycle_phase: the 3/4 phase ends once bbr_packets_in_net_at_edt
+        // (prior_in_flight) <= bbr_inflight(bw, 1): no burst added (pacing_gain < 1), the
+        // delivery at BtlBw until tcp_wstamp_ns subtracted. bbr_inflight: ceil(62.5) = 63 + 3 x 2
+        // = 69, even 70, no + 2 outside phase 0 = 70 segments.
+        let seg = MSS as u64;
+        let b = probe_bw_at(1);
+        assert_eq!(b.send_quantum, 2 * seg, "the 3/4 rate still gives 2-segment bursts");
+        assert_eq!(b.inflight(1.0), 70 * seg);
+        let now = SimTime::from_millis(10); // well within RTprop
+        let mut x = b.clone();
+        x.check_cycle_phase(now, 72 * seg, 0, now);
+        assert_eq!(x.cycle_index(), 1, "72 > 70 with the EDT not ahead");
+        let mut x = b.clone();
+        x.check_cycle_phase(now, 70 * seg, 0, now);
+        assert_eq!(x.cycle_index(), 2, "70 <= 70");
+        // EDT 1.6 ms ahead: 2 segments delivered by then, 72 - 2 = 70.
+        let mut x = b.clone();
+        x.check_cycle_phase(now, 72 * seg, 0, now + SimDuration::from_micros(2 * 800 + 1));
+        assert_eq!(x.cycle_index(), 2, "72 - 2 delivered before the EDT <= 70");
+        let mut x = b.clone();
+        x.check_cycle_phase(now, 72 * seg, 0, now + SimDuration::from_micros(2 * 800 - 1));
+        assert_eq!(x.cycle_index(), 1, "1.599 ms delivers 1 whole segment only: 71 > 70");
     }
 
     #[test]
@@ -1300,6 +1399,7 @@ mod tests {
             in_recovery: false,
             app_limited: false,
             mss: MSS,
+            next_departure: SimTime::ZERO,
         };
         s.bbr.on_ack(s.now, &ack);
         assert_eq!(s.bbr.window(), cwnd + 2 * MSS as u64);
@@ -1346,6 +1446,7 @@ mod tests {
             in_recovery: true,
             app_limited: false,
             mss: MSS,
+            next_departure: SimTime::ZERO,
         };
         s.bbr.on_ack(s.now, &ack);
         assert_eq!(s.bbr.round_count(), rounds + 1, "the round ended");
@@ -1395,6 +1496,7 @@ mod tests {
             in_recovery: true,
             app_limited: false,
             mss: MSS,
+            next_departure: SimTime::ZERO,
         };
         s.bbr.on_ack(s.now, &ack);
         assert_eq!(s.bbr.window(), 37 * MSS as u64);

@@ -331,6 +331,7 @@ impl<C: Controller> TestSender<C> {
             in_recovery: self.in_recovery,
             app_limited: self.app_is_limiting(),
             mss: self.mss,
+            next_departure: SimTime::ZERO,
         };
         self.acks += 1;
         self.cc.on_ack(self.now, &ack);

@@ -648,6 +648,7 @@ impl TcpEndpoint {
                 in_recovery: self.ca_state == CaState::Recovery,
                 app_limited: !cwnd_limited,
                 mss: self.mss,
+                next_departure: self.pacing_next,
             };
             self.cc.on_ack(now, &a);
             // PRR (RFC 6937, Linux `tcp_cwnd_reduction`) after the controller, as
