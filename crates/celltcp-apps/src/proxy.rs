@@ -36,8 +36,12 @@
 //! pool is full is capped before its SYN or SYN-ACK goes out (a zero window) but its buffer
 //! starts from the autotuning start, so a rising cap opens its window with an update before
 //! any byte has arrived (autotuning alone grows a buffer only as bytes are read). Each
-//! direction keeps `min(64 KiB, per_connection_buffer / 8)` of window for the other (a request
-//! on a connection whose download fills it). This mirrors a Linux splice proxy (HAProxy,
+//! direction keeps `min(64 KiB, per_connection_buffer / 8, share / 2)` of window for the other (a request
+//! on a connection whose download fills it). Under pressure every connection keeps progressing,
+//! as Linux lets a socket below `tcp_rmem[0]` allocate under `tcp_mem` pressure
+//! (`__sk_mem_raise_allocated`): a direction keeps the first [`MIN_PROGRESS`] of its cap whatever
+//! the reserve, a connection holding nothing may take that much free space above its share, and
+//! space freed is offered to the least committed connections first. This mirrors a Linux splice proxy (HAProxy,
 //! Squid with kernel buffers): the memory is in the sockets' buffers, sized per socket, and a
 //! full pool slows the senders by their windows (RFC 3135 §5.1: a PEP's resources are bounded,
 //! flow control is its tool).
@@ -165,6 +169,11 @@ fn rcv_potential(tcp: &TcpEndpoint) -> u64 {
     // the window is rounded up to the scale unit, also when it does not grow (no shrinking)
     c.max(tcp.rcv_buf()) + tcp.rcv_wnd_granularity() - 1
 }
+
+/// The free space an idle connection may always take ([`SplitProxy::cap`]): Linux's
+/// `tcp_rmem[0]`, the receive memory a socket is granted even under memory pressure
+/// (`__sk_mem_raise_allocated`: an allocation below `sysctl_rmem[0]` always succeeds).
+const MIN_PROGRESS: u64 = 4096;
 
 /// The window each direction keeps for the other (module doc).
 fn leg_reserve(per_connection: u64) -> u64 {
@@ -428,12 +437,18 @@ impl SplitProxy {
 
     /// The most connection `i` may commit now (module doc): it grows only into free space, up
     /// to its share whatever the others claim, beyond it into what they do not claim.
-    fn cap(&self, pool: &Pool, i: usize) -> u64 {
+    /// A connection that holds no byte (`idle`: nothing of it left to drain, so no event of its
+    /// own will free space) may still take [`MIN_PROGRESS`] of the free space, as Linux lets a
+    /// socket below `tcp_rmem[0]` allocate under memory pressure: without it a connection whose
+    /// commitment is above its share (a window advertised before more connections came, which
+    /// cannot be shrunk) never moved again while newer ones claimed all the free space.
+    fn cap(&self, pool: &Pool, i: usize, idle: bool) -> u64 {
         let h = self.commit[i];
         let free = self.cfg.buffer.saturating_sub(pool.total);
         let own = if self.conns[i].open() { pool.share.saturating_sub(h) } else { 0 };
         let others = pool.claimed.saturating_sub(own);
-        let grow = free.saturating_sub(others).max(free.min(pool.share.saturating_sub(h)));
+        let floor = if idle { free.min(MIN_PROGRESS) } else { 0 };
+        let grow = free.saturating_sub(others).max(free.min(pool.share.saturating_sub(h))).max(floor);
         (h + grow).min(self.cfg.per_connection_buffer)
     }
 
@@ -441,7 +456,10 @@ impl SplitProxy {
     /// `cap` (module doc).
     fn grant<S: SocketApi>(&mut self, net: &mut S, pool: &mut Pool, i: usize, cap: u64) {
         let c = self.conns[i];
-        let reserve = leg_reserve(self.cfg.per_connection_buffer);
+        // the reserve comes out of the connection's fair share, at most half of it: a reserve
+        // larger than the share (16 connections in a 256 KB pool: 32 KB each way, share 16 KB)
+        // left every direction's window closed for the other's unused reserve (a deadlock)
+        let reserve = leg_reserve(self.cfg.per_connection_buffer).min(pool.share / 2);
         for (from, other) in [(c.server, c.client), (c.client, c.server)] {
             if from == HELD {
                 continue;
@@ -464,7 +482,9 @@ impl SplitProxy {
                 }
             };
             let rest = self.commit[i].saturating_sub(own);
-            let target = cap.saturating_sub(rest + keep);
+            // the reserve never takes a direction's first MIN_PROGRESS of the cap: with a
+            // small share, space freed in small pieces otherwise never opened a window
+            let target = cap.saturating_sub(rest + keep).max(cap.saturating_sub(rest).min(MIN_PROGRESS));
             let buf = (target + 1).saturating_sub(g);
             // a cap already in force changes nothing: the socket is only read, so the stack need
             // not service it (the survey of every connection after space was freed)
@@ -480,13 +500,14 @@ impl SplitProxy {
     /// bound what the connection holds) and sizes its receive buffers.
     fn pump<S: SocketApi>(&mut self, net: &mut S, pool: &mut Pool, now: SimTime, i: usize) {
         if self.conns[i].client_pending() {
-            let cap = self.cap(pool, i);
+            let cap = self.cap(pool, i, false);
             self.grant(net, pool, i, cap);
             return;
         }
         // the cap before the reads: a read moves bytes from a receive buffer into the queue,
         // and the buffers are then sized to it
-        let cap = self.cap(pool, i);
+        let idle = self.conns[i].held(net) == 0;
+        let cap = self.cap(pool, i, idle);
         loop {
             let mut moved = 0;
             let c = &mut self.conns[i];
@@ -623,9 +644,14 @@ impl App for SplitProxy {
         // space freed here (bytes acknowledged, a connection closed) may let the others' windows open
         if self.conns.len() > 1 && (pool.total < before || self.conns.iter().filter(|c| c.open()).count() < open_before) {
             let mut pool = self.pool(net);
-            for j in 0..self.conns.len() {
+            // the connections committing least first: the freed space goes to the most starved
+            // (in index order a full pool's newest connections never saw any of it)
+            let mut order: Vec<usize> = (0..self.conns.len()).collect();
+            order.sort_by_key(|&j| self.commit[j]);
+            for j in order {
                 if j != i {
-                    let cap = self.cap(&pool, j);
+                    let idle = self.conns[j].held(net) == 0;
+                    let cap = self.cap(&pool, j, idle);
                     self.grant(net, &mut pool, j, cap);
                 }
             }
