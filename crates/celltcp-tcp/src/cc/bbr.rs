@@ -836,21 +836,28 @@ mod tests {
                 tx_in_flight: 1_000_000,
                 newly_lost: 0,
             };
-            let ack = Ack {
-                acked_bytes: MSS as u64,
-                prior_in_flight: 1_000_000,
-                bytes_in_flight: 1_000_000,
-                rtt: Some(rs.rtt),
-                srtt: rs.rtt,
-                min_rtt: rs.rtt,
+            let ack = self.ack(MSS as u64, 1_000_000, 1_000_000, Some(rs), false);
+            self.bbr.on_ack(self.now, &ack);
+        }
+        /// An ACK of `acked` bytes at a 10 ms RTT, with this script's delivered count, the flight
+        /// before and after it, its rate sample (whose app-limited mark it carries) and nothing
+        /// held back by pacing.
+        fn ack(&self, acked: u64, prior_in_flight: u64, bytes_in_flight: u64, rate: Option<RateSample>, in_recovery: bool) -> Ack {
+            let rtt = SimDuration::from_millis(10);
+            Ack {
+                acked_bytes: acked,
+                prior_in_flight,
+                bytes_in_flight,
+                rtt: Some(rtt),
+                srtt: rtt,
+                min_rtt: rtt,
                 delivered: self.delivered,
-                rate: Some(rs),
-                in_recovery: false,
-                app_limited,
+                rate,
+                in_recovery,
+                app_limited: rate.is_some_and(|r| r.is_app_limited),
                 mss: MSS,
                 next_departure: SimTime::ZERO,
-            };
-            self.bbr.on_ack(self.now, &ack);
+            }
         }
     }
 
@@ -1387,20 +1394,7 @@ mod tests {
         let mut s = Script::new();
         s.round(1e6, false);
         let (cwnd, rounds, bw) = (s.bbr.window(), s.bbr.round_count(), s.bbr.btlbw());
-        let ack = Ack {
-            acked_bytes: 2 * MSS as u64,
-            prior_in_flight: 1_000_000,
-            bytes_in_flight: 1_000_000,
-            rtt: Some(SimDuration::from_millis(10)),
-            srtt: SimDuration::from_millis(10),
-            min_rtt: SimDuration::from_millis(10),
-            delivered: s.delivered + 2 * MSS as u64,
-            rate: None,
-            in_recovery: false,
-            app_limited: false,
-            mss: MSS,
-            next_departure: SimTime::ZERO,
-        };
+        let ack = Ack { delivered: s.delivered + 2 * MSS as u64, ..s.ack(2 * MSS as u64, 1_000_000, 1_000_000, None, false) };
         s.bbr.on_ack(s.now, &ack);
         assert_eq!(s.bbr.window(), cwnd + 2 * MSS as u64);
         assert_eq!((s.bbr.round_count(), s.bbr.btlbw()), (rounds, bw));
@@ -1434,20 +1428,7 @@ mod tests {
             tx_in_flight: 50 * MSS as u64,
             newly_lost: 3 * MSS as u64,
         };
-        let ack = Ack {
-            acked_bytes: MSS as u64,
-            prior_in_flight: 50 * MSS as u64,
-            bytes_in_flight: 46 * MSS as u64,
-            rtt: Some(rs.rtt),
-            srtt: rs.rtt,
-            min_rtt: rs.rtt,
-            delivered: s.delivered,
-            rate: Some(rs),
-            in_recovery: true,
-            app_limited: false,
-            mss: MSS,
-            next_departure: SimTime::ZERO,
-        };
+        let ack = s.ack(MSS as u64, 50 * MSS as u64, 46 * MSS as u64, Some(rs), true);
         s.bbr.on_ack(s.now, &ack);
         assert_eq!(s.bbr.round_count(), rounds + 1, "the round ended");
         assert_eq!(s.bbr.btlbw(), bw, "no rate, no BtlBw update");
@@ -1484,20 +1465,7 @@ mod tests {
             tx_in_flight: 40 * MSS as u64,
             newly_lost: 3 * MSS as u64,
         };
-        let ack = Ack {
-            acked_bytes: 2 * MSS as u64,
-            prior_in_flight: 40 * MSS as u64,
-            bytes_in_flight: 35 * MSS as u64,
-            rtt: Some(rs.rtt),
-            srtt: rs.rtt,
-            min_rtt: rs.rtt,
-            delivered: s.delivered,
-            rate: Some(rs),
-            in_recovery: true,
-            app_limited: false,
-            mss: MSS,
-            next_departure: SimTime::ZERO,
-        };
+        let ack = s.ack(2 * MSS as u64, 40 * MSS as u64, 35 * MSS as u64, Some(rs), true);
         s.bbr.on_ack(s.now, &ack);
         assert_eq!(s.bbr.window(), 37 * MSS as u64);
         // The next ACK of the first round: one more SACKed, no loss; conservation allows
