@@ -91,6 +91,15 @@ fn established(c: TcpConfig) -> Pair {
     p
 }
 
+/// One segment from A acknowledged 40 ms later: A has an RTT sample and B has advertised its
+/// full window (a window update is not a duplicate ACK: RFC 5681 §2 condition (e)).
+fn warm_up(p: &mut Pair) {
+    p.a.write(MSS);
+    p.exchange();
+    p.advance(SimDuration::from_millis(40));
+    p.exchange();
+}
+
 /// FIN-WAIT-2 (A) / CLOSE-WAIT (B): A closed and B acknowledged the FIN.
 fn fin_wait_2() -> Pair {
     let mut p = established(cfg());
@@ -296,10 +305,7 @@ fn established_three_dupacks_start_newreno_fast_retransmit() {
     let mut p = established(c);
     // warm up so that B has advertised its full window (a window update is not a duplicate
     // ACK: RFC 5681 §2 condition (e))
-    p.a.write(MSS);
-    p.exchange();
-    p.advance(SimDuration::from_millis(40));
-    p.exchange();
+    warm_up(&mut p);
     p.a.write(10 * MSS);
     let segs = drain(&mut p.a, p.now);
     assert_eq!(segs.len(), 10);
@@ -550,10 +556,7 @@ fn ecn_second_reduction_only_in_the_next_window() {
 fn ecn_retransmissions_and_acks_are_not_ect() {
     // RFC 3168 §6.1.5: retransmitted data is sent Not-ECT.
     let mut p = established(TcpConfig { delayed_ack: true, ..ecn_cfg() });
-    p.a.write(MSS);
-    p.exchange();
-    p.advance(SimDuration::from_millis(40));
-    p.exchange();
+    warm_up(&mut p);
     p.a.write(10 * MSS);
     let segs = drain(&mut p.a, p.now);
     assert!(segs.iter().all(|s| s.ect));
@@ -626,10 +629,7 @@ fn after_losses(
         ..cfg()
     });
     // warm up: an RTT sample and B's full window advertised
-    p.a.write(MSS);
-    p.exchange();
-    p.advance(SimDuration::from_millis(40));
-    p.exchange();
+    warm_up(&mut p);
     p.a.write(10 * MSS);
     let segs = send_paced(&mut p, 10);
     assert_eq!(segs.len(), 10, "{cc}: initial window");
@@ -749,10 +749,7 @@ fn rto_in_open_recomputes_ssthresh_and_a_repeated_rto_holds_it() {
             cc: cc.into(),
             ..cfg()
         });
-        p.a.write(MSS);
-        p.exchange();
-        p.advance(SimDuration::from_millis(40));
-        p.exchange();
+        warm_up(&mut p);
         p.a.write(10 * MSS);
         let segs = send_paced(&mut p, 10);
         assert_eq!(p.a.cc.ssthresh(), u64::MAX, "{cc}: slow start");
