@@ -7,7 +7,10 @@ celltcp): stations 5 m around an AP wired to a server (1 Gbit/s, 1 ms), ns-3's d
 
   ac-udp-N   802.11ac VHT MCS 7, 20 MHz, one stream, A-MPDU: N stations send saturating UDP
              (1472-byte payloads, 90/N Mbit/s each, about 1.5x the channel) up to the server
-  g-tcp-N    802.11g 54 Mbit/s (control at 24): one bulk TCP CUBIC download per station
+  g-tcp-N    802.11g 54 Mbit/s (control at 24): one bulk TCP CUBIC download per station; the
+             receivers ACK every second segment as ns-3's TCP does (DelAckCount 2): celltcp's
+             flows run with quickack = 0, without Linux's quick ACKs (--quickack 16 restores them:
+             an ACK per segment while the receive window grows, docs/validation.md)
 
     python3 bench/wifi.py                          # ac-udp-1/5/14 and g-tcp-1/5, 10 s, 1 rep
     python3 bench/wifi.py --cases ac-udp-14 --duration 20 --reps 3
@@ -15,6 +18,8 @@ celltcp): stations 5 m around an AP wired to a server (1 Gbit/s, 1 ms), ns-3's d
     python3 bench/wifi.py --cases ac-udp-5,ac-udp-14 --ns3-args="--maxDelay=100000 --bar=0"
                                                    # isolate ns-3 mechanisms (bench/ns3/wifi.cc)
     python3 bench/wifi.py --ns3-args="--errorModel=ns3::NistErrorRateModel"
+    python3 bench/wifi.py --cases g-tcp-1,g-tcp-5 --quickack 16
+                                                   # celltcp's TCP with Linux's quick ACKs
                                                    # ns-3 with NIST (its 3.37 default is table-based)
 
 Columns: goodput (Mbit/s over [start, end], summed over stations) and Jain's index of the
@@ -44,7 +49,7 @@ def parse_case(name):
     return std, transport, int(n)
 
 
-def wifi_toml(std, transport, n, duration, start):
+def wifi_toml(std, transport, n, duration, start, quickack=0):
     lines = [f'duration = "{duration}s"', 'sample_interval = "1s"', "record_rtt = false", "",
              "[[wifi]]", 'name = "bss"', 'ap = "ap"', f'stations = {{ prefix = "sta", count = {n} }}',
              f'standard = "{"802.11ac" if std == "ac" else "802.11g"}"', 'width = "20MHz"', "mcs = 7",
@@ -55,7 +60,7 @@ def wifi_toml(std, transport, n, duration, start):
                   f'rate = "{90.0 / n:.4f}Mbps"', 'size = "1472B"', f'start = "{start}s"']
     else:
         lines += ["[[flow]]", 'name = "dl"', 'app = "bulk"', 'from = "server"', 'to = "sta*"', 'cc = "cubic"',
-                  'window = "4MB"', f'start = "{start}s"']
+                  'window = "4MB"', f"quickack = {quickack}", f'start = "{start}s"']
     return "\n".join(lines) + "\n"
 
 
@@ -97,6 +102,9 @@ def main():
     ap.add_argument("--no-build", action="store_true")
     ap.add_argument("--json", metavar="FILE", help="also write every run as JSON")
     ap.add_argument("--ns3-args", default="", help="extra ns-3 options, e.g. \"--maxDelay=100000 --bar=0\"")
+    ap.add_argument("--quickack", type=int, default=0,
+                    help="celltcp's TCP receivers' quickack (default 0: an ACK per two segments as ns-3's "
+                         "DelAckCount 2; 16: Linux's quick ACKs)")
     args = ap.parse_args()
     cases = [parse_case(c) for c in args.cases.split(",")]
     if not args.no_build:
@@ -112,7 +120,7 @@ def main():
             name = f"{std}-{transport}-{n}"
             path = os.path.join(tmp, f"{name}.toml")
             with open(path, "w") as f:
-                f.write(wifi_toml(std, transport, n, args.duration, args.start))
+                f.write(wifi_toml(std, transport, n, args.duration, args.start, args.quickack))
             c_runs, n_runs = [], []
             for _ in range(args.reps):
                 c_runs.append(run_celltcp(path))

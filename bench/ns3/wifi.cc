@@ -37,6 +37,13 @@
 // MPDUs they carried, the mean A-MPDU size, and the other frames on the air by kind (beacons,
 // BlockAckRequests, block ACKs, ACKs, management/action frames), each with its air time.
 //
+// --trace=FILE writes every PPDU on the air and every backoff draw over [start, duration], one
+// line each, for bench/wifi_trace.py (nodes numbered as celltcp's capture: 0 the AP, 1 + i
+// station i):
+//   tx <ns> <node> <data|ack|beacon|bar|block_ack|rts|cts|management|other> <PSDU bytes> <duration ns>
+//   backoff <ns> <node> <slots drawn>        (Txop/QosTxop BackoffTrace)
+//   cw <ns> <node> <CW>                      (CwTrace: CW after a success or a failure)
+//
 // Output: one JSON line on stdout. Wall time is Simulator::Run() only.
 
 #include "ns3/applications-module.h"
@@ -78,6 +85,71 @@ static std::map<std::string, Tally> g_tally;
 static double g_countFrom = 0;
 static WifiPhyBand g_band = WIFI_PHY_BAND_5GHZ;
 
+// --trace: the file, and the ns-3 node id of the AP (stations are 0 .. N-1).
+static FILE* g_trace = nullptr;
+static uint32_t g_apNode = 0;
+
+static std::string
+FrameKind(const WifiMacHeader& h)
+{
+    return h.IsQosData() || h.IsData() ? "data"
+           : h.IsBeacon()              ? "beacon"
+           : h.IsBlockAckReq()         ? "bar"
+           : h.IsBlockAck()            ? "block_ack"
+           : h.IsAck()                 ? "ack"
+           : h.IsRts()                 ? "rts"
+           : h.IsCts()                 ? "cts"
+           : h.IsMgt()                 ? "management"
+                                       : "other";
+}
+
+// The node of a trace context "/NodeList/<id>/...", numbered as celltcp's capture (0: the AP).
+static uint32_t
+TraceNode(const std::string& context)
+{
+    const std::string key = "/NodeList/";
+    size_t a = context.find(key) + key.size();
+    uint32_t id = std::stoul(context.substr(a, context.find('/', a) - a));
+    return id == g_apNode ? 0 : id + 1;
+}
+
+static void
+TraceTx(std::string context, WifiConstPsduMap psdus, WifiTxVector txVector, double)
+{
+    if (Simulator::Now().GetSeconds() < g_countFrom)
+    {
+        return;
+    }
+    for (const auto& [staId, psdu] : psdus)
+    {
+        std::fprintf(g_trace, "tx %lld %u %s %u %lld\n", (long long)Simulator::Now().GetNanoSeconds(),
+                     TraceNode(context), FrameKind(psdu->GetHeader(0)).c_str(), (unsigned)psdu->GetSize(),
+                     (long long)WifiPhy::CalculateTxDuration(psdu->GetSize(), txVector, g_band).GetNanoSeconds());
+    }
+}
+
+static void
+TraceValue(const char* what, std::string context, uint32_t value, uint8_t)
+{
+    if (Simulator::Now().GetSeconds() >= g_countFrom)
+    {
+        std::fprintf(g_trace, "%s %lld %u %u\n", what, (long long)Simulator::Now().GetNanoSeconds(),
+                     TraceNode(context), value);
+    }
+}
+
+static void
+TraceBackoff(std::string context, uint32_t value, uint8_t link)
+{
+    TraceValue("backoff", context, value, link);
+}
+
+static void
+TraceCw(std::string context, uint32_t value, uint8_t link)
+{
+    TraceValue("cw", context, value, link);
+}
+
 static void
 OnTxPsduBegin(WifiConstPsduMap psdus, WifiTxVector txVector, double)
 {
@@ -87,16 +159,7 @@ OnTxPsduBegin(WifiConstPsduMap psdus, WifiTxVector txVector, double)
     }
     for (const auto& [staId, psdu] : psdus)
     {
-        const WifiMacHeader& h = psdu->GetHeader(0);
-        std::string kind = h.IsQosData() || h.IsData() ? "data"
-                           : h.IsBeacon()              ? "beacon"
-                           : h.IsBlockAckReq()         ? "bar"
-                           : h.IsBlockAck()            ? "block_ack"
-                           : h.IsAck()                 ? "ack"
-                           : h.IsRts()                 ? "rts"
-                           : h.IsCts()                 ? "cts"
-                           : h.IsMgt()                 ? "management"
-                                                       : "other";
+        std::string kind = FrameKind(psdu->GetHeader(0));
         Tally& t = g_tally[kind];
         t.ppdus += 1;
         t.mpdus += psdu->GetNMpdus();
@@ -121,6 +184,7 @@ main(int argc, char* argv[])
     uint32_t maxDelayMs = 500;
     uint32_t beaconInterval = 102400;
     std::string errorModel = "ns3::TableBasedErrorRateModel";
+    std::string traceFile;
 
     auto setupStart = std::chrono::steady_clock::now();
     CommandLine cmd(__FILE__);
@@ -138,6 +202,7 @@ main(int argc, char* argv[])
     cmd.AddValue("maxDelay", "WifiMacQueue::MaxDelay, milliseconds (ns-3 default 500)", maxDelayMs);
     cmd.AddValue("beaconInterval", "beacon interval, microseconds (multiple of 1024)", beaconInterval);
     cmd.AddValue("errorModel", "the PHYs' error rate model (ns3::TableBasedErrorRateModel | ns3::NistErrorRateModel)", errorModel);
+    cmd.AddValue("trace", "write every PPDU and backoff draw to this file (bench/wifi_trace.py)", traceFile);
     cmd.Parse(argc, argv);
     if (stations == 0 || duration <= start || (standard != "ac" && standard != "g") ||
         (transport != "udp" && transport != "tcp"))
@@ -272,6 +337,22 @@ main(int argc, char* argv[])
 
     Config::ConnectWithoutContext("/NodeList/*/DeviceList/*/$ns3::WifiNetDevice/Phy/PhyTxPsduBegin",
                                   MakeCallback(&OnTxPsduBegin));
+    if (!traceFile.empty())
+    {
+        g_trace = std::fopen(traceFile.c_str(), "w");
+        if (!g_trace)
+        {
+            std::cerr << "wifi: --trace: cannot write " << traceFile << "\n";
+            return 2;
+        }
+        g_apNode = ap->GetId();
+        const std::string dev = "/NodeList/*/DeviceList/*/$ns3::WifiNetDevice/";
+        Config::Connect(dev + "Phy/PhyTxPsduBegin", MakeCallback(&TraceTx));
+        // the DCF of 802.11g (non-QoS) and the best-effort EDCAF of 802.11ac
+        const std::string txop = standard == "g" ? "Mac/Txop/" : "Mac/BE_Txop/";
+        Config::Connect(dev + txop + "BackoffTrace", MakeCallback(&TraceBackoff));
+        Config::Connect(dev + txop + "CwTrace", MakeCallback(&TraceCw));
+    }
     Simulator::Stop(Seconds(duration));
     auto runStart = std::chrono::steady_clock::now();
     Simulator::Run();
@@ -288,6 +369,10 @@ main(int argc, char* argv[])
         total += s->GetTotalRx();
     }
     Simulator::Destroy();
+    if (g_trace)
+    {
+        std::fclose(g_trace);
+    }
 
     double span = duration - start;
     double sumX = 0, sumX2 = 0;
