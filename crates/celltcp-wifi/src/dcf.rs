@@ -214,6 +214,23 @@ mod tests {
     }
 
     #[test]
+    fn ack_timeout_for_ht_and_vht_from_the_2020_tables() {
+        // AckTimeout = aSIFSTime + aSlotTime + aRxPHYStartDelay (IEEE 802.11-2020 §10.3.2.11), with
+        // aRxPHYStartDelay 28 µs for HT-mixed (Table 19-25) and 36 + 4 × max N_VHT-LTF + 4 = 72 µs
+        // for VHT (Table 21-28, N_VHT-LTF ≤ 8 by Table 21-13). Before: 33 and 40 µs, from memory.
+        let ack_timeout_us = |s: Standard, b: Band| {
+            let t = s.timing(b);
+            MacTiming::new(&t, &EdcaParams::best_effort(&t)).ack_timeout.as_nanos() / 1_000
+        };
+        assert_eq!(ack_timeout_us(Standard::N, Band::Ghz5), 16 + 9 + 28);
+        assert_eq!(ack_timeout_us(Standard::N, Band::Ghz2_4), 10 + 9 + 28);
+        assert_eq!(ack_timeout_us(Standard::Ac, Band::Ghz5), 16 + 9 + 72);
+        // the non-HT PHYs keep Tables 17-21 and 18-5's 20 µs
+        assert_eq!(ack_timeout_us(Standard::A, Band::Ghz5), 16 + 9 + 20);
+        assert_eq!(ack_timeout_us(Standard::G, Band::Ghz2_4), 10 + 9 + 20);
+    }
+
+    #[test]
     fn resume_rules_after_success_timeout_error_and_nav() {
         let t = Standard::A.timing(Band::Ghz5);
         let m = MacTiming::new(&t, &EdcaParams::dcf(&t));

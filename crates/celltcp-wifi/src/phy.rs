@@ -100,6 +100,17 @@ impl Standard {
         }
     }
 
+    /// aRxPHYStartDelay, µs, of the standard's PHY (the same in both bands): OFDM and ERP-OFDM 20
+    /// (IEEE 802.11-2020 Tables 17-21, 18-5), HT-mixed 28 (Table 19-25), VHT 36 + 4 × 8 + 4 = 72
+    /// (Table 21-28 with the largest N_VHT-LTF, 8, Table 21-13).
+    fn rx_phy_start_delay_us(self) -> u64 {
+        match self {
+            Standard::A | Standard::G => 20,
+            Standard::N => 28,
+            Standard::Ac => 36 + 4 * 8 + 4,
+        }
+    }
+
     /// The PHY characteristics the MAC needs.
     pub fn timing(self, band: Band) -> PhyTiming {
         let us = SimDuration::from_micros;
@@ -110,16 +121,14 @@ impl Standard {
                 sifs: us(16),
                 cw_min: 15,
                 cw_max: 1023,
-                // aRxPHYStartDelay 20 µs for 20 MHz (IEEE 802.11-2020 Table 17-21; 802.11-2012's
-                // Table 18-17 had 25 µs; ns-3's FrameExchangeManager cites 20 µs from the 2020
-                // tables too). HT-mixed 33 µs (Table 19-25) and VHT 36 µs + 4 µs per VHT-LTF
-                // (Table 21-28) are quoted from memory of those tables, not checked against the
-                // text here; they only set AckTimeout (a few µs either way).
-                rx_phy_start_delay: us(match self {
-                    Standard::A | Standard::G => 20,
-                    Standard::N => 33,
-                    _ => 40,
-                }),
+                // aRxPHYStartDelay (IEEE 802.11-2020): 20 µs for OFDM at 20 MHz (Table 17-21;
+                // 802.11-2012's Table 18-17 had 25 µs); HT-mixed 28 µs (Table 19-25; 24 µs
+                // HT-greenfield, not modelled); VHT 36 + 4 × max N_VHT-LTF + 4 µs (Table 21-28),
+                // N_VHT-LTF at most 8 (Table 21-13): 72 µs. ns-3's EhtFrameExchangeManager (ns-3-dev)
+                // quotes the same entries (28 µs, 72 µs); ns-3 3.37 arms AckTimeout with the
+                // response's preamble instead (20 µs: its responses are non-HT). It sets
+                // AckTimeout and CTSTimeout only (dcf.rs).
+                rx_phy_start_delay: us(Standard::rx_phy_start_delay_us(self)),
                 signal_extension: SimDuration::ZERO,
             },
             // Table 18-5 (ERP) and Table 19-25 for HT at 2.4 GHz: SIFS 10 µs, the short slot of
@@ -130,7 +139,7 @@ impl Standard {
                 sifs: us(10),
                 cw_min: 15,
                 cw_max: 1023,
-                rx_phy_start_delay: us(if self == Standard::N { 33 } else { 20 }),
+                rx_phy_start_delay: us(Standard::rx_phy_start_delay_us(self)),
                 signal_extension: us(6),
             },
         }
