@@ -652,6 +652,13 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         u.enb.ul_olla_db = 0.0;
         u.enb.dl_olla_db = 0.0;
         let mut resent = 0u64;
+        // Uplink SDUs that reached the UE's PDCP while it was detached wait, unsent, in its new
+        // RLC entity (nothing is sent while detached). PDCP re-establishment puts the SDUs it
+        // sends again ahead of them, in ascending COUNT order (TS 36.323 §5.2.1.1: from the
+        // first SDU whose delivery was not confirmed, before new ones): they are taken out
+        // here and queued again behind. (Queued behind, the ones sent again would reach the
+        // target's PDCP after COUNTs it had already passed over, and be discarded there.)
+        let newer = u.ue.bearer.leg.rlc_mut().discard_untransmitted(|_| true);
         if forwarding == Some(PdcpForwarding::Lossless) {
             // Downlink: at PDCP re-establishment the UE compiles a status report (TS 36.323
             // §5.3.1) and sends it on the uplink as its first PDCP PDU; the target holds the
@@ -668,11 +675,15 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
             // Uplink: the target's status report; the UE resends what it does not confirm.
             let report = u.enb.bearer.pdcp_rx.status_report();
             u.ue.bearer.pdcp_tx.on_status_report(&report);
-            u.ue.ul_resend = u.ue.bearer.pdcp_tx.held().copied().collect();
+            // (§5.4: those the report confirms are not sent again; the newer ones, numbered
+            // after the re-establishment, are not sent again but for the first time, below)
+            let first_new = newer.first().map(|p| p.count);
+            u.ue.ul_resend = u.ue.bearer.pdcp_tx.held().filter(|p| first_new.is_none_or(|c| (p.count.wrapping_sub(c) as i32) < 0)).copied().collect();
         }
-        for p in std::mem::take(&mut u.ue.ul_resend) {
+        let resend = std::mem::take(&mut u.ue.ul_resend);
+        for (p, again) in resend.into_iter().map(|p| (p, true)).chain(newer.into_iter().map(|p| (p, false))) {
             if u.ue.bearer.leg.rlc_mut().on_sdu(now, p, p.bytes).is_ok() {
-                resent += 1;
+                resent += u64::from(again);
             } else {
                 // the UE's RLC buffer is full
                 u.ue.bearer.pdcp_tx.forget(p.sn);
@@ -921,6 +932,94 @@ mod tests {
             lost_total += t.dropped.len();
         }
         assert!(lost_total > 0, "some handover should have had SDUs in flight");
+    }
+
+    /// What one uplink run saw: uplink SDU ids as the eNB passed them to the EPC, with the
+    /// times, the ids reported dropped with the times, and the handover event.
+    struct UlTrace {
+        delivered: Vec<(u32, SimTime)>,
+        dropped: Vec<(u32, SimTime)>,
+        event: HandoverEvent,
+        sent: u32,
+    }
+
+    /// One UE at a fixed SINR in cell 0 sends `bytes`-byte uplink SDUs, one every `every_ms`,
+    /// for `ms` ms, through a handover to cell 1 decided at `ho_ms`; ids count up, so they are
+    /// in COUNT order. The run continues until every SDU is delivered or dropped.
+    fn run_ul(cfg: RanConfig, ho_ms: u64, every_ms: u64, bytes: u32, sinr_db: f64, ms: u64) -> UlTrace {
+        let enbs = [
+            EnbSpec { name: "a".into(), position: (0.0, 0.0), boresight_deg: None },
+            EnbSpec { name: "b".into(), position: (500.0, 0.0), boresight_deg: None },
+        ];
+        let ues = [UeSpec { name: "ue".into(), enb: 0, position: (250.0, 10.0), fixed_sinr_db: Some(sinr_db), fixed_mcs: None }];
+        let mut ran: Ran<u32> = Ran::new(cfg, &enbs, &ues, 7);
+        ran.schedule_handover(SimTime::from_millis(ho_ms), 0, 1);
+        let mut out = Vec::new();
+        let (mut delivered, mut dropped) = (Vec::new(), Vec::new());
+        let mut id = 0u32;
+        for k in 0..ms + 3000 {
+            let now = SimTime::from_millis(k);
+            if k < ms && k % every_ms == 0 {
+                if ran.on_uplink_sdu(now, 0, id, bytes).is_err() {
+                    dropped.push((id, now));
+                }
+                id += 1;
+            }
+            ran.on_tti(now, &mut out);
+            for o in out.drain(..) {
+                match o {
+                    RanOutput::ToEpc { sdu, .. } => delivered.push((sdu, now)),
+                    RanOutput::Dropped { dir: Direction::Uplink, sdu, .. } => dropped.push((sdu, now)),
+                    _ => {}
+                }
+            }
+            if k >= ms && delivered.len() + dropped.len() == id as usize {
+                break;
+            }
+        }
+        UlTrace { delivered, dropped, event: ran.handover_events()[0].clone(), sent: id }
+    }
+
+    // TS 36.323 §5.2.1.1: at re-establishment the UE sends again the uplink SDUs whose delivery
+    // was not confirmed (lossless: those the target's status report does not show received;
+    // seamless here: those RLC had not started to send), in ascending COUNT order, before the
+    // SDUs that reached its PDCP afterwards (here, while it was detached for 49.5 ms). Before
+    // the fix they queued behind those newer SDUs: the target's PDCP, already past their
+    // COUNTs, discarded them (in these 8 cases lossless lost 4–112 SDUs, seamless 2–110 on
+    // top of those dropped at the command; lossless also sent the ~50 newer SDUs twice). Now
+    // lossless delivers every uplink SDU once and in ascending COUNT order; seamless loses
+    // only what RLC had sent in part or whole at the command (dropped then), nothing later.
+    #[test]
+    fn uplink_sdus_sent_again_after_a_handover_go_before_newer_ones() {
+        let mut rng = celltcp_engine::rng::component_rng(0, 13);
+        for case in 0..8 {
+            let ho = rng.gen_range(300..900);
+            let bytes = rng.gen_range(300..1200);
+            let sinr = rng.gen_range(5.0..15.0);
+            for fwd in [PdcpForwarding::Lossless, PdcpForwarding::Seamless] {
+                let t = run_ul(config(h(fwd)), ho, 1, bytes, sinr, 1500);
+                let e = &t.event;
+                let ids: Vec<u32> = t.delivered.iter().map(|x| x.0).collect();
+                let what = format!("case {case} {fwd:?}: ho {ho} ms, {bytes} B/ms, {sinr:.1} dB; event {e:?}");
+                println!("{what}: {} delivered, {} dropped", ids.len(), t.dropped.len());
+                assert!(e.ul_sdus_resent > 0, "{what}: nothing to send again");
+                assert!(ids.windows(2).all(|w| w[0] < w[1]), "{what}: uplink out of COUNT order: {}", diff(&ids, t.sent));
+                let detach = SimTime::from_nanos((e.detach_s * 1e9).round() as u64);
+                match fwd {
+                    PdcpForwarding::Lossless => {
+                        assert!(t.dropped.is_empty(), "{what}: dropped {:?}", t.dropped);
+                        assert!(ids == (0..t.sent).collect::<Vec<_>>(), "{what}: {}", diff(&ids, t.sent));
+                    }
+                    _ => {
+                        let late: Vec<_> = t.dropped.iter().filter(|d| d.1 > detach).collect();
+                        assert!(late.is_empty(), "{what}: dropped after the command: {late:?}");
+                        let mut all: Vec<u32> = ids.iter().copied().chain(t.dropped.iter().map(|d| d.0)).collect();
+                        all.sort_unstable();
+                        assert!(all == (0..t.sent).collect::<Vec<_>>(), "{what}: {}", diff(&all, t.sent));
+                    }
+                }
+            }
+        }
     }
 
     // Flushing seamless (ns-3's): everything the source's RLC holds at the command is lost, so
