@@ -502,6 +502,7 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
     fn detach(&mut self, now: SimTime, ue: usize, target: usize, event: usize, forwarding: Option<PdcpForwarding>, gap: SimDuration, out: &mut Vec<RanOutput<P>>) {
         let h = self.cfg.handover;
         let source = self.ues[ue].cell;
+        let source_failed = self.cell_failed(source);
         self.cells[source].ho_algo.inner().on_ue_left(ue);
         // Out of the source's scheduler lists.
         self.cells[source].dl_active.retain(|&x| x as usize != ue);
@@ -551,7 +552,19 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
             u.enb.bearer.pdcp_rx.set_reordering(u.enb.ul_reorder_until.is_some());
         }
         let mut up = Vec::new();
-        let mut old = u.enb.bearer.re_establish(now, &rlc_cfg, &mut up);
+        let mut old = if source_failed {
+            // A failed cell delivers nothing: what its receiving entity could reassemble is
+            // lost with it (with RLC AM the UE still holds those SDUs, and drops them below).
+            let mut old = u.enb.bearer.leg.re_establish(&rlc_cfg);
+            let mut gone = Vec::new();
+            old.reestablish_rx(&mut gone);
+            if !old.confirms_delivery() {
+                out.extend(gone.into_iter().map(|p| RanOutput::Dropped { ue, dir: Direction::Uplink, sdu: p.sdu }));
+            }
+            old
+        } else {
+            u.enb.bearer.re_establish(now, &rlc_cfg, &mut up)
+        };
         out.extend(up.drain(..).map(|sdu| RanOutput::ToEpc { enb: source, ue, sdu }));
         let mut old_ue = u.ue.bearer.re_establish(now, &rlc_cfg, &mut up);
         out.extend(up.drain(..).map(|sdu| RanOutput::ToUe { ue, sdu }));
@@ -739,6 +752,11 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
         // In-order delivery of what is retransmitted (§5.1.2.1.2), until all of it is in.
         u.ue.reorder_until = u.enb.bearer.pdcp_tx.held().last().map(|p| p.count);
         if u.ue.reorder_until.is_none() {
+            // nothing to wait for: what the UE holds out of order (delivered by its RLC's
+            // re-establishment behind SDUs that will not come) goes up
+            let mut up = Vec::new();
+            u.ue.bearer.pdcp_rx.flush(&mut up);
+            out.extend(up.into_iter().map(|sdu| RanOutput::ToUe { ue, sdu }));
             u.ue.bearer.pdcp_rx.set_reordering(false);
         }
         let e = &mut self.ho_events[event];
