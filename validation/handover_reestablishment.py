@@ -6,7 +6,8 @@ arrivals. Run it with two builds of the core to compare them:
 
 prints one JSON line per variant and writes LABEL.json in the current directory.
 Variants: the example (DL CUBIC, RLC AM) lossless and seamless; an uplink CUBIC flow (UE ->
-server) lossless and seamless; RLC UM seamless downlink; and four of them again with EPA fading
+server) lossless and seamless; the example with a 4 Mbit/s UDP upload beside it (uplink SDUs
+reach the UE's PDCP while it is detached); RLC UM seamless downlink; and four of them again with EPA fading
 (so that HARQ retransmits, and RLC receivers hold PDUs behind a gap). Around the (first) handover: goodput
 from 1 s before the command to 2 s after (from the sender's delivered_bytes), TCP
 retransmissions and timeouts (whole run), ACKs that carry a SACK above the cumulative ACK
@@ -23,13 +24,25 @@ import celltcp
 EX = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples", "handover.toml")
 base = open(EX).read()
 
-def variant(fwd, up=False, rlc="am", fading=False):
+UDP_UP = """
+[[flow]]
+name = "ul-udp"
+app = "udp"
+from = "ue"
+to = "server"
+rate = "4Mbps"
+"""
+
+
+def variant(fwd, up=False, rlc="am", fading=False, udp=False):
     s = base.replace('forwarding = "lossless"', f'forwarding = "{fwd}"').replace('mode = "am"', f'mode = "{rlc}"')
     s = s.replace('cc = "cubic"\nmss = 1400', 'cc = "cubic"\nmss = 1400\ntrace_segments = true')
     if fading:
         s = s.replace('shadowing = "0dB"', 'shadowing = "0dB"\nfading = "epa"')
     if up:
         s = s.replace('from = "server"\nto = "ue"', 'from = "ue"\nto = "server"')
+    if udp:
+        s += UDP_UP
     return s
 
 cases = {
@@ -38,6 +51,8 @@ cases = {
     "ul-am-lossless": variant("lossless", up=True),
     "ul-am-seamless": variant("seamless", up=True),
     "dl-um-seamless": variant("seamless", rlc="um"),
+    "dl+ul-udp-am-lossless": variant("lossless", udp=True),
+    "dl+ul-udp-am-seamless": variant("seamless", udp=True),
     "dl-am-lossless-epa": variant("lossless", fading=True),
     "dl-am-seamless-epa": variant("seamless", fading=True),
     "ul-am-lossless-epa": variant("lossless", up=True, fading=True),
@@ -76,6 +91,7 @@ for name, toml in cases.items():
             ho={k: ho[k] for k in ("sdus_forwarded", "sdus_discarded", "sdus_discarded_received", "sdus_already_received", "ul_sdus_resent", "harq_blocks_lost")},
             drops={d: {k: ue[d][k] for k in ("pdcp_sdus_dropped", "rlc_sdus_dropped", "rlc_sdus_lost")} for d in ("dl", "ul")},
             bler={d: ue[d]["first_tx_bler"] for d in ("dl", "ul")},
+            udp=[{k: g[k] for k in ("datagrams_sent", "datagrams_received", "datagrams_lost", "out_of_order")} for g in s["flows"] if "datagrams_sent" in g],
         )
         print(label, name, json.dumps(res[name]), flush=True)
 with open(f"{label}.json", "w") as fh:
