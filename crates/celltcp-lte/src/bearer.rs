@@ -171,6 +171,19 @@ impl<P: Copy + std::fmt::Debug> Bearer<P> {
         }
     }
 
+    /// RLC re-establishment at handover (TS 36.322 §5.4): a new entity takes over the leg;
+    /// the old one's receiving side first delivers the SDUs it can reassemble, which go up
+    /// through PDCP (with reordering, if the caller turned it on: TS 36.323 §5.1.2.1.2, "PDUs
+    /// received due to re-establishment of lower layers") to `up`. The old entity is returned
+    /// with what else it held (its transmit side, the SDUs UM gave up on).
+    pub fn re_establish(&mut self, now: SimTime, cfg: &RlcConfig, up: &mut Vec<P>) -> RlcEntity<PdcpPdu<P>> {
+        let mut old = self.leg.re_establish(cfg);
+        let mut scratch = Vec::new();
+        old.reestablish_rx(&mut scratch);
+        self.up(now, &mut scratch, up);
+        old
+    }
+
     /// PDCP's discard timer (TS 36.323 §5.4): the SDUs whose timer expired are discarded, and
     /// so are their PDUs in the leg if no piece of them was sent yet (TS 36.322 §5.3); a PDU
     /// already on its way is left to RLC. The SDUs discarded from the leg go to `dropped`.

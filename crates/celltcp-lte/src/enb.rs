@@ -86,6 +86,9 @@ pub(crate) struct EnbUeContext<P: Copy + std::fmt::Debug> {
     /// Target eNB (lossless handover): forwarded SDUs wait for the UE's status report; the
     /// handover's index in `Ran::ho_events`.
     pub(crate) awaiting_status_report: Option<usize>,
+    /// Lossless handover: the uplink PDCP receiver holds out-of-order SDUs until the UE has
+    /// no SDU up to this COUNT left to send again.
+    pub(crate) ul_reorder_until: Option<u32>,
     /// Downlink SDUs on their way over X2-U to the target: (arrival, PDU).
     pub(crate) x2_queue: VecDeque<(SimTime, PdcpPdu<P>)>,
     /// When X2-U finishes serialising what is queued.
@@ -107,6 +110,7 @@ impl<P: Copy + std::fmt::Debug> EnbUeContext<P> {
             ul_olla_db: 0.0,
             dl_olla_db: 0.0,
             awaiting_status_report: None,
+            ul_reorder_until: None,
             x2_queue: VecDeque::new(),
             x2_free_at: SimTime::ZERO,
             x2_until: SimTime::ZERO,

@@ -810,6 +810,12 @@ impl<P: Copy + std::fmt::Debug> Ran<P> {
                         self.delivered_pdcp = d;
                     }
                     let u = &mut self.ues[ue];
+                    if dir == Direction::Uplink && u.enb.ul_reorder_until.is_some() {
+                        let mut d = std::mem::take(&mut self.delivered_pdcp);
+                        self.end_ul_reordering_if_done(ue, &mut d);
+                        self.delivered_pdcp = d;
+                    }
+                    let u = &mut self.ues[ue];
                     for sdu in self.delivered_pdcp.drain(..) {
                         out.push(match dir {
                             Direction::Downlink => RanOutput::ToUe { ue, sdu },

@@ -526,6 +526,20 @@ impl<P: Copy + Debug> RlcEntity<P> {
     pub fn untransmitted_and_unacked(&self) -> Vec<P> {
         dispatch!(self, e => e.untransmitted_and_unacked())
     }
+    /// Re-establishment of the receiving side (TS 36.322 §5.4): the SDUs that can be
+    /// reassembled from the PDUs received (UM: UMD PDUs with SN < VR(UH); AM: AMD PDUs and
+    /// byte segments with SN < VR(MR)) and were not delivered before go to `delivered`, in
+    /// ascending SN order; the rest is discarded and the receiving state variables are reset.
+    /// UM reports the SDUs it had a piece of but cannot complete as lost
+    /// ([`RlcEntity::take_lost`]); AM does not (its peer's PDCP still holds them). TM has no
+    /// receive buffer.
+    pub fn reestablish_rx(&mut self, delivered: &mut Vec<P>) {
+        match self {
+            RlcEntity::Tm(_) => {}
+            RlcEntity::Um(e) => e.reestablish_rx(delivered),
+            RlcEntity::Am(e) => e.reestablish_rx(delivered),
+        }
+    }
     /// UM: the transmitter sequence numbers of the SDUs still in the transmit queue (whole, or
     /// the rest of one cut into pieces); TM and AM: none (a TM SDU leaves the queue whole; AM's
     /// [`RlcEntity::untransmitted_and_unacked`] covers every SDU its peer may hold a piece of).
@@ -539,8 +553,8 @@ impl<P: Copy + Debug> RlcEntity<P> {
     /// number: the one under reassembly and those with a piece in a PDU waiting for reordering,
     /// but not the one reassembly gave up on last (reported already), whose sequence number it
     /// returns (its pieces still on the way are to be discarded silently). What
-    /// re-establishment (TS 36.322 §5.4) throws away here, as this model does not reassemble
-    /// then. TM keeps nothing; AM's transmitter holds every such SDU until acknowledged.
+    /// re-establishment ([`RlcEntity::reestablish_rx`]) delivers or reports lost. TM keeps
+    /// nothing; AM's transmitter holds every such SDU until acknowledged.
     pub fn rx_in_progress(&self, out: &mut Vec<(u64, P)>) -> Option<u64> {
         match self {
             RlcEntity::Um(e) => e.rx_in_progress(out),
@@ -757,6 +771,16 @@ impl<P: Copy> Reassembler<P> {
         self.sdus_lost += 1;
         self.skip_seq = Some(seq);
         lost.push(sdu);
+    }
+
+    /// Gives up the SDU under reassembly, if any (re-establishment, §5.4: what cannot be
+    /// reassembled is discarded), and forgets the one given up last: a re-established peer
+    /// numbers its SDUs afresh.
+    pub(crate) fn abandon(&mut self, lost: &mut Vec<P>) {
+        if let Some(p) = self.partial.take() {
+            self.lose(p.sdu, p.seq, lost);
+        }
+        self.skip_seq = None;
     }
 
     /// Feed the next data field element in order.

@@ -794,6 +794,30 @@ impl<P: Copy + Debug> AmEntity<P> {
         }
     }
 
+    /// Re-establishment of the receiving side (§5.4): "when possible, reassemble RLC SDUs from
+    /// any byte segments of AMD PDUs with SN < VR(MR) [...] and deliver all reassembled RLC
+    /// SDUs to upper layer in ascending order of the RLC SN, if not delivered before; discard
+    /// the remaining AMD PDUs and byte segments". The received byte ranges of the reception
+    /// window (every SN in it is below VR(MR) = VR(R) + AM_Window_Size) go through reassembly
+    /// in SN and byte order; an SDU whose bytes are not all there is not delivered, and not
+    /// reported lost either (the peer's PDCP holds it until confirmed). Then the receiving
+    /// timers stop and VR(R), VR(MR)'s base, VR(X), VR(MS), VR(H) go back to 0.
+    pub fn reestablish_rx(&mut self, delivered: &mut Vec<P>) {
+        let mut cut = Vec::new();
+        for r in self.rx_buf.drain(..).flatten() {
+            for (_, _, pieces) in &r.parts {
+                for s in pieces {
+                    self.reasm.push(s, delivered, &mut cut);
+                }
+            }
+        }
+        self.reasm.abandon(&mut cut);
+        self.t_reordering = None;
+        self.status_triggered = false;
+        self.delayed_polls.clear();
+        (self.vr_r, self.vr_x, self.vr_ms, self.vr_h) = (0, 0, 0, 0);
+    }
+
     /// §5.3: drop queued SDUs not yet mapped to any PDU for which `pred` holds.
     pub fn discard_untransmitted(&mut self, pred: impl FnMut(&P) -> bool) -> Vec<P> {
         self.tx.discard(pred)
@@ -1015,6 +1039,44 @@ mod tests {
             "§5.1.3.2.4: VR(MS) = first incomplete SN ≥ VR(X)"
         );
         rx
+    }
+
+    // §5.4, re-establishment of the receiving side: the SDUs that can be reassembled from the
+    // AMD PDUs and byte segments in the window are delivered, in SN order: SDU 3 (SN 2, whole,
+    // held behind the missing SN 1), not SDU 4 (only 40 of its 98 bytes, in a segment of SN 3);
+    // nothing is reported lost (the peer's PDCP holds the rest); the state variables go to 0.
+    #[test]
+    fn am_reestablishment_delivers_what_it_can_reassemble() {
+        let mut rx = receiver_with_holes();
+        let mut out = vec![1];
+        rx.reestablish_rx(&mut out);
+        assert_eq!(out, vec![1, 3]);
+        let mut lost = vec![];
+        rx.take_lost(&mut lost);
+        assert!(lost.is_empty());
+        assert_eq!((rx.vr(), rx.next_deadline()), ((0, 0, 0), None));
+    }
+
+    // §5.4 "from any byte segments of AMD PDUs": SN 0 is missing and only a segment of SN 1
+    // came, bytes [0, 60) of its data field, which hold SDUs 2 and 3 whole (30 bytes each) but
+    // not SDU 4: re-establishment delivers 2 and 3.
+    #[test]
+    fn am_reestablishment_reassembles_from_byte_segments() {
+        let cfg = quiet_cfg();
+        let mut tx = tx_with(&cfg, &[98, 30, 30, 38]);
+        let _sn0 = data(tx.on_tx_opportunity(t(0), 100));
+        let sn1 = data(tx.on_tx_opportunity(t(0), 2 + 3 + 98));
+        assert_eq!(pieces(&RlcPdu::Data(sn1.clone())), vec![(2, 0, 30), (3, 0, 30), (4, 0, 38)]);
+        let mut seg = sn1.clone();
+        seg.is_resegment = true;
+        seg.last_segment = false;
+        seg.segments.truncate(2);
+        let mut rx: AmEntity<u32> = AmEntity::new(&cfg);
+        let mut out = vec![];
+        rx.on_rx_pdu(t(1), RlcPdu::Data(seg), &mut out);
+        assert!(out.is_empty());
+        rx.reestablish_rx(&mut out);
+        assert_eq!(out, vec![2, 3]);
     }
 
     // §5.2.3: NACK SN 1 (whole) and SN 3 bytes 40.. (SOend = 0x7FFF, last segment unknown);

@@ -225,6 +225,21 @@ impl<P: Copy + Debug> UmEntity<P> {
         self.maybe_start_reordering(now);
     }
 
+    /// Re-establishment of the receiving side (§5.4): "when possible, reassemble RLC SDUs from
+    /// any UMD PDUs with SN < VR(UH) [...] and deliver all reassembled RLC SDUs to upper layer
+    /// in ascending order of the RLC SN, if not delivered before; discard all remaining UMD
+    /// PDUs". As t-Reordering's expiry does up to VR(UH) (§5.1.2.2.4): the SDUs cut by a
+    /// missing PDU, and the one under reassembly whose rest never came, are reported lost.
+    /// Then t-Reordering stops and VR(UR), VR(UX), VR(UH) go back to 0 (§5.4, §7.1).
+    pub fn reestablish_rx(&mut self, delivered: &mut Vec<P>) {
+        let n = self.dist(self.vr_ur, self.vr_uh);
+        self.flush(n, delivered);
+        self.reasm.abandon(&mut self.lost);
+        self.rx_buf.clear();
+        self.t_reordering = None;
+        (self.vr_ur, self.vr_ux, self.vr_uh) = (0, 0, 0);
+    }
+
     /// §5.3: drop queued SDUs not yet mapped to a PDU for which `pred` holds.
     pub fn discard_untransmitted(&mut self, pred: impl FnMut(&P) -> bool) -> Vec<P> {
         self.tx.discard(pred)
@@ -455,6 +470,53 @@ mod tests {
         // A late copy of SN 1 is now below VR(UR) and discarded.
         rx.on_rx_pdu(t(40), p[1].clone(), &mut out);
         assert_eq!(out, vec![3]);
+    }
+
+    // §5.4, re-establishment of the receiving side: the SDUs that can be reassembled from the
+    // UMD PDUs below VR(UH) are delivered in SN order, without waiting for t-Reordering (SN 1
+    // missing: SDUs 3 and 4 go up behind 1); the state variables go back to 0, so the
+    // re-established peer's SN 0 is new data, not a duplicate.
+    #[test]
+    fn um_reestablishment_delivers_what_it_can_reassemble() {
+        let p = five_pdus();
+        let mut rx: UmEntity<u32> = UmEntity::new(&cfg(10));
+        let mut out = vec![];
+        for i in [0usize, 2, 3] {
+            rx.on_rx_pdu(t(1), p[i].clone(), &mut out);
+        }
+        assert_eq!(out, vec![1]);
+        rx.reestablish_rx(&mut out);
+        assert_eq!(out, vec![1, 3, 4]);
+        assert_eq!((rx.vr_ur(), rx.vr_uh(), rx.next_deadline()), (0, 0, None));
+        let mut lost = vec![];
+        rx.take_lost(&mut lost);
+        assert!(lost.is_empty(), "every SDU it had a piece of was whole: {lost:?}");
+        let mut fresh = tx_with(10, &[100]);
+        rx.on_rx_pdu(t(2), fresh.on_tx_opportunity(t(2), 102).unwrap(), &mut out);
+        assert_eq!(out, vec![1, 3, 4, 1], "SN 0 after re-establishment is delivered");
+    }
+
+    // §5.4: what cannot be reassembled is discarded: the SDUs cut by a missing PDU (the same
+    // outcome as t-Reordering's expiry, `um_t_reordering_expiry_delivers_and_reports_lost`),
+    // and the SDU under reassembly whose last piece never came.
+    #[test]
+    fn um_reestablishment_discards_what_it_cannot_reassemble() {
+        // SDUs of 150 bytes in PDUs of 102 bytes: SDU 1 = SN0[0,100) + SN1[0,50), etc.
+        let mut tx = tx_with(10, &[150, 150, 150]);
+        let p: Vec<_> = (0..5).map(|_| tx.on_tx_opportunity(t(0), 102).unwrap()).collect();
+        let run = |got: &[usize]| {
+            let mut rx: UmEntity<u32> = UmEntity::new(&cfg(10));
+            let mut out = vec![];
+            for &i in got {
+                rx.on_rx_pdu(t(0), p[i].clone(), &mut out);
+            }
+            rx.reestablish_rx(&mut out);
+            let mut lost = vec![];
+            rx.take_lost(&mut lost);
+            (out, lost)
+        };
+        assert_eq!(run(&[0, 2, 3, 4]), (vec![3], vec![1, 2]), "SN 1 missing");
+        assert_eq!(run(&[0, 1, 2, 3]), (vec![1, 2], vec![3]), "SN 4, the end of SDU 3, missing");
     }
 
     // §5.1.2.2.3: an SN beyond VR(UH) moves the window; PDUs that fall below it are delivered
