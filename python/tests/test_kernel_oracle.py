@@ -72,6 +72,31 @@ def test_parsers_refuse_what_they_cannot_read() -> None:
         K.parse_iperf3(json.dumps({"start": {}, "end": {}, "error": "unable to connect to server"}))
 
 
+def test_mean_rtt_as_iperf3_takes_it() -> None:
+    """iperf3 3.12's `mean_rtt` is the socket's srtt sampled once per stats interval (1 s) and
+    averaged (`iperf_stats_callback`), not a mean over ACKs. A synthetic sender whose first RTT
+    sample comes at 0.35 s and whose srtt is 50 ms within 0.2 s of each whole second after that
+    and 500 ms between, rows every 10 ms: iperf3's ticks at 1.35, 2.35, ..., 10.35 s all see 50;
+    the mean over the rows (or over ACKs, one per row here) is 0.6 * 500 + 0.4 * 50 = 320."""
+    times = [round(0.30 + 0.01 * i, 2) for i in range(1100)]
+
+    def srtt_at(t: float) -> float:
+        if t < 0.35:
+            return 0.0
+        frac = round(t - 0.35, 2) % 1.0
+        return 50.0 if frac < 0.2 or frac >= 0.8 else 500.0
+
+    srtt = [srtt_at(t) for t in times]
+    assert K.iperf3_mean_rtt(times, srtt, 10) == pytest.approx(50.0)
+    live = [r for r in srtt if r > 0]
+    assert sum(live) / len(live) == pytest.approx(320.0, abs=5.0)  # the old measure's answer
+    # a tick takes the last row at or before it, never a later one
+    assert K.iperf3_mean_rtt([0.0, 1.0, 1.5], [10.0, 20.0, 99.0], 1) == 20.0
+    assert K.iperf3_mean_rtt([0.0, 0.5, 2.5], [10.0, 20.0, 99.0], 2) == 20.0  # ticks 1 and 2 see 0.5's
+    with pytest.raises(ValueError, match="srtt_ms > 0"):
+        K.iperf3_mean_rtt([0.0, 1.0], [0.0, 0.0], 1)
+
+
 def test_share_and_jain() -> None:
     share, jain = K.shares([6e6, 3e6])
     assert share == pytest.approx(2 / 3)

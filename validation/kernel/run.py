@@ -11,13 +11,15 @@ For every case the same scenario runs twice per repeat:
   each on its own port) between two real hosts (network namespaces whose kernel TCP is the
   host's, Linux 6.x) and `ping -i 0.2` beside them in the client's namespace; goodput is
   iperf3's `sum_received`, retransmissions its `sum_sent.retransmits`, the mean RTT the sender's
-  `mean_rtt` (tcp_info's smoothed RTT, averaged over iperf3's samples), the RTO count the client
+  `mean_rtt` (tcp_info's smoothed RTT once per 1 s interval, averaged), the RTO count the client
   namespace's `TcpExtTCPTimeouts` (`nstat`) after the flows ended, ping under load ping's mean;
 - **celltcp**: `celltcp run` with one `iperf` flow per kernel flow (same length, cc (the kernel's
   reno as `newreno` with `ssthresh_from_cwnd = true`, Linux's `tcp_reno_ssthresh`), `window`,
   and `quickack = 16`, Linux's quick-ACK start; every other TCP setting is celltcp's default,
   which is Linux's) and a `ping` flow (every 200 ms) beside them; goodput, retransmitted
-  segments, `timeouts` and the mean of the RTT samples from its summary.
+  segments, `timeouts`, and the mean RTT as iperf3 takes it: the sender's smoothed RTT from
+  the `tcp` series once per second, averaged (`iperf3_mean_rtt`; the summary's mean of all RTT
+  samples, one per ACK, is kept as `rtt_samples_mean_ms`).
 
 The standing queue is the bottleneck queue's mean sojourn time (`queue_delay_mean_ms` of the
 data direction of the link, the emulated link's own queue in both runs). Two-flow cases add
@@ -228,15 +230,43 @@ def sim_scenario(c: Case, secs: int, seed: int) -> str:
     return text
 
 
+IPERF3_INTERVAL_S = 1.0  # iperf3's stats interval (`-i`, default 1 s)
+
+
+def iperf3_mean_rtt(times: list[float], srtt_ms: list[float], secs: int,
+                    interval: float = IPERF3_INTERVAL_S) -> float:
+    """The sender's smoothed RTT averaged as iperf3 3.12 averages `tcpi_rtt` into `mean_rtt`:
+    `iperf_stats_callback` adds the socket's srtt once per stats interval, at 1, 2, ... s after
+    the test's timers started (the last, at the test's end, from the end-of-test callback; the
+    stats timer of that instant finds the test done), and divides by the count. Here the
+    samples are the series `times` / `srtt_ms` (the `tcp` series, every 10 ms), the timers start
+    at the flow's first RTT sample (its handshake, when its data starts), and each tick takes the
+    last row at or before it."""
+    t0 = next((t for t, r in zip(times, srtt_ms) if r > 0), None)
+    if t0 is None:
+        raise ValueError("iperf3_mean_rtt: the series has no RTT sample (srtt_ms > 0)")
+    picked = []
+    j = 0
+    for k in range(1, round(secs / interval) + 1):
+        tick = t0 + k * interval + 1e-9
+        while j + 1 < len(times) and times[j + 1] <= tick:
+            j += 1
+        picked.append(srtt_ms[j])
+    return sum(picked) / len(picked)
+
+
 def run_sim(c: Case, secs: int, seed: int) -> dict:
     r = celltcp.run(sim_scenario(c, secs, seed))
     by = {f["name"]: f for f in r.summary["flows"]}
+    tcp = r.timeseries("tcp")
     flows = []
     rto = 0
     for i, cc in enumerate(c.ccs):
         f = by[f"iperf{i}"]
+        ts = tcp[tcp["flow_name"] == f"iperf{i}"]
         flows.append({"cc": cc, "goodput": float(f["goodput_bps"]), "retx": int(f["retransmitted_segments"]),
-                      "rtt_ms": float(f["rtt_mean_ms"])})
+                      "rtt_ms": iperf3_mean_rtt(ts["time_s"].tolist(), ts["srtt_ms"].tolist(), secs),
+                      "rtt_samples_mean_ms": float(f["rtt_mean_ms"])})
         rto += int(f["timeouts"])
     return summarize(flows, rto, float(by["ping"]["rtt_mean_ms"]), data_queue_ms(r.summary))
 
