@@ -118,6 +118,7 @@ struct RawCubicConfig {
     hystart_variant: GivenVariant,
     abc_limit_segments: u32,
     ssthresh_from_cwnd: bool,
+    initial_ssthresh: u32,
 }
 
 impl<'de> serde::Deserialize<'de> for HyStartVariant {
@@ -154,6 +155,7 @@ impl Default for RawCubicConfig {
             hystart_variant: GivenVariant(None),
             abc_limit_segments: d.abc_limit_segments,
             ssthresh_from_cwnd: d.ssthresh_from_cwnd,
+            initial_ssthresh: d.initial_ssthresh,
         }
     }
 }
@@ -178,6 +180,7 @@ impl TryFrom<RawCubicConfig> for CubicConfig {
             hystart_variant,
             abc_limit_segments: r.abc_limit_segments,
             ssthresh_from_cwnd: r.ssthresh_from_cwnd,
+            initial_ssthresh: r.initial_ssthresh,
         })
     }
 }
@@ -204,6 +207,16 @@ pub struct CubicConfig {
     /// Reduce from cwnd on a loss or timeout, as Linux's `bictcp_recalc_ssthresh` and ns-3's
     /// `TcpCubic::GetSsThresh` (default true); false: from the flight size, RFC 9438 §4.6.
     pub ssthresh_from_cwnd: bool,
+    /// The slow-start threshold at the start, in segments; 0 (default): none, slow start runs
+    /// until HyStart or a loss ends it. Linux's `initial_ssthresh` module parameter of
+    /// tcp_cubic.c, which `cubictcp_init` applies only without HyStart (`if (!hystart &&
+    /// initial_ssthresh)`): here it needs `hystart = false`. Not serialized while 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub initial_ssthresh: u32,
+}
+
+fn is_zero(x: &u32) -> bool {
+    *x == 0
 }
 
 impl Default for CubicConfig {
@@ -216,6 +229,7 @@ impl Default for CubicConfig {
             hystart_variant: HyStartVariant::Linux,
             abc_limit_segments: 2,
             ssthresh_from_cwnd: true,
+            initial_ssthresh: 0,
         }
     }
 }
@@ -259,6 +273,12 @@ impl CubicConfig {
             self.beta,
             unit_open(self.beta),
             "a value in (0, 1) (RFC 9438 §4.6: 0.7)",
+        )?;
+        check(
+            "initial_ssthresh",
+            self.initial_ssthresh,
+            self.initial_ssthresh == 0 || !self.hystart,
+            "0 while hystart is on (Linux's cubictcp_init applies initial_ssthresh only with hystart = 0); set hystart = false",
         )?;
         check_abc(self.abc_limit_segments)
     }
@@ -322,7 +342,11 @@ impl Cubic {
             cfg,
             mss,
             cwnd: initial_cwnd_pkts as f64 * mss,
-            ssthresh: u64::MAX,
+            // cubictcp_init: `if (!hystart && initial_ssthresh) snd_ssthresh = initial_ssthresh`
+            ssthresh: match cfg.initial_ssthresh {
+                0 => u64::MAX,
+                w => w as u64 * mss as u64,
+            },
             w_max: 0.0,
             k: 0.0,
             t_epoch: None,
@@ -887,6 +911,51 @@ mod tests {
         assert!(
             after < before * 1.01,
             "near K the curve grows {before:.2} -> {after:.2}, more than 1 %"
+        );
+    }
+
+    #[test]
+    fn cubic_initial_ssthresh_ends_slow_start_there_without_a_loss() {
+        // tcp_cubic.c cubictcp_init: `if (!hystart && initial_ssthresh) tp->snd_ssthresh =
+        // initial_ssthresh`. Slow start doubles 10 -> 20 -> 40 and stops at 62 (tcp_slow_start:
+        // cwnd = min(cwnd + acked, ssthresh)); no loss has set W_max (last_max_cwnd stays 0),
+        // so congestion avoidance then grows by the 5 % floor per round, as after a HyStart exit.
+        let cfg = CubicConfig {
+            initial_ssthresh: 62,
+            ..no_hystart()
+        };
+        assert_eq!(cfg.validate(), Ok(()));
+        let mut s = sender(cfg, 10, RTT);
+        assert_eq!(s.cc.ssthresh(), 62 * MSS as u64);
+        s.run_rounds(3);
+        assert_eq!(
+            pkts(&s),
+            62.0 + 0.05 * 18.0,
+            "40 + 22 in slow start, 18 ACKs past 62 at cnt 20"
+        );
+        assert!(!s.cc.in_slow_start() && !s.cc.loss_set_w_max);
+        assert_eq!(s.cc.ssthresh(), 62 * MSS as u64);
+        let prev = pkts(&s);
+        s.run_rounds(1);
+        assert!(
+            (pkts(&s) - prev * 1.05).abs() < 0.2,
+            "{prev:.2} -> {:.2}",
+            pkts(&s)
+        );
+        // without it (the default, 0) slow start runs on
+        let mut plain = sender(no_hystart(), 10, RTT);
+        plain.run_rounds(4);
+        assert_eq!(pkts(&plain), 160.0);
+        // Linux applies it only without HyStart; here that is an error naming the key
+        let e = CubicConfig {
+            initial_ssthresh: 62,
+            ..CubicConfig::default()
+        }
+        .validate()
+        .unwrap_err();
+        assert!(
+            e.contains("initial_ssthresh = 62") && e.contains("hystart = false"),
+            "{e}"
         );
     }
 
