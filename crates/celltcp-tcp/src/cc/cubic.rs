@@ -31,8 +31,12 @@
 //! and the app-limited time is taken out of the epoch clock so that `t` does not run on while the
 //! window is unused (as Linux shifts its epoch on idle). No growth happens during fast recovery.
 //!
-//! The RTT in `W_cubic(t + RTT)` is the sender's smoothed RTT (RFC 9438 §4.4 "RTT is the smoothed
-//! round-trip time").
+//! The RTT in `W_cubic(t + RTT)` is the connection's minimum RTT, as Linux's `bictcp_update`
+//! looks ahead by `delay_min` (`t += usecs_to_jiffies(ca->delay_min)`); RFC 9438 §4.4 says "RTT
+//! is the smoothed round-trip time", which runs the curve ahead by the standing queue's delay too
+//! (with a 1000-packet queue at 10 Mbit/s, by up to a second). Linux's `delay_min` forgets on an
+//! RTO and skips samples within 1 s of an epoch's start; the connection's minimum here does
+//! neither (on a fixed path they are the same).
 //!
 //! Linux's floor before the first loss (net/ipv4/tcp_cubic.c `bictcp_update`, Linux 6.x:
 //! `if (ca->last_max_cwnd == 0 && ca->cnt > 20) ca->cnt = 20;`, "the initial growth of cubic
@@ -511,10 +515,14 @@ impl Cubic {
             }
         };
         let t = (now - t_epoch).as_secs_f64();
-        let rtt = if ack.srtt > SimDuration::ZERO {
+        // Linux bictcp_update looks ahead by `delay_min` (`t += usecs_to_jiffies(ca->delay_min)`),
+        // the smallest RTT, not the smoothed one RFC 9438 §4.4 names.
+        let rtt = if ack.min_rtt > SimDuration::ZERO && ack.min_rtt < SimDuration::MAX {
+            ack.min_rtt
+        } else if ack.srtt > SimDuration::ZERO {
             ack.srtt
         } else {
-            ack.rtt.unwrap_or(ack.min_rtt)
+            ack.rtt.unwrap_or_default()
         };
         let w = self.cwnd_seg();
         let cwnd_before = self.cwnd;
@@ -800,6 +808,39 @@ mod tests {
             above |= t > k + 1.0 && cwnd > w_max + 10.0;
         }
         assert!(below && above, "the run covered both regions");
+    }
+
+    #[test]
+    fn cubic_target_looks_ahead_by_the_minimum_rtt_as_linux() {
+        // tcp_cubic.c bictcp_update: `t += usecs_to_jiffies(ca->delay_min)`: the target is
+        // W(t + min RTT), not W(t + SRTT) (RFC 9438 §4.4). After a loss at 1000 segments (cwnd
+        // 700, K = cbrt(300 / 0.4) = 9.09 s) an ACK of one segment 1 s into the epoch, with a
+        // queue that has taken SRTT to 800 ms over a minimum of 100 ms, adds (W(1.1) - w) / w
+        // segments: 96.3 / 700 = 0.138 (with SRTT it would be W(1.8): 0.207).
+        let s = after_loss_at(no_hystart(), 1000, RTT);
+        let mut c = s.cc.clone();
+        let ack = |srtt: u64| Ack {
+            acked_bytes: MSS as u64,
+            rtt: Some(SimDuration::from_millis(srtt)),
+            srtt: SimDuration::from_millis(srtt),
+            min_rtt: RTT,
+            mss: MSS,
+            ..Ack::default()
+        };
+        let t0 = s.now();
+        c.on_ack(t0, &ack(100)); // the epoch begins
+        assert_eq!(c.epoch_start(), Some(t0));
+        let w = c.cwnd_seg();
+        assert!(c.w_est() < c.w_cubic(1.0), "the CUBIC region");
+        c.on_ack(t0 + SimDuration::from_secs(1), &ack(800));
+        let want = (c.w_cubic(1.1) - w) / w;
+        let got = c.cwnd_seg() - w;
+        assert!(
+            (got - want).abs() < 1e-9,
+            "grew {got:.4} segments, W(t + min RTT) gives {want:.4}, W(t + SRTT) {:.4}",
+            (c.w_cubic(1.8) - w) / w
+        );
+        assert!((want - 0.1376).abs() < 0.001, "{want}");
     }
 
     #[test]
