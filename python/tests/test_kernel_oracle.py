@@ -85,6 +85,10 @@ def test_slow_start_exits() -> None:
     # a loss at 100: ssthresh 70, cwnd cut
     e = K.slow_start_exit(t, [90 * mss, 100 * mss, 70 * mss, 70 * mss], [unset, unset, 70 * mss, 70 * mss])
     assert e == {"cwnd": 70.0, "time_s": 0.32, "by": "loss"}
+    # a loss at 64 found 10 ms after the row with 40: ssthresh 45 is above that row's cwnd,
+    # but the loss's row still has cwnd 64
+    e = K.slow_start_exit(t, [40 * mss, 64 * mss, 50 * mss, 45 * mss], [unset, 45 * mss, 45 * mss, 45 * mss])
+    assert e == {"cwnd": 45.0, "time_s": 0.31, "by": "loss"}
     assert K.slow_start_exit(t, [10 * mss] * 4, [unset] * 4) is None
     assert K.sim_exit({"cwnd": 62.0, "time_s": 0.84, "by": "hystart"}) == "62 (0.54 s)"
     assert K.sim_exit({"cwnd": 70.0, "time_s": 1.3, "by": "loss"}) == "loss, 70 (1.00 s)"

@@ -301,13 +301,17 @@ UNSET_SSTHRESH = 2.0 ** 62  # the `tcp` series' ssthresh_bytes at or above this:
 
 def slow_start_exit(times: list[float], cwnd: list[float], ssthresh: list[float]) -> dict | None:
     """Where a celltcp flow left its first slow start, from its `tcp` series: the first row with
-    ssthresh set. HyStart sets ssthresh = cwnd and lets cwnd grow on (`hystart_update`), so
-    ssthresh is at least the row before's cwnd; a loss sets it to β·cwnd, below that. Returns
-    ssthresh in segments, the time and "hystart" or "loss"; None if slow start never ended."""
+    ssthresh set. HyStart sets ssthresh = cwnd and congestion avoidance grows cwnd slowly from
+    there (`hystart_update`), so ssthresh is at least the row before's cwnd and the row's cwnd
+    at most 10 % above it; a loss sets it to β·cwnd, below the cwnd of the loss (which the row
+    before or the row itself still shows, as recovery brings cwnd down over a round trip).
+    Returns ssthresh in segments, the time and "hystart" or "loss"; None if slow start never
+    ended."""
     for i, (t, st) in enumerate(zip(times, ssthresh)):
         if st < UNSET_SSTHRESH:
             prev = cwnd[i - 1] if i > 0 else cwnd[i]
-            return {"cwnd": round(st / MSS, 1), "time_s": round(t, 3), "by": "hystart" if st >= prev else "loss"}
+            hystart = st >= prev and cwnd[i] <= 1.1 * st
+            return {"cwnd": round(st / MSS, 1), "time_s": round(t, 3), "by": "hystart" if hystart else "loss"}
     return None
 
 
