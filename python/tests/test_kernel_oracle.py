@@ -52,6 +52,10 @@ rtt min/avg/max/mdev = 50.412/87.315/101.204/9.871 ms
 
 NSTAT = """#kernel
 TcpExtTCPTimeouts               3                  0.0
+TcpExtTCPHystartTrainDetect     1                  0.0
+TcpExtTCPHystartTrainCwnd       102                0.0
+TcpExtTCPHystartDelayDetect     0                  0.0
+TcpExtTCPHystartDelayCwnd       0                  0.0
 """
 
 
@@ -61,6 +65,33 @@ def test_parsers_read_real_outputs() -> None:
     assert K.parse_ping(PING) == 87.315
     assert K.parse_nstat(NSTAT) == 3
     assert K.parse_nstat("#kernel\nTcpExtTCPTimeouts 0 0.0\n") == 0
+    assert K.parse_hystart(NSTAT) == {"train": 1, "train_cwnd": 102, "delay": 0, "delay_cwnd": 0}
+
+
+def test_slow_start_exits() -> None:
+    """The kernel's exits as nstat counts them (tcp_cubic.c `hystart_update`: +1 per exit, +cwnd),
+    and celltcp's from its `tcp` series: HyStart sets ssthresh = cwnd (never below the cwnd of
+    the row before), a loss β·cwnd."""
+    assert K.hystart_exit({"train": 1, "train_cwnd": 63, "delay": 0, "delay_cwnd": 0}) == "train 63"
+    assert K.hystart_exit({"train": 0, "train_cwnd": 0, "delay": 1, "delay_cwnd": 88}) == "delay 88"
+    assert K.hystart_exit({"train": 2, "train_cwnd": 150, "delay": 0, "delay_cwnd": 0}) == "train 2× 75"
+    assert K.hystart_exit({"train": 0, "train_cwnd": 0, "delay": 0, "delay_cwnd": 0}) == "-"
+    unset = 2.0 ** 64
+    t = [0.30, 0.31, 0.32, 0.33]
+    mss = K.MSS
+    # HyStart at 62 segments: ssthresh = cwnd, cwnd grows on
+    e = K.slow_start_exit(t, [60 * mss, 62 * mss, 63 * mss, 64 * mss], [unset, 62 * mss, 62 * mss, 62 * mss])
+    assert e == {"cwnd": 62.0, "time_s": 0.31, "by": "hystart"}
+    # a loss at 100: ssthresh 70, cwnd cut
+    e = K.slow_start_exit(t, [90 * mss, 100 * mss, 70 * mss, 70 * mss], [unset, unset, 70 * mss, 70 * mss])
+    assert e == {"cwnd": 70.0, "time_s": 0.32, "by": "loss"}
+    # a loss at 64 found 10 ms after the row with 40: ssthresh 45 is above that row's cwnd,
+    # but the loss's row still has cwnd 64
+    e = K.slow_start_exit(t, [40 * mss, 64 * mss, 50 * mss, 45 * mss], [unset, 45 * mss, 45 * mss, 45 * mss])
+    assert e == {"cwnd": 45.0, "time_s": 0.31, "by": "loss"}
+    assert K.slow_start_exit(t, [10 * mss] * 4, [unset] * 4) is None
+    assert K.sim_exit({"cwnd": 62.0, "time_s": 0.84, "by": "hystart"}) == "62 (0.54 s)"
+    assert K.sim_exit({"cwnd": 70.0, "time_s": 1.3, "by": "loss"}) == "loss, 70 (1.00 s)"
 
 
 def test_parsers_refuse_what_they_cannot_read() -> None:
@@ -72,6 +103,31 @@ def test_parsers_refuse_what_they_cannot_read() -> None:
         K.parse_iperf3(json.dumps({"start": {}, "end": {}, "error": "unable to connect to server"}))
 
 
+def test_mean_rtt_as_iperf3_takes_it() -> None:
+    """iperf3 3.12's `mean_rtt` is the socket's srtt sampled once per stats interval (1 s) and
+    averaged (`iperf_stats_callback`), not a mean over ACKs. A synthetic sender whose first RTT
+    sample comes at 0.35 s and whose srtt is 50 ms within 0.2 s of each whole second after that
+    and 500 ms between, rows every 10 ms: iperf3's ticks at 1.35, 2.35, ..., 10.35 s all see 50;
+    the mean over the rows (or over ACKs, one per row here) is 0.6 * 500 + 0.4 * 50 = 320."""
+    times = [round(0.30 + 0.01 * i, 2) for i in range(1100)]
+
+    def srtt_at(t: float) -> float:
+        if t < 0.35:
+            return 0.0
+        frac = round(t - 0.35, 2) % 1.0
+        return 50.0 if frac < 0.2 or frac >= 0.8 else 500.0
+
+    srtt = [srtt_at(t) for t in times]
+    assert K.iperf3_mean_rtt(times, srtt, 10) == pytest.approx(50.0)
+    live = [r for r in srtt if r > 0]
+    assert sum(live) / len(live) == pytest.approx(320.0, abs=5.0)  # the old measure's answer
+    # a tick takes the last row at or before it, never a later one
+    assert K.iperf3_mean_rtt([0.0, 1.0, 1.5], [10.0, 20.0, 99.0], 1) == 20.0
+    assert K.iperf3_mean_rtt([0.0, 0.5, 2.5], [10.0, 20.0, 99.0], 2) == 20.0  # ticks 1 and 2 see 0.5's
+    with pytest.raises(ValueError, match="srtt_ms > 0"):
+        K.iperf3_mean_rtt([0.0, 1.0], [0.0, 0.0], 1)
+
+
 def test_share_and_jain() -> None:
     share, jain = K.shares([6e6, 3e6])
     assert share == pytest.approx(2 / 3)
@@ -80,20 +136,24 @@ def test_share_and_jain() -> None:
     assert K.shares([1.0, 0.0])[1] == pytest.approx(0.5)  # one flow starved: 1/n
 
 
-def _rep(k: float, s: float, retx=(1, 2)) -> dict:
+def _rep(k: float, s: float, retx=(1, 2), exit_cwnd=(63, 62)) -> dict:
     def side(g, r):
         fl = [{"cc": "cubic", "goodput": g, "retx": r, "rtt_ms": 60.0}]
         out = K.summarize(fl, 0, 61.0, 10.0)
         out["lateness_p99_us"] = 50.0
         out["load1"] = 3.0
         return out
-    return {"kernel": side(k, retx[0]), "celltcp": side(s, retx[1])}
+    k_side, s_side = side(k, retx[0]), side(s, retx[1])
+    k_side["hystart"] = {"train": 1, "train_cwnd": exit_cwnd[0], "delay": 0, "delay_cwnd": 0}
+    s_side["flows"][0]["ss_exit"] = {"cwnd": float(exit_cwnd[1]), "time_s": 0.84, "by": "hystart"}
+    return {"kernel": k_side, "celltcp": s_side}
 
 
 def test_table_mean_min_max_and_differences() -> None:
     c = K.Case("x", "10Mbps", "25ms", "42p", ("cubic",))
-    rows = [(c, [_rep(9e6, 9.5e6), _rep(10e6, 9.5e6)])]
+    rows = [(c, [_rep(9e6, 9.5e6), _rep(10e6, 9.5e6, exit_cwnd=(102, 62))])]
     md = K.tables(rows, 10)
+    assert "| x | train 63; train 102 | 62 (0.54 s); 62 (0.54 s) | 10 / 10; 10 / 10 |" in md
     assert "| x | 9.50 (9.00–10.00) / 9.50 | 1.00 | 1 / 2 |" in md
     assert K.fmt((0.5, 0.0, 1.0), 0) == "0.5 (0–1)"
     assert "2 repeats per case" in md

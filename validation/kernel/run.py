@@ -11,13 +11,21 @@ For every case the same scenario runs twice per repeat:
   each on its own port) between two real hosts (network namespaces whose kernel TCP is the
   host's, Linux 6.x) and `ping -i 0.2` beside them in the client's namespace; goodput is
   iperf3's `sum_received`, retransmissions its `sum_sent.retransmits`, the mean RTT the sender's
-  `mean_rtt` (tcp_info's smoothed RTT, averaged over iperf3's samples), the RTO count the client
+  `mean_rtt` (tcp_info's smoothed RTT once per 1 s interval, averaged), the RTO count the client
   namespace's `TcpExtTCPTimeouts` (`nstat`) after the flows ended, ping under load ping's mean;
 - **celltcp**: `celltcp run` with one `iperf` flow per kernel flow (same length, cc (the kernel's
   reno as `newreno` with `ssthresh_from_cwnd = true`, Linux's `tcp_reno_ssthresh`), `window`,
   and `quickack = 16`, Linux's quick-ACK start; every other TCP setting is celltcp's default,
   which is Linux's) and a `ping` flow (every 200 ms) beside them; goodput, retransmitted
-  segments, `timeouts` and the mean of the RTT samples from its summary.
+  segments, `timeouts`, and the mean RTT as iperf3 takes it: the sender's smoothed RTT from
+  the `tcp` series once per second, averaged (`iperf3_mean_rtt`; the summary's mean of all RTT
+  samples, one per ACK, is kept as `rtt_samples_mean_ms`).
+
+Where CUBIC left slow start is recorded per repeat: the kernel's HyStart exits from the client
+namespace's `nstat` (TcpExtTCPHystart{Train,Delay}{Detect,Cwnd}: how many exits by ACK train
+and by delay, and the sum of cwnd at them, `hystart_update` in tcp_cubic.c) and celltcp's first
+ssthresh from the `tcp` series (its cwnd in segments, the time, HyStart or loss); a third table
+lists them per seed beside each run's queue delay.
 
 The standing queue is the bottleneck queue's mean sojourn time (`queue_delay_mean_ms` of the
 data direction of the link, the emulated link's own queue in both runs). Two-flow cases add
@@ -120,7 +128,7 @@ def kernel_scenario(c: Case, secs: int, seed: int, d: Path) -> str:
         text += f'[[exec]]\nnode = "server"\ncmd = "iperf3 -s -1 -p {port}"\nbackground = true\n'
         client.append(f"iperf3 -c {{addr:server}} -p {port} -t {secs} -C {cc}{w} -J > {d}/flow{i}.json &")
     client.append(f"ping -n -q -i {PING_INTERVAL_S} -c {ping_count(secs)} -w {secs + 2} {{addr:server}} > {d}/ping.txt &")
-    client.append(f"wait; nstat -asz TcpExtTCPTimeouts > {d}/nstat.txt")
+    client.append(f"wait; nstat -asz {' '.join(NSTAT_COUNTERS)} > {d}/nstat.txt")
     text += f'[[exec]]\nnode = "client"\ncmd = "{" ".join(client)}"\nstart = "0.3s"\n'
     return text
 
@@ -150,6 +158,13 @@ def parse_ping(text: str) -> float:
     return float(m.group(2))
 
 
+# what the client namespace's `nstat` reports after the flows: the RTO count, and how slow start
+# ended in tcp_cubic.c's `hystart_update` (each exit adds 1 to ...Detect and cwnd, in segments,
+# to ...Cwnd; a CUBIC flow that leaves slow start by a loss adds to neither)
+NSTAT_COUNTERS = ("TcpExtTCPTimeouts", "TcpExtTCPHystartTrainDetect", "TcpExtTCPHystartTrainCwnd",
+                  "TcpExtTCPHystartDelayDetect", "TcpExtTCPHystartDelayCwnd")
+
+
 def parse_nstat(text: str, counter: str = "TcpExtTCPTimeouts") -> int:
     """A counter's value from `nstat -asz COUNTER` (`NAME  VALUE  RATE`)."""
     for line in text.splitlines():
@@ -157,6 +172,28 @@ def parse_nstat(text: str, counter: str = "TcpExtTCPTimeouts") -> int:
         if len(parts) >= 2 and parts[0] == counter:
             return int(parts[1])
     raise ValueError(f"nstat output: expected a line '{counter} <value>', got {text!r}")
+
+
+def parse_hystart(text: str) -> dict:
+    """The kernel's HyStart exits from `nstat -asz NSTAT_COUNTERS`: how many by ACK train and
+    by delay, and the sum of cwnd (segments) at each kind."""
+    return {"train": parse_nstat(text, "TcpExtTCPHystartTrainDetect"),
+            "train_cwnd": parse_nstat(text, "TcpExtTCPHystartTrainCwnd"),
+            "delay": parse_nstat(text, "TcpExtTCPHystartDelayDetect"),
+            "delay_cwnd": parse_nstat(text, "TcpExtTCPHystartDelayCwnd")}
+
+
+def hystart_exit(h: dict) -> str:
+    """A run's HyStart exits as a table cell: `train 63`, `delay 88`, `train 70 + 95` (two
+    flows: the cwnd of each exit is known only as their sum, so a mean per exit), `-` (none)."""
+    parts = []
+    for kind in ("train", "delay"):
+        n, cw = h.get(kind, 0), h.get(f"{kind}_cwnd", 0)
+        if n == 1:
+            parts.append(f"{kind} {cw}")
+        elif n > 1:
+            parts.append(f"{kind} {n}× {cw / n:.0f}")
+    return ", ".join(parts) or "-"
 
 
 def shares(goodputs: list[float]) -> tuple[float, float]:
@@ -194,8 +231,10 @@ def run_kernel_once(c: Case, secs: int, seed: int) -> dict:
             f = parse_iperf3((dp / f"flow{i}.json").read_text())
             f["cc"] = cc
             flows.append(f)
-        out = summarize(flows, parse_nstat((dp / "nstat.txt").read_text()),
-                        parse_ping((dp / "ping.txt").read_text()), data_queue_ms(res.summary))
+        nstat = (dp / "nstat.txt").read_text()
+        out = summarize(flows, parse_nstat(nstat), parse_ping((dp / "ping.txt").read_text()),
+                        data_queue_ms(res.summary))
+        out["hystart"] = parse_hystart(nstat)
     out["lateness_p99_us"] = float(res.summary["emu"]["lateness"]["p99_us"])
     return out
 
@@ -217,26 +256,79 @@ def run_kernel(c: Case, secs: int, seed: int) -> dict:
 
 # ---- celltcp's side ----------------------------------------------------------------------
 
+SIM_START_S = 0.3  # celltcp's flows start here, as the kernel's iperf3 clients do
+
+
 def sim_scenario(c: Case, secs: int, seed: int) -> str:
     w = f'window = "{sim_window(c.window)}"\n' if c.window else ""
     text = f'duration = "{secs + 1}s"\nseed = {seed}\n' + link(c)
     for i, cc in enumerate(c.ccs):
         text += (f'[[flow]]\nname = "iperf{i}"\napp = "iperf"\nfrom = "client"\nto = "server"\n'
-                 f'cc = {SIM_CC[cc]}\nduration = "{secs}s"\nstart = "0.3s"\nquickack = 16\n{w}')
+                 f'cc = {SIM_CC[cc]}\nduration = "{secs}s"\nstart = "{SIM_START_S}s"\nquickack = 16\n{w}')
     text += (f'[[flow]]\nname = "ping"\napp = "ping"\nfrom = "client"\nto = "server"\n'
              f'interval = "{int(PING_INTERVAL_S * 1000)}ms"\ncount = {ping_count(secs)}\nstart = "0.3s"\n')
     return text
 
 
+IPERF3_INTERVAL_S = 1.0  # iperf3's stats interval (`-i`, default 1 s)
+
+
+def iperf3_mean_rtt(times: list[float], srtt_ms: list[float], secs: int,
+                    interval: float = IPERF3_INTERVAL_S) -> float:
+    """The sender's smoothed RTT averaged as iperf3 3.12 averages `tcpi_rtt` into `mean_rtt`:
+    `iperf_stats_callback` adds the socket's srtt once per stats interval, at 1, 2, ... s after
+    the test's timers started (the last, at the test's end, from the end-of-test callback; the
+    stats timer of that instant finds the test done), and divides by the count. Here the
+    samples are the series `times` / `srtt_ms` (the `tcp` series, every 10 ms), the timers start
+    at the flow's first RTT sample (its handshake, when its data starts), and each tick takes the
+    last row at or before it."""
+    t0 = next((t for t, r in zip(times, srtt_ms) if r > 0), None)
+    if t0 is None:
+        raise ValueError("iperf3_mean_rtt: the series has no RTT sample (srtt_ms > 0)")
+    picked = []
+    j = 0
+    for k in range(1, round(secs / interval) + 1):
+        tick = t0 + k * interval + 1e-9
+        while j + 1 < len(times) and times[j + 1] <= tick:
+            j += 1
+        picked.append(srtt_ms[j])
+    return sum(picked) / len(picked)
+
+
+MSS = 1448  # both sides' MSS on these 1500-byte links: 40 bytes of headers, 12 of timestamps
+UNSET_SSTHRESH = 2.0 ** 62  # the `tcp` series' ssthresh_bytes at or above this: not yet set
+
+
+def slow_start_exit(times: list[float], cwnd: list[float], ssthresh: list[float]) -> dict | None:
+    """Where a celltcp flow left its first slow start, from its `tcp` series: the first row with
+    ssthresh set. HyStart sets ssthresh = cwnd and congestion avoidance grows cwnd slowly from
+    there (`hystart_update`), so ssthresh is at least the row before's cwnd and the row's cwnd
+    at most 10 % above it; a loss sets it to β·cwnd, below the cwnd of the loss (which the row
+    before or the row itself still shows, as recovery brings cwnd down over a round trip).
+    Returns ssthresh in segments, the time and "hystart" or "loss"; None if slow start never
+    ended."""
+    for i, (t, st) in enumerate(zip(times, ssthresh)):
+        if st < UNSET_SSTHRESH:
+            prev = cwnd[i - 1] if i > 0 else cwnd[i]
+            hystart = st >= prev and cwnd[i] <= 1.1 * st
+            return {"cwnd": round(st / MSS, 1), "time_s": round(t, 3), "by": "hystart" if hystart else "loss"}
+    return None
+
+
 def run_sim(c: Case, secs: int, seed: int) -> dict:
     r = celltcp.run(sim_scenario(c, secs, seed))
     by = {f["name"]: f for f in r.summary["flows"]}
+    tcp = r.timeseries("tcp")
     flows = []
     rto = 0
     for i, cc in enumerate(c.ccs):
         f = by[f"iperf{i}"]
+        ts = tcp[tcp["flow_name"] == f"iperf{i}"]
         flows.append({"cc": cc, "goodput": float(f["goodput_bps"]), "retx": int(f["retransmitted_segments"]),
-                      "rtt_ms": float(f["rtt_mean_ms"])})
+                      "rtt_ms": iperf3_mean_rtt(ts["time_s"].tolist(), ts["srtt_ms"].tolist(), secs),
+                      "rtt_samples_mean_ms": float(f["rtt_mean_ms"]),
+                      "ss_exit": slow_start_exit(ts["time_s"].tolist(), ts["cwnd_bytes"].tolist(),
+                                                 ts["ssthresh_bytes"].tolist())})
         rto += int(f["timeouts"])
     return summarize(flows, rto, float(by["ping"]["rtt_mean_ms"]), data_queue_ms(r.summary))
 
@@ -313,6 +405,9 @@ def tables(rows: list[tuple[Case, list[dict]]], secs: int) -> str:
                 f"{pair(rep, lambda r: r['goodput'], 2, 1e6)} | "
                 f"{pair(rep, lambda r: r['retx'], 0)} | {pair(rep, lambda r: r['rto'], 0)} | "
                 f"{pair(rep, lambda r: r['ping_ms'], 1)} | {pair(rep, lambda r: r['queue_ms'], 1)} |")
+    cubic = [(c, rep) for c, rep in rows if c.ccs[0] == "cubic"]
+    if cubic:
+        lines += ["", exits_table(cubic)]
     ks = [r["kernel"] for _, rep in rows for r in rep]
     n = max((len(rep) for _, rep in rows), default=0)
     if ks:
@@ -325,6 +420,29 @@ def tables(rows: list[tuple[Case, list[dict]]], secs: int) -> str:
             f"Emulator event lateness p99 over the kernel runs: median {sorted(late)[len(late) // 2]:.0f} µs, "
             f"at most {max(late):.0f} µs; {reruns} kernel run(s) were run again for a lateness p99 above 1 ms. "
             f"Load average (1 min) when the kernel runs started: {min(loads):.1f}–{max(loads):.1f}.")
+    return "\n".join(lines)
+
+
+def sim_exit(e: dict | None) -> str:
+    if e is None:
+        return "-"
+    how = "" if e["by"] == "hystart" else "loss, "
+    return f"{how}{e['cwnd']:.0f} ({e['time_s'] - SIM_START_S:.2f} s)"
+
+
+def exits_table(rows: list[tuple[Case, list[dict]]]) -> str:
+    """Where the CUBIC flow left slow start in each repeat (seeds in order): the kernel's
+    HyStart exits from nstat, celltcp's first ssthresh (segments; the time after the flow's start),
+    beside each repeat's queue delay."""
+    lines = ["| CUBIC's slow-start exit | kernel: HyStart exit, cwnd (nstat), per seed | "
+             "celltcp: ssthresh set at, segments (time), per seed | queue delay per seed, kernel / celltcp (ms) |",
+             "|---|---|---|---|"]
+    for c, rep in rows:
+        kern = "; ".join(hystart_exit(r["kernel"]["hystart"]) if "hystart" in r["kernel"] else "not recorded"
+                         for r in rep)
+        sim = "; ".join(sim_exit(r["celltcp"]["flows"][0].get("ss_exit")) for r in rep)
+        q = "; ".join(f"{r['kernel']['queue_ms']:.0f} / {r['celltcp']['queue_ms']:.0f}" for r in rep)
+        lines.append(f"| {c.name} | {kern} | {sim} | {q} |")
     return "\n".join(lines)
 
 

@@ -31,8 +31,12 @@
 //! and the app-limited time is taken out of the epoch clock so that `t` does not run on while the
 //! window is unused (as Linux shifts its epoch on idle). No growth happens during fast recovery.
 //!
-//! The RTT in `W_cubic(t + RTT)` is the sender's smoothed RTT (RFC 9438 §4.4 "RTT is the smoothed
-//! round-trip time").
+//! The RTT in `W_cubic(t + RTT)` is the connection's minimum RTT, as Linux's `bictcp_update`
+//! looks ahead by `delay_min` (`t += usecs_to_jiffies(ca->delay_min)`); RFC 9438 §4.4 says "RTT
+//! is the smoothed round-trip time", which runs the curve ahead by the standing queue's delay too
+//! (with a 1000-packet queue at 10 Mbit/s, by up to a second). Linux's `delay_min` forgets on an
+//! RTO and skips samples within 1 s of an epoch's start; the connection's minimum here does
+//! neither (on a fixed path they are the same).
 //!
 //! Linux's floor before the first loss (net/ipv4/tcp_cubic.c `bictcp_update`, Linux 6.x:
 //! `if (ca->last_max_cwnd == 0 && ca->cnt > 20) ca->cnt = 20;`, "the initial growth of cubic
@@ -118,6 +122,7 @@ struct RawCubicConfig {
     hystart_variant: GivenVariant,
     abc_limit_segments: u32,
     ssthresh_from_cwnd: bool,
+    initial_ssthresh: u32,
 }
 
 impl<'de> serde::Deserialize<'de> for HyStartVariant {
@@ -154,6 +159,7 @@ impl Default for RawCubicConfig {
             hystart_variant: GivenVariant(None),
             abc_limit_segments: d.abc_limit_segments,
             ssthresh_from_cwnd: d.ssthresh_from_cwnd,
+            initial_ssthresh: d.initial_ssthresh,
         }
     }
 }
@@ -178,6 +184,7 @@ impl TryFrom<RawCubicConfig> for CubicConfig {
             hystart_variant,
             abc_limit_segments: r.abc_limit_segments,
             ssthresh_from_cwnd: r.ssthresh_from_cwnd,
+            initial_ssthresh: r.initial_ssthresh,
         })
     }
 }
@@ -204,6 +211,16 @@ pub struct CubicConfig {
     /// Reduce from cwnd on a loss or timeout, as Linux's `bictcp_recalc_ssthresh` and ns-3's
     /// `TcpCubic::GetSsThresh` (default true); false: from the flight size, RFC 9438 §4.6.
     pub ssthresh_from_cwnd: bool,
+    /// The slow-start threshold at the start, in segments; 0 (default): none, slow start runs
+    /// until HyStart or a loss ends it. Linux's `initial_ssthresh` module parameter of
+    /// tcp_cubic.c, which `cubictcp_init` applies only without HyStart (`if (!hystart &&
+    /// initial_ssthresh)`): here it needs `hystart = false`. Not serialized while 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub initial_ssthresh: u32,
+}
+
+fn is_zero(x: &u32) -> bool {
+    *x == 0
 }
 
 impl Default for CubicConfig {
@@ -216,6 +233,7 @@ impl Default for CubicConfig {
             hystart_variant: HyStartVariant::Linux,
             abc_limit_segments: 2,
             ssthresh_from_cwnd: true,
+            initial_ssthresh: 0,
         }
     }
 }
@@ -259,6 +277,12 @@ impl CubicConfig {
             self.beta,
             unit_open(self.beta),
             "a value in (0, 1) (RFC 9438 §4.6: 0.7)",
+        )?;
+        check(
+            "initial_ssthresh",
+            self.initial_ssthresh,
+            self.initial_ssthresh == 0 || !self.hystart,
+            "0 while hystart is on (Linux's cubictcp_init applies initial_ssthresh only with hystart = 0); set hystart = false",
         )?;
         check_abc(self.abc_limit_segments)
     }
@@ -322,7 +346,11 @@ impl Cubic {
             cfg,
             mss,
             cwnd: initial_cwnd_pkts as f64 * mss,
-            ssthresh: u64::MAX,
+            // cubictcp_init: `if (!hystart && initial_ssthresh) snd_ssthresh = initial_ssthresh`
+            ssthresh: match cfg.initial_ssthresh {
+                0 => u64::MAX,
+                w => w as u64 * mss as u64,
+            },
             w_max: 0.0,
             k: 0.0,
             t_epoch: None,
@@ -487,10 +515,14 @@ impl Cubic {
             }
         };
         let t = (now - t_epoch).as_secs_f64();
-        let rtt = if ack.srtt > SimDuration::ZERO {
+        // Linux bictcp_update looks ahead by `delay_min` (`t += usecs_to_jiffies(ca->delay_min)`),
+        // the smallest RTT, not the smoothed one RFC 9438 §4.4 names.
+        let rtt = if ack.min_rtt > SimDuration::ZERO && ack.min_rtt < SimDuration::MAX {
+            ack.min_rtt
+        } else if ack.srtt > SimDuration::ZERO {
             ack.srtt
         } else {
-            ack.rtt.unwrap_or(ack.min_rtt)
+            ack.rtt.unwrap_or_default()
         };
         let w = self.cwnd_seg();
         let cwnd_before = self.cwnd;
@@ -779,6 +811,39 @@ mod tests {
     }
 
     #[test]
+    fn cubic_target_looks_ahead_by_the_minimum_rtt_as_linux() {
+        // tcp_cubic.c bictcp_update: `t += usecs_to_jiffies(ca->delay_min)`: the target is
+        // W(t + min RTT), not W(t + SRTT) (RFC 9438 §4.4). After a loss at 1000 segments (cwnd
+        // 700, K = cbrt(300 / 0.4) = 9.09 s) an ACK of one segment 1 s into the epoch, with a
+        // queue that has taken SRTT to 800 ms over a minimum of 100 ms, adds (W(1.1) - w) / w
+        // segments: 96.3 / 700 = 0.138 (with SRTT it would be W(1.8): 0.207).
+        let s = after_loss_at(no_hystart(), 1000, RTT);
+        let mut c = s.cc.clone();
+        let ack = |srtt: u64| Ack {
+            acked_bytes: MSS as u64,
+            rtt: Some(SimDuration::from_millis(srtt)),
+            srtt: SimDuration::from_millis(srtt),
+            min_rtt: RTT,
+            mss: MSS,
+            ..Ack::default()
+        };
+        let t0 = s.now();
+        c.on_ack(t0, &ack(100)); // the epoch begins
+        assert_eq!(c.epoch_start(), Some(t0));
+        let w = c.cwnd_seg();
+        assert!(c.w_est() < c.w_cubic(1.0), "the CUBIC region");
+        c.on_ack(t0 + SimDuration::from_secs(1), &ack(800));
+        let want = (c.w_cubic(1.1) - w) / w;
+        let got = c.cwnd_seg() - w;
+        assert!(
+            (got - want).abs() < 1e-9,
+            "grew {got:.4} segments, W(t + min RTT) gives {want:.4}, W(t + SRTT) {:.4}",
+            (c.w_cubic(1.8) - w) / w
+        );
+        assert!((want - 0.1376).abs() < 0.001, "{want}");
+    }
+
+    #[test]
     fn cubic_fast_convergence() {
         // RFC 9438 §4.7: a loss before W_max is regained sets W_max = cwnd (1 + beta) / 2.
         for (fast, want) in [(true, 70.0 * 1.7 / 2.0), (false, 70.0)] {
@@ -887,6 +952,51 @@ mod tests {
         assert!(
             after < before * 1.01,
             "near K the curve grows {before:.2} -> {after:.2}, more than 1 %"
+        );
+    }
+
+    #[test]
+    fn cubic_initial_ssthresh_ends_slow_start_there_without_a_loss() {
+        // tcp_cubic.c cubictcp_init: `if (!hystart && initial_ssthresh) tp->snd_ssthresh =
+        // initial_ssthresh`. Slow start doubles 10 -> 20 -> 40 and stops at 62 (tcp_slow_start:
+        // cwnd = min(cwnd + acked, ssthresh)); no loss has set W_max (last_max_cwnd stays 0),
+        // so congestion avoidance then grows by the 5 % floor per round, as after a HyStart exit.
+        let cfg = CubicConfig {
+            initial_ssthresh: 62,
+            ..no_hystart()
+        };
+        assert_eq!(cfg.validate(), Ok(()));
+        let mut s = sender(cfg, 10, RTT);
+        assert_eq!(s.cc.ssthresh(), 62 * MSS as u64);
+        s.run_rounds(3);
+        assert_eq!(
+            pkts(&s),
+            62.0 + 0.05 * 18.0,
+            "40 + 22 in slow start, 18 ACKs past 62 at cnt 20"
+        );
+        assert!(!s.cc.in_slow_start() && !s.cc.loss_set_w_max);
+        assert_eq!(s.cc.ssthresh(), 62 * MSS as u64);
+        let prev = pkts(&s);
+        s.run_rounds(1);
+        assert!(
+            (pkts(&s) - prev * 1.05).abs() < 0.2,
+            "{prev:.2} -> {:.2}",
+            pkts(&s)
+        );
+        // without it (the default, 0) slow start runs on
+        let mut plain = sender(no_hystart(), 10, RTT);
+        plain.run_rounds(4);
+        assert_eq!(pkts(&plain), 160.0);
+        // Linux applies it only without HyStart; here that is an error naming the key
+        let e = CubicConfig {
+            initial_ssthresh: 62,
+            ..CubicConfig::default()
+        }
+        .validate()
+        .unwrap_err();
+        assert!(
+            e.contains("initial_ssthresh = 62") && e.contains("hystart = false"),
+            "{e}"
         );
     }
 
