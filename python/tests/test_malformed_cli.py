@@ -48,6 +48,11 @@ CASES: list[tuple[str, str | bytes, list[str], str]] = [
     ("count-huge", rep("lte-cell", "count = 14", "count = 10000000"), [], "count"),
     # unknown keys at every level
     ("unknown-top", add("single-link", "durration = '1s'"), [], "durration"),
+    ("unknown-event", rep("mptcp-coverage", 'state = "down"', 'state = "down"\nwhen = 1'), [], "when"),
+    # events
+    ("event-interface", rep("mptcp-coverage", 'interface = "wifi"', 'interface = "wlan0"'), [], "event[0].interface"),
+    ("event-at", rep("mptcp-coverage", 'at = "8s"', 'at = "30s"'), [], "event[0].at"),
+    ("event-state", rep("mptcp-coverage", 'state = "down"', 'state = "off"'), [], "state"),
     ("unknown-link", rep("single-link", 'rate = "10Mbps"', 'rate = "10Mbps"\nrat = 1'), [], "rat"),
     ("unknown-flow", rep("single-link", 'cc = "newreno"', 'cc = "newreno"\nccc = 1'), [], "ccc"),
     ("unknown-lte", rep("handover", 'bandwidth = "10MHz"', 'bandwidth = "10MHz"\nbandwith = 1'), [], "bandwith"),
@@ -154,6 +159,6 @@ def test_malformed_input_is_refused_with_one_line_and_leaves_nothing(
 
 def test_the_corpus_bases_run() -> None:
     # every case above is a one-key edit of a shipped example: the examples themselves validate
-    for name in ["single-link", "handover", "lte-cell", "wifi", "dumbbell"]:
+    for name in ["single-link", "handover", "lte-cell", "wifi", "dumbbell", "mptcp-coverage"]:
         r = cli("validate", EXAMPLES / f"{name}.toml")
         assert r.returncode == 0, (name, r.stderr)

@@ -97,8 +97,8 @@ pub struct MptcpConfig {
     pub cc: CoupledKind,
     pub scheduler: SchedulerKind,
     pub path_manager: PathManagerConfig,
-    /// At most this many subflows in all, the initial one included, whatever the path manager
-    /// wants (0: no limit).
+    /// At most this many subflows at once, the initial one included, whatever the path
+    /// manager wants (0: no limit); failed ones do not count.
     pub max_subflows: u8,
     /// Connection-level send buffer, bytes (written and not DATA_ACKed).
     pub snd_buf: u64,
@@ -312,6 +312,8 @@ pub struct MptcpConnection {
     add_addr_echo: Vec<(u8, Ipv4)>,
     /// Local address ids removed and not yet announced with REMOVE_ADDR.
     rm_addr_pending: Vec<u8>,
+    /// The id the next local address added during the connection gets ([`Self::add_local_addr`]).
+    next_local_id: u8,
     // --- receiver (offsets in the peer's data sequence space)
     rcv_nxt: u64,
     ooo: BTreeMap<u64, u64>,
@@ -382,6 +384,7 @@ impl MptcpConnection {
             add_addr_unechoed: Vec::new(),
             add_addr_echo: Vec::new(),
             rm_addr_pending: Vec::new(),
+            next_local_id: local_addrs.len() as u8,
             rcv_nxt: 0,
             ooo: BTreeMap::new(),
             ooo_bytes: 0,
@@ -631,10 +634,12 @@ impl MptcpConnection {
     /// (client only, once the initial subflow is established).
     pub fn wanted_subflows(&self) -> Vec<(u8, u8)> {
         let mut out = Vec::new();
+        // Linux's path manager opens subflows on a connection that is established, whichever
+        // of its subflows carries it (the initial one may have gone with its address)
         if self.role != Role::Client
             || self.reset
             || self.data_fin_acked
-            || self.subflows.first().is_none_or(|s| !s.usable())
+            || !self.subflows.iter().any(|s| s.usable())
         {
             return out;
         }
@@ -648,7 +653,11 @@ impl MptcpConnection {
         self.pm
             .wanted(&self.local_addrs, &self.remote_addrs, &existing, &mut out);
         if self.cfg.max_subflows > 0 {
-            out.truncate(usize::from(self.cfg.max_subflows).saturating_sub(existing.len()));
+            // the cap counts the subflows that are still there, as Linux's `pm.subflows`
+            // (decremented when one closes, `__mptcp_pm_close_subflow`): an address that
+            // comes back may open a subflow in place of the one that went with it
+            let live = self.subflows.iter().filter(|s| s.state != SubflowState::Failed).count();
+            out.truncate(usize::from(self.cfg.max_subflows).saturating_sub(live));
         }
         out
     }
@@ -758,6 +767,31 @@ impl MptcpConnection {
         {
             self.rm_addr_pending.push(id);
         }
+    }
+
+    /// The id of local address `addr`, if the connection has it.
+    pub fn local_id_of(&self, addr: Ipv4) -> Option<u8> {
+        self.local_addrs.iter().find(|a| a.addr == addr).map(|a| a.id)
+    }
+
+    /// Adds a local address (an interface came up, or came back after
+    /// [`Self::remove_local_addr`]); returns its id, or `None` if the connection has it already
+    /// or has ended. The id is a new one, as Linux's in-kernel path manager numbers a new
+    /// endpoint after the last it gave (`mptcp_pm_nl_append_new_local_addr`, `next_id`), so a
+    /// peer never confuses it with the removed one. A client's path manager then wants its
+    /// subflows ([`Self::wanted_subflows`], opened with MP_JOIN as any other); a listener that
+    /// announces its addresses sends ADD_ADDR for it (RFC 8684 §3.4.1).
+    pub fn add_local_addr(&mut self, addr: Ipv4) -> Option<u8> {
+        if self.reset || self.data_fin_acked || self.local_id_of(addr).is_some() || self.next_local_id == u8::MAX {
+            return None;
+        }
+        let id = self.next_local_id;
+        self.next_local_id += 1;
+        self.local_addrs.push(AddrEntry { id, addr, announced: false });
+        if self.role == Role::Listener && self.cfg.announce {
+            self.add_addr_pending.push(id);
+        }
+        Some(id)
     }
 
     /// A per-subflow snapshot for time series: (cwnd, srtt, bytes scheduled, bytes acked).

@@ -32,8 +32,9 @@
 //!   stream (`celltcp_apps::app::ByteStream`, `SocketApi::stream`).
 //! - Metrics: per subflow `subflow_sample(i)` and [`SubflowStats`] (`mptcp_subflows` table,
 //!   `flows[].mptcp` in the summary); per connection [`MptcpStats`] (bytes read = goodput).
-//! - Not wired yet: interface down ([`MptcpConnection::remove_local_addr`] fails its subflows,
-//!   reinjects and sends REMOVE_ADDR; scenarios cannot take a link down yet).
+//! - Interfaces going down and up (a scenario's `[[event]]`, `world.rs`/`glue.rs`):
+//!   [`MptcpConnection::remove_local_addr`] fails the address's subflows, reinjects and sends
+//!   REMOVE_ADDR; [`MptcpConnection::add_local_addr`] brings it back under a new id.
 //!
 //! The option bytes ride beside the segment ([`Outgoing::mptcp`], and the `mptcp` argument of
 //! [`MptcpConnection::on_segment`]); on the network they travel in a

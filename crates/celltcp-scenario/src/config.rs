@@ -65,6 +65,30 @@ pub struct Config {
     /// Transparent split-TCP proxies (see `docs/scenario.md`, section "Transparent proxy").
     #[serde(default, rename = "proxy", skip_serializing_if = "Vec::is_empty")]
     pub proxies: Vec<crate::tproxy::ProxyCfg>,
+    /// Interfaces going down and coming back up during the run (see `docs/scenario.md`,
+    /// section "Events").
+    #[serde(default, rename = "event", skip_serializing_if = "Vec::is_empty")]
+    pub events: Vec<EventCfg>,
+}
+
+/// One `[[event]]`: at `at`, the interface (link) named `interface` goes `down` or comes back
+/// `up`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EventCfg {
+    pub at: Dur,
+    /// A `[[link]]`'s name, `radio-<ue>` or `wifi-<bss>-<station>` (docs/scenario.md,
+    /// "Interfaces and addresses").
+    pub interface: String,
+    pub state: IfaceState,
+}
+
+/// What an `[[event]]` does to its interface.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IfaceState {
+    Down,
+    Up,
 }
 
 /// One `[[exec]]` entry: a command run in the network namespace of a host by `celltcp emu`.

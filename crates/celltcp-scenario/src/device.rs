@@ -185,6 +185,7 @@ impl crate::world::World {
         slot.medium.on_timer(now, &mut out);
         for o in out.drain(..) {
             match o {
+                MediumOutput::Deliver { dir, pkt, .. } if self.dirs[dir as usize].down => self.count_drop(dir as usize, &pkt),
                 MediumOutput::Deliver { dir, node, pkt } => {
                     self.dirs[dir as usize].delivered_pkts += 1;
                     if let Some(p) = self.dirs[dir as usize].pcap_rx {

@@ -19,7 +19,7 @@
 
 use celltcp_apps::app::{AnyApp, App, SockAddr, SockId, SocketEvent};
 use celltcp_engine::SimTime;
-use celltcp_net::{Body, IcmpEcho, MptcpOption, Packet, TcpSegment};
+use celltcp_net::{Body, IcmpEcho, Ipv4, MptcpOption, Packet, TcpSegment};
 use celltcp_mptcp::options::MptcpOpt;
 use celltcp_mptcp::MptcpConnection;
 use celltcp_tcp::TcpEndpoint;
@@ -459,6 +459,33 @@ impl World {
             self.stack.register_subflows(s, n);
         }
         self.service_sock(now, s, ev);
+    }
+
+    /// Interface `addr` of multihomed `node` went down (`up` false) or came back: each MPTCP
+    /// connection of the node removes the address (its subflows fail, their data is
+    /// reinjected, REMOVE_ADDR goes to the peer) or adds it back under a new id (a client's
+    /// path manager joins subflows from it; a listener announces it), as Linux's in-kernel
+    /// path manager does when NetworkManager deletes or adds the interface's endpoint
+    /// (`mptcp_pm_nl_del_addr_doit`, `mptcp_pm_nl_add_addr_doit`).
+    pub(crate) fn mptcp_iface(&mut self, now: SimTime, node: usize, addr: Ipv4, up: bool) {
+        for s in 0..self.stack.socks.len() as u32 {
+            let k = &mut self.stack.socks[s as usize];
+            if k.node as usize != node {
+                continue;
+            }
+            let SockKind::Mptcp(m) = &mut k.kind else { continue };
+            let was = m.is_established();
+            if up {
+                if m.add_local_addr(addr).is_none() {
+                    continue;
+                }
+            } else {
+                let Some(id) = m.local_id_of(addr) else { continue };
+                m.remove_local_addr(id);
+            }
+            let ev = classify_mptcp(was, m);
+            self.service_sock(now, s, ev);
+        }
     }
 
     /// [`World::flush_sock`] for an MPTCP socket: opens the subflows its path manager wants,

@@ -67,6 +67,8 @@ pub struct Iface {
 struct Multi {
     ifaces: Vec<Iface>,
     policy: PolicyRoutes,
+    /// Per interface: down (an `[[event]]`, [`Ifaces::set_down`]): its routes are gone.
+    down: Vec<bool>,
 }
 
 /// Where a node's output path sends a packet ([`Ifaces::out`]).
@@ -127,7 +129,8 @@ impl Ifaces {
             self.addr_to.insert(i.addr, (node as u32, k as u32));
         }
         self.multi_of[node] = self.multi.len() as u32;
-        self.multi.push(Multi { ifaces, policy });
+        let down = vec![false; ifaces.len()];
+        self.multi.push(Multi { ifaces, policy, down });
     }
 
     /// Builds every node's forwarding table from the network-wide `routes` (see the module
@@ -240,7 +243,12 @@ impl Ifaces {
         if !self.plain(at) {
             let m = &self.multi[self.multi_of[at] as usize];
             if let Decision::Route(r) = m.policy.lookup(src, dst_addr) {
-                return Some(r.dir as usize);
+                // the interface of that source address is down: its table is empty, and a
+                // packet from an address that is gone has no route (`ENETUNREACH`)
+                return m.ifaces.iter().zip(&m.down).all(|(i, &d)| !d || i.out_dir != r.dir).then_some(r.dir as usize);
+            }
+            if m.down[0] && src == m.ifaces[0].addr {
+                return None;
             }
             return self.main_route(routes, m, at, dst, ifc).map(|i| i.1);
         }
@@ -266,13 +274,30 @@ impl Ifaces {
     /// the first other interface whose far end reaches the destination. Returns the interface
     /// and the link direction.
     fn main_route(&self, routes: &Routes, m: &Multi, at: usize, dst: usize, ifc: u32) -> Option<(usize, usize)> {
-        if let Some(d) = self.towards(routes, at, dst, ifc) {
-            return Some((0, d));
+        if !m.down[0] {
+            if let Some(d) = self.towards(routes, at, dst, ifc) {
+                return Some((0, d));
+            }
         }
-        m.ifaces.iter().enumerate().skip(1).find_map(|(k, i)| {
+        m.ifaces.iter().enumerate().skip(1).filter(|&(k, _)| !m.down[k]).find_map(|(k, i)| {
             let p = i.peer as usize;
             ((ifc == 0 && p == dst) || self.towards(routes, p, dst, ifc).is_some()).then_some((k, i.out_dir as usize))
         })
+    }
+
+    /// Interface `k` of multihomed `node` goes down or comes back up (an `[[event]]`): while
+    /// it is down, as Linux after `ip link set dev K down`, its routes are gone: a packet
+    /// from its address has no route, and the main table leaves by another interface whose
+    /// far end reaches the destination. Returns its address (`None`: not a multihomed node's
+    /// interface).
+    pub fn set_down(&mut self, node: usize, out_dir: u32, down: bool) -> Option<Ipv4> {
+        if self.plain(node) {
+            return None;
+        }
+        let m = &mut self.multi[self.multi_of[node] as usize];
+        let k = m.ifaces.iter().position(|i| i.out_dir == out_dir)?;
+        m.down[k] = down;
+        Some(m.ifaces[k].addr)
     }
 
     /// The source address a socket of `node` that did not bind takes towards `dst` (the
@@ -427,5 +452,31 @@ mod tests {
         assert_eq!(ifs.route(&routes, 3, Ipv4(0), Ipv4(0), 2, 1), Some(5));
         // the LTE address is unreachable from the server: no route, no source
         assert_eq!(ifs.route(&routes, 0, Ipv4(0), Ipv4(0), 2, 0), None);
+    }
+
+    #[test]
+    fn a_down_interface_has_no_routes_and_the_main_table_leaves_by_another() {
+        // `net()`: the UE 3's LTE (out 5) and wired (out 9) interfaces; the server 0 is node 0
+        let (r, mut ifs, lte, wired) = net();
+        let server = Ipv4::new(10, 0, 0, 1);
+        assert_eq!(ifs.set_down(3, 9, true), Some(wired));
+        assert_eq!(ifs.route(&r, 3, wired, server, 0, 0), None, "from the wired address: gone");
+        assert_eq!(ifs.route(&r, 3, lte, server, 0, 0), Some(5));
+        assert_eq!(ifs.preferred_source(&r, 3, lte, server), Some(lte));
+        ifs.set_down(3, 9, false);
+        assert_eq!(ifs.route(&r, 3, wired, server, 0, 0), Some(9), "back up");
+        // the first interface down: its address has no route; the main table (no source yet)
+        // leaves by the wire, whose router reaches the server, and new sockets take its address
+        assert_eq!(ifs.set_down(3, 5, true), Some(lte));
+        assert_eq!(ifs.route(&r, 3, lte, server, 0, 0), None);
+        assert_eq!(ifs.route(&r, 3, Ipv4(0), server, 0, 0), Some(9));
+        assert_eq!(ifs.preferred_source(&r, 3, lte, server), Some(wired));
+        assert_eq!(ifs.route(&r, 3, wired, server, 0, 0), Some(9));
+        // both down: nothing leaves
+        ifs.set_down(3, 9, true);
+        assert_eq!(ifs.route(&r, 3, Ipv4(0), server, 0, 0), None);
+        assert_eq!(ifs.preferred_source(&r, 3, lte, server), None);
+        // a node that is not multihomed has no interface to mark
+        assert_eq!(ifs.set_down(0, 0, true), None);
     }
 }

@@ -86,6 +86,16 @@ pub struct Plan {
     pub wifi: Vec<PlanWifi>,
     /// The transparent proxies (`[[proxy]]`, `tproxy.rs`).
     pub proxies: Vec<crate::tproxy::PlanProxy>,
+    /// The `[[event]]`s, in file order.
+    pub events: Vec<PlanEvent>,
+}
+
+/// An `[[event]]`: link `link` (its two directions) goes down, or comes back up, at `at`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PlanEvent {
+    pub at: SimDuration,
+    pub link: usize,
+    pub up: bool,
 }
 
 /// One BSS in the topology.
@@ -872,7 +882,8 @@ pub fn plan(text: &str, cfg: &Config, base_dir: Option<&std::path::Path>) -> Res
     }
     let names: Vec<(String, NodeKind)> = nodes.iter().map(|n| (n.name.clone(), n.kind)).collect();
     let proxies = crate::tproxy::plan_proxies(text, &cfg.proxies, &names, lte.as_ref().map(|l| (l.pgw_node, l.enb_node.as_slice())))?;
-    Ok(Plan { nodes, links, dirs, routes, ifaces, flows, lte, wifi, proxies })
+    let events = plan_events(text, cfg, &links, &dirs)?;
+    Ok(Plan { nodes, links, dirs, routes, ifaces, flows, lte, wifi, proxies, events })
 }
 
 /// A host's interfaces (see `iface.rs`): one per link it is an endpoint of, the LTE radio
@@ -923,6 +934,26 @@ fn assign_interfaces(text: &str, cfg: &Config, nodes: &mut [PlanNode], links: &[
         }
     }
     Ok(extra)
+}
+
+/// The `[[event]]`s: each names an interface (a link other than S1-U: a `[[link]]`, a UE's
+/// radio, a Wi-Fi association) and a time within the run.
+fn plan_events(text: &str, cfg: &Config, links: &[PlanLink], dirs: &[PlanLinkDir]) -> Result<Vec<PlanEvent>, ScenarioError> {
+    let mut out = Vec::with_capacity(cfg.events.len());
+    for (i, ev) in cfg.events.iter().enumerate() {
+        let e = |k: &str, m: String| err(text, Some(("event", i)), k, m);
+        let named = |l: &PlanLink| !matches!(dirs[l.dirs[0]].kind, DirKind::S1u);
+        let Some(link) = links.iter().position(|l| l.name == ev.interface && named(l)) else {
+            let names: Vec<&str> = links.iter().filter(|l| named(l)).map(|l| l.name.as_str()).collect();
+            let shown = if names.len() > 12 { format!("{}, … ({} in all)", names[..12].join(", "), names.len()) } else { names.join(", ") };
+            return Err(e("interface", format!("expected the name of an interface (a [[link]]'s name, radio-<ue>, wifi-<bss>-<station>), got {}; the scenario's interfaces: {shown}", crate::error::quote_short(&ev.interface))));
+        };
+        if ev.at.0 >= cfg.duration.0 {
+            return Err(e("at", format!("expected a time before the end of the run ({}), got \"{}\"", cfg.duration, ev.at)));
+        }
+        out.push(PlanEvent { at: ev.at.0, link, up: ev.state == crate::config::IfaceState::Up });
+    }
+    Ok(out)
 }
 
 /// The address `bind` names on `node`: one of its addresses, or the name of one of its

@@ -64,6 +64,8 @@ pub(crate) enum Ev {
     Sample,
     /// A shared medium (an LTE RAN) may have work now (`device.rs`).
     MediumTimer(u32),
+    /// An `[[event]]` (index into `World::events`): an interface goes down or comes back up.
+    Iface(u32),
 }
 
 pub(crate) struct Node {
@@ -98,6 +100,9 @@ pub(crate) struct LinkDir {
     pub delay: SimDuration,
     /// An S1-U link: packets carry GTP-U encapsulation across it.
     pub s1u: bool,
+    /// Its interface is down (an `[[event]]`): what is offered to it, or leaves its queue or
+    /// its medium, is dropped.
+    pub down: bool,
 }
 
 /// A scenario flow: its apps (client at `src`, server at `dst`), its TCP sockets once they
@@ -180,6 +185,8 @@ pub(crate) struct World {
     raw_scratch: Vec<u8>,
     /// The transparent proxies (`tproxy.rs`), if the run has any.
     pub(crate) tproxy: Option<Box<crate::tproxy::Tproxies>>,
+    /// The `[[event]]`s, each with its link's two directions.
+    events: Vec<(crate::plan::PlanEvent, [usize; 2])>,
 }
 
 impl World {
@@ -254,6 +261,7 @@ impl World {
                     rate_bps: d.rate_bps,
                     delay: d.delay,
                     s1u: d.kind == DirKind::S1u,
+                    down: false,
                 }
             })
             .collect();
@@ -402,6 +410,10 @@ impl World {
             });
         }
         q.push(SimTime::ZERO, Ev::Sample);
+        let events: Vec<_> = plan.events.iter().map(|&e| (e, plan.links[e.link].dirs)).collect();
+        for (i, (e, _)) in events.iter().enumerate() {
+            q.push(SimTime::ZERO + e.at, Ev::Iface(i as u32));
+        }
         let traced = flows.iter().any(|f| f.seg_trace.is_some());
         let has_wifi = media.iter().any(|m| matches!(m.medium, AnyMedium::Wifi(_)));
         let has_lte = media.iter().any(|m| matches!(m.medium, AnyMedium::Lte(_)));
@@ -437,6 +449,7 @@ impl World {
             external_out: Vec::new(),
             raw_scratch: Vec::new(),
             tproxy: None,
+            events,
         };
         crate::tproxy::install(&mut w, std::mem::take(&mut plan.proxies), seed, &proxy_enbs, |a, b| proxy_x2(a, b));
         // the work a medium has on its own (moving UEs, planned handovers) before any packet
@@ -472,6 +485,7 @@ impl World {
             Ev::Meter(f) => self.meter_tick(now, f as usize),
             Ev::Sample => self.sample(now),
             Ev::MediumTimer(m) => self.medium_timer(now, m),
+            Ev::Iface(i) => self.iface_event(now, i as usize),
         }
     }
 
@@ -604,6 +618,9 @@ impl World {
 
     #[inline]
     fn dir_send(&mut self, now: SimTime, d: usize, mut pkt: Packet, encap: u32) {
+        if self.dirs[d].down {
+            return self.count_drop(d, &pkt);
+        }
         match self.dirs[d].dev {
             Device::Link(_) => {
                 pkt.encap = encap as u16;
@@ -699,6 +716,14 @@ impl World {
             return;
         }
         let to = self.dirs[d].to;
+        if self.dirs[d].down {
+            // the interface went down with packets in its queue: they go with it, as Linux
+            // resets a device's qdisc when it goes down (`dev_deactivate`)
+            for del in out.drain(..) {
+                self.count_drop(d, &del.pkt);
+            }
+            return;
+        }
         // By reference: each packet is copied once, into the slab (draining would copy the
         // whole delivery out first).
         for del in out.iter() {
@@ -715,6 +740,23 @@ impl World {
             }
         }
         out.clear();
+    }
+
+    /// `[[event]]` `i`: its link's two directions go down (every packet offered to them, or
+    /// leaving their queue or medium, is dropped, counted as a drop of the direction) or come
+    /// back up. At a multihomed end the interface's routes go or come back (`iface.rs`), and
+    /// the MPTCP connections of that host remove or add its address (`glue.rs`).
+    fn iface_event(&mut self, now: SimTime, i: usize) {
+        let (e, dirs) = self.events[i];
+        for d in dirs {
+            self.dirs[d].down = !e.up;
+        }
+        for d in dirs {
+            let node = self.dirs[d].from;
+            if let Some(addr) = self.ifaces.set_down(node, d as u32, !e.up) {
+                self.mptcp_iface(now, node, addr, e.up);
+            }
+        }
     }
 
     pub(crate) fn arrive(&mut self, now: SimTime, node: usize, mut pkt: Packet) {

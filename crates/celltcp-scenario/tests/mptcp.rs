@@ -372,3 +372,52 @@ fn the_pcap_of_one_path_holds_only_that_paths_subflow() {
     assert!(pa > 0 && pb > 0, "{pa} {pb}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `[[event]]`s taking interface `iface` down at `down` s and, if given, back up at `up` s.
+fn down_up(iface: &str, down: f64, up: Option<f64>) -> String {
+    let mut s = format!("[[event]]\nat = \"{down}s\"\ninterface = \"{iface}\"\nstate = \"down\"\n");
+    if let Some(u) = up {
+        s += &format!("[[event]]\nat = \"{u}s\"\ninterface = \"{iface}\"\nstate = \"up\"\n");
+    }
+    s
+}
+
+#[test]
+fn an_interface_that_goes_down_and_comes_back_loses_and_regains_its_subflow() {
+    // Path b (the host's second interface) is down from 5 s to 10 s of a 20 s download. At 5 s
+    // the connection removes its address (the subflow fails, REMOVE_ADDR); at 10 s the address
+    // comes back under a new id and the path manager joins a new subflow from it. Against the
+    // same run whose interface stays down: more goodput, and the third subflow carries about
+    // (20 - 10) s of path b.
+    let text = |up: Option<f64>| two_paths(20, "", &(bulk("mp", "mptcp = { cc = \"olia\" }") + &down_up("path-b", 5.0, up)));
+    let back = run_ok(&text(Some(10.0)), 3);
+    let gone = run_ok(&text(None), 3);
+    let subs = |o: &celltcp_scenario::RunOutput| o.summary["flows"][0]["mptcp"]["subflows"].as_array().unwrap().clone();
+    let (sb, sg) = (subs(&back), subs(&gone));
+    assert_eq!(sb.len(), 3, "initial (path a), path b, path b again: {sb:?}");
+    assert_eq!(sg.len(), 2, "{sg:?}");
+    assert_eq!(sb[1]["local"].as_str().unwrap().split(':').next(), sb[2]["local"].as_str().unwrap().split(':').next(), "the new subflow leaves from the same address");
+    let new = sb[2]["bytes_acked"].as_u64().unwrap() as f64;
+    // 10 s of a 10 Mbit/s path shared by a coupled control: at least a third of it
+    assert!(new > 10.0 * 10e6 / 8.0 / 3.0, "the new subflow carried {new} B: {sb:?}");
+    let g = |o: &celltcp_scenario::RunOutput| o.summary["flows"][0]["goodput_bps"].as_f64().unwrap();
+    eprintln!("down 5-10 s: {:.2} Mbit/s, new subflow {new} B; down from 5 s: {:.2} Mbit/s", g(&back) / 1e6, g(&gone) / 1e6);
+    // gone: 5 s of two paths then 15 s of one, about 12.5 Mbit/s at most; back: about 15
+    assert!(g(&back) > g(&gone) * 1.12, "{} against {}", g(&back), g(&gone));
+    assert!(g(&gone) < 13.0e6 && g(&gone) > 8.0e6, "{}", g(&gone));
+}
+
+#[test]
+fn the_first_interface_going_down_leaves_the_connection_on_the_other() {
+    // Path a carries the initial subflow (and the host's first address). Down at 3 s for good:
+    // the connection goes on over path b, every one of the 12 MB arrives once, and it ends
+    // about when path b alone would carry the rest.
+    let bytes = 12_000_000u64;
+    let out = run_ok(&two_paths(40, "", &(bulk("mp", &format!("bytes = \"{bytes}B\"\nmptcp = {{ cc = \"olia\" }}")) + &down_up("path-a", 3.0, None))), 5);
+    let f = &out.summary["flows"][0];
+    assert_eq!(f["bytes_delivered"].as_u64(), Some(bytes), "{f}");
+    assert_eq!(f["completed"], true, "{f}");
+    let t = f["completion_time_s"].as_f64().unwrap();
+    // about 3 s of two paths (~7 MB) then the rest at 9.6 Mbit/s: well under 12 MB over path b alone (10 s)
+    assert!(t < 10.0, "completed at {t} s: {f}");
+}

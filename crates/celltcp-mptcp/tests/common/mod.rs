@@ -39,8 +39,17 @@ pub struct PathCfg {
     /// Probability that a packet (either direction) gets an extra random delay up to `jitter`.
     pub reorder: f64,
     pub jitter: SimDuration,
-    /// From this time on the path drops every packet (a subflow that dies).
+    /// From this time on the path drops every packet (a subflow that dies)...
     pub dies_at: Option<SimTime>,
+    /// ... until this time, if given (the interface comes back).
+    pub back_at: Option<SimTime>,
+}
+
+impl PathCfg {
+    /// The path drops what it carries at `t`.
+    fn dead_at(&self, t: SimTime) -> bool {
+        self.dies_at.is_some_and(|d| t >= d) && self.back_at.is_none_or(|b| t < b)
+    }
 }
 
 impl PathCfg {
@@ -53,6 +62,7 @@ impl PathCfg {
             reorder: 0.0,
             jitter: SimDuration::ZERO,
             dies_at: None,
+            back_at: None,
         }
     }
 }
@@ -246,7 +256,7 @@ impl Net {
             }
         };
         let p = &mut self.paths[path];
-        if p.cfg.dies_at.is_some_and(|t| now >= t) {
+        if p.cfg.dead_at(now) {
             self.opts.forget(pkt.uid);
             return;
         }
@@ -265,7 +275,7 @@ impl Net {
             if cfg.reorder > 0.0 && self.rng.gen_bool(cfg.reorder) {
                 at += SimDuration(self.rng.gen_range(0..=cfg.jitter.0));
             }
-            if cfg.dies_at.is_some_and(|t| at >= t) {
+            if cfg.dead_at(at) {
                 self.opts.forget(d.pkt.uid);
                 continue;
             }
