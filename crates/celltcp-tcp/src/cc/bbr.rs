@@ -535,12 +535,18 @@ impl Bbr {
         }
     }
 
-    /// §4.3.3 BBRCheckDrain.
-    fn check_drain(&mut self, now: SimTime, bytes_in_flight: u64) {
+    /// §4.3.3 BBRCheckDrain as Linux `bbr_check_drain`: DRAIN ends once the flight expected in
+    /// the network at the next departure time ([`Self::in_net_at_edt`] of the flight after this
+    /// ACK, `bbr_packets_in_net_at_edt(tcp_packets_in_flight)`) is at most `bbr_inflight(bw, 1)`,
+    /// not the flight itself (the draft's rule). Linux sets the gains after this check
+    /// (`bbr_update_gains`), so on the ACK that leaves STARTUP the flight still counts STARTUP's
+    /// next burst.
+    fn check_drain(&mut self, now: SimTime, bytes_in_flight: u64, edt: SimTime) {
+        let at_edt = self.in_net_at_edt(now, edt, bytes_in_flight);
         if self.mode == BbrMode::Startup && self.filled_pipe {
             self.enter_drain();
         }
-        if self.mode == BbrMode::Drain && bytes_in_flight <= self.inflight(1.0) {
+        if self.mode == BbrMode::Drain && at_edt <= self.inflight(1.0) {
             self.enter_probe_bw(now);
         }
     }
@@ -714,7 +720,7 @@ impl Controller for Bbr {
         if let Some(rs) = ack.rate {
             self.check_full_pipe(&rs);
         }
-        self.check_drain(now, ack.bytes_in_flight);
+        self.check_drain(now, ack.bytes_in_flight, ack.next_departure);
         self.update_rtprop(now, rtt);
         self.check_probe_rtt(now, ack.bytes_in_flight);
 
@@ -1021,6 +1027,74 @@ mod tests {
         assert!((RATE * (1.0 - 1e-3)..=RATE * (1.0 + 1e-6)).contains(&bw), "BtlBw {bw}");
         let rtprop = s.cc.bbr.rtprop().unwrap();
         assert_eq!(rtprop, RTT + SimDuration::from_secs_f64(MSS as f64 / RATE));
+    }
+
+    /// A BBR at BtlBw = RATE (10 Mbit/s), RTprop 50 ms, whose pipe is full, in `mode` with that
+    /// mode's gains and the send quantum of its pacing rate.
+    fn full_pipe_in(mode: BbrMode) -> Bbr {
+        let mut b = Bbr::new(BbrConfig::default(), MSS, 10, SimTime::ZERO);
+        b.btlbw.update(0, RATE);
+        b.rtprop = Some(SimDuration::from_millis(50));
+        b.filled_pipe = true;
+        match mode {
+            BbrMode::Startup => b.enter_startup(),
+            BbrMode::Drain => b.enter_drain(),
+            _ => unreachable!("STARTUP or DRAIN"),
+        }
+        b.pacing_rate = 0.0;
+        b.set_pacing_rate();
+        b.set_send_quantum();
+        b
+    }
+
+    #[test]
+    fn bbr_drain_exit_counts_delivery_until_edt() {
+        // Linux bbr_check_drain: DRAIN ends once bbr_packets_in_net_at_edt(tcp_packets_in_flight)
+        // <= bbr_inflight(bw, 1): the flight after the ACK less what BtlBw delivers before the
+        // next departure (tcp_wstamp_ns), no burst added (the drain gain is below 1).
+        // bbr_inflight: ceil(62.5) = 63 + 3 x 2 (bbr_tso_segs_goal at the drain rate, 3.4 Mbit/s)
+        // = 69, even 70 segments. Regression: the draft's rule (the flight itself <= BDP) kept
+        // DRAIN going while the sender's pacing still held the next burst back.
+        let seg = MSS as u64;
+        let b = full_pipe_in(BbrMode::Drain);
+        assert_eq!(b.send_quantum, 2 * seg);
+        assert_eq!(b.inflight(1.0), 70 * seg);
+        let now = SimTime::from_millis(10);
+        let mut x = b.clone();
+        x.check_drain(now, 72 * seg, now);
+        assert_eq!(x.mode(), BbrMode::Drain, "72 > 70 with the EDT not ahead");
+        let mut x = b.clone();
+        x.check_drain(now, 70 * seg, now);
+        assert_eq!(x.mode(), BbrMode::ProbeBw, "70 <= 70");
+        // EDT 1.6 ms ahead: 2 segments (800 us each) leave the network before it: 72 - 2 = 70.
+        let mut x = b.clone();
+        x.check_drain(now, 72 * seg, now + SimDuration::from_micros(2 * 800 + 1));
+        assert_eq!(x.mode(), BbrMode::ProbeBw, "72 - 2 delivered before the EDT <= 70");
+        let mut x = b.clone();
+        x.check_drain(now, 72 * seg, now + SimDuration::from_micros(2 * 800 - 1));
+        assert_eq!(x.mode(), BbrMode::Drain, "1.599 ms delivers 1 whole segment only: 71 > 70");
+    }
+
+    #[test]
+    fn bbr_startup_to_drain_ack_counts_startups_burst() {
+        // Linux bbr_update_model runs bbr_check_drain before bbr_update_gains: on the ACK that
+        // fills the pipe the mode is DRAIN but pacing_gain is still STARTUP's (> 1), so
+        // bbr_packets_in_net_at_edt adds bbr_tso_segs_goal (3 segments at 2.885 x 10 Mbit/s:
+        // 3.57 MB/s >> 10 = 3,486 B) before comparing with bbr_inflight(bw, 1) = 63 + 3 x 3 =
+        // 72 segments (the quantum is still STARTUP's too). Regression: the drain gain was set
+        // first and the burst left out, so DRAIN could be skipped one burst early.
+        let seg = MSS as u64;
+        let b = full_pipe_in(BbrMode::Startup);
+        assert_eq!(b.send_quantum, 3 * seg);
+        let target = b.inflight(1.0);
+        assert_eq!(target, 72 * seg);
+        let now = SimTime::from_millis(10);
+        let mut x = b.clone();
+        x.check_drain(now, target - 2 * seg, now);
+        assert_eq!(x.mode(), BbrMode::Drain, "70 + a burst of 3 > 72: the queue is not drained");
+        let mut x = b.clone();
+        x.check_drain(now, target - 3 * seg, now);
+        assert_eq!(x.mode(), BbrMode::ProbeBw, "69 + 3 <= 72: straight on to PROBE_BW");
     }
 
     // ---- PROBE_BW ------------------------------------------------------------------------------
