@@ -756,9 +756,13 @@ impl Controller for Bbr {
         self.exit_recovery();
     }
 
-    fn on_rto(&mut self, _now: SimTime, bytes_in_flight: u64, _mss: u32, _ss: RtoSsthresh) {
-        // §4.2.3.4: after a timeout, save cwnd and send one segment.
-        self.prior_cwnd = self.save_cwnd();
+    fn on_rto(&mut self, _now: SimTime, bytes_in_flight: u64, _mss: u32, ss: RtoSsthresh) {
+        // §4.2.3.4: after a timeout, save cwnd and send one segment. Linux `tcp_enter_loss` calls
+        // `ca_ops->ssthresh` (bbr_ssthresh -> bbr_save_cwnd) only when it recomputes ssthresh: a
+        // timeout inside an unfinished recovery keeps the cwnd saved when that recovery began.
+        if ss == RtoSsthresh::Reduce {
+            self.prior_cwnd = self.save_cwnd();
+        }
         // Linux bbr_set_state(TCP_CA_Loss): full_bw = 0 restarts STARTUP's 25 %-growth baseline
         // at the next round (full_bw_cnt is left alone there, and reset by that round), and
         // round_start = 1 treats the RTO as the end of a round; in Linux only the long-term
@@ -1447,6 +1451,38 @@ mod tests {
         }
         assert!(restored && !s.cc.in_recovery);
         assert!(s.window() >= before);
+    }
+
+    #[test]
+    fn bbr_held_rto_keeps_the_cwnd_saved_at_recovery_entry() {
+        // Linux tcp_enter_loss calls ca_ops->ssthresh (bbr_ssthresh -> bbr_save_cwnd) only when
+        // it recomputes ssthresh; a timeout inside an unfinished fast recovery holds it
+        // (RtoSsthresh::Hold) and leaves prior_cwnd as recovery entry saved it, while
+        // bbr_set_state(TCP_CA_Loss) still runs (full_bw = 0, round_start) and tcp_enter_loss
+        // still sets cwnd to one segment. On leaving recovery
+        // (bbr_set_cwnd_to_recover_or_restore) cwnd comes back to that saved value. Regression:
+        // the held timeout saved max(prior_cwnd, cwnd), the cwnd grown during recovery.
+        let seg = MSS as u64;
+        let held = |ss: RtoSsthresh| {
+            let mut s = Script::new();
+            for r in [100e3, 200e3, 400e3, 800e3] {
+                s.round(r, false);
+            }
+            s.bbr.on_congestion_event(s.now, &CongestionEvent { bytes_in_flight: 40 * seg, lost_sent_at: s.now, ecn: false, mss: MSS });
+            let saved = s.bbr.prior_cwnd;
+            s.bbr.cwnd = saved + 30 * seg; // grown during recovery, after its first round
+            s.bbr.full_bw = 1.0;
+            s.bbr.on_rto(s.now, 50 * seg, MSS, ss);
+            assert_eq!(s.bbr.window(), seg);
+            assert_eq!(s.bbr.full_bw, 0.0, "bbr_set_state(TCP_CA_Loss) runs either way");
+            assert!(s.bbr.round_start);
+            s.bbr.on_recovery_exit(s.now);
+            (saved, s.bbr.window())
+        };
+        let (saved, restored) = held(RtoSsthresh::Hold);
+        assert_eq!(restored, saved, "the held timeout restores the cwnd from recovery entry");
+        let (saved, restored) = held(RtoSsthresh::Reduce);
+        assert_eq!(restored, saved + 30 * MSS as u64, "a reducing timeout saves the cwnd it interrupts");
     }
 
     #[test]
