@@ -25,7 +25,8 @@
 //! allowance of `tcp_tso_autosize`. The modes:
 //! - **STARTUP** (§4.3.2.1): pacing and cwnd gain `2/ln 2`; the pipe is full (§4.3.2.2) after 3
 //!   non-app-limited rounds in which BtlBw did not grow by 25%.
-//! - **DRAIN** (§4.3.3): pacing gain `ln 2 / 2` until bytes in flight fall to the estimated BDP.
+//! - **DRAIN** (§4.3.3): pacing gain `ln 2 / 2` until the flight falls to `bbr_inflight(bw, 1)`,
+//!   compared at the next departure time as Linux `bbr_check_drain` does (see PROBE_BW below).
 //! - **PROBE_BW** (§4.3.4): the 8-phase gain cycle `[5/4, 3/4, 1, 1, 1, 1, 1, 1]`, cwnd gain 2,
 //!   starting at a random phase other than 3/4; a phase lasts RTprop, the 5/4 phase longer until
 //!   inflight reaches `5/4 BDP` (or a loss), the 3/4 phase shorter once inflight is down to BDP.
@@ -41,8 +42,10 @@
 //! "inflight + 1 segment" has one segment more than Linux) and packet conservation holds for one
 //! round (cwnd >= inflight + newly delivered); lost bytes are subtracted from cwnd; on leaving
 //! recovery the cwnd from before it is restored. On an RTO cwnd becomes one segment, as the draft
-//! and Linux `tcp_bbr.c` do, and is restored in the same way once the bytes outstanding at the
-//! timeout have been delivered (or the sender signals the end of recovery); as Linux
+//! and Linux `tcp_bbr.c` do (saving cwnd only when the timeout recomputes ssthresh,
+//! [`RtoSsthresh::Reduce`], as `tcp_enter_loss` calls `bbr_ssthresh`), and is restored in the
+//! same way once the bytes outstanding at the timeout have been delivered (or the sender
+//! signals the end of recovery); as Linux
 //! `bbr_set_state(TCP_CA_Loss)` the RTO also zeroes `full_bw` (STARTUP's growth baseline), and a
 //! spurious-loss undo zeroes `full_bw` and its count (`bbr_undo_cwnd`).
 //!
