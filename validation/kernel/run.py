@@ -3,7 +3,7 @@ TCP through `celltcp run`, on the same links.
 
     sudo PYTHONPATH=python python3 validation/kernel/run.py [--seconds 10] [--repeats 3]
         [--only SUBSTR] [--out docs/validation.md] [--json validation/kernel/results.json]
-        [--reuse-kernel validation/kernel/results.json]
+        [--reuse-kernel validation/kernel/results.json] [--keep DIR]
 
 For every case the same scenario runs twice per repeat:
 
@@ -41,6 +41,14 @@ an earlier `--json` file (same cases and repeats) and runs only celltcp's side a
 Needs root, /dev/net/tun, iperf3, ping, nstat and the kernel's reno/cubic/bbr (see
 docs/emulation.md). Not part of CI: it takes real time (about 15 s per case and repeat) and its
 kernel numbers depend on the host.
+
+`--keep DIR` keeps every run's output directory, DIR/<case>/seed<N>/kernel (the emulator's
+summary.json and timeseries/*.parquet, iperf3's JSON, ping's and nstat's output) and
+DIR/<case>/seed<N>/celltcp (`celltcp run`'s), to compare the two over time: the queue's length
+every 10 ms (`timeseries/queue.parquet`), the senders' interval reports (iperf3's `intervals`,
+celltcp's `timeseries/iperf.parquet`, every 100 ms with `--keep` instead of every second: cwnd,
+RTT and retransmissions per interval on both sides). The interval changes the reports and
+the mean RTT's sampling (iperf3 averages its srtt per interval; celltcp's side follows).
 """
 
 from __future__ import annotations
@@ -49,6 +57,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -117,7 +126,14 @@ def sim_window(w: str) -> str:
 
 # ---- the kernel's side -------------------------------------------------------------------
 
-def kernel_scenario(c: Case, secs: int, seed: int, d: Path) -> str:
+def case_dir(keep: Path | None, c: Case, seed: int, side: str) -> Path | None:
+    """With --keep: where this run's output directory goes (the case's name as a file name)."""
+    if keep is None:
+        return None
+    return keep / re.sub(r"[^A-Za-z0-9.+-]+", "_", c.name).strip("_") / f"seed{seed}" / side
+
+
+def kernel_scenario(c: Case, secs: int, seed: int, d: Path, interval: str = "") -> str:
     """The emulated scenario: one iperf3 server per flow, and on the client one shell line that
     starts the flows and ping together, waits for them and then reads the RTO counter."""
     w = f" -w {c.window}" if c.window else ""
@@ -126,7 +142,7 @@ def kernel_scenario(c: Case, secs: int, seed: int, d: Path) -> str:
     for i, cc in enumerate(c.ccs):
         port = 5201 + i
         text += f'[[exec]]\nnode = "server"\ncmd = "iperf3 -s -1 -p {port}"\nbackground = true\n'
-        client.append(f"iperf3 -c {{addr:server}} -p {port} -t {secs} -C {cc}{w} -J > {d}/flow{i}.json &")
+        client.append(f"iperf3 -c {{addr:server}} -p {port} -t {secs} -C {cc}{w}{interval} -J > {d}/flow{i}.json &")
     client.append(f"ping -n -q -i {PING_INTERVAL_S} -c {ping_count(secs)} -w {secs + 2} {{addr:server}} > {d}/ping.txt &")
     client.append(f"wait; nstat -asz {' '.join(NSTAT_COUNTERS)} > {d}/nstat.txt")
     text += f'[[exec]]\nnode = "client"\ncmd = "{" ".join(client)}"\nstart = "0.3s"\n'
@@ -220,11 +236,12 @@ def summarize(flows: list[dict], rto: int, ping_ms: float, queue_ms: float) -> d
     }
 
 
-def run_kernel_once(c: Case, secs: int, seed: int) -> dict:
+def run_kernel_once(c: Case, secs: int, seed: int, keep: Path | None = None) -> dict:
     with tempfile.TemporaryDirectory(prefix="kern-oracle-") as d:
         dp = Path(d)
         os.chmod(dp, 0o777)
-        res = celltcp.api.execute(kernel_scenario(c, secs, seed, dp), out=dp / "o",
+        interval = " -i 0.1" if keep else ""
+        res = celltcp.api.execute(kernel_scenario(c, secs, seed, dp, interval), out=dp / "o",
                                   emu=celltcp.api.EmuArgs())
         flows = []
         for i, cc in enumerate(c.ccs):
@@ -235,16 +252,22 @@ def run_kernel_once(c: Case, secs: int, seed: int) -> dict:
         out = summarize(flows, parse_nstat(nstat), parse_ping((dp / "ping.txt").read_text()),
                         data_queue_ms(res.summary))
         out["hystart"] = parse_hystart(nstat)
+        if keep is not None:
+            kd = case_dir(keep, c, seed, "kernel")
+            if kd.exists():
+                shutil.rmtree(kd)
+            kd.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copytree(dp, kd)
     out["lateness_p99_us"] = float(res.summary["emu"]["lateness"]["p99_us"])
     return out
 
 
-def run_kernel(c: Case, secs: int, seed: int) -> dict:
+def run_kernel(c: Case, secs: int, seed: int, keep: Path | None = None) -> dict:
     """A kernel run, again (at most MAX_RERUNS times) while the emulator ran late."""
     reruns = 0
     while True:
         load = os.getloadavg()[0]
-        k = run_kernel_once(c, secs, seed)
+        k = run_kernel_once(c, secs, seed, keep)
         k["load1"] = load
         if k["lateness_p99_us"] <= LATENESS_LIMIT_US or reruns >= MAX_RERUNS:
             k["reruns"] = reruns
@@ -259,12 +282,12 @@ def run_kernel(c: Case, secs: int, seed: int) -> dict:
 SIM_START_S = 0.3  # celltcp's flows start here, as the kernel's iperf3 clients do
 
 
-def sim_scenario(c: Case, secs: int, seed: int) -> str:
+def sim_scenario(c: Case, secs: int, seed: int, interval: str = "") -> str:
     w = f'window = "{sim_window(c.window)}"\n' if c.window else ""
     text = f'duration = "{secs + 1}s"\nseed = {seed}\n' + link(c)
     for i, cc in enumerate(c.ccs):
         text += (f'[[flow]]\nname = "iperf{i}"\napp = "iperf"\nfrom = "client"\nto = "server"\n'
-                 f'cc = {SIM_CC[cc]}\nduration = "{secs}s"\nstart = "{SIM_START_S}s"\nquickack = 16\n{w}')
+                 f'cc = {SIM_CC[cc]}\nduration = "{secs}s"\nstart = "{SIM_START_S}s"\nquickack = 16\n{w}{interval}')
     text += (f'[[flow]]\nname = "ping"\napp = "ping"\nfrom = "client"\nto = "server"\n'
              f'interval = "{int(PING_INTERVAL_S * 1000)}ms"\ncount = {ping_count(secs)}\nstart = "0.3s"\n')
     return text
@@ -315,8 +338,12 @@ def slow_start_exit(times: list[float], cwnd: list[float], ssthresh: list[float]
     return None
 
 
-def run_sim(c: Case, secs: int, seed: int) -> dict:
-    r = celltcp.run(sim_scenario(c, secs, seed))
+def run_sim(c: Case, secs: int, seed: int, keep: Path | None = None) -> dict:
+    sd = case_dir(keep, c, seed, "celltcp")
+    interval = 'interval = "100ms"\n' if keep else ""
+    if sd is not None:
+        sd.parent.mkdir(parents=True, exist_ok=True)
+    r = celltcp.run(sim_scenario(c, secs, seed, interval), out=sd, overwrite=True)
     by = {f["name"]: f for f in r.summary["flows"]}
     tcp = r.timeseries("tcp")
     flows = []
@@ -325,7 +352,8 @@ def run_sim(c: Case, secs: int, seed: int) -> dict:
         f = by[f"iperf{i}"]
         ts = tcp[tcp["flow_name"] == f"iperf{i}"]
         flows.append({"cc": cc, "goodput": float(f["goodput_bps"]), "retx": int(f["retransmitted_segments"]),
-                      "rtt_ms": iperf3_mean_rtt(ts["time_s"].tolist(), ts["srtt_ms"].tolist(), secs),
+                      "rtt_ms": iperf3_mean_rtt(ts["time_s"].tolist(), ts["srtt_ms"].tolist(), secs,
+                                            0.1 if keep else IPERF3_INTERVAL_S),
                       "rtt_samples_mean_ms": float(f["rtt_mean_ms"]),
                       "ss_exit": slow_start_exit(ts["time_s"].tolist(), ts["cwnd_bytes"].tolist(),
                                                  ts["ssthresh_bytes"].tolist())})
@@ -480,6 +508,8 @@ def main() -> int:
     ap.add_argument("--json", default=None, help="also write the raw numbers here")
     ap.add_argument("--reuse-kernel", default=None,
                     help="take the kernel runs from this --json file; run only celltcp's side")
+    ap.add_argument("--keep", default=None, type=Path,
+                    help="keep every run's output directory under DIR/<case>/seed<N>/{kernel,celltcp}")
     args = ap.parse_args()
     if args.repeats < 1:
         raise SystemExit(f"validation/kernel/run.py: --repeats {args.repeats}: expected at least 1")
@@ -501,8 +531,8 @@ def main() -> int:
                 except (KeyError, IndexError):
                     raise SystemExit(f"--reuse-kernel {args.reuse_kernel}: no kernel run {i + 1} of case {c.name!r}")
             else:
-                k = run_kernel(c, args.seconds, seed)
-            s = run_sim(c, args.seconds, seed)
+                k = run_kernel(c, args.seconds, seed, args.keep)
+            s = run_sim(c, args.seconds, seed, args.keep)
             print(f"{c.name} [seed {seed}]: kernel {k}, celltcp {s}", flush=True)
             rep.append({"seed": seed, "kernel": k, "celltcp": s})
         rows.append((c, rep))

@@ -187,6 +187,11 @@ pub trait ByteStream {
     /// The handshake completed (for MPTCP: the keys are exchanged, a subflow carries data).
     fn is_established(&self) -> bool;
     fn send_buffer_free(&self) -> u64;
+    /// What a blocking writer may add now: the free space, or nothing while a writer that
+    /// filled the buffer waits to be woken (TCP: [`TcpEndpoint::send_buffer_writable`]).
+    fn send_buffer_writable(&self) -> u64 {
+        self.send_buffer_free()
+    }
     /// Writes up to `bytes`; returns how many fit in the send buffer.
     fn write(&mut self, bytes: u64) -> u64;
     fn readable(&self) -> u64;
@@ -206,6 +211,10 @@ impl ByteStream for TcpEndpoint {
     #[inline]
     fn send_buffer_free(&self) -> u64 {
         TcpEndpoint::send_buffer_free(self)
+    }
+    #[inline]
+    fn send_buffer_writable(&self) -> u64 {
+        TcpEndpoint::send_buffer_writable(self)
     }
     #[inline]
     fn write(&mut self, bytes: u64) -> u64 {

@@ -75,7 +75,8 @@ impl BulkSender {
         if !deadline_passed {
             loop {
                 let remaining = self.limit.map_or(u64::MAX, |l| l - self.written);
-                let free = tcp.send_buffer_free();
+                // as a blocking writer: after filling the buffer, only once Linux would wake it
+                let free = tcp.send_buffer_writable();
                 let chunk = self.chunk.min(remaining);
                 // a rate-limited application writes only whole chunks that are due
                 if remaining == 0 || free == 0 || self.allowance(now) < chunk {

@@ -266,6 +266,9 @@ pub struct TcpEndpoint {
     snd_wl2: u64,
     written: u64,
     snd_buf: u64,
+    /// A write found the send buffer full: the writer sleeps until it is writeable again
+    /// (Linux `SOCK_NOSPACE`, see [`Self::send_buffer_writable`]).
+    snd_nospace: bool,
     fin_queued: bool,
     fin_end: Option<u64>,
     fin_acked: bool,
@@ -410,6 +413,7 @@ impl TcpEndpoint {
             snd_wl2: 0,
             written: 0,
             snd_buf,
+            snd_nospace: false,
             fin_queued: false,
             fin_end: None,
             fin_acked: false,
@@ -525,15 +529,53 @@ impl TcpEndpoint {
         if !open || self.fin_queued {
             return 0;
         }
+        if bytes > 0 && self.snd_nospace {
+            // Linux tcp_sendmsg_locked -> tcp_rate_check_app_limited: the writer woken after a
+            // full buffer finds the data it wrote all sent (module doc of `output`, `idle`).
+            let in_flight = self.sb.in_flight();
+            let cwnd = self.cwnd();
+            self.check_app_limited(in_flight, cwnd);
+        }
         let n = bytes.min(self.send_buffer_free());
         self.written += n;
+        if bytes > 0 {
+            // only for an autotuned buffer for now (see `send_buffer_writable`)
+            self.snd_nospace = self.cfg.snd_buf.is_auto() && self.send_buffer_free() == 0;
+        }
         n
     }
 
     /// Free space in the send buffer (written and not yet acknowledged bytes count as used).
     pub fn send_buffer_free(&self) -> u64 {
-        let unacked = (1 + self.written).saturating_sub(self.snd_una.max(1));
-        self.snd_buf.saturating_sub(unacked)
+        self.snd_buf.saturating_sub(self.send_buffer_used())
+    }
+
+    /// Written and not yet acknowledged bytes (Linux `sk_wmem_queued`, in payload bytes).
+    fn send_buffer_used(&self) -> u64 {
+        (1 + self.written).saturating_sub(self.snd_una.max(1))
+    }
+
+    /// What a blocking writer can add now, as Linux wakes it: once a write has filled the send
+    /// buffer (`sk_stream_wait_memory`, `SOCK_NOSPACE`), the writer sleeps until the free space
+    /// is at least half of what the buffer holds (`sk_stream_write_space` ->
+    /// `__sk_stream_is_writeable`: `sk_stream_wspace >= sk_stream_min_wspace`, i.e. the buffer
+    /// down to 2/3 full; `tcp_poll` reports `EPOLLOUT` at the same point); otherwise the free
+    /// space. Payload bytes stand for `sk_wmem_queued`'s `truesize` (a few percent more with
+    /// multi-segment buffers). A sender whose cwnd exceeds 2/3 of the buffer therefore runs out of
+    /// unsent data while the writer sleeps, and its rate samples are app-limited
+    /// (`tcp_rate_check_app_limited`), as Linux's are.
+    ///
+    /// Applied to autotuned buffers only, for now: Linux wakes a writer on a fixed buffer
+    /// (`SO_SNDBUF`, `window`) the same way, but that lowers buffer-limited flows (the proxy
+    /// example's downloads, docs/scenario.md: 4.5 instead of 5.7+ Mbit/s) and has not been checked
+    /// against the kernel with `iperf3 -w` yet; a fixed buffer is refilled on every ACK.
+    pub fn send_buffer_writable(&self) -> u64 {
+        let free = self.send_buffer_free();
+        if self.snd_nospace && free < self.send_buffer_used() / 2 {
+            0
+        } else {
+            free
+        }
     }
 
     /// The application reads up to `max` in-order bytes at `now`. Frees receive buffer; a
@@ -552,6 +594,7 @@ impl TcpEndpoint {
 
     /// Close our direction: a FIN follows all written data (RFC 9293 §3.10.4).
     pub fn close(&mut self) {
+        self.snd_nospace = false; // no writer waits any more
         match self.state {
             TcpState::SynSent => self.enter_closed(),
             TcpState::SynReceived | TcpState::Established => {

@@ -25,7 +25,8 @@
 //! allowance of `tcp_tso_autosize`. The modes:
 //! - **STARTUP** (§4.3.2.1): pacing and cwnd gain `2/ln 2`; the pipe is full (§4.3.2.2) after 3
 //!   non-app-limited rounds in which BtlBw did not grow by 25%.
-//! - **DRAIN** (§4.3.3): pacing gain `ln 2 / 2` until bytes in flight fall to the estimated BDP.
+//! - **DRAIN** (§4.3.3): pacing gain `ln 2 / 2` until the flight falls to `bbr_inflight(bw, 1)`,
+//!   compared at the next departure time as Linux `bbr_check_drain` does (see PROBE_BW below).
 //! - **PROBE_BW** (§4.3.4): the 8-phase gain cycle `[5/4, 3/4, 1, 1, 1, 1, 1, 1]`, cwnd gain 2,
 //!   starting at a random phase other than 3/4; a phase lasts RTprop, the 5/4 phase longer until
 //!   inflight reaches `5/4 BDP` (or a loss), the 3/4 phase shorter once inflight is down to BDP.
@@ -41,8 +42,10 @@
 //! "inflight + 1 segment" has one segment more than Linux) and packet conservation holds for one
 //! round (cwnd >= inflight + newly delivered); lost bytes are subtracted from cwnd; on leaving
 //! recovery the cwnd from before it is restored. On an RTO cwnd becomes one segment, as the draft
-//! and Linux `tcp_bbr.c` do, and is restored in the same way once the bytes outstanding at the
-//! timeout have been delivered (or the sender signals the end of recovery); as Linux
+//! and Linux `tcp_bbr.c` do (saving cwnd only when the timeout recomputes ssthresh,
+//! [`RtoSsthresh::Reduce`], as `tcp_enter_loss` calls `bbr_ssthresh`), and is restored in the
+//! same way once the bytes outstanding at the timeout have been delivered (or the sender
+//! signals the end of recovery); as Linux
 //! `bbr_set_state(TCP_CA_Loss)` the RTO also zeroes `full_bw` (STARTUP's growth baseline), and a
 //! spurious-loss undo zeroes `full_bw` and its count (`bbr_undo_cwnd`).
 //!
@@ -535,12 +538,18 @@ impl Bbr {
         }
     }
 
-    /// §4.3.3 BBRCheckDrain.
-    fn check_drain(&mut self, now: SimTime, bytes_in_flight: u64) {
+    /// §4.3.3 BBRCheckDrain as Linux `bbr_check_drain`: DRAIN ends once the flight expected in
+    /// the network at the next departure time ([`Self::in_net_at_edt`] of the flight after this
+    /// ACK, `bbr_packets_in_net_at_edt(tcp_packets_in_flight)`) is at most `bbr_inflight(bw, 1)`,
+    /// not the flight itself (the draft's rule). Linux sets the gains after this check
+    /// (`bbr_update_gains`), so on the ACK that leaves STARTUP the flight still counts STARTUP's
+    /// next burst.
+    fn check_drain(&mut self, now: SimTime, bytes_in_flight: u64, edt: SimTime) {
+        let at_edt = self.in_net_at_edt(now, edt, bytes_in_flight);
         if self.mode == BbrMode::Startup && self.filled_pipe {
             self.enter_drain();
         }
-        if self.mode == BbrMode::Drain && bytes_in_flight <= self.inflight(1.0) {
+        if self.mode == BbrMode::Drain && at_edt <= self.inflight(1.0) {
             self.enter_probe_bw(now);
         }
     }
@@ -714,7 +723,7 @@ impl Controller for Bbr {
         if let Some(rs) = ack.rate {
             self.check_full_pipe(&rs);
         }
-        self.check_drain(now, ack.bytes_in_flight);
+        self.check_drain(now, ack.bytes_in_flight, ack.next_departure);
         self.update_rtprop(now, rtt);
         self.check_probe_rtt(now, ack.bytes_in_flight);
 
@@ -750,9 +759,13 @@ impl Controller for Bbr {
         self.exit_recovery();
     }
 
-    fn on_rto(&mut self, _now: SimTime, bytes_in_flight: u64, _mss: u32, _ss: RtoSsthresh) {
-        // §4.2.3.4: after a timeout, save cwnd and send one segment.
-        self.prior_cwnd = self.save_cwnd();
+    fn on_rto(&mut self, _now: SimTime, bytes_in_flight: u64, _mss: u32, ss: RtoSsthresh) {
+        // §4.2.3.4: after a timeout, save cwnd and send one segment. Linux `tcp_enter_loss` calls
+        // `ca_ops->ssthresh` (bbr_ssthresh -> bbr_save_cwnd) only when it recomputes ssthresh: a
+        // timeout inside an unfinished recovery keeps the cwnd saved when that recovery began.
+        if ss == RtoSsthresh::Reduce {
+            self.prior_cwnd = self.save_cwnd();
+        }
         // Linux bbr_set_state(TCP_CA_Loss): full_bw = 0 restarts STARTUP's 25 %-growth baseline
         // at the next round (full_bw_cnt is left alone there, and reset by that round), and
         // round_start = 1 treats the RTO as the end of a round; in Linux only the long-term
@@ -1021,6 +1034,74 @@ mod tests {
         assert!((RATE * (1.0 - 1e-3)..=RATE * (1.0 + 1e-6)).contains(&bw), "BtlBw {bw}");
         let rtprop = s.cc.bbr.rtprop().unwrap();
         assert_eq!(rtprop, RTT + SimDuration::from_secs_f64(MSS as f64 / RATE));
+    }
+
+    /// A BBR at BtlBw = RATE (10 Mbit/s), RTprop 50 ms, whose pipe is full, in `mode` with that
+    /// mode's gains and the send quantum of its pacing rate.
+    fn full_pipe_in(mode: BbrMode) -> Bbr {
+        let mut b = Bbr::new(BbrConfig::default(), MSS, 10, SimTime::ZERO);
+        b.btlbw.update(0, RATE);
+        b.rtprop = Some(SimDuration::from_millis(50));
+        b.filled_pipe = true;
+        match mode {
+            BbrMode::Startup => b.enter_startup(),
+            BbrMode::Drain => b.enter_drain(),
+            _ => unreachable!("STARTUP or DRAIN"),
+        }
+        b.pacing_rate = 0.0;
+        b.set_pacing_rate();
+        b.set_send_quantum();
+        b
+    }
+
+    #[test]
+    fn bbr_drain_exit_counts_delivery_until_edt() {
+        // Linux bbr_check_drain: DRAIN ends once bbr_packets_in_net_at_edt(tcp_packets_in_flight)
+        // <= bbr_inflight(bw, 1): the flight after the ACK less what BtlBw delivers before the
+        // next departure (tcp_wstamp_ns), no burst added (the drain gain is below 1).
+        // bbr_inflight: ceil(62.5) = 63 + 3 x 2 (bbr_tso_segs_goal at the drain rate, 3.4 Mbit/s)
+        // = 69, even 70 segments. Regression: the draft's rule (the flight itself <= BDP) kept
+        // DRAIN going while the sender's pacing still held the next burst back.
+        let seg = MSS as u64;
+        let b = full_pipe_in(BbrMode::Drain);
+        assert_eq!(b.send_quantum, 2 * seg);
+        assert_eq!(b.inflight(1.0), 70 * seg);
+        let now = SimTime::from_millis(10);
+        let mut x = b.clone();
+        x.check_drain(now, 72 * seg, now);
+        assert_eq!(x.mode(), BbrMode::Drain, "72 > 70 with the EDT not ahead");
+        let mut x = b.clone();
+        x.check_drain(now, 70 * seg, now);
+        assert_eq!(x.mode(), BbrMode::ProbeBw, "70 <= 70");
+        // EDT 1.6 ms ahead: 2 segments (800 us each) leave the network before it: 72 - 2 = 70.
+        let mut x = b.clone();
+        x.check_drain(now, 72 * seg, now + SimDuration::from_micros(2 * 800 + 1));
+        assert_eq!(x.mode(), BbrMode::ProbeBw, "72 - 2 delivered before the EDT <= 70");
+        let mut x = b.clone();
+        x.check_drain(now, 72 * seg, now + SimDuration::from_micros(2 * 800 - 1));
+        assert_eq!(x.mode(), BbrMode::Drain, "1.599 ms delivers 1 whole segment only: 71 > 70");
+    }
+
+    #[test]
+    fn bbr_startup_to_drain_ack_counts_startups_burst() {
+        // Linux bbr_update_model runs bbr_check_drain before bbr_update_gains: on the ACK that
+        // fills the pipe the mode is DRAIN but pacing_gain is still STARTUP's (> 1), so
+        // bbr_packets_in_net_at_edt adds bbr_tso_segs_goal (3 segments at 2.885 x 10 Mbit/s:
+        // 3.57 MB/s >> 10 = 3,486 B) before comparing with bbr_inflight(bw, 1) = 63 + 3 x 3 =
+        // 72 segments (the quantum is still STARTUP's too). Regression: the drain gain was set
+        // first and the burst left out, so DRAIN could be skipped one burst early.
+        let seg = MSS as u64;
+        let b = full_pipe_in(BbrMode::Startup);
+        assert_eq!(b.send_quantum, 3 * seg);
+        let target = b.inflight(1.0);
+        assert_eq!(target, 72 * seg);
+        let now = SimTime::from_millis(10);
+        let mut x = b.clone();
+        x.check_drain(now, target - 2 * seg, now);
+        assert_eq!(x.mode(), BbrMode::Drain, "70 + a burst of 3 > 72: the queue is not drained");
+        let mut x = b.clone();
+        x.check_drain(now, target - 3 * seg, now);
+        assert_eq!(x.mode(), BbrMode::ProbeBw, "69 + 3 <= 72: straight on to PROBE_BW");
     }
 
     // ---- PROBE_BW ------------------------------------------------------------------------------
@@ -1373,6 +1454,38 @@ mod tests {
         }
         assert!(restored && !s.cc.in_recovery);
         assert!(s.window() >= before);
+    }
+
+    #[test]
+    fn bbr_held_rto_keeps_the_cwnd_saved_at_recovery_entry() {
+        // Linux tcp_enter_loss calls ca_ops->ssthresh (bbr_ssthresh -> bbr_save_cwnd) only when
+        // it recomputes ssthresh; a timeout inside an unfinished fast recovery holds it
+        // (RtoSsthresh::Hold) and leaves prior_cwnd as recovery entry saved it, while
+        // bbr_set_state(TCP_CA_Loss) still runs (full_bw = 0, round_start) and tcp_enter_loss
+        // still sets cwnd to one segment. On leaving recovery
+        // (bbr_set_cwnd_to_recover_or_restore) cwnd comes back to that saved value. Regression:
+        // the held timeout saved max(prior_cwnd, cwnd), the cwnd grown during recovery.
+        let seg = MSS as u64;
+        let held = |ss: RtoSsthresh| {
+            let mut s = Script::new();
+            for r in [100e3, 200e3, 400e3, 800e3] {
+                s.round(r, false);
+            }
+            s.bbr.on_congestion_event(s.now, &CongestionEvent { bytes_in_flight: 40 * seg, lost_sent_at: s.now, ecn: false, mss: MSS });
+            let saved = s.bbr.prior_cwnd;
+            s.bbr.cwnd = saved + 30 * seg; // grown during recovery, after its first round
+            s.bbr.full_bw = 1.0;
+            s.bbr.on_rto(s.now, 50 * seg, MSS, ss);
+            assert_eq!(s.bbr.window(), seg);
+            assert_eq!(s.bbr.full_bw, 0.0, "bbr_set_state(TCP_CA_Loss) runs either way");
+            assert!(s.bbr.round_start);
+            s.bbr.on_recovery_exit(s.now);
+            (saved, s.bbr.window())
+        };
+        let (saved, restored) = held(RtoSsthresh::Hold);
+        assert_eq!(restored, saved, "the held timeout restores the cwnd from recovery entry");
+        let (saved, restored) = held(RtoSsthresh::Reduce);
+        assert_eq!(restored, saved + 30 * MSS as u64, "a reducing timeout saves the cwnd it interrupts");
     }
 
     #[test]

@@ -9,6 +9,13 @@ use super::{CaState, TcpEndpoint, TcpState, DEFAULT_PEER_MSS, TS_OPTION_BYTES};
 use crate::cc::{Ack, AnyCc, CcKind, CongestionEvent, Controller, EcnFeedback};
 use crate::seq;
 
+/// Linux `tcp_sndbuf_expand`'s `per_mss` besides the segment: `MAX_TCP_HEADER` (320 bytes on
+/// x86-64) and `SKB_DATA_ALIGN(sizeof(struct skb_shared_info))` (320), rounded up to a power of
+/// two with the segment ...
+const LINUX_SKB_HEADROOM: u64 = 320 + 320;
+/// ... plus `SKB_DATA_ALIGN(sizeof(struct sk_buff))` (256).
+const LINUX_SKB_STRUCT: u64 = 256;
+
 impl TcpEndpoint {
     pub(super) fn on_peer_syn(&mut self, syn: &TcpSegment, now: SimTime) {
         let o = &syn.options;
@@ -706,12 +713,22 @@ impl TcpEndpoint {
     /// Starts fast recovery. `flight` is the pipe before the triggering ACK: FlightSize of
     /// RFC 5681 eq. 4 less SACKed and lost data (counting SACKed data would ratchet ssthresh up
     /// when recoveries follow each other, since new data keeps flowing during recovery).
-    /// Send-buffer autotuning (Linux `tcp_sndbuf_expand`): about twice cwnd, never shrinking,
-    /// up to the maximum. Also run when the connection is established, as Linux
-    /// `tcp_init_buffer_space` does, so the initial window fits.
+    /// Send-buffer autotuning as Linux `tcp_sndbuf_expand`: `sndbuf_expand` (3 for BBR,
+    /// `bbr_sndbuf_expand`; 2 for the others) x max(cwnd, 10) segments x the worst-case charge
+    /// of a one-segment buffer (`per_mss`: the segment, `MAX_TCP_HEADER` and
+    /// `skb_shared_info` rounded up to a power of two, plus `struct sk_buff`: 4,352 bytes for
+    /// a 1448-byte MSS), never shrinking, up to the maximum (`tcp_wmem[2]`). Also run when the
+    /// connection is established, as Linux `tcp_init_buffer_space` does. The buffer holds
+    /// payload here, where Linux charges `truesize` (about 3 % more with multi-segment
+    /// buffers), so the charge per segment is about 3 segments of payload: an autotuned buffer
+    /// binds only at its maximum, which [`TcpEndpoint::send_buffer_writable`]'s wake-up rule
+    /// makes 2/3 of 4 MiB for a blocking writer.
     pub(super) fn expand_sndbuf(&mut self) {
         if self.cfg.snd_buf.is_auto() {
-            let want = (2 * self.cc.window()).min(self.cfg.snd_buf.max());
+            let expand = if self.cc.kind() == CcKind::Bbr { 3 } else { 2 };
+            let segs = (self.cc.window() / self.mss.max(1) as u64).max(10);
+            let per_mss = (self.mss as u64 + LINUX_SKB_HEADROOM).next_power_of_two() + LINUX_SKB_STRUCT;
+            let want = (expand * segs * per_mss).min(self.cfg.snd_buf.max());
             self.snd_buf = self.snd_buf.max(want);
         }
     }

@@ -463,12 +463,23 @@ impl TcpEndpoint {
         self.pacing_next = b.wstamp + SimDuration::from_nanos(len_ns - (len_ns / 2).min(credit));
     }
 
-    /// Nothing to send: app-limited marking (draft-cheng §3.4) and the persist timer
-    /// (RFC 9293 §3.8.6.1).
-    fn idle(&mut self, now: SimTime, in_flight: u64, cwnd: u64) -> Option<TcpSegment> {
+    /// App-limited marking (draft-cheng §3.4, Linux `tcp_rate_check_app_limited`): less than a
+    /// segment unsent, cwnd not full and no lost segment waiting: every segment in flight now,
+    /// and every one sent before they are delivered, gives an app-limited rate sample.
+    pub(super) fn check_app_limited(&mut self, in_flight: u64, cwnd: u64) {
         let unsent = (1 + self.written).saturating_sub(self.snd_nxt);
         if unsent < self.mss as u64 && in_flight < cwnd && self.sb.lost_bytes() == 0 {
             self.app_limited_until = (self.delivered + in_flight).max(1);
+        }
+    }
+
+    /// Nothing to send: app-limited marking ([`Self::check_app_limited`]) unless the writer is
+    /// asleep on a full send buffer (Linux checks at `tcp_sendmsg` only, and a sleeping writer
+    /// makes no call: it is checked when it wakes, in [`TcpEndpoint::write`]), and the persist
+    /// timer (RFC 9293 §3.8.6.1).
+    fn idle(&mut self, now: SimTime, in_flight: u64, cwnd: u64) -> Option<TcpSegment> {
+        if !self.snd_nospace {
+            self.check_app_limited(in_flight, cwnd);
         }
         if self.rwnd_blocked && self.sb.is_empty() {
             if self.persist_deadline.is_none() {

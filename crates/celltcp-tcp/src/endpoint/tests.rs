@@ -253,6 +253,59 @@ fn established_write_bounded_by_send_buffer() {
 }
 
 #[test]
+fn autotuned_send_buffer_follows_linux_tcp_sndbuf_expand() {
+    // Linux tcp_init_buffer_space -> tcp_sndbuf_expand at establishment: sndbuf_expand (BBR 3,
+    // bbr_sndbuf_expand; else 2) x max(cwnd, TCP_INIT_CWND = 10) segments x per_mss, where
+    // per_mss = roundup_pow_of_two(1448 + MAX_TCP_HEADER 320 + skb_shared_info 320 = 2088)
+    // = 4096 + sizeof(struct sk_buff) 256 = 4352; capped at tcp_wmem[2] = 4 MiB.
+    let p = established(cfg());
+    assert_eq!(p.a.snd_buf(), 2 * 10 * 4352, "CUBIC: 87,040 bytes");
+    let p = established(TcpConfig { cc: CcKind::Bbr.into(), ..cfg() });
+    assert_eq!(p.a.snd_buf(), 3 * 10 * 4352, "BBR: 130,560 bytes");
+    // It grows with cwnd (22 segments here, the receiver reading nothing) ...
+    let mut p = established(cfg());
+    p.a.write(1 << 20);
+    for _ in 0..4 {
+        p.exchange();
+        p.advance(SimDuration::from_millis(40));
+        p.a.write(1 << 20);
+    }
+    let segs = p.a.sample(p.now).cwnd_bytes / MSS;
+    assert!(segs > 10);
+    assert_eq!(p.a.snd_buf(), 2 * segs * 4352);
+    // ... and stops at the maximum.
+    let p = established(TcpConfig { snd_buf: BufSize::Auto { initial: 16_384, max: 50_000 }, ..cfg() });
+    assert_eq!(p.a.snd_buf(), 50_000);
+}
+
+#[test]
+fn a_writer_that_filled_the_send_buffer_waits_until_it_is_a_third_free() {
+    // Linux sk_stream_wait_memory / sk_stream_write_space: a write that finds the buffer full
+    // sets SOCK_NOSPACE and the writer is woken only once __sk_stream_is_writeable holds,
+    // sk_stream_wspace (free) >= sk_stream_min_wspace (sk_wmem_queued / 2). Acknowledgements are
+    // stood in for by SND.UNA (what the rule reads: bytes written and not yet acknowledged).
+    let mut p = established(TcpConfig { snd_buf: BufSize::Auto { initial: 30_000, max: 30_000 }, ..cfg() });
+    assert_eq!(p.a.send_buffer_writable(), 30_000, "a writer that never filled it may write");
+    assert_eq!(p.a.write(50_000), 30_000);
+    assert_eq!(p.a.send_buffer_writable(), 0);
+    p.a.snd_una = 1 + 9_000; // 21,000 held, 9,000 free < 10,500
+    assert_eq!(p.a.send_buffer_free(), 9_000);
+    assert_eq!(p.a.send_buffer_writable(), 0, "free 9,000 < 21,000 / 2: still asleep");
+    p.a.snd_una = 1 + 10_000; // 20,000 held, 10,000 free
+    assert_eq!(p.a.send_buffer_writable(), 10_000, "woken at free >= held / 2");
+    // A write that does not fill the buffer leaves the writer awake whatever the ratio.
+    assert_eq!(p.a.write(4_000), 4_000);
+    assert_eq!(p.a.send_buffer_writable(), 6_000, "6,000 < 24,000 / 2 but the writer never slept");
+    assert_eq!(p.a.write(6_000), 6_000);
+    assert_eq!(p.a.send_buffer_writable(), 0, "full again");
+    // A fixed buffer (`window`) is not held back yet (see send_buffer_writable).
+    let mut p = established(TcpConfig { snd_buf: BufSize::Fixed(30_000), ..cfg() });
+    assert_eq!(p.a.write(50_000), 30_000);
+    p.a.snd_una = 1 + 9_000;
+    assert_eq!(p.a.send_buffer_writable(), 9_000);
+}
+
+#[test]
 fn nagle_holds_a_partial_segment_only_behind_an_unacked_partial_one() {
     // Linux tcp_nagle_check with tcp_minshall_check (RFC 896 with Minshall's refinement): the
     // first partial segment goes at once even with a full one in flight; a second partial one
