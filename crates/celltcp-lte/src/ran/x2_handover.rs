@@ -868,8 +868,9 @@ mod tests {
         run_with(config(h), ho_ms, per_ms, bytes, sinr_db, ms)
     }
 
-    /// [`run`] with a whole RAN configuration.
-    fn run_with(cfg: RanConfig, ho_ms: u64, per_ms: u32, bytes: u32, sinr_db: f64, ms: u64) -> Trace {
+    /// Cells a and b 500 m apart, one UE between them in a at a fixed SINR, its handover to b
+    /// decided at `ho_ms`.
+    fn two_cells(cfg: RanConfig, sinr_db: f64, ho_ms: u64) -> Ran<u32> {
         let enbs = [
             EnbSpec { name: "a".into(), position: (0.0, 0.0), boresight_deg: None },
             EnbSpec { name: "b".into(), position: (500.0, 0.0), boresight_deg: None },
@@ -877,6 +878,12 @@ mod tests {
         let ues = [UeSpec { name: "ue".into(), enb: 0, position: (250.0, 10.0), fixed_sinr_db: Some(sinr_db), fixed_mcs: None }];
         let mut ran: Ran<u32> = Ran::new(cfg, &enbs, &ues, 7);
         ran.schedule_handover(SimTime::from_millis(ho_ms), 0, 1);
+        ran
+    }
+
+    /// [`run`] with a whole RAN configuration.
+    fn run_with(cfg: RanConfig, ho_ms: u64, per_ms: u32, bytes: u32, sinr_db: f64, ms: u64) -> Trace {
+        let mut ran = two_cells(cfg, sinr_db, ho_ms);
         let mut out = Vec::new();
         let (mut delivered, mut dropped) = (Vec::new(), Vec::new());
         let mut id = 0u32;
@@ -1005,13 +1012,7 @@ mod tests {
     /// for `ms` ms, through a handover to cell 1 decided at `ho_ms`; ids count up, so they are
     /// in COUNT order. The run continues until every SDU is delivered or dropped.
     fn run_ul(cfg: RanConfig, ho_ms: u64, every_ms: u64, bytes: u32, sinr_db: f64, ms: u64) -> UlTrace {
-        let enbs = [
-            EnbSpec { name: "a".into(), position: (0.0, 0.0), boresight_deg: None },
-            EnbSpec { name: "b".into(), position: (500.0, 0.0), boresight_deg: None },
-        ];
-        let ues = [UeSpec { name: "ue".into(), enb: 0, position: (250.0, 10.0), fixed_sinr_db: Some(sinr_db), fixed_mcs: None }];
-        let mut ran: Ran<u32> = Ran::new(cfg, &enbs, &ues, 7);
-        ran.schedule_handover(SimTime::from_millis(ho_ms), 0, 1);
+        let mut ran = two_cells(cfg, sinr_db, ho_ms);
         let mut out = Vec::new();
         let (mut delivered, mut dropped) = (Vec::new(), Vec::new());
         let mut id = 0u32;
