@@ -12,6 +12,8 @@
 //!
 //! No root needed: the simulation is driven as the emulator's loop drives it, without devices.
 
+mod common;
+use common::udp;
 use celltcp_engine::{SimDuration, SimTime};
 use celltcp_scenario::{load_config, Simulation};
 
@@ -62,23 +64,6 @@ delay = "10ms"
     )
 }
 
-/// A UDP datagram of `len` bytes from `src` to `dst` as Linux would send it.
-fn udp(src: [u8; 4], dst: [u8; 4], ident: u16, len: usize) -> Vec<u8> {
-    let mut b = vec![0u8; len];
-    b[0] = 0x45;
-    b[2..4].copy_from_slice(&(len as u16).to_be_bytes());
-    b[4..6].copy_from_slice(&ident.to_be_bytes());
-    b[6] = 0x40;
-    b[8] = 64;
-    b[9] = 17;
-    b[12..16].copy_from_slice(&src);
-    b[16..20].copy_from_slice(&dst);
-    b[20..22].copy_from_slice(&5001u16.to_be_bytes());
-    b[22..24].copy_from_slice(&5201u16.to_be_bytes());
-    b[24..26].copy_from_slice(&((len - 20) as u16).to_be_bytes());
-    b
-}
-
 /// Runs one variant: 24 Mbit/s of 1400-byte datagrams down (more than the cell carries at its
 /// edge: the buffers fill) and 1 Mbit/s up for 40 s, then 20 s to drain. Returns the bytes held
 /// at the end, the packets missing their bytes when they left, the entries evicted, the
@@ -98,9 +83,9 @@ fn run(rlc: &str, forwarding: &str, extra: &str, ho: &str) -> (usize, u64, u64, 
     while t < SimTime::ZERO + SimDuration::from_secs(40) {
         i += 1;
         sim.step_until(t);
-        sim.inject_raw(server, &udp(s, u, i as u16, 1400), t).unwrap();
+        sim.inject_raw(server, &udp(s, u, i as u16, 64, true, 1400), t).unwrap();
         if i.is_multiple_of(24) {
-            sim.inject_raw(ue, &udp(u, s, i as u16, 1400), t).unwrap();
+            sim.inject_raw(ue, &udp(u, s, i as u16, 64, true, 1400), t).unwrap();
         }
         lost += sim.drain_external(|_, _, _| got += 1);
         t += gap;
