@@ -174,8 +174,12 @@ fn mlwa_runs_and_conserves_bytes() {
     let phone: Vec<&str> = sub.iter().map(|s| s["remote"].as_str().unwrap()).collect();
     assert!(phone.iter().any(|l| l.starts_with("10.45.")), "a subflow from the LTE address: {phone:?}");
     assert!(phone.iter().any(|l| !l.starts_with("10.45.")), "a subflow from the Wi-Fi address: {phone:?}");
+    // How the bytes split is the run's draw: the minimum-RTT scheduler gives the Wi-Fi subflow
+    // all it can take while the connection's receive window, not cwnd, limits the sender, and
+    // the LTE subflow's share over seeds 1-6 is 3-61 % (12-80 % with the receive buffer
+    // starting at 128 KiB instead of Linux's 80 KiB payload share); each carries some.
     for s in sub {
-        assert!(s["bytes_acked"].as_u64().unwrap() > bytes / 20, "each subflow carries data: {f}");
+        assert!(s["bytes_acked"].as_u64().unwrap() > bytes / 100, "each subflow carries data: {f}");
     }
     let acked: u64 = sub.iter().map(|s| s["bytes_acked"].as_u64().unwrap()).sum();
     assert!(acked >= bytes, "{acked} < {bytes}");

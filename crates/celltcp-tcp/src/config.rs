@@ -20,9 +20,16 @@ pub enum BufSize {
 }
 
 impl BufSize {
-    /// Linux `tcp_rmem` defaults (131072, 6 MiB), counting payload only (no skb overhead).
+    /// Linux's autotuned receive buffer, counting payload only (no skb overhead): it starts
+    /// at the window `tcp_rmem[1]` = 131072 bytes offers, `tcp_win_from_space` of it at
+    /// [`LINUX_SCALING_RATIO`] (81,920 bytes: `tcp_measure_rcv_mss` sets the ratio from the
+    /// first full-sized segment and `window_clamp` follows), and grows by DRS up to 6 MiB.
+    /// The start matters beyond the window: `tcp_grow_window` raises `rcv_ssthresh`, and
+    /// sends each of those segments' ACK at once, only while it is below the clamp, so a
+    /// receiver whose clamp stops at 80 KB until DRS raises it ACKs every second segment
+    /// for part of the sender's second round (measured on Linux 6.18, docs/tcp.md).
     pub const RCV_DEFAULT: BufSize = BufSize::Auto {
-        initial: 128 * 1024,
+        initial: linux_win_from_space(128 * 1024),
         max: 6 * 1024 * 1024,
     };
     /// Linux `tcp_wmem` defaults (16384, 4 MiB).
@@ -79,7 +86,7 @@ pub const LINUX_SCALING_RATIO: u64 = 160;
 
 /// Linux `tcp_win_from_space`: the window a receive buffer of `space` bytes advertises
 /// (`space x scaling_ratio >> TCP_RMEM_TO_WIN_SCALE`, the shift being 8).
-pub fn linux_win_from_space(space: u64) -> u64 {
+pub const fn linux_win_from_space(space: u64) -> u64 {
     space.saturating_mul(LINUX_SCALING_RATIO) >> 8
 }
 

@@ -919,6 +919,47 @@ mod tests {
         assert_eq!(r.rcv_ssthresh, u64::MAX);
     }
 
+    /// Which in-order segments of a slow-starting sender's first two rounds (10 and 20
+    /// full-sized segments, 1.2 ms apart, 40 ms between the rounds, each read at once) a
+    /// receiver with buffer `buf` and Linux's quick ACKs ACKs at once.
+    fn acked_at_once_in_two_rounds(buf: BufSize) -> Vec<bool> {
+        const SEG: u64 = 1448;
+        let mut r = Receiver::new(buf, 7, SEG, true, None);
+        r.on_syn(1000, SimTime::ZERO);
+        r.init_quickack(16);
+        r.advertise(false);
+        r.on_ack_sent();
+        r.set_rtt_bounds(SimDuration::from_millis(250), Some(SimDuration::from_millis(50)));
+        let mut at_once = Vec::new();
+        for k in 0..30u64 {
+            let now = SimTime::from_micros(1200 * k + if k >= 10 { 40_000 } else { 0 });
+            r.on_data(now, 1 + k * SEG, SEG, false);
+            r.read(now, u64::MAX);
+            at_once.push(r.ack_now);
+            if r.ack_now {
+                r.advertise(true);
+                r.on_ack_sent();
+            }
+        }
+        at_once
+    }
+
+    #[test]
+    fn receiver_default_buffer_acks_half_the_second_round_in_pairs_as_linux() {
+        // Linux 6.18 (measured through `celltcp emu`, docs/tcp.md "The receiver's ACKs in slow
+        // start"): the 128 KiB tcp_rmem[1] offers a window_clamp of tcp_win_from_space = 160/256
+        // of it, 81,920 bytes, so tcp_grow_window's room (clamp - rcv_ssthresh 65,535) lasts six
+        // segments; the quick-ACK budget (16) the next 16; then, until DRS raises the clamp
+        // (one receiver RTT later), an ACK for every second segment.
+        let got = acked_at_once_in_two_rounds(BufSize::RCV_DEFAULT);
+        assert!(got[..22].iter().all(|&a| a), "{got:?}");
+        assert_eq!(got[22..], [false, true, false, true, false, true, false, true], "{got:?}");
+        // A clamp of the whole 128 KiB would grow rcv_ssthresh through both rounds and ACK
+        // every segment at once: the ACK train CUBIC's HyStart then sees is unbroken.
+        let whole = acked_at_once_in_two_rounds(BufSize::Auto { initial: 128 * 1024, max: 6 << 20 });
+        assert!(whole.iter().all(|&a| a), "{whole:?}");
+    }
+
     /// An established receiver with Linux's adaptive ATO (no fixed timer), RTO 300 ms.
     fn adaptive(srtt: Option<SimDuration>) -> Receiver {
         let mut r = Receiver::new(BufSize::Fixed(64_000), 0, MSS, true, None);

@@ -247,16 +247,17 @@ mod tests {
 
     #[test]
     fn the_buffer_follows_tcp_rcv_buf_bounded_by_rcv_buf() {
-        // autotuned: from tcp_rmem[1] (128 KiB) up to tcp_rmem[2] (6 MiB)
+        // autotuned: from the payload share of tcp_rmem[1] (128 KiB x 160/256 = 80 KiB,
+        // `tcp_win_from_space`) up to 6 MiB
         let c = MptcpConfig::default();
         let r = RcvSpace::new(&c);
-        assert_eq!((r.buf, r.max, r.auto), (128 * 1024, 6 << 20, true));
+        assert_eq!((r.buf, r.max, r.auto), (80 * 1024, 6 << 20, true));
         // `mptcp.rcv_buf` bounds the growth
         let r = RcvSpace::new(&MptcpConfig {
             rcv_buf: 1 << 20,
             ..c
         });
-        assert_eq!((r.buf, r.max, r.auto), (128 * 1024, 1 << 20, true));
+        assert_eq!((r.buf, r.max, r.auto), (80 * 1024, 1 << 20, true));
         // SO_RCVBUF (the flow's `window`): fixed
         let mut t = c.tcp;
         t.rcv_buf = BufSize::Fixed(300_000);
