@@ -94,6 +94,44 @@ def test_slow_start_exits() -> None:
     assert K.sim_exit({"cwnd": 70.0, "time_s": 1.3, "by": "loss"}) == "loss, 70 (1.00 s)"
 
 
+def _ipv4_tcp(dport: int, payload: int) -> bytes:
+    """An IPv4/TCP packet (20 + 32 bytes of headers: timestamps) carrying `payload` bytes."""
+    import struct
+    ip = struct.pack(">BBHHHBBH4s4s", 0x45, 0, 52 + payload, 0, 0x4000, 64, 6, 0,
+                     bytes([10, 0, 0, 1]), bytes([10, 0, 0, 2]))
+    tcp = struct.pack(">HHIIBBHHH", 40000, dport, 1, 1, 8 << 4, 0x18, 1000, 0, 0) + bytes(12)
+    return ip + tcp + bytes(payload)
+
+
+def test_data_starts_from_the_links_capture(tmp_path: Path) -> None:
+    """When each iperf3 client's data began: the first segment of at least 536 bytes to its
+    port (iperf3's 37-byte cookie and control messages do not count), from a nanosecond pcap
+    of raw IPv4 packets as celltcp writes it; and celltcp's side starts its flows as far
+    apart."""
+    import struct
+    pkts = [(0.010, _ipv4_tcp(5201, 0)), (0.060, _ipv4_tcp(5201, 37)), (0.061, _ipv4_tcp(5202, 37)),
+            (0.2074, _ipv4_tcp(5202, 1448)), (0.2101, _ipv4_tcp(5201, 1448)), (0.30, _ipv4_tcp(5201, 1448))]
+    raw = struct.pack("<IHHiIII", 0xA1B23C4D, 2, 4, 0, 0, 65535, 101)
+    for t, b in pkts:
+        raw += struct.pack("<IIII", int(t), round((t % 1) * 1e9), len(b), len(b)) + b
+    cap = tmp_path / "c.pcap"
+    cap.write_bytes(raw)
+    t = K.data_starts(cap, [5201, 5202])
+    assert t == [pytest.approx(0.2101), pytest.approx(0.2074)]
+    with pytest.raises(ValueError, match="no data segment to port"):
+        K.data_starts(cap, [5201, 5203])
+    case = next(c for c in K.cases() if c.name == "10M/50ms, 1 BDP (42p), cubic+reno")
+    text = K.sim_scenario(case, 10, 1, starts_ms=[2.7, 0.0])
+    assert 'start = "302700us"' in text and 'start = "300000us"' in text
+    assert K.sim_exit({"cwnd": 49.0, "time_s": 0.5427, "by": "hystart"}, 0.3027) == "49 (0.24 s)"
+    assert K.kernel_exit({"hystart": {"train": 0, "train_cwnd": 0, "delay": 1, "delay_cwnd": 49},
+                          "flow_starts_ms": [2.7, 0.0]}) == "delay 49 (other -3 ms)"
+    # a two-flow kernel run captures its link; a single flow's does not
+    assert "pcap = true" in K.kernel_scenario(case, 10, 1, tmp_path)
+    alone = next(c for c in K.cases() if c.name == "10M/50ms, 1 BDP (42p), cubic")
+    assert "pcap = true" not in K.kernel_scenario(alone, 10, 1, tmp_path)
+
+
 def test_parsers_refuse_what_they_cannot_read() -> None:
     with pytest.raises(ValueError, match="rtt min/avg/max/mdev"):
         K.parse_ping("--- 10.0.0.2 ping statistics ---\n5 packets transmitted, 0 received, 100% packet loss\n")

@@ -58,6 +58,7 @@ import json
 import os
 import re
 import shutil
+import struct
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -114,10 +115,11 @@ def ping_count(secs: int) -> int:
     return round(secs / PING_INTERVAL_S)
 
 
-def link(c: Case) -> str:
+def link(c: Case, pcap: bool = False) -> str:
     loss = f"loss = {{ forward = {c.loss!r}, reverse = 0 }}\n" if c.loss else ""
+    cap = "pcap = true\n" if pcap else ""
     return (f'[[link]]\nbetween = ["client", "server"]\nrate = "{c.rate}"\ndelay = "{c.delay}"\n'
-            f'queue = "{c.queue}"\n{loss}')
+            f'queue = "{c.queue}"\n{loss}{cap}')
 
 
 def sim_window(w: str) -> str:
@@ -137,7 +139,8 @@ def kernel_scenario(c: Case, secs: int, seed: int, d: Path, interval: str = "") 
     """The emulated scenario: one iperf3 server per flow, and on the client one shell line that
     starts the flows and ping together, waits for them and then reads the RTO counter."""
     w = f" -w {c.window}" if c.window else ""
-    text = f'duration = "{secs + 5}s"\nseed = {seed}\n' + link(c) + f'[emu]\ncc = "{c.ccs[0]}"\n'
+    # two flows: the link's capture tells when each iperf3 client's data began (data_starts)
+    text = f'duration = "{secs + 5}s"\nseed = {seed}\n' + link(c, pcap=c.two_flow) + f'[emu]\ncc = "{c.ccs[0]}"\n'
     client = []
     for i, cc in enumerate(c.ccs):
         port = 5201 + i
@@ -147,6 +150,38 @@ def kernel_scenario(c: Case, secs: int, seed: int, d: Path, interval: str = "") 
     client.append(f"wait; nstat -asz {' '.join(NSTAT_COUNTERS)} > {d}/nstat.txt")
     text += f'[[exec]]\nnode = "client"\ncmd = "{" ".join(client)}"\nstart = "0.3s"\n'
     return text
+
+
+def data_starts(pcap: Path, ports: list[int], min_payload: int = 536) -> list[float]:
+    """When the first full-sized data segment (payload >= min_payload bytes, so not iperf3's
+    37-byte cookie nor its control messages) towards each of `ports` crossed the link, in
+    seconds from the capture's start: the capture is celltcp's (pcap with nanosecond stamps,
+    LINKTYPE_RAW IPv4 packets, docs/outputs.md)."""
+    data = pcap.read_bytes()
+    magic = data[:4]
+    if magic not in (b"\x4d\x3c\xb2\xa1", b"\xd4\xc3\xb2\xa1"):
+        raise ValueError(f"{pcap}: expected a little-endian pcap file, got magic {magic.hex()}")
+    scale = 1e-9 if magic == b"\x4d\x3c\xb2\xa1" else 1e-6
+    first: dict[int, float] = {}
+    off = 24
+    while off + 16 <= len(data) and len(first) < len(ports):
+        sec, frac, incl, _ = struct.unpack_from("<IIII", data, off)
+        pkt = data[off + 16: off + 16 + incl]
+        off += 16 + incl
+        if len(pkt) < 20 or pkt[0] >> 4 != 4 or pkt[9] != 6:
+            continue
+        ihl = (pkt[0] & 15) * 4
+        total = struct.unpack_from(">H", pkt, 2)[0]
+        if len(pkt) < ihl + 20:
+            continue
+        dport = struct.unpack_from(">H", pkt, ihl + 2)[0]
+        doff = (pkt[ihl + 12] >> 4) * 4
+        if dport in ports and dport not in first and total - ihl - doff >= min_payload:
+            first[dport] = sec + frac * scale
+    missing = [q for q in ports if q not in first]
+    if missing:
+        raise ValueError(f"{pcap}: no data segment to port(s) {missing}")
+    return [first[q] for q in ports]
 
 
 def parse_iperf3(text: str) -> dict:
@@ -252,6 +287,11 @@ def run_kernel_once(c: Case, secs: int, seed: int, keep: Path | None = None) -> 
         out = summarize(flows, parse_nstat(nstat), parse_ping((dp / "ping.txt").read_text()),
                         data_queue_ms(res.summary))
         out["hystart"] = parse_hystart(nstat)
+        if c.two_flow:
+            # which iperf3 client began first, and by how much, is the host's draw: celltcp's
+            # side starts its flows alike (run_sim)
+            t = data_starts(dp / "o" / "pcap" / "client-server.pcap", [5201 + i for i in range(len(c.ccs))])
+            out["flow_starts_ms"] = [round((x - min(t)) * 1e3, 3) for x in t]
         if keep is not None:
             kd = case_dir(keep, c, seed, "kernel")
             if kd.exists():
@@ -282,12 +322,16 @@ def run_kernel(c: Case, secs: int, seed: int, keep: Path | None = None) -> dict:
 SIM_START_S = 0.3  # celltcp's flows start here, as the kernel's iperf3 clients do
 
 
-def sim_scenario(c: Case, secs: int, seed: int, interval: str = "") -> str:
+def sim_scenario(c: Case, secs: int, seed: int, interval: str = "",
+                 starts_ms: list[float] | None = None) -> str:
+    """celltcp's scenario; `starts_ms`: each flow's start after the first's (the kernel run's
+    `flow_starts_ms`), all at SIM_START_S without it."""
     w = f'window = "{sim_window(c.window)}"\n' if c.window else ""
     text = f'duration = "{secs + 1}s"\nseed = {seed}\n' + link(c)
     for i, cc in enumerate(c.ccs):
+        start_us = round(SIM_START_S * 1e6 + (starts_ms[i] * 1e3 if starts_ms else 0))
         text += (f'[[flow]]\nname = "iperf{i}"\napp = "iperf"\nfrom = "client"\nto = "server"\n'
-                 f'cc = {SIM_CC[cc]}\nduration = "{secs}s"\nstart = "{SIM_START_S}s"\nquickack = 16\n{w}{interval}')
+                 f'cc = {SIM_CC[cc]}\nduration = "{secs}s"\nstart = "{start_us}us"\nquickack = 16\n{w}{interval}')
     text += (f'[[flow]]\nname = "ping"\napp = "ping"\nfrom = "client"\nto = "server"\n'
              f'interval = "{int(PING_INTERVAL_S * 1000)}ms"\ncount = {ping_count(secs)}\nstart = "0.3s"\n')
     return text
@@ -338,12 +382,13 @@ def slow_start_exit(times: list[float], cwnd: list[float], ssthresh: list[float]
     return None
 
 
-def run_sim(c: Case, secs: int, seed: int, keep: Path | None = None) -> dict:
+def run_sim(c: Case, secs: int, seed: int, keep: Path | None = None,
+            starts_ms: list[float] | None = None) -> dict:
     sd = case_dir(keep, c, seed, "celltcp")
     interval = 'interval = "100ms"\n' if keep else ""
     if sd is not None:
         sd.parent.mkdir(parents=True, exist_ok=True)
-    r = celltcp.run(sim_scenario(c, secs, seed, interval), out=sd, overwrite=True)
+    r = celltcp.run(sim_scenario(c, secs, seed, interval, starts_ms), out=sd, overwrite=True)
     by = {f["name"]: f for f in r.summary["flows"]}
     tcp = r.timeseries("tcp")
     flows = []
@@ -351,7 +396,8 @@ def run_sim(c: Case, secs: int, seed: int, keep: Path | None = None) -> dict:
     for i, cc in enumerate(c.ccs):
         f = by[f"iperf{i}"]
         ts = tcp[tcp["flow_name"] == f"iperf{i}"]
-        flows.append({"cc": cc, "goodput": float(f["goodput_bps"]), "retx": int(f["retransmitted_segments"]),
+        flows.append({"cc": cc, "start_s": SIM_START_S + (starts_ms[i] / 1e3 if starts_ms else 0.0),
+                      "goodput": float(f["goodput_bps"]), "retx": int(f["retransmitted_segments"]),
                       "rtt_ms": iperf3_mean_rtt(ts["time_s"].tolist(), ts["srtt_ms"].tolist(), secs,
                                             0.1 if keep else IPERF3_INTERVAL_S),
                       "rtt_samples_mean_ms": float(f["rtt_mean_ms"]),
@@ -451,11 +497,23 @@ def tables(rows: list[tuple[Case, list[dict]]], secs: int) -> str:
     return "\n".join(lines)
 
 
-def sim_exit(e: dict | None) -> str:
+def sim_exit(e: dict | None, start_s: float = SIM_START_S) -> str:
     if e is None:
         return "-"
     how = "" if e["by"] == "hystart" else "loss, "
-    return f"{how}{e['cwnd']:.0f} ({e['time_s'] - SIM_START_S:.2f} s)"
+    return f"{how}{e['cwnd']:.0f} ({e['time_s'] - start_s:.2f} s)"
+
+
+def kernel_exit(k: dict) -> str:
+    """The kernel's HyStart exit, and in a two-flow run when the other flow's data began
+    relative to CUBIC's (`flow_starts_ms`; negative: before it)."""
+    if "hystart" not in k:
+        return "not recorded"
+    cell = hystart_exit(k["hystart"])
+    st = k.get("flow_starts_ms")
+    if st and len(st) == 2:
+        cell += f" (other {st[1] - st[0]:+.0f} ms)"
+    return cell
 
 
 def exits_table(rows: list[tuple[Case, list[dict]]]) -> str:
@@ -466,9 +524,9 @@ def exits_table(rows: list[tuple[Case, list[dict]]]) -> str:
              "celltcp: ssthresh set at, segments (time), per seed | queue delay per seed, kernel / celltcp (ms) |",
              "|---|---|---|---|"]
     for c, rep in rows:
-        kern = "; ".join(hystart_exit(r["kernel"]["hystart"]) if "hystart" in r["kernel"] else "not recorded"
-                         for r in rep)
-        sim = "; ".join(sim_exit(r["celltcp"]["flows"][0].get("ss_exit")) for r in rep)
+        kern = "; ".join(kernel_exit(r["kernel"]) for r in rep)
+        sim = "; ".join(sim_exit(r["celltcp"]["flows"][0].get("ss_exit"),
+                                 r["celltcp"]["flows"][0].get("start_s", SIM_START_S)) for r in rep)
         q = "; ".join(f"{r['kernel']['queue_ms']:.0f} / {r['celltcp']['queue_ms']:.0f}" for r in rep)
         lines.append(f"| {c.name} | {kern} | {sim} | {q} |")
     return "\n".join(lines)
@@ -532,7 +590,7 @@ def main() -> int:
                     raise SystemExit(f"--reuse-kernel {args.reuse_kernel}: no kernel run {i + 1} of case {c.name!r}")
             else:
                 k = run_kernel(c, args.seconds, seed, args.keep)
-            s = run_sim(c, args.seconds, seed, args.keep)
+            s = run_sim(c, args.seconds, seed, args.keep, k.get("flow_starts_ms"))
             print(f"{c.name} [seed {seed}]: kernel {k}, celltcp {s}", flush=True)
             rep.append({"seed": seed, "kernel": k, "celltcp": s})
         rows.append((c, rep))
