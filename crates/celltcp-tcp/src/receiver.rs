@@ -46,11 +46,18 @@
 //!   advertised (§3.8.6.2.1), and moving the right edge only by at least
 //!   `min(buffer / 2, MSS)` (receiver SWS avoidance, §3.8.6.2.2). Scaled by our shift (RFC 7323
 //!   §2.3) except on SYNs.
-//! - Autotuning (Linux `tcp_rcv_space_adjust`, dynamic right-sizing): once per receiver RTT,
-//!   if the application read more than in the previous RTT, the buffer becomes about twice the
-//!   bytes read per RTT, up to the maximum. Buffers count payload only (no skb overhead).
-//! - Receiver RTT (Linux `tcp_rcv_rtt_measure[_ts]`): from echoed timestamps when negotiated,
-//!   otherwise the time to receive one window of data.
+//! - Autotuning (Linux `tcp_rcv_space_adjust`, dynamic right-sizing, as Linux 6.18 runs it):
+//!   once per receiver RTT, if the application read more than in the previous measurement,
+//!   the buffer becomes [`linux_rcvbuf_grow`] of the two (about twice the bytes read per RTT,
+//!   more while that doubles), up to the maximum. Buffers count payload only (no skb overhead).
+//! - Receiver RTT (Linux `tcp_rcv_rtt_measure[_ts]`, `tcp_rcv_rtt_update`): from echoed
+//!   timestamps when negotiated (one sample per echoed value, from segments of at least one
+//!   MSS: `rcv_rtt_last_tsecr`), otherwise the time to receive one window of data; a sample
+//!   below the estimate replaces it (Linux >= 6.16), a larger timestamp sample is averaged in
+//!   with gain 1/8. In slow start each round's first sample (its queue drained) is the
+//!   smallest, so DRS runs at each round's first segment, as the kernel's trace shows. Not
+//!   modelled: Linux 6.16's "skip big rtt sample if receive queue is not empty" (celltcp's
+//!   readers leave nothing unread).
 
 use celltcp_engine::{SimDuration, SimTime};
 use celltcp_net::packet::{SackBlock, TcpOptions};
@@ -152,6 +159,21 @@ pub struct Receiver {
     rtt_est: SimDuration,
     rtt_seq: u64,
     rtt_time: SimTime,
+    /// Linux `rcv_rtt_last_tsecr`: the echoed TSval the last receiver RTT sample came from.
+    rtt_last_tsecr: Option<u32>,
+}
+
+/// Linux `tcp_rcvbuf_grow` (and `mptcp_rcvbuf_grow`, the same rule), as Linux 6.18 runs it:
+/// the receive window for `new` bytes read in the last receiver RTT after `old` in the
+/// measurement before, 2·new ("DRS is always one RTT late") plus twice 2·new·(new − old)/old
+/// ("slow start: allow the sender to double its rate"), at most `max`; payload bytes (the
+/// kernel's `sk_rcvbuf` is `tcp_space_from_win` of it and `window_clamp` this value). Checked
+/// against the kernel's `tcp:tcp_rcvbuf_grow` trace (receiver::tests). Older kernels (before
+/// 6.16) added a 16-segment cushion to 2·new and grew by (2·new + cushion)·(new − old)/old.
+pub fn linux_rcvbuf_grow(old: u64, new: u64, max: u64) -> u64 {
+    let rcvwin = 2 * new;
+    let grow = rcvwin * new.saturating_sub(old) / old.max(1);
+    (rcvwin + 2 * grow).min(max)
 }
 
 impl Receiver {
@@ -203,6 +225,7 @@ impl Receiver {
             rtt_est: SimDuration::ZERO,
             rtt_seq: 0,
             rtt_time: SimTime::ZERO,
+            rtt_last_tsecr: None,
         }
     }
 
@@ -597,7 +620,10 @@ impl Receiver {
         n
     }
 
-    /// Linux `tcp_rcv_space_adjust` (DRS).
+    /// Linux `tcp_rcv_space_adjust` (DRS): once a receiver RTT has passed since the last
+    /// measurement, if the application read more than `space` bytes in it (less what is still
+    /// unread, `copied -= inq`; celltcp's readers leave none), the buffer grows to
+    /// [`linux_rcvbuf_grow`] of the two.
     fn space_adjust(&mut self, now: SimTime) {
         if self.rtt_est == SimDuration::ZERO || now.saturating_since(self.space_time) < self.rtt_est
         {
@@ -605,10 +631,7 @@ impl Receiver {
         }
         let copied = self.delivered - self.space_seq;
         if copied > self.space {
-            let mut rcvwin = 2 * copied + 16 * self.mss;
-            let grow = rcvwin * (copied - self.space) / self.space.max(1);
-            rcvwin += 2 * grow;
-            let nb = rcvwin.min(self.buf_max);
+            let nb = linux_rcvbuf_grow(self.space, copied, self.buf_max);
             if nb > self.want {
                 self.want = nb;
                 self.buf = nb.min(self.cap);
@@ -619,14 +642,15 @@ impl Receiver {
         self.space_time = now;
     }
 
+    /// Linux `tcp_rcv_rtt_update` (since 6.16, "tcp: always seek for minimal rtt in
+    /// tcp_rcv_rtt_update()"): a sample below the estimate replaces it at once; a larger one
+    /// is averaged in with gain 1/8 if it came from a timestamp, and ignored if it came from
+    /// the time to receive a window (an upper bound).
     fn rtt_sample(&mut self, s: SimDuration, win_dep: bool) {
         let s = s.max(SimDuration::from_micros(1));
-        if self.rtt_est == SimDuration::ZERO {
+        if self.rtt_est == SimDuration::ZERO || s < self.rtt_est {
             self.rtt_est = s;
-        } else if win_dep {
-            // Linux: a window-based sample is an upper bound; keep the minimum.
-            self.rtt_est = self.rtt_est.min(s);
-        } else {
+        } else if !win_dep {
             self.rtt_est = SimDuration((self.rtt_est.0 * 7 + s.0) / 8);
         }
     }
@@ -645,6 +669,24 @@ impl Receiver {
     /// Linux `tcp_rcv_rtt_measure_ts`: an echoed timestamp on a data segment.
     pub fn rtt_measure_ts(&mut self, sample: SimDuration) {
         self.rtt_sample(sample, false);
+    }
+
+    /// A data segment of `payload` bytes echoing `tsecr` arrived when our TSval clock read
+    /// `ts_now` (1 ms ticks). Linux `tcp_rcv_rtt_measure_ts` samples the receiver's RTT once
+    /// per echoed value (`rcv_rtt_last_tsecr`: the segments a sender sends on one ACK all echo
+    /// that ACK's TSval, and only the first measures the round trip; the later ones add the
+    /// time they waited behind it) and only from segments of at least one MSS (`rcv_mss`).
+    pub fn on_tsecr(&mut self, ts_now: u32, tsecr: u32, payload: u64) {
+        if tsecr == 0 || self.rtt_last_tsecr == Some(tsecr) {
+            return;
+        }
+        self.rtt_last_tsecr = Some(tsecr);
+        if payload >= self.mss {
+            let ms = ts_now.wrapping_sub(tsecr) as i32;
+            if ms >= 0 {
+                self.rtt_measure_ts(SimDuration::from_millis(ms.max(1) as u64));
+            }
+        }
     }
 
     /// The receiver's RTT estimate (zero before any).
@@ -958,6 +1000,61 @@ mod tests {
         // every segment at once: the ACK train CUBIC's HyStart then sees is unbroken.
         let whole = acked_at_once_in_two_rounds(BufSize::Auto { initial: 128 * 1024, max: 6 << 20 });
         assert!(whole.iter().all(|&a| a), "{whole:?}");
+    }
+
+    #[test]
+    fn receiver_rtt_samples_each_echoed_timestamp_once_from_full_segments() {
+        // tcp_rcv_rtt_measure_ts: `if (rx_opt.rcv_tsecr == rcv_rtt_last_tsecr) return;`, then
+        // the sample only if the segment is at least rcv_mss long.
+        let mut r = established();
+        r.on_tsecr(151, 100, MSS); // 51 ms
+        assert_eq!(r.rtt_est(), SimDuration::from_millis(51));
+        // the second segment sent on the same ACK echoes the same TSval: no sample
+        r.on_tsecr(153, 100, MSS);
+        assert_eq!(r.rtt_est(), SimDuration::from_millis(51));
+        // a short segment with a new echo: no sample, but its echo is the last one seen
+        r.on_tsecr(160, 101, MSS - 1);
+        assert_eq!(r.rtt_est(), SimDuration::from_millis(51));
+        r.on_tsecr(161, 101, MSS);
+        assert_eq!(r.rtt_est(), SimDuration::from_millis(51));
+        // a new echo on a full segment: 7/8 x 51 + 1/8 x 59 = 52 ms
+        r.on_tsecr(161, 102, MSS);
+        assert_eq!(r.rtt_est(), SimDuration::from_millis(52));
+        // no echo (TSecr 0) is no sample
+        r.on_tsecr(500, 0, MSS);
+        assert_eq!(r.rtt_est(), SimDuration::from_millis(52));
+    }
+
+    #[test]
+    fn rcvbuf_grow_is_what_linux_6_18_traced() {
+        // `tcp:tcp_rcvbuf_grow` on Linux 6.18 (the receiver of a CUBIC flow through `celltcp
+        // emu`, 10 Mbit/s, 50 ms): each event prints the state before it acts; the next one
+        // shows the window_clamp it set. copied 28,960 after space 15,928 -> window_clamp
+        // 152,697; copied 56,472 after 28,960 -> 327,535 (the kernel's clamp is this value
+        // through tcp_space_from_win and back, a byte lower).
+        assert_eq!(linux_rcvbuf_grow(15_928, 28_960, 32 << 20), 152_698);
+        assert_eq!(linux_rcvbuf_grow(28_960, 56_472, 32 << 20), 327_536);
+        // copied 15,928 after 14,480: 38,226, below the 81,920 clamp, so no change (the
+        // event after it still shows 131,072 of buffer)
+        assert_eq!(linux_rcvbuf_grow(14_480, 15_928, 32 << 20), 38_226);
+        assert_eq!(linux_rcvbuf_grow(14_480, 100_000, 1 << 20), 1 << 20);
+    }
+
+    #[test]
+    fn receiver_rtt_latches_a_smaller_sample_and_averages_a_larger_one() {
+        // tcp_rcv_rtt_update since Linux 6.16: `if (old_sample == 0 || m < old_sample)
+        // new_sample = m;` else, for a timestamp sample, EWMA with gain 1/8; a window-based
+        // (win_dep) larger sample is ignored.
+        let mut r = established();
+        r.rtt_measure_ts(SimDuration::from_millis(60));
+        r.rtt_measure_ts(SimDuration::from_millis(68)); // 60 + 8/8
+        assert_eq!(r.rtt_est(), SimDuration::from_millis(61));
+        r.rtt_measure_ts(SimDuration::from_millis(51)); // smaller: latched at once
+        assert_eq!(r.rtt_est(), SimDuration::from_millis(51));
+        r.rtt_sample(SimDuration::from_millis(90), true); // a window's time: an upper bound
+        assert_eq!(r.rtt_est(), SimDuration::from_millis(51));
+        r.rtt_sample(SimDuration::from_millis(40), true);
+        assert_eq!(r.rtt_est(), SimDuration::from_millis(40));
     }
 
     /// An established receiver with Linux's adaptive ATO (no fixed timer), RTO 300 ms.

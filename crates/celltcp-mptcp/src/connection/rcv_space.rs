@@ -90,14 +90,9 @@ impl RcvSpace {
     }
 }
 
-/// Linux `mptcp_rcvbuf_grow`: the buffer for `new` bytes read in the last RTT after `old` in
-/// the previous measurement that grew: 2·new ("DRS is always one RTT late") plus twice
-/// 2·new·(new − old)/old ("slow start: allow the sender to double its rate"), at most `max`.
-fn rcvbuf_grow(old: u64, new: u64, max: u64) -> u64 {
-    let rcvwin = 2 * new;
-    let grow = rcvwin * new.saturating_sub(old) / old.max(1);
-    (rcvwin + 2 * grow).min(max)
-}
+// Linux `mptcp_rcvbuf_grow`: the same rule as TCP's `tcp_rcvbuf_grow`
+// (`celltcp_tcp::receiver::linux_rcvbuf_grow`), on the connection's bytes.
+use celltcp_tcp::receiver::linux_rcvbuf_grow as rcvbuf_grow;
 
 impl MptcpConnection {
     /// The connection's receive buffer now, bytes (grown by autotuning unless fixed).

@@ -178,9 +178,8 @@ impl TcpEndpoint {
                 {
                     self.rcv.ts_recent = tsval;
                 }
-                if seg.payload_len > 0 && tsecr != 0 {
-                    let ms = Self::ts_now(now).wrapping_sub(tsecr) as u64;
-                    self.rcv.rtt_measure_ts(SimDuration::from_millis(ms.max(1)));
+                if seg.payload_len > 0 {
+                    self.rcv.on_tsecr(Self::ts_now(now), tsecr, seg.payload_len as u64);
                 }
             }
         }
