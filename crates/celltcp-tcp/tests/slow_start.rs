@@ -1,8 +1,8 @@
 //! Leaving slow start on a 10 Mbit/s, 50 ms RTT path with a one-BDP drop-tail buffer (issue 12):
-//! Linux's CUBIC (HyStart, tcp_cubic.c `hystart_update`) leaves slow start near the BDP when
-//! every segment is ACKed, a round later (102 segments, as the kernel does) with Linux's
-//! receiver, and loses far less than HyStart++ (RFC 9406, delay only, with conservative slow
-//! start) and plain slow start, which overshoot into the buffer.
+//! Linux's CUBIC (HyStart, tcp_cubic.c `hystart_update`) leaves slow start near the BDP (63
+//! segments with Linux's receiver, as the kernel does) and loses far less than HyStart++ (RFC
+//! 9406, delay only, with conservative slow start) and plain slow start, which overshoot into
+//! the buffer.
 
 mod common;
 
@@ -105,21 +105,21 @@ fn cubic_linux_hystart_leaves_slow_start_near_the_bdp() {
     );
     // Linux's receiver (the default): the quick-ACK start, then `tcp_grow_window`'s ACK at once
     // only while rcv_ssthresh is below window_clamp, which starts at 80 KB (the payload share
-    // of the 128 KiB tcp_rmem[1]) until DRS raises it a receiver RTT later. The third round's
-    // first segments are then ACKed in pairs, 2.4 ms apart, which breaks its train, and the
-    // train fires in the fourth round, at 102 segments: where Linux 6.18's CUBIC left on this
-    // path (TcpExtTCPHystartTrainCwnd 102 and 103, validation/kernel/run.py, docs/tcp.md "The
-    // receiver's ACKs in slow start"; 27 retransmissions in that kernel run). That still
-    // loses far less than HyStart++ or no HyStart.
+    // of the 128 KiB tcp_rmem[1]); the second round's last segments are ACKed in pairs, but DRS
+    // raises the clamp at the third round's first segment (the receiver's RTT estimate latched
+    // to that round's first, smallest sample), so the third round is ACKed segment by segment
+    // and the train fires there, at 63 segments: where Linux 6.18's CUBIC left on this path on
+    // an idle host (TcpExtTCPHystartTrainCwnd 63 in 7 of 7 runs, validation/kernel/run.py,
+    // docs/tcp.md "The receiver's ACKs in slow start"; 7-9 retransmissions there).
     assert!(
         linux.found,
         "HyStart did not end slow start with Linux's receiver"
     );
     let segs = linux.exit_cwnd / 1448;
-    assert!((100..=104).contains(&segs), "exit at {segs} segments");
-    assert!(linux.exit_cwnd > linux1.exit_cwnd, "a round later than with every segment ACKed");
+    assert!((62..=64).contains(&segs), "exit at {segs} segments");
+    assert!(linux.drops <= 9, "{}", linux.drops);
     assert!(
-        pp.drops >= 4 * linux.drops.max(1) && off.drops >= 4 * linux.drops.max(1),
+        pp.drops >= 10 * linux.drops.max(1) && off.drops >= 10 * linux.drops.max(1),
         "{} {} vs {}",
         pp.drops,
         off.drops,
