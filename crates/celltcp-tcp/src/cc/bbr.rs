@@ -11,7 +11,10 @@
 //!   previous round began is acknowledged). Application-limited samples update the filter only
 //!   when they exceed it (§4.1.1.4).
 //! - **RTprop** (§4.1.2): the minimum RTT over the last `RTpropFilterLen` = 10 s; a sample at or
-//!   below it, or any sample once it has expired, replaces it.
+//!   below it, or any sample once it has expired, replaces it. It starts, as Linux `bbr_init`
+//!   sets `min_rtt_us = tcp_min_rtt(tp)`, from the connection's minimum RTT ([`Ack::min_rtt`],
+//!   which includes the handshake's sample) on the first ACK, stamped then (Linux: at
+//!   establishment, one round trip earlier); the draft starts it at the first sample.
 //!
 //! and controls with `pacing_rate = pacing_gain * BtlBw * (1 - margin)` (§4.2.1; Linux paces
 //! 1 % below, `bbr_pacing_margin_percent`) and a cwnd as Linux `bbr_set_cwnd` computes it:
@@ -910,6 +913,14 @@ impl Controller for Bbr {
             self.check_full_pipe(&rs);
         }
         self.check_drain(now, ack.bytes_in_flight, ack.next_departure);
+        if self.rtprop.is_none() && ack.min_rtt > SimDuration::ZERO {
+            // Linux bbr_init: min_rtt_us = tcp_min_rtt(tp), the connection's minimum RTT when BBR
+            // starts, which includes the handshake's sample (see the module doc). Regression:
+            // RTprop came from data samples only, each a segment's serialization (1.2 ms at
+            // 10 Mbit/s) above the handshake's, so every PROBE_BW phase lasted ~2 ms longer.
+            self.rtprop = Some(ack.min_rtt);
+            self.rtprop_stamp = now;
+        }
         self.update_rtprop(now, rtt);
         self.check_probe_rtt(now, ack.bytes_in_flight);
         if self.lt.use_bw && self.mode == BbrMode::ProbeBw {
@@ -1990,6 +2001,47 @@ mod tests {
         s.bbr.on_spurious(s.now);
         assert!(!s.bbr.lt_use_bw());
         assert_eq!(s.bbr.bw(), RATE);
+    }
+
+    #[test]
+    fn bbr_rtprop_starts_at_the_connections_min_rtt() {
+        // Linux bbr_init: min_rtt_us = tcp_min_rtt(tp), so the handshake's RTT (small segments,
+        // no serialization of a full one) is RTprop until a sample at or below it, or expiry
+        // (bbr_update_min_rtt); the data's larger samples do not replace it.
+        let mut b = Bbr::new(BbrConfig::default(), MSS, 10, SimTime::ZERO);
+        let data_rtt = SimDuration::from_micros(51_250);
+        let ack = |delivered: u64| Ack {
+            acked_bytes: MSS as u64,
+            prior_in_flight: 10 * MSS as u64,
+            bytes_in_flight: 9 * MSS as u64,
+            rtt: Some(data_rtt),
+            srtt: data_rtt,
+            min_rtt: SimDuration::from_micros(50_100),
+            delivered,
+            rate: Some(RateSample {
+                delivery_rate: 1e5,
+                delivered: MSS as u64,
+                prior_delivered: delivered - MSS as u64,
+                interval: data_rtt,
+                rtt: data_rtt,
+                is_app_limited: false,
+                tx_in_flight: 10 * MSS as u64,
+                newly_lost: 0,
+            }),
+            in_recovery: false,
+            app_limited: false,
+            mss: MSS,
+            next_departure: SimTime::ZERO,
+        };
+        b.on_ack(SimTime::from_millis(101), &ack(MSS as u64));
+        assert_eq!(b.rtprop(), Some(SimDuration::from_micros(50_100)));
+        for k in 2..50u64 {
+            b.on_ack(SimTime::from_millis(100 + k), &ack(k * MSS as u64));
+        }
+        assert_eq!(b.rtprop(), Some(SimDuration::from_micros(50_100)), "data samples are above it");
+        // once 10 s have passed without a sample at or below it, the data's sample takes over
+        b.on_ack(SimTime::from_millis(10_200), &ack(50 * MSS as u64));
+        assert_eq!(b.rtprop(), Some(data_rtt));
     }
 
     #[test]
