@@ -166,6 +166,17 @@ def test_mean_rtt_as_iperf3_takes_it() -> None:
         K.iperf3_mean_rtt([0.0, 1.0], [0.0, 0.0], 1)
 
 
+def test_retransmissions_as_iperf3_counts_them() -> None:
+    """celltcp's retransmissions are the flow's interval reports summed (the test's own, as
+    iperf3's `sum_sent.retransmits`), not the sender's total after the test."""
+    flows = ["iperf0", "ping", "iperf1", "iperf0", "iperf1", "iperf0"]
+    retx = [3.0, float("nan"), 1.0, 0.0, 2.0, 12.0]
+    assert K.test_retransmits(flows, retx, "iperf0") == 15
+    assert K.test_retransmits(flows, retx, "iperf1") == 3
+    with pytest.raises(ValueError, match="no iperf interval report of flow 'iperf2'"):
+        K.test_retransmits(flows, retx, "iperf2")
+
+
 def test_share_and_jain() -> None:
     share, jain = K.shares([6e6, 3e6])
     assert share == pytest.approx(2 / 3)

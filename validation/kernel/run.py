@@ -17,9 +17,13 @@ For every case the same scenario runs twice per repeat:
   reno as `newreno` with `ssthresh_from_cwnd = true`, Linux's `tcp_reno_ssthresh`), `window`,
   and `quickack = 16`, Linux's quick-ACK start; every other TCP setting is celltcp's default,
   which is Linux's) and a `ping` flow (every 200 ms) beside them; goodput, retransmitted
-  segments, `timeouts`, and the mean RTT as iperf3 takes it: the sender's smoothed RTT from
-  the `tcp` series once per second, averaged (`iperf3_mean_rtt`; the summary's mean of all RTT
-  samples, one per ACK, is kept as `rtt_samples_mean_ms`).
+  segments as iperf3 counts them (`test_retransmits`: up to the test's end, the sum of the
+  `iperf` interval reports; iperf3 reads `tcpi_total_retrans` at its last stats callback, at the
+  test's end, while celltcp's sender goes on emptying its send buffer for up to ~0.7 s and the
+  summary's `retransmitted_segments` counts those too: kept as `retx_all`), `timeouts`, and the
+  mean RTT as iperf3 takes it: the sender's smoothed RTT from the `tcp` series once per second,
+  averaged (`iperf3_mean_rtt`; the summary's mean of all RTT samples, one per ACK, is kept as
+  `rtt_samples_mean_ms`).
 
 Where CUBIC left slow start is recorded per repeat: the kernel's HyStart exits from the client
 namespace's `nstat` (TcpExtTCPHystart{Train,Delay}{Detect,Cwnd}: how many exits by ACK train
@@ -382,6 +386,18 @@ def slow_start_exit(times: list[float], cwnd: list[float], ssthresh: list[float]
     return None
 
 
+def test_retransmits(iperf_flow: list[str], iperf_retx: list[float], flow: str) -> int:
+    """A celltcp iperf flow's retransmissions as iperf3 reports them: the sum of its interval
+    reports (the `iperf` table's rows of flow `flow`), which end at the test's end. iperf3 3.12
+    adds each interval's `tcpi_total_retrans` increase and stops at its last stats callback, at
+    the test's end; what the sender retransmits afterwards, emptying its send buffer, is not in
+    it."""
+    rows = [r for f, r in zip(iperf_flow, iperf_retx) if f == flow]
+    if not rows:
+        raise ValueError(f"test_retransmits: no iperf interval report of flow {flow!r}")
+    return int(sum(rows))
+
+
 def run_sim(c: Case, secs: int, seed: int, keep: Path | None = None,
             starts_ms: list[float] | None = None) -> dict:
     sd = case_dir(keep, c, seed, "celltcp")
@@ -391,13 +407,16 @@ def run_sim(c: Case, secs: int, seed: int, keep: Path | None = None,
     r = celltcp.run(sim_scenario(c, secs, seed, interval, starts_ms), out=sd, overwrite=True)
     by = {f["name"]: f for f in r.summary["flows"]}
     tcp = r.timeseries("tcp")
+    ip = r.timeseries("iperf")
     flows = []
     rto = 0
     for i, cc in enumerate(c.ccs):
         f = by[f"iperf{i}"]
         ts = tcp[tcp["flow_name"] == f"iperf{i}"]
+        retx = test_retransmits(ip["flow_name"].astype(str).tolist(), ip["retransmits"].tolist(), f"iperf{i}")
         flows.append({"cc": cc, "start_s": SIM_START_S + (starts_ms[i] / 1e3 if starts_ms else 0.0),
-                      "goodput": float(f["goodput_bps"]), "retx": int(f["retransmitted_segments"]),
+                      "goodput": float(f["goodput_bps"]), "retx": retx,
+                      "retx_all": int(f["retransmitted_segments"]),
                       "rtt_ms": iperf3_mean_rtt(ts["time_s"].tolist(), ts["srtt_ms"].tolist(), secs,
                                             0.1 if keep else IPERF3_INTERVAL_S),
                       "rtt_samples_mean_ms": float(f["rtt_mean_ms"]),
