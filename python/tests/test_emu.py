@@ -95,6 +95,11 @@ def test_emu_wired_iperf3_goodput_and_ping_rtt(tmp_path: Path) -> None:
     r = celltcp.api.execute(WIRED_EXEC, out=out, emu=celltcp.api.EmuArgs())
     text = (out / "exec" / "1-client.out").read_text()
     # idle ping: RTT = 2 x (20 ms + 84 B at 10 Mbit/s) = 40.134 ms (closed form)
+    # Real time only adds to it: each crossing waits for the emulator to wake and read the TUN
+    # device, and for the kernel to answer (a few hundred us a round trip on a loaded 2-core
+    # machine; CI saw 40.5-41.0 ms). So the fastest ping may not beat the closed form and stays
+    # within 1 ms of it (a model that timed 1500 B instead of 84, +2.3 ms, or added a delay
+    # twice, fails); the median within 2 ms.
     rtts = [float(x) for x in re.findall(r"time=([\d.]+) ms", text)]
     assert len(rtts) >= 5, text[:500]
     want_rtt = 2 * (DELAY_S + 84 * 8 / RATE) * 1e3
@@ -111,7 +116,9 @@ def test_emu_wired_iperf3_goodput_and_ping_rtt(tmp_path: Path) -> None:
     print(f"\nkernel cubic (iperf3): {got / 1e6:.3f} Mbit/s; celltcp cubic: {sim_bps / 1e6:.3f} "
           f"Mbit/s; closed form {want / 1e6:.3f} Mbit/s; ping median {med:.3f} ms (want "
           f"{want_rtt:.3f}); lateness p50 {lat['p50_us']:.0f} us p99 {lat['p99_us']:.0f} us")
-    assert abs(med - want_rtt) <= 0.5, (rtts, want_rtt)
+    # ping prints 3 significant digits below 100 ms (40.1), hence the 0.05 ms of rounding
+    assert want_rtt - 0.05 <= min(rtts) <= want_rtt + 1.0, (rtts, want_rtt)
+    assert med <= want_rtt + 2.0, (rtts, want_rtt)
     assert abs(got / want - 1) <= 0.02, (got, want)
     assert abs(sim_bps / want - 1) <= 0.02, (sim_bps, want)
     assert r.summary["emu"]["ended_by"] == "commands exited"
@@ -395,7 +402,9 @@ def test_emu_ping_of_simulated_router_and_host_answered_through_the_links(tmp_pa
         assert len(rtts) >= 7, (ip, text)
         med = sorted(rtts)[len(rtts) // 2]
         print(f"\nping {ip}: median {med:.3f} ms, closed form {want * 1e3:.3f} ms")
-        assert abs(med - want * 1e3) <= 0.5, (ip, rtts, want)
+        # real time only adds (the emulator's wake-up to read the request): as in the wired test
+        assert want * 1e3 - 0.05 <= min(rtts) <= want * 1e3 + 1.0, (ip, rtts, want)
+        assert med <= want * 1e3 + 2.0, (ip, rtts, want)
     # TTL: 64 from the router; from the server one less (the router forwarded it)
     assert "from 10.0.9.1: icmp_seq=1 ttl=64" in text and "from 10.0.9.9: icmp_seq=1 ttl=63" in text, text
     assert len(blocks) == 3
