@@ -79,8 +79,11 @@ def test_parallel_test_reads_as_iperf3_tools_read_it(run_dir: Path) -> None:
     want = flows["par.1"]["goodput_bps"] + flows["par.2"]["goodput_bps"]
     assert got == pytest.approx(want, rel=0.02)
     assert 10e6 < got < 20e6 * 1448 / 1500
-    assert d["end"]["sum_sent"]["retransmits"] == (flows["par.1"]["retransmitted_segments"]
-                                                   + flows["par.2"]["retransmitted_segments"])
+    # iperf3's end figure adds the reported intervals' retransmissions after the omitted ones,
+    # so it is at most the senders' totals (which go on after the test's end)
+    after_omit = sum(s["retransmits"] for i in d["intervals"] if not i["sum"]["omitted"] for s in i["streams"])
+    assert d["end"]["sum_sent"]["retransmits"] == after_omit
+    assert after_omit <= (flows["par.1"]["retransmitted_segments"] + flows["par.2"]["retransmitted_segments"])
     assert d["end"]["sum_sent"]["seconds"] == pytest.approx(3.0)
     # intervals[].sum is the sum of the streams; omitted ones first, their times restart after
     iv = d["intervals"]
