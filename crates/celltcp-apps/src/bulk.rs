@@ -89,7 +89,7 @@ impl BulkSender {
             let mut blocks = 0u32;
             loop {
                 if let Some(m) = self.multisend {
-                    if blocks > 0 && blocks % m == 0 && !tcp.poll_writable() {
+                    if blocks > 0 && blocks.is_multiple_of(m) && !tcp.poll_writable() {
                         break;
                     }
                 }
