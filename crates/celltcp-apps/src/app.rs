@@ -192,6 +192,12 @@ pub trait ByteStream {
     fn send_buffer_writable(&self) -> u64 {
         self.send_buffer_free()
     }
+    /// `poll()`/`select()` on the socket: is it writable? A socket that is not marks its
+    /// writer as waiting, as Linux `tcp_poll` sets `SOCK_NOSPACE` (TCP:
+    /// [`TcpEndpoint::poll_writable`]).
+    fn poll_writable(&mut self) -> bool {
+        self.send_buffer_writable() > 0
+    }
     /// Writes up to `bytes`; returns how many fit in the send buffer.
     fn write(&mut self, bytes: u64) -> u64;
     fn readable(&self) -> u64;
@@ -215,6 +221,10 @@ impl ByteStream for TcpEndpoint {
     #[inline]
     fn send_buffer_writable(&self) -> u64 {
         TcpEndpoint::send_buffer_writable(self)
+    }
+    #[inline]
+    fn poll_writable(&mut self) -> bool {
+        TcpEndpoint::poll_writable(self)
     }
     #[inline]
     fn write(&mut self, bytes: u64) -> u64 {

@@ -145,7 +145,7 @@ fn unacked(tcp: &TcpEndpoint) -> u64 {
     if tcp.is_closed() {
         return 0;
     }
-    tcp.snd_buf().saturating_sub(tcp.send_buffer_free())
+    tcp.send_buffer_used()
 }
 
 /// Bytes in a socket's receive buffer.

@@ -363,7 +363,7 @@ pub(crate) fn summary(w: &World, end: SimTime) -> Option<Value> {
         let Some(ep) = w.stack.socks.get(s as usize).and_then(|k| k.ep_ref()) else { return Value::Null };
         let st = ep.stats();
         let span = last.saturating_since(opened).as_secs_f64();
-        let moved = read + written.saturating_sub(ep.snd_buf().saturating_sub(ep.send_buffer_free()));
+        let moved = read + written.saturating_sub(ep.send_buffer_used());
         let n = tp.legs.get(&s).copied().unwrap_or_default();
         json!({
             "cc": cc.kind().name(),

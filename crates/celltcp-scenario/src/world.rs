@@ -43,6 +43,10 @@ use crate::plan::{DirKind, Plan};
 use crate::stack::{Stack, NO_FLOW};
 use celltcp_lte::ran::Ran;
 
+/// iperf3 3.12's `multisend` (iperf_api.c `iperf_send`): blocks written per `select()` without
+/// a rate.
+const IPERF3_MULTISEND: u32 = 10;
+
 /// Events of the run loop.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Ev {
@@ -352,7 +356,13 @@ impl World {
             let reverse = f.reverse.unwrap_or(false) || matches!(f.app, AppKind::Web | AppKind::Video);
             let app_rate = if matches!(f.app, AppKind::Bulk | AppKind::Iperf) { f.rate.map(|r| r.0) } else { None };
             let chunk = f.length.and_then(|l| l.size()).unwrap_or(if f.app == AppKind::Iperf { 128 * 1024 } else { 64 * 1024 });
-            let writer = || Role::Writer(with_app_rate(app_rate, start, BulkSender::new(bytes_limit, stop_at, chunk)));
+            // iperf3 without a rate writes 10 blocks per select() (`multisend`)
+            let multisend = (f.app == AppKind::Iperf && app_rate.is_none()).then_some(IPERF3_MULTISEND);
+            let writer = || {
+                let w = BulkSender::new(bytes_limit, stop_at, chunk);
+                let w = match multisend { Some(m) => w.with_multisend(m), None => w };
+                Role::Writer(with_app_rate(app_rate, start, w))
+            };
             let (client, server) = match f.app {
                 AppKind::Bulk | AppKind::Iperf => {
                     let c = tcp_config(f, pf, seed, cfg.record_rtt);

@@ -483,7 +483,7 @@ fn conn_held(s: &Simulation, c: &celltcp_apps::proxy::ProxyConn) -> u64 {
     let mut h = c.queued_up + c.queued_down;
     for sock in [c.client, c.server] {
         if let Some(e) = s.tcp(sock).filter(|e| !e.is_closed()) {
-            h += e.rcv_used() + e.snd_buf().saturating_sub(e.send_buffer_free());
+            h += e.rcv_used() + e.send_buffer_used();
         }
     }
     h

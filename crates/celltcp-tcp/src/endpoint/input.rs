@@ -9,10 +9,15 @@ use super::{CaState, TcpEndpoint, TcpState, DEFAULT_PEER_MSS, TS_OPTION_BYTES};
 use crate::cc::{Ack, AnyCc, CcKind, CongestionEvent, Controller, EcnFeedback};
 use crate::seq;
 
-/// Linux `tcp_sndbuf_expand`'s `per_mss` besides the segment: `MAX_TCP_HEADER` (320 bytes on
-/// x86-64) and `SKB_DATA_ALIGN(sizeof(struct skb_shared_info))` (320), rounded up to a power of
-/// two with the segment ...
-const LINUX_SKB_HEADROOM: u64 = 320 + 320;
+/// Linux `tcp_sndbuf_expand`'s `per_mss` besides the segment: `MAX_TCP_HEADER` and
+/// `SKB_DATA_ALIGN(sizeof(struct skb_shared_info))` (320), rounded up to a power of two with the
+/// segment ... `MAX_TCP_HEADER` = `L1_CACHE_ALIGN(128 + MAX_HEADER)` is 192 on the kernel
+/// oracle's host (Linux 6.18 without `CONFIG_HYPERV_NET`, WLAN or IP tunnels: `MAX_HEADER` =
+/// `LL_MAX_HEADER` = 32; distribution kernels with them have 320): `ss -tinm` shows `tb` =
+/// 2 x cwnd x 2,304 bytes there (2 x 40 x 2,304 = 184,320 at cwnd 40), where 320 would make
+/// 2 x cwnd x 4,352.
+pub(super) const LINUX_MAX_TCP_HEADER: u64 = 192;
+const LINUX_SKB_HEADROOM: u64 = LINUX_MAX_TCP_HEADER + 320;
 /// ... plus `SKB_DATA_ALIGN(sizeof(struct sk_buff))` (256).
 const LINUX_SKB_STRUCT: u64 = 256;
 
@@ -679,7 +684,11 @@ impl TcpEndpoint {
             self.ecn_echo(now, prior_in_flight);
         }
         self.cwnd_limited = false;
-        self.expand_sndbuf();
+        // Linux grows the buffer only for a writer that waits for room, when an ACK has freed
+        // some (`tcp_data_snd_check` -> `tcp_check_space` -> `tcp_new_space`)
+        if self.snd_nospace && newly_acked_seq > 0 {
+            self.expand_sndbuf();
+        }
         // --- RTO timer (RFC 6298 §5.2, §5.3)
         if newly_acked_seq > 0 {
             self.rto_deadline = if self.sb.is_empty() {
@@ -715,13 +724,21 @@ impl TcpEndpoint {
     /// Send-buffer autotuning as Linux `tcp_sndbuf_expand`: `sndbuf_expand` (3 for BBR,
     /// `bbr_sndbuf_expand`; 2 for the others) x max(cwnd, 10) segments x the worst-case charge
     /// of a one-segment buffer (`per_mss`: the segment, `MAX_TCP_HEADER` and
-    /// `skb_shared_info` rounded up to a power of two, plus `struct sk_buff`: 4,352 bytes for
-    /// a 1448-byte MSS), never shrinking, up to the maximum (`tcp_wmem[2]`). Also run when the
-    /// connection is established, as Linux `tcp_init_buffer_space` does. The buffer holds
-    /// payload here, where Linux charges `truesize` (about 3 % more with multi-segment
-    /// buffers), so the charge per segment is about 3 segments of payload: an autotuned buffer
-    /// binds only at its maximum, which [`TcpEndpoint::send_buffer_writable`]'s wake-up rule
-    /// makes 2/3 of 4 MiB for a blocking writer.
+    /// `skb_shared_info` rounded up to a power of two, plus `struct sk_buff`: 2,304 bytes for
+    /// a 1448-byte MSS on the oracle's host), never shrinking, up to the maximum
+    /// (`tcp_wmem[2]`). Run when the connection is established (`tcp_init_buffer_space`) and on
+    /// an ACK that frees space while the writer waits for room (the caller: `tcp_data_snd_check`
+    /// -> `tcp_check_space`, which acts only with `SOCK_NOSPACE` set -> `tcp_new_space`), so
+    /// the buffer stays as it was while the writer has room. Not modelled:
+    /// `tcp_should_expand_sndbuf`'s refusal when `tcp_packets_in_flight >= cwnd`; on the
+    /// oracle's host `ss` shows `tb` following 2 x cwnd x 2,304 while the sender is cwnd-limited
+    /// (CUBIC, 5-packet queue: 69,120 bytes at cwnd 15 with 15 segments unacknowledged and
+    /// 30 kB unsent), and modelling the check made that row lose 38 segments instead of the
+    /// kernel's 10-11 (probably the check runs before the ACK's own transmissions, which TCP
+    /// small queues defers; not verified).
+    /// The buffer is charged `truesize` ([`TcpEndpoint::send_buffer_charge`]); with
+    /// [`TcpEndpoint::send_buffer_writable`]'s wake-up rule a blocking writer waits from 2/3
+    /// of it.
     pub(super) fn expand_sndbuf(&mut self) {
         if self.cfg.snd_buf.is_auto() {
             let expand = if self.cc.kind() == CcKind::Bbr { 3 } else { 2 };

@@ -256,53 +256,105 @@ fn established_write_bounded_by_send_buffer() {
 fn autotuned_send_buffer_follows_linux_tcp_sndbuf_expand() {
     // Linux tcp_init_buffer_space -> tcp_sndbuf_expand at establishment: sndbuf_expand (BBR 3,
     // bbr_sndbuf_expand; else 2) x max(cwnd, TCP_INIT_CWND = 10) segments x per_mss, where
-    // per_mss = roundup_pow_of_two(1448 + MAX_TCP_HEADER 320 + skb_shared_info 320 = 2088)
-    // = 4096 + sizeof(struct sk_buff) 256 = 4352; capped at tcp_wmem[2] = 4 MiB.
+    // per_mss = roundup_pow_of_two(1448 + MAX_TCP_HEADER 192 + skb_shared_info 320 = 1960)
+    // = 2048 + sizeof(struct sk_buff) 256 = 2304 (the oracle host's `ss` tb: 184,320 at
+    // cwnd 40); capped at tcp_wmem[2] = 4 MiB.
     let p = established(cfg());
-    assert_eq!(p.a.snd_buf(), 2 * 10 * 4352, "CUBIC: 87,040 bytes");
+    assert_eq!(p.a.snd_buf(), 2 * 10 * 2304, "CUBIC: 46,080 bytes");
     let p = established(TcpConfig { cc: CcKind::Bbr.into(), ..cfg() });
-    assert_eq!(p.a.snd_buf(), 3 * 10 * 4352, "BBR: 130,560 bytes");
-    // It grows with cwnd (22 segments here, the receiver reading nothing) ...
+    assert_eq!(p.a.snd_buf(), 3 * 10 * 2304, "BBR: 69,120 bytes");
+    // Later on an ACK that frees space while the writer waits (tcp_check_space with
+    // SOCK_NOSPACE -> tcp_new_space): the first ACK of the initial window grows it to
+    // 2 x cwnd x 2304 ...
     let mut p = established(cfg());
     p.a.write(1 << 20);
-    for _ in 0..4 {
+    assert_eq!(p.a.send_buffer_writable(), 0, "the writer waits");
+    let segs = drain(&mut p.a, p.now);
+    assert_eq!(segs.len(), 10);
+    for s in &segs {
+        p.b.on_segment(p.now, s, false);
+    }
+    let acks = drain(&mut p.b, p.now);
+    p.a.on_segment(p.now, &acks[0], false);
+    let cwnd = p.a.sample(p.now).cwnd_bytes / MSS;
+    assert!(cwnd > 10, "{cwnd}");
+    assert_eq!(p.a.snd_buf(), 2 * cwnd * 2304);
+    // ... and it follows cwnd up.
+    p.exchange();
+    let segs = p.a.sample(p.now).cwnd_bytes / MSS;
+    assert!(segs > cwnd, "{segs}");
+    assert_eq!(p.a.snd_buf(), 2 * segs * 2304);
+    // A writer that does not wait (it never filled the buffer) grows nothing.
+    let mut p = established(cfg());
+    p.a.write(20 * MSS);
+    for _ in 0..3 {
         p.exchange();
         p.advance(SimDuration::from_millis(40));
-        p.a.write(1 << 20);
     }
-    let segs = p.a.sample(p.now).cwnd_bytes / MSS;
-    assert!(segs > 10);
-    assert_eq!(p.a.snd_buf(), 2 * segs * 4352);
-    // ... and stops at the maximum.
-    let p = established(TcpConfig { snd_buf: BufSize::Auto { initial: 16_384, max: 50_000 }, ..cfg() });
-    assert_eq!(p.a.snd_buf(), 50_000);
+    assert_eq!(p.a.snd_buf(), 46_080);
+    // ... and it stops at the maximum.
+    let p = established(TcpConfig { snd_buf: BufSize::Auto { initial: 16_384, max: 40_000 }, ..cfg() });
+    assert_eq!(p.a.snd_buf(), 40_000);
+}
+
+#[test]
+fn autotuned_send_buffer_is_charged_linux_truesize() {
+    // Linux charges sk_wmem_queued with skb->truesize: payload + 832 bytes of head per skb
+    // (tcp_stream_alloc_skb; SKB_TRUESIZE of the small-head cache's 256-byte head). A write
+    // copies into skbs of the size goal, 45 segments = 65,160 bytes (tcp_xmit_size_goal), and
+    // starts a new one while the charge is below the buffer (sk_stream_memory_free at
+    // new_segment): 4 skbs charge 263,968 < 300,000, so a fifth is filled.
+    let c = TcpConfig { snd_buf: BufSize::Auto { initial: 300_000, max: 300_000 }, ..cfg() };
+    let mut p = established(c);
+    assert_eq!(p.a.write(1 << 20), 5 * 65_160, "whole skbs while the buffer is not full");
+    assert_eq!(p.a.send_buffer_charge(), 5 * 65_160 + 5 * 832);
+    assert_eq!(p.a.send_buffer_free(), 0);
+    assert_eq!(p.a.write(1), 0, "full: the tail skb is full too");
+    // tso_fragment cuts what is sent into skbs of the TSO quantum, each with its own head
+    // (tcp_tso_segs: here the short-path allowance of a ~0 ms RTT, capped by tcp_cwnd_test's
+    // half window, 5): 10 segments in 2 skbs; the 311,320 unsent bytes still in 5.
+    let segs = drain(&mut p.a, p.now);
+    assert_eq!(segs.len(), 10);
+    assert_eq!(p.a.send_buffer_charge(), 5 * 65_160 + 7 * 832);
+    assert_eq!(p.a.send_buffer_used(), 5 * 65_160, "the payload");
+    // A fixed buffer (`window`, SO_SNDBUF doubled) is charged its payload and filled exactly.
+    let mut p = established(TcpConfig { snd_buf: BufSize::Fixed(300_000), ..cfg() });
+    assert_eq!(p.a.write(1 << 20), 300_000);
+    drain(&mut p.a, p.now);
+    assert_eq!(p.a.send_buffer_charge(), 300_000);
 }
 
 #[test]
 fn a_writer_that_filled_the_send_buffer_waits_until_it_is_a_third_free() {
     // Linux sk_stream_wait_memory / sk_stream_write_space: a write that finds the buffer full
     // sets SOCK_NOSPACE and the writer is woken only once __sk_stream_is_writeable holds,
-    // sk_stream_wspace (free) >= sk_stream_min_wspace (sk_wmem_queued / 2). Acknowledgements are
-    // stood in for by SND.UNA (what the rule reads: bytes written and not yet acknowledged).
-    let mut p = established(TcpConfig { snd_buf: BufSize::Auto { initial: 30_000, max: 30_000 }, ..cfg() });
-    assert_eq!(p.a.send_buffer_writable(), 30_000, "a writer that never filled it may write");
-    assert_eq!(p.a.write(50_000), 30_000);
+    // sk_stream_wspace (free) >= sk_stream_min_wspace (sk_wmem_queued / 2), both in truesize
+    // (the payload and 832 bytes per 65,160-byte unsent skb). Acknowledgements are stood in for
+    // by SND.UNA (what the rule reads: bytes written and not yet acknowledged).
+    let mut p = established(TcpConfig { snd_buf: BufSize::Auto { initial: 150_000, max: 150_000 }, ..cfg() });
+    assert_eq!(p.a.send_buffer_writable(), 195_480, "3 skbs: 2 charge 131,984 < 150,000");
+    assert_eq!(p.a.write(1 << 20), 195_480);
     assert_eq!(p.a.send_buffer_writable(), 0);
-    p.a.snd_una = 1 + 9_000; // 21,000 held, 9,000 free < 10,500
-    assert_eq!(p.a.send_buffer_free(), 9_000);
-    assert_eq!(p.a.send_buffer_writable(), 0, "free 9,000 < 21,000 / 2: still asleep");
-    p.a.snd_una = 1 + 10_000; // 20,000 held, 10,000 free
-    assert_eq!(p.a.send_buffer_writable(), 10_000, "woken at free >= held / 2");
+    p.a.snd_una = 1 + 96_000; // 99,480 bytes in 2 skbs: 101,144 charged, 48,856 free
+    assert_eq!(p.a.send_buffer_free(), 48_856);
+    assert_eq!(p.a.send_buffer_writable(), 0, "48,856 < 101,144 / 2: still asleep");
+    p.a.snd_una = 1 + 98_000; // 99,144 charged, 50,856 free
+    assert_eq!(p.a.send_buffer_writable(), 98_000, "woken: the tail skb's 32,840 and one more");
     // A write that does not fill the buffer leaves the writer awake whatever the ratio.
-    assert_eq!(p.a.write(4_000), 4_000);
-    assert_eq!(p.a.send_buffer_writable(), 6_000, "6,000 < 24,000 / 2 but the writer never slept");
-    assert_eq!(p.a.write(6_000), 6_000);
-    assert_eq!(p.a.send_buffer_writable(), 0, "full again");
+    assert_eq!(p.a.write(10_000), 10_000);
+    assert_eq!(p.a.send_buffer_writable(), 88_000, "40,856 free < 109,144 / 2, never slept");
+    // poll()/select() (tcp_poll) finds it not writable and marks the writer as waiting
+    assert!(!p.a.poll_writable());
+    assert_eq!(p.a.send_buffer_writable(), 0, "waits though the buffer is not full");
+    p.a.snd_una = 1 + 108_000; // 99,144 charged again
+    assert!(p.a.poll_writable());
+    assert_eq!(p.a.send_buffer_writable(), 98_000);
     // A fixed buffer (`window`) is not held back yet (see send_buffer_writable).
     let mut p = established(TcpConfig { snd_buf: BufSize::Fixed(30_000), ..cfg() });
     assert_eq!(p.a.write(50_000), 30_000);
     p.a.snd_una = 1 + 9_000;
     assert_eq!(p.a.send_buffer_writable(), 9_000);
+    assert!(p.a.poll_writable());
 }
 
 #[test]

@@ -200,7 +200,8 @@ impl Wire {
         let now = self.now;
         for _ in 0..4 {
             if self.to_write > 0 {
-                let n = self.a.write(self.to_write);
+                // a blocking writer: after filling the buffer, only once Linux would wake it
+                let n = self.a.write(self.to_write.min(self.a.send_buffer_writable()));
                 self.to_write -= n;
                 self.written += n;
             }
