@@ -205,9 +205,11 @@ impl World {
             }
             return;
         };
+        // sending moves bytes from unsent 64 KB skbs to sent ones of the TSO quantum, which
+        // charges the buffer more: only space freed (a grown buffer) wakes the writer here
         let before = ep.send_buffer_free();
         self.transmit_sock(now, s);
-        if self.stack.socks[s as usize].ep().send_buffer_free() != before {
+        if self.stack.socks[s as usize].ep().send_buffer_free() > before {
             self.service_sock(now, s, SocketEvent::Writable);
             return;
         }

@@ -636,7 +636,10 @@ impl TcpEndpoint {
     /// example's downloads, docs/scenario.md: 4.5 instead of 5.7+ Mbit/s) and has not been checked
     /// against the kernel with `iperf3 -w` yet; a fixed buffer is refilled on every ACK.
     pub fn send_buffer_writable(&self) -> u64 {
-        if self.snd_nospace && self.send_buffer_free() < self.send_buffer_charge() / 2 {
+        if self.snd_nospace && {
+            let charge = self.send_buffer_charge();
+            self.snd_buf.saturating_sub(charge) < charge / 2
+        } {
             0
         } else {
             self.send_buffer_room()
@@ -654,7 +657,8 @@ impl TcpEndpoint {
         if !self.cfg.snd_buf.is_auto() {
             return self.send_buffer_free() > 0;
         }
-        let writable = self.send_buffer_free() >= self.send_buffer_charge() / 2;
+        let charge = self.send_buffer_charge();
+        let writable = self.snd_buf.saturating_sub(charge) >= charge / 2;
         if !writable {
             self.snd_nospace = true;
         }
