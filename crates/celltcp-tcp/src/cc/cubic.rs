@@ -4,8 +4,9 @@
 //! - Window growth (§4.2): `W_cubic(t) = C * (t - K)^3 + W_max`, `K = cbrt((W_max - cwnd_epoch) / C)`,
 //!   with `t` the time since the current congestion-avoidance epoch began and windows in segments.
 //! - Reno-friendly region (§4.3): `W_est` grows by `alpha_cubic * segments_acked / cwnd` per ACK,
-//!   `alpha_cubic = 3 (1 - beta) / (1 + beta)` until `W_est >= cwnd_prior`, then 1; when
-//!   `W_cubic(t) < W_est`, cwnd follows `W_est`.
+//!   `alpha_cubic = 3 (1 - beta) / (1 + beta)`, as Linux's tcp_cubic.c (`beta_scale`, a
+//!   constant) however far it gets; RFC 9438's switch to 1 once `W_est >= cwnd_prior` with
+//!   `alpha_switch = true`; when `W_cubic(t) < W_est`, cwnd follows `W_est`.
 //! - Concave and convex regions (§4.4, §4.5): `target = W_cubic(t + RTT)` clamped to
 //!   `[cwnd, 1.5 cwnd]`, and each ACK adds `(target - cwnd) / cwnd` segments per segment acknowledged.
 //! - Multiplicative decrease: `ssthresh = max(cwnd * beta_cubic, 2 SMSS)`, `cwnd = ssthresh`,
@@ -123,6 +124,7 @@ struct RawCubicConfig {
     abc_limit_segments: u32,
     ssthresh_from_cwnd: bool,
     initial_ssthresh: u32,
+    alpha_switch: bool,
 }
 
 impl<'de> serde::Deserialize<'de> for HyStartVariant {
@@ -160,6 +162,7 @@ impl Default for RawCubicConfig {
             abc_limit_segments: d.abc_limit_segments,
             ssthresh_from_cwnd: d.ssthresh_from_cwnd,
             initial_ssthresh: d.initial_ssthresh,
+            alpha_switch: d.alpha_switch,
         }
     }
 }
@@ -185,6 +188,7 @@ impl TryFrom<RawCubicConfig> for CubicConfig {
             abc_limit_segments: r.abc_limit_segments,
             ssthresh_from_cwnd: r.ssthresh_from_cwnd,
             initial_ssthresh: r.initial_ssthresh,
+            alpha_switch: r.alpha_switch,
         })
     }
 }
@@ -217,6 +221,16 @@ pub struct CubicConfig {
     /// initial_ssthresh)`): here it needs `hystart = false`. Not serialized while 0.
     #[serde(skip_serializing_if = "is_zero")]
     pub initial_ssthresh: u32,
+    /// RFC 9438 §4.3's switch of the Reno-friendly increase to 1 segment per RTT once `W_est`
+    /// reaches `cwnd_prior` (true). Default false, as Linux's tcp_cubic.c: `W_est` grows by
+    /// `alpha_cubic` per RTT however far it gets (`beta_scale` is a constant), which the kernel
+    /// oracle's 5-packet CUBIC run shows (docs/validation.md). Not serialized while false.
+    #[serde(skip_serializing_if = "is_false")]
+    pub alpha_switch: bool,
+}
+
+fn is_false(x: &bool) -> bool {
+    !*x
 }
 
 fn is_zero(x: &u32) -> bool {
@@ -234,6 +248,7 @@ impl Default for CubicConfig {
             abc_limit_segments: 2,
             ssthresh_from_cwnd: true,
             initial_ssthresh: 0,
+            alpha_switch: false,
         }
     }
 }
@@ -529,7 +544,8 @@ impl Cubic {
         let segs_acked = ack.acked_bytes as f64 / self.mss;
 
         // §4.3: the Reno-friendly estimate.
-        let alpha = if self.w_est >= self.cwnd_prior {
+        // (RFC 9438 switches to 1 at cwnd_prior; Linux keeps alpha_cubic: `alpha_switch`)
+        let alpha = if self.cfg.alpha_switch && self.w_est >= self.cwnd_prior {
             1.0
         } else {
             self.alpha_cubic()
@@ -864,12 +880,32 @@ mod tests {
     }
 
     #[test]
+    fn cubic_reno_friendly_keeps_alpha_past_cwnd_prior_as_linux() {
+        // tcp_cubic.c bictcp_update (tcp_friendliness): tcp_cwnd gains one segment per
+        // cwnd * beta_scale / 8 segments acknowledged, beta_scale a constant, so W_est keeps
+        // growing by alpha_cubic (~0.53) per RTT after it passes cwnd_prior; RFC 9438 §4.3
+        // switches to 1 there (`alpha_switch`). From cwnd 14 after a loss at 20, 40 rounds:
+        // Linux's rule about 14 + 40 x 0.53 = 35 segments, the RFC's about 20 + 29 = 49.
+        let rtt = SimDuration::from_millis(2);
+        let grown = |cfg: CubicConfig| {
+            let mut s = after_loss_at(cfg, 20, rtt);
+            s.run_rounds(41);
+            pkts(&s)
+        };
+        let linux = grown(no_hystart());
+        let rfc = grown(CubicConfig { alpha_switch: true, ..no_hystart() });
+        assert!((32.0..=37.0).contains(&linux), "Linux: {linux}");
+        assert!(rfc > linux + 8.0, "RFC 9438: {rfc} against Linux {linux}");
+    }
+
+    #[test]
     fn cubic_reno_friendly_region_at_short_rtt() {
         // RFC 9438 §4.3: at a short RTT and a small window, W_cubic(t) grows more slowly than
         // the AIMD estimate W_est, and cwnd follows W_est: alpha_cubic = 3(1-0.7)/(1+0.7) segments
         // per RTT until W_est reaches cwnd_prior, then 1 per RTT.
         let rtt = SimDuration::from_millis(2);
-        let mut s = after_loss_at(no_hystart(), 20, rtt); // cwnd 14, W_max 20, K = 2.47 s
+        let rfc = CubicConfig { alpha_switch: true, ..no_hystart() };
+        let mut s = after_loss_at(rfc, 20, rtt); // cwnd 14, W_max 20, K = 2.47 s
         s.run_rounds(1);
         let t0 = s.cc.epoch_start().expect("epoch started");
         let alpha = s.cc.alpha_cubic();
