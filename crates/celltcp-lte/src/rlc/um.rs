@@ -403,16 +403,23 @@ mod tests {
             .collect()
     }
 
-    // §5.1.2.2.3: PDUs received out of order inside the window are delivered in SN order once
-    // the gap fills, and t-Reordering stops.
-    #[test]
-    fn um_reorders_within_window() {
+    /// A receiver (window 10) given [`five_pdus`] SN 0, 2 and 3 at 1 ms: SN 1 missing, SDU 1
+    /// delivered. Returns the PDUs, the receiver and what it delivered.
+    fn received_with_sn1_missing() -> (Vec<RlcPdu<u32>>, UmEntity<u32>, Vec<u32>) {
         let p = five_pdus();
         let mut rx: UmEntity<u32> = UmEntity::new(&cfg(10));
         let mut out = vec![];
         for i in [0usize, 2, 3] {
             rx.on_rx_pdu(t(1), p[i].clone(), &mut out);
         }
+        (p, rx, out)
+    }
+
+    // §5.1.2.2.3: PDUs received out of order inside the window are delivered in SN order once
+    // the gap fills, and t-Reordering stops.
+    #[test]
+    fn um_reorders_within_window() {
+        let (p, mut rx, mut out) = received_with_sn1_missing();
         assert_eq!(out, vec![1]);
         assert_eq!(rx.next_deadline(), Some(t(36)));
         rx.on_rx_pdu(t(2), p[1].clone(), &mut out);
@@ -478,12 +485,7 @@ mod tests {
     // re-established peer's SN 0 is new data, not a duplicate.
     #[test]
     fn um_reestablishment_delivers_what_it_can_reassemble() {
-        let p = five_pdus();
-        let mut rx: UmEntity<u32> = UmEntity::new(&cfg(10));
-        let mut out = vec![];
-        for i in [0usize, 2, 3] {
-            rx.on_rx_pdu(t(1), p[i].clone(), &mut out);
-        }
+        let (_, mut rx, mut out) = received_with_sn1_missing();
         assert_eq!(out, vec![1]);
         rx.reestablish_rx(&mut out);
         assert_eq!(out, vec![1, 3, 4]);
